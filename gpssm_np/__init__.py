@@ -1,6 +1,17 @@
-"""gpssm_np: Gaussian process state-space models (ODGPSSM, PRSSM) in NumPy and Numba."""
+"""gpssm_np: Gaussian process state-space models (ODGPSSM, PRSSM) in NumPy and Numba.
+
+Public API::
+
+    import gpssm_np as gp
+    m = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, num_latent=4, num_inducing=20, seed=0)
+    value, grad = m.elbo_and_grad(y, u, num_samples=50, seed=0)
+"""
 import logging
 
+from . import datasets
+from .models import GPSSM, ODGPSSM, PRSSM
+
 __version__ = "0.1.0"
+__all__ = ["GPSSM", "ODGPSSM", "PRSSM", "datasets", "__version__"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

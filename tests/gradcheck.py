@@ -2,11 +2,13 @@
 central finite differences, through a random linear functional of the output."""
 import numpy as np
 from autograd import grad
+from autograd.builtins import SequenceBox
 
 
 def _project(out, weights):
-    """sum of weights * out, for an array output or a tuple of array outputs."""
-    if isinstance(out, (tuple, list)):
+    """sum of weights * out, for an array output or a tuple of array outputs (also a traced tuple, which autograd
+    wraps in a SequenceBox)."""
+    if isinstance(out, (tuple, list, SequenceBox)):
         return sum(_project(o, w) for o, w in zip(out, weights))
     import autograd.numpy as anp
 
@@ -34,8 +36,22 @@ def check_vjp_against_reference(fn, reference, args, argnums, rng, rtol=1e-6, **
         assert rel_err(g_fn, g_ref) <= rtol, f"argument {i}: relative error {rel_err(g_fn, g_ref):.2e}"
 
 
-def check_vjp_finite_differences(fn, args, argnums, rng, rtol=1e-6, step=1e-6, **kwargs):
-    """grad of <w, fn(args)> against central differences along a random direction, for each argnum."""
+def symmetric_part(direction):
+    """Projection of a stack of square matrices (last two axes) onto symmetric matrices."""
+    return 0.5 * (direction + np.swapaxes(direction, -1, -2))
+
+
+def lower_part(direction):
+    """Projection of a stack of square matrices (last two axes) onto lower-triangular matrices."""
+    return np.tril(direction)
+
+
+def check_vjp_finite_differences(fn, args, argnums, rng, rtol=1e-6, step=1e-6, directions=None, **kwargs):
+    """grad of <w, fn(args)> against central differences along a random direction, for each argnum.
+
+    ``directions`` optionally maps an argnum to a projection applied to its random direction (e.g.
+    :func:`symmetric_part` for a symmetric-matrix argument whose gradient follows the symmetric convention)."""
+    directions = directions or {}
     weights = random_weights(fn(*args, **kwargs), rng)
 
     def scalar(*a):
@@ -43,7 +59,7 @@ def check_vjp_finite_differences(fn, args, argnums, rng, rtol=1e-6, step=1e-6, *
 
     for i in argnums:
         g = np.asarray(grad(scalar, i)(*args))
-        direction = rng.normal(size=np.shape(args[i]))
+        direction = directions.get(i, lambda d: d)(rng.normal(size=np.shape(args[i])))
         plus = list(args)
         minus = list(args)
         plus[i] = args[i] + step * direction

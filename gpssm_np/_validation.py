@@ -1,0 +1,61 @@
+"""Input checks at the public API: every failure is a ValueError naming the argument and what was expected."""
+import numbers
+
+import numpy as np
+
+
+def positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+    return int(value)
+
+
+def seed(value, name="seed"):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def positive_float(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+    return float(value)
+
+
+def finite_array(x, name, ndims):
+    """``x`` as a float64 array with a number of dimensions in ``ndims`` and only finite values."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a numeric array, got {type(x).__name__}") from None
+    if arr.ndim not in ndims:
+        raise ValueError(f"{name}: expected an array with {' or '.join(map(str, ndims))} dimensions, "
+                         f"got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: contains NaN or inf; missing outputs are not supported, remove or impute them")
+    return arr
+
+
+def sequences(y, u, dim_y, dim_u):
+    """Check outputs y ((T, d_y) or (B, T, d_y)) and inputs u (same leading shape, or None when d_u = 0).
+
+    Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
+    """
+    y = finite_array(y, "y", (2, 3))
+    if y.ndim == 2:
+        y = y[None]
+    if y.shape[2] != dim_y:
+        raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {y.shape}")
+    if u is None:
+        if dim_u > 0:
+            raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None")
+        return y, np.zeros(y.shape[:2] + (0,))
+    u = finite_array(u, "u", (2, 3))
+    if u.ndim == 2:
+        u = u[None]
+    if u.shape != y.shape[:2] + (dim_u,):
+        raise ValueError(f"u: expected shape {y.shape[:2] + (dim_u,)} to match y {y.shape} and dim_u = {dim_u}, "
+                         f"got {u.shape}")
+    return y, u

@@ -1,0 +1,137 @@
+r"""The ELBO of the paper (Eq. ELBO_final), reparameterised, with three interchangeable backends.
+
+For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each::
+
+    L = c_data * sum_b [ sum_t mean_s log N(y^(b)_t | C x^(b,s)_t, diag r) - KL(q(x0) || p(x0)) ] - c_u * KL(q(u) || p(u))
+
+with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn from q(x_t | x_{t-1}) (paper Eq.
+state_conditional) by ``ops.rollout``. The KL weighting (c_data, c_u) is selectable:
+
+* ``"unbiased"``: c_data = num_windows / B, c_u = 1. With num_windows the number of windows in the whole data set
+  (B when the sequences given are all the data) this is an unbiased estimate of the full-data ELBO.
+* ``"paper"``: c_data = 1 / B, c_u = 1 / T (the authors' code: data term averaged over the batch, KL(q(u)||p(u))
+  divided by the window length; research/odgpssm_reference.md s6).
+
+Backends (identical value and gradient for the same parameters and noise):
+
+* ``"fused"``: ``ops.rollout``, one Numba primitive for the whole (B, S, T) rollout;
+* ``"ops"``: a Python loop over time built from the Numba primitives kernel_matrix, conditional_moments, lmc_mean;
+* ``"reference"``: plain autograd.numpy, no Numba.
+
+All noise is drawn by :func:`draw_noise` outside the differentiated function, so for fixed noise the ELBO is a
+deterministic function of the parameters.
+"""
+from dataclasses import dataclass
+
+import autograd.numpy as anp
+import numpy as np
+
+from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
+from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
+from .ops.kernels import kernel_matrix, kernel_matrix_reference
+from .ops.lmc import lmc_mean
+from .ops.rollout import rollout, rollout_reference
+from .params import constrain
+
+BACKENDS = ("fused", "ops", "reference")
+KL_WEIGHTINGS = ("unbiased", "paper")
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Standard-normal draws for one ELBO evaluation: eps0 (N, d_x), eps_h (T, N, Q), eps_x (T, N, d_x);
+    particle n belongs to sequence n // S."""
+
+    eps0: np.ndarray
+    eps_h: np.ndarray
+    eps_x: np.ndarray
+
+
+def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):
+    """Draw :class:`Noise` for B = num_sequences sequences of length T with S = num_samples particles each."""
+    N = num_sequences * num_samples
+    eps0 = rng.standard_normal((N, dim_x))
+    eps_h = rng.standard_normal((T, N, num_latent))
+    eps_x = rng.standard_normal((T, N, dim_x))
+    return Noise(eps0, eps_h, eps_x)
+
+
+def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind, residual):
+    """The rollout as a Python loop over time of Numba primitives (the ``"ops"`` backend)."""
+    T, N = eps_h.shape[:2]
+    S = N // U.shape[0]
+    x = x0
+    states = []
+    for t in range(T):
+        xt = anp.concatenate([x, np.repeat(U[:, t, :], S, axis=0)], axis=1)  # (N, D)
+        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
+        kxx = anp.outer(variance, np.ones(N))  # stationary kernels: k_q(x, x) = s2_q
+        mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each, var >= VAR_FLOOR
+        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
+        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (x if residual else 0.0)
+        states.append(x)
+    return anp.stack(states)
+
+
+_BACKEND_FUNCTIONS = {
+    # backend: (kernel matrix, (alpha, B) precompute, rollout)
+    "fused": (kernel_matrix, conditional_precompute, rollout),
+    "ops": (kernel_matrix, conditional_precompute, _rollout_ops),
+    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference),
+}
+
+
+def check_backend(backend):
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    return backend
+
+
+def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
+    """(c_data, c_u) of the module docstring."""
+    if kl_weighting == "unbiased":
+        total = num_sequences if num_windows is None else num_windows
+        return total / num_sequences, 1.0
+    if kl_weighting == "paper":
+        return 1.0 / num_sequences, 1.0 / T
+    raise ValueError(f"kl_weighting: expected one of {KL_WEIGHTINGS}, got {kl_weighting!r}")
+
+
+def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None):
+    """ELBO of B sequences (see the module docstring).
+
+    Parameters
+    ----------
+    params : dict
+        Unconstrained parameters (``params.GPSSMSpec.param_shapes``).
+    spec : GPSSMSpec
+    y : array (B, T, d_y)
+    u : array (B, T, d_u)
+        d_u may be 0.
+    noise : Noise
+        From :func:`draw_noise` with the same B and T.
+    """
+    kernel_fn, precompute_fn, rollout_fn = _BACKEND_FUNCTIONS[check_backend(backend)]
+    p = constrain(params, spec)
+    nseq, T, dy = y.shape
+    S = noise.eps0.shape[0] // nseq
+
+    Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
+    alpha, B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
+    kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
+
+    # q(x0) = N(x0_mean, diag x0_var), one free Gaussian shared by the sequences
+    x0 = p["x0_mean"] + anp.sqrt(p["x0_var"]) * noise.eps0  # (N, d_x)
+    kl_x0 = kl_diag_standard_normal(p["x0_mean"], p["x0_var"])
+
+    X = rollout_fn(x0, u, p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], anp.sqrt(p["process_var"]),
+                   noise.eps_h, noise.eps_x, spec.kernel, spec.residual)  # (T, N, d_x)
+
+    # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
+    Cx = anp.reshape(X[:, :, :dy], (T, nseq, S, dy))
+    resid = np.transpose(y, (1, 0, 2))[:, :, None, :] - Cx
+    log_lik = -0.5 * (anp.log(2 * np.pi * p["obs_var"]) + resid**2 / p["obs_var"])
+    data = anp.sum(anp.mean(log_lik, axis=2), axis=(0, 2))  # (B,)
+
+    c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
+    return c_data * anp.sum(data - kl_x0) - c_u * kl_u

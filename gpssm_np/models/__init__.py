@@ -1,0 +1,6 @@
+"""Model facades: configuration in the constructor, learned arrays in ``params``, maths in the functional core."""
+from .base import GPSSM
+from .odgpssm import ODGPSSM
+from .prssm import PRSSM
+
+__all__ = ["GPSSM", "ODGPSSM", "PRSSM"]

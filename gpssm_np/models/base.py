@@ -1,0 +1,156 @@
+"""The sparse-GP state-space model facade shared by ODGPSSM and PRSSM.
+
+Model (DESIGN.md s1; time convention of the authors' code): x_0 ~ q(x0) emits nothing; for t = 1..T,
+x_t = mu(x_{t-1}) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
+C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code) or the identity (residual=True, PR-SSM).
+"""
+import logging
+import time
+
+import numpy as np
+from autograd import value_and_grad
+
+from .. import _validation as check
+from ..datasets import windows
+from ..inference import check_backend, draw_noise, elbo, kl_weights
+from ..optim import Adam
+from ..params import GPSSMSpec, constrain, init_params
+
+logger = logging.getLogger(__name__)
+
+
+class GPSSM:
+    """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. ELBO_final.
+
+    Parameters
+    ----------
+    spec : GPSSMSpec
+        Dimensions and structural options.
+    seed : int
+        Seeds the parameter initialisation.
+    backend : {"fused", "ops", "reference"}
+        How the ELBO and its gradient are computed (``inference`` module docstring); all give the same numbers.
+    kl_weighting : {"unbiased", "paper"}
+        Weighting of the KL terms (``inference`` module docstring).
+    **init
+        Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
+        obs_noise, x0_var, inducing_range).
+
+    Attributes
+    ----------
+    params : dict of ndarray
+        Unconstrained parameters (``gpssm_np.params`` lists names, shapes and transforms).
+    history_ : list of float
+        Training loss per Adam step (set by :meth:`fit`).
+    """
+
+    def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", **init):
+        self.spec = spec
+        self.backend = check_backend(backend)
+        kl_weights(kl_weighting, 1, 1)  # validates the name
+        self.kl_weighting = kl_weighting
+        self.seed = check.seed(seed)
+        self.params = init_params(spec, np.random.default_rng(seed), **init)
+        self.history_ = []
+
+    # -- parameters ------------------------------------------------------------------------------------------
+    def get_params(self):
+        """Copies of the unconstrained parameters, name -> ndarray."""
+        return {name: value.copy() for name, value in self.params.items()}
+
+    def set_params(self, params):
+        """Replace the parameters with ``params`` (same names and shapes as :meth:`get_params`)."""
+        shapes = self.spec.param_shapes()
+        if not isinstance(params, dict) or set(params) != set(shapes):
+            got = sorted(params) if isinstance(params, dict) else type(params).__name__
+            raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
+        new = {}
+        for name, shape in shapes.items():
+            value = np.array(params[name], dtype=np.float64)
+            if value.shape != shape:
+                raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
+            if not np.all(np.isfinite(value)):
+                raise ValueError(f"params[{name!r}]: contains NaN or inf")
+            new[name] = value
+        self.params = new
+
+    def constrained_params(self):
+        """The parameters as the model uses them (positive values, Z as (Q, M, D), A = I for PRSSM)."""
+        return {name: np.asarray(value) for name, value in constrain(self.params, self.spec).items()}
+
+    # -- ELBO ------------------------------------------------------------------------------------------------
+    def _objective(self, y, u, num_samples, seed, backend, kl_weighting, num_windows):
+        spec = self.spec
+        y, u = check.sequences(y, u, spec.dim_y, spec.dim_u)
+        num_samples = check.positive_int(num_samples, "num_samples")
+        if num_windows is not None:
+            num_windows = check.positive_int(num_windows, "num_windows")
+        noise = draw_noise(np.random.default_rng(seed), y.shape[0], num_samples, y.shape[1], spec.dim_x,
+                           spec.num_latent)
+        backend = check_backend(backend or self.backend)
+        kl_weighting = kl_weighting or self.kl_weighting
+
+        def objective(params):
+            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows)
+
+        return objective
+
+    def elbo(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
+        """The ELBO of sequences ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape.
+
+        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters.
+        ``backend`` and ``kl_weighting`` default to the model's; ``num_windows`` is the data-set size for the
+        unbiased weighting (default: the sequences given are the whole data).
+        """
+        return float(self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)(self.params))
+
+    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
+        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
+        objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
+        value, grad = value_and_grad(objective)(self.params)
+        return float(value), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+
+    # -- training --------------------------------------------------------------------------------------------
+    def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
+            clip_norm=None, progress=False):
+        """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
+
+        ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
+        steps at ``stride`` are cut from each sequence (plus a tail window, as the authors do). The loss per step
+        is -ELBO, divided by the number of windows under the unbiased weighting (so it is per window). Returns
+        ``self``; the loss of each step is appended to ``history_``.
+        """
+        spec = self.spec
+        epochs = check.positive_int(epochs, "epochs")
+        batch_size = check.positive_int(batch_size, "batch_size")
+        num_samples = check.positive_int(num_samples, "num_samples")
+        lr = check.positive_float(lr, "lr")
+        ys = y if isinstance(y, (list, tuple)) else [y]
+        us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
+        if len(us) != len(ys):
+            raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
+        checked = [check.sequences(yi, ui, spec.dim_y, spec.dim_u) for yi, ui in zip(ys, us)]
+        Y, U = windows([c[0][0] for c in checked], [c[1][0] for c in checked], seq_len, stride)
+        num_windows, T = Y.shape[:2]
+        rng = np.random.default_rng(self.seed if seed is None else seed)
+        optimizer = Adam(lr=lr, clip_norm=clip_norm)
+        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0
+        started = time.perf_counter()
+        for epoch in range(epochs):
+            order = rng.permutation(num_windows)
+            for start in range(0, num_windows, batch_size):
+                idx = order[start:start + batch_size]
+                noise = draw_noise(rng, len(idx), num_samples, T, spec.dim_x, spec.num_latent)
+                y_b, u_b = Y[idx], U[idx]
+
+                def loss(params):
+                    return -scale * elbo(params, spec, y_b, u_b, noise, self.backend, self.kl_weighting,
+                                         num_windows)
+
+                value, grads = value_and_grad(loss)(self.params)
+                self.params = optimizer.step(self.params, grads)
+                self.history_.append(float(value))
+            if progress:
+                logger.info("epoch %d/%d  loss %.4f  (%.1f s)", epoch + 1, epochs, self.history_[-1],
+                            time.perf_counter() - started)
+        return self

@@ -1,0 +1,20 @@
+"""PRSSM: the output-independent GPSSM baseline (Doerr et al., ICML 2018), i.e. ODGPSSM with A = I, Q = d_x."""
+from ..params import GPSSMSpec
+from .base import GPSSM
+from .odgpssm import residual_flag
+
+
+class PRSSM(GPSSM):
+    """Probabilistic recurrent state-space model: one independent sparse GP per state dimension.
+
+    This is the "LMC off" variant of the authors' code (research/odgpssm_reference.md s1-2), which is how the
+    paper's PRSSM baseline is defined there. Parameters as :class:`gpssm_np.ODGPSSM`, without num_latent (= dim_x)
+    and A (= I).
+    """
+
+    def __init__(self, dim_x, dim_y, dim_u=0, num_inducing=20, kernel="matern52", shared_inducing=True,
+                 whiten=True, mean_function="zero", seed=0, backend="fused", kl_weighting="unbiased", **init):
+        spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
+                         kernel=kernel, whiten=whiten, residual=residual_flag(mean_function),
+                         shared_inducing=shared_inducing, independent=True)
+        super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, **init)

@@ -1,0 +1,144 @@
+r"""Model configuration, parameter initialisation and the constrained view of the parameters.
+
+Unconstrained parameters (the dict that ``get_params`` returns and the optimiser moves). Q latent GPs, M inducing
+points, D = d_x + d_u GP input dimension:
+
+==============  =======================  ==========================================================
+name            shape                    meaning (constrained value)
+==============  =======================  ==========================================================
+Z               (M, D) or (Q, M, D)      inducing inputs, shared by the Q GPs (paper) or one set each
+lengthscale     (Q, D)                   ARD lengthscales l_q = positive(raw)
+variance        (Q,)                     kernel variances s2_q = positive(raw)
+q_mu            (Q, M)                   mean of q(v_q) (whitened) or q(u_q)
+q_sqrt          (Q, M, M)                its Cholesky factor; only the lower triangle is used
+A               (d_x, Q)                 LMC mixing matrix (ODGPSSM only; PRSSM has A = I)
+process_noise   (d_x,)                   diagonal of Q = positive(raw)
+obs_noise       (d_y,)                   diagonal of R = positive(raw)
+x0_mean         (d_x,)                   mean of the free Gaussian q(x0)
+x0_var          (d_x,)                   its diagonal covariance = positive(raw)
+==============  =======================  ==========================================================
+
+positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``).
+"""
+from dataclasses import dataclass
+
+import autograd.numpy as anp
+import numpy as np
+
+from .ops.kernels import kernel_code
+from .transforms import lower_triangle, positive, positive_inverse
+
+#: Initial values of the authors' code, as it behaves (research/odgpssm_reference.md s3-4, s12): GPyTorch's raw
+#: zeros give softplus(0) = 0.693 for lengthscales, variances and the per-task noises; R adds the global noise 1.
+AUTHORS_INIT = {
+    "lengthscale": float(np.log(2.0)),
+    "variance": float(np.log(2.0)),
+    "process_noise": float(np.log(2.0)),
+    "obs_noise": 1.0 + float(np.log(2.0)),
+    "x0_var": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class GPSSMSpec:
+    """Static configuration of a sparse-GP state-space model (everything that is not a learned array)."""
+
+    dim_x: int
+    dim_y: int
+    dim_u: int
+    num_latent: int
+    num_inducing: int
+    kernel: str = "matern52"
+    whiten: bool = True
+    residual: bool = False
+    shared_inducing: bool = True
+    independent: bool = False  # A = I, Q = d_x (PRSSM)
+
+    def __post_init__(self):
+        for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        if not isinstance(self.dim_u, (int, np.integer)) or self.dim_u < 0:
+            raise ValueError(f"dim_u: expected a non-negative integer, got {self.dim_u!r}")
+        if self.dim_y > self.dim_x:
+            raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
+        if self.independent and self.num_latent != self.dim_x:
+            raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
+        kernel_code(self.kernel)
+
+    @property
+    def dim_in(self):
+        """GP input dimension D = d_x + d_u."""
+        return self.dim_x + self.dim_u
+
+    def param_shapes(self):
+        """Name -> shape of every unconstrained parameter."""
+        Q, M, D = self.num_latent, self.num_inducing, self.dim_in
+        shapes = {
+            "Z": (M, D) if self.shared_inducing else (Q, M, D),
+            "lengthscale": (Q, D),
+            "variance": (Q,),
+            "q_mu": (Q, M),
+            "q_sqrt": (Q, M, M),
+            "process_noise": (self.dim_x,),
+            "obs_noise": (self.dim_y,),
+            "x0_mean": (self.dim_x,),
+            "x0_var": (self.dim_x,),
+        }
+        if not self.independent:
+            shapes["A"] = (self.dim_x, Q)
+        return shapes
+
+
+def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, obs_noise=None, x0_var=None,
+                inducing_range=2.0):
+    """Initial unconstrained parameters, following the authors' code unless told otherwise.
+
+    Z ~ U[-inducing_range, inducing_range]; q_mu ~ 1e-3 N(0, 1) and q_sqrt = I (GPyTorch's first-call
+    initialisation of a whitened q(u)); unwhitened q(u) starts at the prior, q_sqrt = chol(K(Z, Z)); A ~ N(0, 1);
+    q(x0) = N(0, x0_var I). Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override
+    :data:`AUTHORS_INIT`.
+    """
+    values = dict(AUTHORS_INIT)
+    for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),
+                        ("obs_noise", obs_noise), ("x0_var", x0_var)):
+        if value is not None:
+            values[name] = value
+    shapes = spec.param_shapes()
+    params = {
+        "Z": rng.uniform(-inducing_range, inducing_range, size=shapes["Z"]),
+        "q_mu": 1e-3 * rng.normal(size=shapes["q_mu"]),
+        "q_sqrt": np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1)),
+        "x0_mean": np.zeros(spec.dim_x),
+    }
+    if not spec.independent:
+        params["A"] = rng.normal(size=shapes["A"])
+    for name in ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var"):
+        params[name] = np.broadcast_to(positive_inverse(values[name]), shapes[name]).copy()
+    if not spec.whiten:
+        from .gp import inducing_gram  # deferred: gp builds on this module
+
+        Kzz = inducing_gram(constrain(params, spec), spec)
+        params["q_sqrt"] = np.linalg.cholesky(Kzz)
+    return params
+
+
+def constrain(params, spec):
+    """The constrained values used by the model (autograd-differentiable). Z is always (Q, M, D); A is the
+    identity for independent GPs."""
+    Z = params["Z"]
+    if spec.shared_inducing:
+        Z = Z[None] + anp.zeros((spec.num_latent, 1, 1))  # (Q, M, D), gradients summed over q
+    return {
+        "Z": Z,
+        "lengthscale": positive(params["lengthscale"]),
+        "variance": positive(params["variance"]),
+        "q_mu": params["q_mu"],
+        "q_sqrt": lower_triangle(params["q_sqrt"]),
+        "A": np.eye(spec.dim_x) if spec.independent else params["A"],
+        "process_var": positive(params["process_noise"]),
+        "obs_var": positive(params["obs_noise"]),
+        "x0_mean": params["x0_mean"],
+        "x0_var": positive(params["x0_var"]),
+    }

@@ -1,0 +1,291 @@
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpssm_np import datasets
+from gpssm_np.datasets import (
+    DATASET_NAMES,
+    DatasetNotFoundError,
+    car_tracking,
+    kink,
+    kink_function,
+    load,
+    window_starts,
+    windows,
+)
+
+SHARED_DATA = Path("/work/shared/data")
+needs_data = pytest.mark.skipif(not (SHARED_DATA / "actuator" / "actuator.mat").is_file(),
+                                reason="shared benchmark data not available")
+
+# name -> (N, training-half y mean, y sd, u mean, u sd), from shared/data/SOURCES.md
+EXPECTED = {
+    "actuator": (1024, 0.2003, 1.4219, -0.2441, 0.6218),
+    "ballbeam": (1000, -0.0369, 0.0630, -0.0000, 0.0075),
+    "drive": (500, 1.3250, 0.6865, 0.1600, 0.9871),
+    "dryer": (1000, 4.8434, 0.8373, 4.9940, 1.4976),
+    "gas_furnace": (296, 52.4162, 3.3590, 0.2393, 1.1564),
+}
+
+
+@pytest.fixture
+def shared_data(monkeypatch):
+    monkeypatch.setenv("GPSSM_NP_DATA", str(SHARED_DATA))
+    return SHARED_DATA
+
+
+@pytest.fixture
+def empty_env(monkeypatch, tmp_path):
+    """No GPSSM_NP_DATA and a private, empty cache folder."""
+    monkeypatch.delenv("GPSSM_NP_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path
+
+
+@needs_data
+@pytest.mark.parametrize("name", DATASET_NAMES)
+def test_load_shapes_split_and_statistics(name, shared_data):
+    n, y_mean, y_sd, u_mean, u_sd = EXPECTED[name]
+    ds = load(name)
+    assert ds.name == name
+    assert ds.y_raw.shape == ds.u_raw.shape == (n, 1)
+    assert ds.y_train.shape == ds.u_train.shape == (n // 2, 1)
+    assert ds.y_test.shape == ds.u_test.shape == (n - n // 2, 1)
+    for a in (ds.y_train, ds.u_train, ds.y_test, ds.u_test, ds.y_raw, ds.u_raw):
+        assert a.dtype == np.float64 and not a.flags.writeable
+    np.testing.assert_allclose(ds.y_mean, [y_mean], atol=5e-5)
+    np.testing.assert_allclose(ds.y_std, [y_sd], atol=5e-5)
+    np.testing.assert_allclose(ds.u_mean, [u_mean], atol=5e-5)
+    np.testing.assert_allclose(ds.u_std, [u_sd], atol=5e-5)
+    # training half standardised with population std (ddof=0)
+    for a in (ds.y_train, ds.u_train):
+        np.testing.assert_allclose(a.mean(axis=0), 0.0, atol=1e-12)
+        np.testing.assert_allclose(a.std(axis=0), 1.0, rtol=1e-12)
+    # test half uses the training statistics
+    np.testing.assert_allclose(ds.y_test, (ds.y_raw[n // 2:] - ds.y_mean) / ds.y_std, rtol=1e-13)
+    np.testing.assert_allclose(ds.u_test, (ds.u_raw[n // 2:] - ds.u_mean) / ds.u_std, rtol=1e-13)
+
+
+@needs_data
+def test_layouts_match_sources(shared_data):
+    act = load("actuator")
+    assert act.u_raw.min() == pytest.approx(-1.45457, abs=1e-5)
+    assert act.y_raw.max() == pytest.approx(3.51739, abs=1e-5)
+    drive = load("drive")
+    assert set(np.unique(drive.u_raw)) == {-1.0, 1.0}
+    assert drive.y_raw.min() >= 0.0
+    dryer = load("dryer")
+    np.testing.assert_allclose(np.unique(dryer.u_raw), [3.41, 6.41])
+    gas = load("gas_furnace")
+    assert gas.y_raw.min() == pytest.approx(45.6) and gas.y_raw.max() == pytest.approx(60.5)
+
+
+@needs_data
+def test_inverse_transform_round_trip(shared_data):
+    ds = load("dryer")
+    n_train = ds.y_train.shape[0]
+    np.testing.assert_allclose(ds.to_original_y(ds.y_train), ds.y_raw[:n_train], rtol=1e-13)
+    np.testing.assert_allclose(ds.to_original_y(ds.y_test), ds.y_raw[n_train:], rtol=1e-13)
+    np.testing.assert_allclose(ds.to_original_u(ds.u_test), ds.u_raw[n_train:], rtol=1e-13)
+    batch = np.stack([ds.y_train[:10], ds.y_train[10:20]])  # (2, 10, 1)
+    assert ds.to_original_y(batch).shape == (2, 10, 1)
+    with pytest.raises(ValueError, match="y_std_units"):
+        ds.to_original_y(np.zeros((5, 2)))
+
+
+def test_unknown_name_lists_valid_names():
+    for bad in ("gasfurnace", "Actuator", "", None):
+        with pytest.raises(ValueError) as err:
+            load(bad)
+        msg = str(err.value)
+        assert "name" in msg and all(n in msg for n in DATASET_NAMES)
+
+
+def test_missing_file_message(empty_env):
+    with pytest.raises(DatasetNotFoundError) as err:
+        load("drive")
+    assert isinstance(err.value, FileNotFoundError)
+    msg = str(err.value)
+    cache = empty_env / "cache" / "gpssm_np" / "data"
+    assert str(cache / "drive" / "drive.mat") in msg
+    assert str(cache / "drive.mat") in msg
+    assert "GPSSM_NP_DATA" in msg
+    assert "github.com/zhenwendai/RGP" in msg
+
+
+def test_default_dir_without_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert datasets.default_data_dir() == tmp_path / ".cache" / "gpssm_np" / "data"
+
+
+@needs_data
+def test_data_dir_precedence(empty_env, monkeypatch, tmp_path):
+    # env var pointing to an empty folder: fails, and says so
+    monkeypatch.setenv("GPSSM_NP_DATA", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="GPSSM_NP_DATA"):
+        load("gas_furnace")
+    # the argument wins over the environment variable
+    ds = load("gas_furnace", data_dir=SHARED_DATA)
+    assert ds.y_raw.shape == (296, 1)
+    # and the environment variable wins over the cache folder
+    cache = tmp_path / "cache" / "gpssm_np" / "data" / "gas_furnace"
+    cache.mkdir(parents=True)
+    shutil.copy(SHARED_DATA / "gas_furnace" / "gas_furnace.csv", cache)
+    with pytest.raises(FileNotFoundError):
+        load("gas_furnace")
+    monkeypatch.delenv("GPSSM_NP_DATA")
+    assert load("gas_furnace").y_raw.shape == (296, 1)
+    # an argument pointing nowhere is not rescued by the cache
+    with pytest.raises(FileNotFoundError, match="data_dir argument"):
+        load("gas_furnace", data_dir=tmp_path / "nowhere")
+
+
+@needs_data
+def test_flat_layout_and_corrupted_file(tmp_path):
+    shutil.copy(SHARED_DATA / "dryer" / "dryer.dat", tmp_path / "dryer.dat")
+    assert load("dryer", data_dir=str(tmp_path)).y_raw.shape == (1000, 1)
+    bad = tmp_path / "dryer.dat"
+    bad.write_bytes(bad.read_bytes().replace(b"3", b"4", 1))
+    with pytest.raises(ValueError, match="corrupted"):
+        load("dryer", data_dir=tmp_path)
+
+
+def test_bad_data_dir_type():
+    with pytest.raises(ValueError, match="data_dir"):
+        load("dryer", data_dir=3)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# windows
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "T, seq_len, stride, expected",
+    [
+        (512, 50, 1, 463),  # actuator training windows (SOURCES.md)
+        (250, 50, 1, 201),  # drive
+        (148, 50, 1, 99),  # gas furnace
+        (512, 100, 100, 6),  # actuator test windows: 0..400 plus tail at 412
+        (500, 100, 100, 5),  # ballbeam / dryer: no tail
+        (250, 100, 100, 3),  # drive: 0, 100, tail 150
+        (148, 100, 100, 2),  # gas furnace: 0, tail 48
+        (10, 10, 3, 1),
+    ],
+)
+def test_window_counts(T, seq_len, stride, expected):
+    y = np.arange(T, dtype=float)[:, None]
+    yw, uw = windows(y, None, seq_len, stride)
+    assert uw is None
+    assert yw.shape == (expected, seq_len, 1)
+    starts = window_starts(T, seq_len, stride)
+    np.testing.assert_array_equal(yw[:, 0, 0], starts)
+    assert starts[-1] == T - seq_len  # the last window always ends at the last sample
+    np.testing.assert_array_equal(yw[:, :, 0], starts[:, None] + np.arange(seq_len))
+
+
+def test_window_tail_positions():
+    np.testing.assert_array_equal(window_starts(250, 100, 100), [0, 100, 150])
+    np.testing.assert_array_equal(window_starts(148, 100, 100), [0, 48])
+    np.testing.assert_array_equal(window_starts(500, 100, 100), [0, 100, 200, 300, 400])
+
+
+def test_windows_with_inputs_and_lists(rng):
+    y1, u1 = rng.standard_normal((30, 2)), rng.standard_normal((30, 3))
+    y2, u2 = rng.standard_normal((12, 2)), rng.standard_normal((12, 3))
+    yw, uw = windows(y1, u1, 10, 5)
+    assert yw.shape == (5, 10, 2) and uw.shape == (5, 10, 3)
+    np.testing.assert_array_equal(uw[2], u1[10:20])
+    yl, ul = windows([y1, y2], [u1, u2], 10, 5)
+    assert yl.shape == (5 + 2, 10, 2) and ul.shape == (7, 10, 3)  # second sequence: start 0 and tail at 2
+    np.testing.assert_array_equal(yl[:5], yw)
+    np.testing.assert_array_equal(yl[5], y2[:10])
+    np.testing.assert_array_equal(ul[6], u2[2:12])
+    yn, un = windows([y1, y2], None, 10, 5)
+    assert un is None and yn.shape == (7, 10, 2)
+
+
+def test_windows_errors(rng):
+    y = rng.standard_normal((20, 1))
+    with pytest.raises(ValueError, match="seq_len.*longer"):
+        windows(y, None, 21)
+    with pytest.raises(ValueError, match="seq_len.*longer"):
+        windows([y, y[:5]], None, 10)
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="seq_len"):
+            windows(y, None, bad)
+        with pytest.raises(ValueError, match="stride"):
+            windows(y, None, 5, bad)
+    with pytest.raises(ValueError, match="y"):
+        windows(y[:, 0], None, 5)
+    with pytest.raises(ValueError, match="u"):
+        windows(y, y[:10], 5)
+    with pytest.raises(ValueError, match="u"):
+        windows([y, y], [y], 5)
+    with pytest.raises(ValueError, match="y"):
+        windows([], None, 5)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# synthetic data
+# ---------------------------------------------------------------------------------------------------------------
+def test_car_tracking_shapes_and_model():
+    data = car_tracking()
+    assert data.x.shape == (121, 4) and data.y.shape == (120, 2)
+    assert data.u is None and data.dt == 0.1
+    np.testing.assert_array_equal(data.x[0], [0.0, 0.0, 1.0, -1.0])
+    np.testing.assert_array_equal(data.x0, data.x[0])
+    dt = 0.1
+    F = np.array([[1, 0, dt, 0], [0, 1, 0, dt], [0, 0, 1, 0], [0, 0, 0, 1]])
+    Q = np.array([[dt**3 / 3, 0, dt**2 / 2, 0], [0, dt**3 / 3, 0, dt**2 / 2],
+                  [dt**2 / 2, 0, dt, 0], [0, dt**2 / 2, 0, dt]])
+    np.testing.assert_allclose(data.F, F, rtol=1e-15)
+    np.testing.assert_allclose(data.Q, Q, rtol=1e-15)
+    np.testing.assert_array_equal(data.H, np.hstack([np.eye(2), np.zeros((2, 2))]))
+    np.testing.assert_allclose(data.R, 0.25 * np.eye(2))
+    np.testing.assert_array_equal(car_tracking(seed=3).y, car_tracking(seed=3).y)
+    assert not np.array_equal(car_tracking(seed=3).y, car_tracking(seed=4).y)
+    with pytest.raises(ValueError, match="T"):
+        car_tracking(T=0)
+    with pytest.raises(ValueError, match="dt"):
+        car_tracking(dt=0.0)
+    with pytest.raises(ValueError, match="obs_std"):
+        car_tracking(obs_std=-1.0)
+
+
+def test_car_tracking_noise_covariances():
+    data = car_tracking(T=50_000, seed=1, q=2.0, obs_std=0.3)
+    w = data.x[1:] - data.x[:-1] @ data.F.T
+    r = data.y - data.x[1:] @ data.H.T
+    scale = np.sqrt(np.outer(np.diag(data.Q), np.diag(data.Q)))
+    # sample covariance vs Q, elementwise relative to sqrt(Q_ii Q_jj) (sampling error ~ 1 / sqrt(T) = 0.45 %)
+    assert np.max(np.abs(np.cov(w.T) - data.Q) / scale) < 0.03
+    np.testing.assert_allclose(w.mean(axis=0) / np.sqrt(np.diag(data.Q)), 0.0, atol=0.03)
+    np.testing.assert_allclose(np.cov(r.T), 0.09 * np.eye(2), atol=0.09 * 0.03)
+
+
+def test_kink_shapes_determinism_and_function():
+    data = kink(T=200, seed=5)
+    assert data.x.shape == (201, 1) and data.y.shape == (200, 1)
+    assert data.x[0, 0] == data.x0 == 0.5
+    assert data.u is None
+    again = kink(T=200, seed=5)
+    np.testing.assert_array_equal(data.x, again.x)
+    np.testing.assert_array_equal(data.y, again.y)
+    assert not np.array_equal(data.y, kink(T=200, seed=6).y)
+    # the function against its textbook form, and availability on the result
+    xs = np.linspace(-4, 3, 101)
+    np.testing.assert_allclose(kink_function(xs), 0.8 + (xs + 0.2) * (1 - 5 / (1 + np.exp(-2 * xs))), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_array_equal(data.kink_function(xs), kink_function(xs))
+    assert np.isfinite(kink_function(np.array([-1e4, 1e4]))).all()
+    # noise-free run follows f exactly; the default run stays bounded
+    clean = kink(T=50, seed=0, process_noise_std=0.0, obs_noise_std=0.0)
+    np.testing.assert_allclose(clean.x[1:, 0], kink_function(clean.x[:-1, 0]), rtol=1e-15)
+    np.testing.assert_array_equal(clean.y, clean.x[1:])
+    assert np.all(np.abs(kink(T=2000).x) < 5)
+    with pytest.raises(ValueError, match="process_noise_std"):
+        kink(process_noise_std=-0.1)
+    with pytest.raises(ValueError, match="x0"):
+        kink(x0=np.nan)
