@@ -48,14 +48,20 @@ def sequences(y, u, dim_y, dim_u):
         y = y[None]
     if y.shape[2] != dim_y:
         raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {y.shape}")
+    return y, inputs(u, y.shape[:2], dim_u, "y")
+
+
+def inputs(u, leading_shape, dim_u, matched="y"):
+    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None when d_u = 0.
+    Returns a float64 array with the leading shape, of zero width when d_u = 0."""
     if u is None:
         if dim_u > 0:
             raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None")
-        return y, np.zeros(y.shape[:2] + (0,))
-    u = finite_array(u, "u", (2, 3))
-    if u.ndim == 2:
+        return np.zeros(tuple(leading_shape) + (0,))
+    u = finite_array(u, "u", (len(leading_shape), len(leading_shape) + 1))
+    if u.ndim == len(leading_shape):
         u = u[None]
-    if u.shape != y.shape[:2] + (dim_u,):
-        raise ValueError(f"u: expected shape {y.shape[:2] + (dim_u,)} to match y {y.shape} and dim_u = {dim_u}, "
-                         f"got {u.shape}")
-    return y, u
+    expected = tuple(leading_shape) + (dim_u,)
+    if u.shape != expected:
+        raise ValueError(f"u: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
+    return u

@@ -135,3 +135,28 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
 
     c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
     return c_data * anp.sum(data - kl_x0) - c_u * kl_u
+
+
+def transition_regression_elbo(params, spec, x_prev, u, x_next):
+    """Sparse-GP regression ELBO of observed state pairs, used to pre-train the transition (paper Section 4.1).
+
+    For P pairs (x_prev[p], x_next[p]) with GP inputs x~ = [x_prev, u]::
+
+        L = sum_{p,d} E_{h ~ q(h | x~_p)} log N(x_next[p,d] | mu(x_prev[p])_d + (A h)_d, q_d) - KL(q(u) || p(u))
+          = sum_{p,d} [log N(x_next[p,d] | mu_d + (A m_h)_d, q_d) - 1/2 sum_q A_dq^2 var_q / q_d] - KL(q(u) || p(u))
+
+    closed form because q(h | x~) = N(m_h, diag var) (Titsias 2009 / Hensman et al. 2013 style bound).
+    Shapes: x_prev, x_next (P, d_x); u (P, d_u) (d_u may be 0).
+    """
+    p = constrain(params, spec)
+    Kzz = inducing_gram(p, spec)
+    alpha, B = conditional_precompute(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
+    xt = np.concatenate([x_prev, u], axis=1)
+    Kxz = kernel_matrix(xt, p["Z"], p["lengthscale"], p["variance"], spec.kernel)
+    mean, var = conditional_moments(Kxz, anp.outer(p["variance"], np.ones(len(xt))), alpha, B)  # (Q, P)
+    A, q = p["A"], p["process_var"]
+    f_mean = anp.dot(A, mean).T + (x_prev if spec.residual else 0.0)  # (P, d_x)
+    f_var = anp.dot(A**2, var).T  # (P, d_x)
+    ell = -0.5 * anp.sum(anp.log(2 * np.pi * q) + ((x_next - f_mean) ** 2 + f_var) / q)
+    kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
+    return ell - kl_u

@@ -12,7 +12,7 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from ..datasets import windows
-from ..inference import check_backend, draw_noise, elbo, kl_weights
+from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..optim import Adam
 from ..params import GPSSMSpec, constrain, init_params
 
@@ -112,13 +112,14 @@ class GPSSM:
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, progress=False):
+            clip_norm=None, fixed=(), progress=False):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
         steps at ``stride`` are cut from each sequence (plus a tail window, as the authors do). The loss per step
         is -ELBO, divided by the number of windows under the unbiased weighting (so it is per window). Returns
-        ``self``; the loss of each step is appended to ``history_``.
+        ``self``; the loss of each step is appended to ``history_``. Parameters named in ``fixed`` keep their
+        values (e.g. ``fixed=("x0_mean", "x0_var")`` when the initial state is known).
         """
         spec = self.spec
         epochs = check.positive_int(epochs, "epochs")
@@ -133,6 +134,7 @@ class GPSSM:
         Y, U = windows([c[0][0] for c in checked], [c[1][0] for c in checked], seq_len, stride)
         num_windows, T = Y.shape[:2]
         rng = np.random.default_rng(self.seed if seed is None else seed)
+        frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
         scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0
         started = time.perf_counter()
@@ -148,9 +150,49 @@ class GPSSM:
                                          num_windows)
 
                 value, grads = value_and_grad(loss)(self.params)
-                self.params = optimizer.step(self.params, grads)
+                self.params = optimizer.step(self.params, _without(grads, frozen))
                 self.history_.append(float(value))
             if progress:
                 logger.info("epoch %d/%d  loss %.4f  (%.1f s)", epoch + 1, epochs, self.history_[-1],
                             time.perf_counter() - started)
         return self
+
+    def _check_fixed(self, fixed):
+        fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
+        unknown = sorted(set(fixed) - set(self.params))
+        if unknown:
+            raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+        return fixed
+
+    def pretrain_transition(self, x_prev, x_next, u=None, iterations=500, lr=0.01, fixed=()):
+        """Fit the transition GP to observed state pairs x_next ~ f([x_prev, u]) (paper Section 4.1: the
+        car-tracking transition GPs are pre-trained on 20 true state pairs).
+
+        Maximises :func:`gpssm_np.inference.transition_regression_elbo` with Adam; only the transition's
+        parameters move (Z, kernel, q(u), A, process noise). ``x_prev``, ``x_next``: (P, d_x); ``u``: (P, d_u) or
+        None. Returns ``self``.
+        """
+        spec = self.spec
+        x_prev = check.finite_array(x_prev, "x_prev", (2,))
+        x_next = check.finite_array(x_next, "x_next", (2,))
+        if x_prev.shape[1] != spec.dim_x or x_next.shape != x_prev.shape:
+            raise ValueError(f"x_prev, x_next: expected two arrays of shape (P, {spec.dim_x}), got {x_prev.shape} "
+                             f"and {x_next.shape}")
+        u = check.inputs(u, (len(x_prev),), spec.dim_u, "x_prev")
+        iterations = check.positive_int(iterations, "iterations")
+        frozen = self._check_fixed(fixed) + ("obs_noise", "x0_mean", "x0_var")
+        optimizer = Adam(lr=check.positive_float(lr, "lr"))
+        scale = 1.0 / len(x_prev)
+
+        def loss(params):
+            return -scale * transition_regression_elbo(params, spec, x_prev, u, x_next)
+
+        for _ in range(iterations):
+            value, grads = value_and_grad(loss)(self.params)
+            self.params = optimizer.step(self.params, _without(grads, frozen))
+        return self
+
+
+def _without(grads, frozen):
+    """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
+    return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}

@@ -77,6 +77,15 @@ def kernel_profile(r2, code):
 
 
 @jit
+def kernel_profile_slope(r2, p, code):
+    """(dk/dr2) / s2 from r2 and the profile value p = k / s2, without a transcendental call."""
+    if code == 0:
+        return -0.5 * p
+    a = math.sqrt(5.0 * r2)
+    return -(5.0 / 6.0) * (1.0 + a) * p / (1.0 + a + a * a / 3.0)
+
+
+@jit
 def _kernel_matrix_fwd(X3, Z, lengthscale, variance, code):
     # X3 is (1, N, D) when the inputs are shared by all latent GPs, else (Q, N, D).
     Q, M, D = Z.shape

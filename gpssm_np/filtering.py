@@ -1,0 +1,654 @@
+r"""Particle filtering and backward-simulation smoothing for Gaussian-transition, linear-Gaussian-emission models.
+
+Model (the package's time convention, ``models/base.py``): x_0 ~ p(x_0) emits nothing; for t = 1..T::
+
+    x_t | x_{t-1} ~ N(m(x_{t-1}, u_t, t), S(x_{t-1}, u_t, t))       the "transition moments" function
+    y_t | x_t     ~ N(C x_t, R)
+
+The transition is any function ``transition(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x,
+d_x))``. Arrays are 0-based: ``y[k]`` is y_{k+1}, ``u[k]`` is u_{k+1}, and ``transition(x_prev, u[k], k)`` gives
+the moments of x_{k+1} given x_k = x_prev. Every per-step result (``means[k]``, ``ess[k]``, ...) therefore covers
+t = k + 1 = 1..T; the x_0 samples are kept separately in ``FilterResult.initial_particles``.
+
+Proposals (N particles x^i with normalised weights W^i, g^i the weight increment at step t):
+
+* ``"adapted"`` (fully adapted auxiliary particle filter, Pitt & Shephard 1999): closed form because both the
+  transition and the emission are Gaussian-linear given x_{t-1}. With m_i, S_i the transition moments at
+  x_{t-1}^i::
+
+      g^i   = p(y_t | x_{t-1}^i) = N(y_t; C m_i, C S_i C^T + R)
+      W_t^i ~ W_{t-1}^i g^i                                         (then systematic resampling if ESS < thr N)
+      x_t^i ~ p(x_t | x_{t-1}^{a_i}, y_t) = N(m + K (y_t - C m), (I - K C) S (I - K C)^T + K R K^T),
+              K = S C^T (C S C^T + R)^{-1}, evaluated at the ancestor a_i          (Kalman update, Joseph form)
+
+  The new particles carry the weights W_t exactly (uniform after resampling): no second weighting is needed.
+* ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
+  W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
+
+In both, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
+``resampled[k]`` is exactly ``ess[k] < ess_threshold * N``. The filtered moments are the weighted moments of the
+particles x_t^i that represent p(x_t | y_{1:t}) (for the bootstrap filter: before resampling). The estimate::
+
+    log p(y_{1:T}) ~ sum_t log sum_i W_{t-1}^i g^i      (log-sum-exp; normalised W_{t-1})
+
+is the logarithm of an unbiased estimate of the marginal likelihood (Del Moral 2004); it is biased low in the
+log domain (Jensen), by about half its variance.
+
+Missing data: NaN entries of y_t are unobserved. Only the observed components (rows of C, rows and columns of
+R) enter the step; a step where every component is NaN is pure propagation: no weighting, log-likelihood
+increment 0, weights carried over (so the ESS is unchanged).
+
+Backward simulation (FFBSi; Godsill, Doucet & West 2004): draw x_T from the final filter weights, then for
+t = T-1, ..., 0 draw x_t^j with probability proportional to W_t^j N(x_{t+1}; m(x_t^j), S(x_t^j)). The transition
+is evaluated once per step at the N stored particles; the Gaussian densities of the M trajectories under the N
+components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve as the candidates for t = 0.
+
+GPSSM glue: :func:`gpssm_transition` builds the transition-moments function of a sparse-GP state-space model from
+its unconstrained parameters (``params`` module) with the package's numpy ops, :func:`gpssm_emission` gives
+(C, R) = ([I_{d_y}, 0], diag r), and :func:`filter_gpssm` runs the filter from q(x_0) = N(x0_mean, diag x0_var).
+"""
+import logging
+import numbers
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.special import logsumexp
+
+from . import _validation as check
+from .gp import inducing_gram
+from .ops.conditional import conditional_moments, conditional_precompute
+from .ops.kernels import kernel_matrix
+from .ops.lmc import lmc_cov, lmc_mean
+from .params import GPSSMSpec, constrain
+
+logger = logging.getLogger(__name__)
+
+PROPOSALS = ("adapted", "bootstrap")
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+# Upper bound on the number of (particle, trajectory, d_x) entries held at once by backward simulation.
+_BACKWARD_BLOCK_ENTRIES = 4_000_000
+
+
+@dataclass
+class FilterResult:
+    """Output of :func:`particle_filter`. T steps (t = 1..T), N particles, state dimension d_x.
+
+    Attributes
+    ----------
+    means : ndarray (T, d_x)
+        Filtered means E[x_t | y_{1:t}] (weighted particle means).
+    covs : ndarray (T, d_x, d_x)
+        Filtered covariances (weighted particle covariances).
+    log_likelihood : float
+        Estimate of log p(y_{1:T}) (the log of an unbiased estimate of p(y_{1:T})).
+    log_likelihood_steps : ndarray (T,)
+        Its per-step increments log p^(y_t | y_{1:t-1}); 0 at fully missing steps.
+    ess : ndarray (T,)
+        Effective sample size of the weights computed from y_t, before resampling.
+    resampled : ndarray (T,) of bool
+        Whether step t resampled (exactly where ess < ess_threshold * N).
+    particles : ndarray (N, d_x)
+        Final particles, a weighted sample of p(x_T | y_{1:T}); start forecasts from them.
+    log_weights : ndarray (N,)
+        Their normalised log-weights (log-sum-exp 0).
+    initial_particles : ndarray (N, d_x)
+        The x_0 samples the filter started from (uniform weights).
+    proposal : str
+    ess_threshold : float
+    particles_history : ndarray (T, N, d_x) or None
+        With ``store_particles=True``: the particles representing p(x_t | y_{1:t}) at every step ...
+    log_weights_history : ndarray (T, N) or None
+        ... their normalised log-weights ...
+    ancestors : ndarray (T, N) of int or None
+        ... and ancestors[k, i], the index of the parent of particles_history[k, i] in particles_history[k - 1]
+        (in initial_particles for k = 0).
+    """
+
+    means: np.ndarray
+    covs: np.ndarray
+    log_likelihood: float
+    log_likelihood_steps: np.ndarray
+    ess: np.ndarray
+    resampled: np.ndarray
+    particles: np.ndarray
+    log_weights: np.ndarray
+    initial_particles: np.ndarray
+    proposal: str
+    ess_threshold: float
+    particles_history: Optional[np.ndarray] = None
+    log_weights_history: Optional[np.ndarray] = None
+    ancestors: Optional[np.ndarray] = None
+
+    @property
+    def num_particles(self):
+        return self.particles.shape[0]
+
+    @property
+    def num_steps(self):
+        return self.means.shape[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small numerical helpers
+# ---------------------------------------------------------------------------------------------------------------
+def _normalise(log_w):
+    """(normalised log-weights, log of the sum of the weights)."""
+    total = logsumexp(log_w)
+    return log_w - total, float(total)
+
+
+def _ess(log_w_normalised):
+    return float(1.0 / np.sum(np.exp(2.0 * log_w_normalised)))
+
+
+def systematic_resample(log_weights, rng):
+    """Ancestor indices (N,) by systematic resampling (one uniform; Kitagawa 1996) from normalised log-weights."""
+    N = log_weights.shape[0]
+    cdf = np.cumsum(np.exp(log_weights - logsumexp(log_weights)))
+    cdf[-1] = 1.0
+    positions = (np.arange(N) + rng.uniform()) / N
+    return np.minimum(np.searchsorted(cdf, positions, side="right"), N - 1)
+
+
+def _weighted_moments(x, log_w):
+    """Mean (d,) and covariance (d, d) of particles x (N, d) with normalised log-weights."""
+    w = np.exp(log_w)
+    mean = w @ x
+    centred = x - mean
+    cov = np.einsum("n,ni,nj->ij", w, centred, centred)
+    return mean, 0.5 * (cov + cov.T)
+
+
+def _cholesky(cov, name):
+    """Batched lower Cholesky factors of symmetric positive-definite matrices (..., d, d), or a ValueError."""
+    try:
+        return np.linalg.cholesky(0.5 * (cov + np.swapaxes(cov, -1, -2)))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name}: expected symmetric positive-definite covariance matrices") from None
+
+
+def _sample_gaussians(mean, chol, rng):
+    """One draw from each N(mean[n], chol[n] chol[n]^T); mean (N, d), chol (N, d, d)."""
+    eps = rng.standard_normal(mean.shape)
+    return mean + np.einsum("nij,nj->ni", chol, eps)
+
+
+def _gaussian_logpdf_chol(resid, chol):
+    """log N(resid; 0, L L^T) for resid (..., d) and a lower Cholesky factor L (d, d) or (..., d, d)."""
+    d = resid.shape[-1]
+    z = (np.linalg.inv(chol) @ resid[..., None])[..., 0]  # L^{-1} resid; inverse of each distinct factor once
+    logdet = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    return -0.5 * (d * _LOG_2PI + logdet + np.sum(z * z, axis=-1))
+
+
+def _kalman_condition(mean, cov, C, R, y):
+    """Condition N(mean[n], cov[n]) on y = C x + e, e ~ N(0, R), for every n.
+
+    Returns (post_mean (N, d), post_cov (N, d, d), log N(y; C mean[n], C cov[n] C^T + R) (N,)). The posterior
+    covariance is in Joseph form (I - K C) S (I - K C)^T + K R K^T, symmetric positive definite by construction.
+    """
+    d = mean.shape[1]
+    CS = np.einsum("kd,nde->nke", C, cov)  # (N, k, d)
+    Sy = np.einsum("nkd,jd->nkj", CS, C) + R  # (N, k, k)
+    resid = y - mean @ C.T  # (N, k)
+    log_lik = _gaussian_logpdf_chol(resid, _cholesky(Sy, "transition"))
+    gain = np.swapaxes(np.linalg.solve(Sy, CS), 1, 2)  # (N, d, k): S C^T Sy^{-1}
+    post_mean = mean + np.einsum("ndk,nk->nd", gain, resid)
+    I_KC = np.eye(d) - np.einsum("ndk,ke->nde", gain, C)
+    post_cov = I_KC @ cov @ np.swapaxes(I_KC, 1, 2) + gain @ R @ np.swapaxes(gain, 1, 2)
+    return post_mean, post_cov, log_lik
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Input checks
+# ---------------------------------------------------------------------------------------------------------------
+def _rng(rng):
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(check.seed(rng, "rng"))
+
+
+def _check_emission(C, R):
+    """C (d_y, d_x) and R as a (d_y, d_y) symmetric positive-definite matrix."""
+    C = check.finite_array(C, "C", (2,))
+    d_y = C.shape[0]
+    R = check.finite_array(R, "R", (1, 2))
+    if R.ndim == 1:
+        if R.shape != (d_y,) or np.any(R <= 0):
+            raise ValueError(f"R: expected {d_y} positive variances (diagonal of R) to match C {C.shape}, "
+                             f"got shape {R.shape} with min {R.min():.3g}")
+        R = np.diag(R)
+    elif R.shape != (d_y, d_y):
+        raise ValueError(f"R: expected shape ({d_y},) or ({d_y}, {d_y}) to match C {C.shape}, got {R.shape}")
+    elif not np.allclose(R, R.T) or np.any(np.linalg.eigvalsh(R) <= 0):
+        raise ValueError("R: expected a symmetric positive-definite matrix")
+    return C, R
+
+
+def _check_observations(y, u, d_y):
+    """y (T, d_y) with NaN allowed (missing) but no inf; u (T, d_u) finite or None."""
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"y: expected a numeric array, got {type(y).__name__}") from None
+    if y.ndim != 2 or y.shape[1] != d_y or y.shape[0] == 0:
+        raise ValueError(f"y: expected shape (T, {d_y}) with T >= 1, got {y.shape}")
+    if np.any(np.isinf(y)):
+        raise ValueError("y: contains inf; mark missing outputs with NaN")
+    if u is not None:
+        u = check.finite_array(u, "u", (2,))
+        if u.shape[0] != y.shape[0]:
+            raise ValueError(f"u: expected shape ({y.shape[0]}, d_u) to match y {y.shape}, got {u.shape}")
+    return y, u
+
+
+def _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng):
+    if x0_particles is not None:
+        if x0_mean is not None or x0_cov is not None:
+            raise ValueError("x0_particles: expected either x0_particles or (x0_mean, x0_cov), got both")
+        x0 = check.finite_array(x0_particles, "x0_particles", (2,))
+        if x0.shape[1] != d_x:
+            raise ValueError(f"x0_particles: expected shape (N, {d_x}) to match C, got {x0.shape}")
+        if num_particles is not None and check.positive_int(num_particles, "num_particles") != x0.shape[0]:
+            raise ValueError(f"num_particles: expected {x0.shape[0]} to match x0_particles, got {num_particles}")
+        return x0.copy()
+    if x0_mean is None or x0_cov is None:
+        raise ValueError("x0_mean: expected x0_mean and x0_cov (or x0_particles), got None")
+    N = 1000 if num_particles is None else check.positive_int(num_particles, "num_particles")
+    mean = check.finite_array(x0_mean, "x0_mean", (1,))
+    if mean.shape != (d_x,):
+        raise ValueError(f"x0_mean: expected shape ({d_x},) to match C, got {mean.shape}")
+    cov = check.finite_array(x0_cov, "x0_cov", (1, 2))
+    if cov.ndim == 1:
+        if cov.shape != (d_x,) or np.any(cov < 0):
+            raise ValueError(f"x0_cov: expected {d_x} non-negative variances or a ({d_x}, {d_x}) matrix, "
+                             f"got shape {cov.shape}")
+        return mean + np.sqrt(cov) * rng.standard_normal((N, d_x))
+    if cov.shape != (d_x, d_x) or not np.allclose(cov, cov.T):
+        raise ValueError(f"x0_cov: expected a symmetric ({d_x}, {d_x}) matrix, got shape {cov.shape}")
+    # eigen-decomposition so that a singular (e.g. deterministic) initial state is allowed
+    lam, vec = np.linalg.eigh(0.5 * (cov + cov.T))
+    if lam.min() < -1e-10 * max(1.0, lam.max()):
+        raise ValueError("x0_cov: expected a positive semi-definite matrix")
+    root = vec * np.sqrt(np.maximum(lam, 0.0))
+    return mean + rng.standard_normal((N, d_x)) @ root.T
+
+
+def _call_transition(transition, x, u_t, k):
+    """transition(x, u_t, k) with its output checked: (mean (N, d_x), cov (N, d_x, d_x)), finite."""
+    N, d_x = x.shape
+    mean, cov = transition(x, u_t, k)
+    mean = np.asarray(mean, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    if mean.shape != (N, d_x) or cov.shape != (N, d_x, d_x):
+        raise ValueError(f"transition: expected (mean ({N}, {d_x}), cov ({N}, {d_x}, {d_x})) at step {k}, "
+                         f"got {mean.shape} and {cov.shape}")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
+        raise ValueError(f"transition: returned NaN or inf moments at step {k}")
+    return mean, cov
+
+
+def _observed(y_t, C, R):
+    """(C, R, y) restricted to the observed (non-NaN) components of y_t, or None when all are missing."""
+    obs = ~np.isnan(y_t)
+    if obs.all():
+        return C, R, y_t
+    if not obs.any():
+        return None
+    return C[obs], R[np.ix_(obs, obs)], y_t[obs]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Particle filter
+# ---------------------------------------------------------------------------------------------------------------
+def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x0_particles=None,
+                    num_particles=None, rng=0, ess_threshold=0.5, proposal="adapted", store_particles=False):
+    """Particle filter for x_t ~ N(transition(x_{t-1})), y_t ~ N(C x_t, R) (module docstring).
+
+    Parameters
+    ----------
+    transition : callable
+        ``transition(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))``, the moments
+        of x_{k+1} given x_k = x_prev (0-based step k, input u_t = u[k]).
+    C : array (d_y, d_x)
+        Emission matrix.
+    R : array (d_y,) or (d_y, d_y)
+        Emission noise: diagonal variances or a full symmetric positive-definite covariance.
+    y : array (T, d_y)
+        Observations y_1..y_T; NaN marks a missing component (module docstring).
+    u : array (T, d_u), or None
+        Inputs u_1..u_T, passed to ``transition`` one row at a time (None: ``transition`` gets None).
+    x0_mean : array (d_x,)
+    x0_cov : array (d_x,) or (d_x, d_x)
+        Gaussian p(x_0) (diagonal variances or a covariance matrix); or give ``x0_particles`` instead.
+    x0_particles : array (N, d_x)
+        Equally weighted samples of p(x_0); N is then the number of particles.
+    num_particles : int
+        N (default 1000 when x_0 is sampled from x0_mean and x0_cov).
+    rng : int or numpy.random.Generator
+        Seed or generator of all the randomness; the same seed gives identical results.
+    ess_threshold : float in [0, 1]
+        Resample (systematic) when the ESS falls below ess_threshold * N; 0 never resamples.
+    proposal : {"adapted", "bootstrap"}
+        Fully adapted (optimal, closed form) or bootstrap proposal.
+    store_particles : bool
+        Keep the particles, log-weights and ancestors of every step (needed by :func:`backward_simulation`).
+
+    Returns
+    -------
+    FilterResult
+    """
+    if not callable(transition):
+        raise ValueError(f"transition: expected a callable, got {type(transition).__name__}")
+    if proposal not in PROPOSALS:
+        raise ValueError(f"proposal: expected one of {PROPOSALS}, got {proposal!r}")
+    if (isinstance(ess_threshold, bool) or not isinstance(ess_threshold, numbers.Real)
+            or not 0.0 <= ess_threshold <= 1.0):
+        raise ValueError(f"ess_threshold: expected a number in [0, 1], got {ess_threshold!r}")
+    C, R = _check_emission(C, R)
+    d_y, d_x = C.shape
+    y, u = _check_observations(y, u, d_y)
+    rng = _rng(rng)
+    x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
+    T, N = y.shape[0], x0.shape[0]
+    step = _adapted_step if proposal == "adapted" else _bootstrap_step
+
+    means = np.empty((T, d_x))
+    covs = np.empty((T, d_x, d_x))
+    log_lik = np.zeros(T)
+    ess = np.empty(T)
+    resampled = np.zeros(T, dtype=bool)
+    if store_particles:
+        hist_x, hist_logw, hist_anc = np.empty((T, N, d_x)), np.empty((T, N)), np.empty((T, N), dtype=np.intp)
+
+    x, log_w, parents = x0, np.full(N, -np.log(N)), np.arange(N)
+    for k in range(T):
+        mean, cov = _call_transition(transition, x, None if u is None else u[k], k)
+        observed = _observed(y[k], C, R)
+        x_k, log_w_k, anc, log_lik[k], ess[k], resampled[k], x, log_w, next_parents = step(
+            mean, cov, log_w, observed, ess_threshold, rng)
+        # anc indexes the particles propagated at this step; parents maps them to the previous stored particles
+        anc = parents[anc]
+        parents = next_parents
+        means[k], covs[k] = _weighted_moments(x_k, log_w_k)
+        if store_particles:
+            hist_x[k], hist_logw[k], hist_anc[k] = x_k, log_w_k, anc
+    logger.debug("particle_filter (%s, N=%d, T=%d): resampled %d times, min ESS %.1f, log-likelihood %.4f",
+                 proposal, N, T, int(resampled.sum()), float(ess.min()), float(log_lik.sum()))
+    return FilterResult(
+        means=means, covs=covs, log_likelihood=float(log_lik.sum()), log_likelihood_steps=log_lik, ess=ess,
+        resampled=resampled, particles=x, log_weights=log_w, initial_particles=x0, proposal=proposal,
+        ess_threshold=float(ess_threshold),
+        particles_history=hist_x if store_particles else None,
+        log_weights_history=hist_logw if store_particles else None,
+        ancestors=hist_anc if store_particles else None,
+    )
+
+
+def _maybe_resample(log_w, ess_threshold, rng):
+    """(ESS, resampled, ancestors, log-weights after the decision) for normalised log-weights."""
+    N = log_w.shape[0]
+    ess = _ess(log_w)
+    if ess < ess_threshold * N:
+        return ess, True, systematic_resample(log_w, rng), np.full(N, -np.log(N))
+    return ess, False, np.arange(N), log_w
+
+
+def _adapted_step(mean, cov, log_w, observed, ess_threshold, rng):
+    """Fully adapted step. Returns (stored particles, their log-weights, ancestors into the propagated set, log-lik
+    increment, ESS, resampled, carried particles, carried log-weights, parents of the carried particles)."""
+    inc = 0.0
+    if observed is not None:
+        mean, cov, log_g = _kalman_condition(mean, cov, *observed)
+        log_w, inc = _normalise(log_w + log_g)
+    ess, resampled, anc, log_w = _maybe_resample(log_w, ess_threshold, rng)
+    x = _sample_gaussians(mean[anc], _cholesky(cov[anc], "transition"), rng)
+    return x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0])
+
+
+def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
+    """Bootstrap step; same returns as :func:`_adapted_step`. The stored particles are those before resampling;
+    the carried ones are resampled from them (their parents are the resampling indices)."""
+    N = mean.shape[0]
+    x = _sample_gaussians(mean, _cholesky(cov, "transition"), rng)
+    inc = 0.0
+    if observed is not None:
+        Co, Ro, yo = observed
+        log_g = _gaussian_logpdf_chol(yo - x @ Co.T, np.linalg.cholesky(Ro))
+        log_w, inc = _normalise(log_w + log_g)
+    ess, resampled, idx, carried_log_w = _maybe_resample(log_w, ess_threshold, rng)
+    return x, log_w, np.arange(N), inc, ess, resampled, x[idx], carried_log_w, idx
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Smoothing
+# ---------------------------------------------------------------------------------------------------------------
+def _sample_rows(log_p, rng):
+    """One index per row of unnormalised log-probabilities (M, N), by inversion of each row's CDF."""
+    cdf = np.exp(log_p - log_p.max(axis=1, keepdims=True))  # the largest entry of each row is 1
+    np.cumsum(cdf, axis=1, out=cdf)
+    draws = rng.uniform(size=(log_p.shape[0], 1)) * cdf[:, -1:]
+    return np.minimum(np.sum(cdf < draws, axis=1), log_p.shape[1] - 1)
+
+
+class _GaussianMixtureDensity:
+    """log N(x_m; mean_n, cov_n) for all pairs of M points and N components, through matrix products.
+
+    With a centre c, x' = x - c, m' = m - c and P_n = cov_n^{-1}::
+
+        (x - m_n)^T P_n (x - m_n) = vec(P_n) . vec(x' x'^T) - 2 (P_n m'_n) . x' + m'_n^T P_n m'_n
+
+    so the (M, N) quadratic forms cost two BLAS products, O(N M d^2). Centring at the mean of the component
+    means keeps the cancellation small.
+    """
+
+    def __init__(self, mean, cov):
+        L = _cholesky(cov, "transition")
+        L_inv = np.linalg.inv(L)
+        N, d = mean.shape
+        self.d = d
+        self.centre = mean.mean(axis=0)
+        m = mean - self.centre
+        P = np.swapaxes(L_inv, 1, 2) @ L_inv  # (N, d, d)
+        self.P_flat = P.reshape(N, d * d)
+        self.Pm = np.einsum("nij,nj->ni", P, m)
+        self.mPm = np.sum(self.Pm * m, axis=1)
+        self.log_norm = d * _LOG_2PI + 2.0 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), axis=1)
+
+    def log_pdf(self, x):
+        """(M, N) log-densities of the points x (M, d) under the N components."""
+        xc = x - self.centre
+        outer = (xc[:, :, None] * xc[:, None, :]).reshape(x.shape[0], self.d * self.d)
+        quad = outer @ self.P_flat.T
+        quad -= 2.0 * (xc @ self.Pm.T)
+        quad += self.mPm
+        np.maximum(quad, 0.0, out=quad)  # >= 0 up to rounding
+        quad += self.log_norm
+        quad *= -0.5
+        return quad
+
+
+def _require_history(filter_result):
+    if not isinstance(filter_result, FilterResult):
+        raise ValueError(f"filter_result: expected a FilterResult, got {type(filter_result).__name__}")
+    if filter_result.particles_history is None:
+        raise ValueError("filter_result: expected a result of particle_filter(..., store_particles=True)")
+    return filter_result
+
+
+def backward_simulation(transition, filter_result, u=None, num_trajectories=100, rng=0, include_initial=False):
+    """Smoothed trajectories by backward simulation (FFBSi; Godsill, Doucet & West 2004; module docstring).
+
+    Parameters
+    ----------
+    transition : callable
+        The transition-moments function the filter was run with.
+    filter_result : FilterResult
+        From :func:`particle_filter` with ``store_particles=True``.
+    u : array (T, d_u), or None
+        The inputs the filter was run with.
+    num_trajectories : int
+        M, the number of trajectories drawn (conditionally independent given the filter particles).
+    rng : int or numpy.random.Generator
+    include_initial : bool
+        Also draw x_0 (from the initial particles) and put it first.
+
+    Returns
+    -------
+    trajectories : ndarray (M, T, d_x), or (M, T + 1, d_x) with x_0 first when ``include_initial``
+        Draws from the particle approximation of p(x_{1:T} | y_{1:T}) (x_{0:T}).
+    """
+    fr = _require_history(filter_result)
+    M = check.positive_int(num_trajectories, "num_trajectories")
+    rng = _rng(rng)
+    X, log_W = fr.particles_history, fr.log_weights_history
+    T, N, d_x = X.shape
+    if u is not None:
+        u = check.finite_array(u, "u", (2,))
+        if u.shape[0] != T:
+            raise ValueError(f"u: expected {T} rows to match filter_result, got shape {u.shape}")
+    out = np.empty((M, T + 1, d_x))
+    out[:, T] = X[T - 1][_sample_rows(np.broadcast_to(log_W[T - 1], (M, N)), rng)]
+    block = max(1, _BACKWARD_BLOCK_ENTRIES // N)
+    for k in range(T - 1, -1 if include_initial else 0, -1):
+        # candidates for x at stored step k - 1 (the x_0 particles for k = 0) and their moments at step k
+        cand, cand_log_w = (X[k - 1], log_W[k - 1]) if k > 0 else (fr.initial_particles, np.full(N, -np.log(N)))
+        mean, cov = _call_transition(transition, cand, None if u is None else u[k], k)
+        density = _GaussianMixtureDensity(mean, cov)
+        for start in range(0, M, block):
+            log_p = density.log_pdf(out[start:start + block, k + 1])  # (m, N)
+            log_p += cand_log_w
+            out[start:start + block, k] = cand[_sample_rows(log_p, rng)]
+    return out if include_initial else out[:, 1:]
+
+
+def ancestral_paths(filter_result):
+    """The particles' genealogies: paths (N, T, d_x) traced back through the ancestors from the particles of the
+    last step, and their normalised log-weights (N,). A cheap smoother whose paths degenerate (share a few
+    ancestors) far back in time; :func:`backward_simulation` does not."""
+    fr = _require_history(filter_result)
+    X, anc = fr.particles_history, fr.ancestors
+    T, N, d_x = X.shape
+    paths = np.empty((N, T, d_x))
+    idx = np.arange(N)
+    for k in range(T - 1, -1, -1):
+        paths[:, k] = X[k][idx]
+        idx = anc[k][idx]
+    return paths, fr.log_weights_history[T - 1].copy()
+
+
+def smoothed_moments(trajectories, log_weights=None):
+    """Mean (T, d_x) and covariance (T, d_x, d_x) at each step of trajectories (M, T, d_x), equally weighted or
+    with log-weights (M,)."""
+    traj = check.finite_array(trajectories, "trajectories", (3,))
+    M = traj.shape[0]
+    if log_weights is None:
+        log_w = np.full(M, -np.log(M))
+    else:
+        log_w = check.finite_array(log_weights, "log_weights", (1,))
+        if log_w.shape != (M,):
+            raise ValueError(f"log_weights: expected shape ({M},) to match trajectories, got {log_w.shape}")
+        log_w = _normalise(log_w)[0]
+    moments = [_weighted_moments(traj[:, k], log_w) for k in range(traj.shape[1])]
+    return np.stack([m for m, _ in moments]), np.stack([c for _, c in moments])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPSSM glue
+# ---------------------------------------------------------------------------------------------------------------
+def _constrained(spec, params):
+    if not isinstance(spec, GPSSMSpec):
+        raise ValueError(f"spec: expected a GPSSMSpec, got {type(spec).__name__}")
+    shapes = spec.param_shapes()
+    if not isinstance(params, dict) or not set(shapes) <= set(params):
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
+    for name, shape in shapes.items():
+        if np.shape(params[name]) != shape:
+            raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
+    p = constrain({name: np.asarray(params[name], dtype=np.float64) for name in shapes}, spec)
+    return {name: np.asarray(value, dtype=np.float64) for name, value in p.items()}
+
+
+def gpssm_transition(spec, params):
+    """Transition-moments function of a sparse-GP state-space model (``models/base.py``).
+
+    With x~ = [x_{t-1}, u_t] and the marginal moments m_h, s_h (Q each) of the sparse-GP conditional at x~::
+
+        mean = mu(x_{t-1}) + A m_h,    cov = A diag(s_h) A^T + diag(q)
+
+    mu = 0, or the identity when ``spec.residual``; A = I for independent GPs (PRSSM). K(Z, Z) and the
+    conditional's (alpha, B) are computed once here; each call costs O(N Q M (M + D) + N Q d_x^2).
+
+    Parameters
+    ----------
+    spec : GPSSMSpec
+    params : dict
+        Unconstrained parameters (``GPSSM.params``); copied, so later changes to the dict have no effect.
+
+    Returns
+    -------
+    transition : callable
+        ``transition(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))``; u_t may be
+        None only when spec.dim_u == 0.
+    """
+    p = _constrained(spec, params)
+    alpha, B = conditional_precompute(inducing_gram(p, spec), p["q_mu"], p["q_sqrt"], spec.whiten)
+    A = None if spec.independent else p["A"]
+    d_x, d_u = spec.dim_x, spec.dim_u
+
+    def transition(x_prev, u_t, k=None):
+        x_prev = np.asarray(x_prev, dtype=np.float64)
+        if x_prev.ndim != 2 or x_prev.shape[1] != d_x:
+            raise ValueError(f"x_prev: expected shape (N, {d_x}), got {np.shape(x_prev)}")
+        N = x_prev.shape[0]
+        if u_t is None:
+            if d_u > 0:
+                raise ValueError(f"u_t: the model has dim_u = {d_u} inputs, got None")
+            x_in = x_prev
+        else:
+            u_t = np.asarray(u_t, dtype=np.float64)
+            if u_t.shape != (d_u,):
+                raise ValueError(f"u_t: expected shape ({d_u},), got {u_t.shape}")
+            x_in = np.concatenate([x_prev, np.broadcast_to(u_t, (N, d_u))], axis=1)  # (N, D)
+        Kxz = kernel_matrix(x_in, p["Z"], p["lengthscale"], p["variance"], spec.kernel)  # (Q, N, M)
+        kxx = np.outer(p["variance"], np.ones(N))  # stationary kernels: k_q(x, x) = s2_q
+        m_h, s_h = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
+        mean = lmc_mean(m_h.T, A)
+        if spec.residual:
+            mean = mean + x_prev
+        return np.asarray(mean), np.asarray(lmc_cov(s_h.T, A, p["process_var"]))
+
+    return transition
+
+
+def gpssm_emission(spec, params):
+    """(C, R) of the GPSSM emission y_t = C x_t + e_t: C = [I_{d_y}, 0] (d_y, d_x) and R = obs_var (d_y,), the
+    diagonal of the noise covariance."""
+    p = _constrained(spec, params)
+    C = np.eye(spec.dim_y, spec.dim_x)
+    return C, p["obs_var"]
+
+
+def filter_gpssm(model, y, u=None, num_particles=1000, **kwargs):
+    """:func:`particle_filter` for a GPSSM (anything with ``.spec`` and ``.params``, e.g. :class:`gpssm_np.ODGPSSM`),
+    started from its q(x_0) = N(x0_mean, diag x0_var). ``kwargs`` go to :func:`particle_filter` (rng,
+    ess_threshold, proposal, store_particles). Returns (FilterResult, transition) so that the caller can smooth
+    or forecast with the same transition."""
+    spec, params = getattr(model, "spec", None), getattr(model, "params", None)
+    if spec is None or params is None:
+        raise ValueError(f"model: expected an object with .spec and .params, got {type(model).__name__}")
+    transition = gpssm_transition(spec, params)
+    C, R = gpssm_emission(spec, params)
+    p = _constrained(spec, params)
+    if spec.dim_u > 0 and u is None:
+        raise ValueError(f"u: the model has dim_u = {spec.dim_u} inputs, got u=None")
+    if spec.dim_u == 0 and u is not None and np.size(u) > 0:
+        raise ValueError(f"u: the model has no inputs (dim_u = 0), got an array of shape {np.shape(u)}")
+    u = None if spec.dim_u == 0 else u
+    result = particle_filter(transition, C, R, y, u, p["x0_mean"], p["x0_var"], num_particles=num_particles,
+                             **kwargs)
+    return result, transition
