@@ -130,17 +130,9 @@ class _Recognition:
 
 
 class LSTMRecognition(_Recognition):
-    """The authors' q(x0) network: an L-layer LSTM over the window's [y_t, u_t] read backwards in time.
-
-    Parameters
-    ----------
-    dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u may be 0).
-    hidden : int
-        LSTM hidden units H (the authors' 32).
-    num_layers : int
-        Stacked LSTM layers L (the authors' 2).
-    """
+    """The authors' q(x0) network: ``num_layers`` stacked LSTM layers of ``hidden`` units (the authors' 2 and 32)
+    over the window's [y_t, u_t], read backwards in time. State, output and input dimensions dim_x, dim_y, dim_u
+    (dim_u may be 0)."""
 
     kind = "lstm"
 
@@ -164,17 +156,8 @@ class LSTMRecognition(_Recognition):
 
 
 class MLPRecognition(_Recognition):
-    """PR-SSM-style q(x0) network: one tanh hidden layer over the first ``num_steps`` steps of [y_t, u_t].
-
-    Parameters
-    ----------
-    dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u may be 0).
-    num_steps : int
-        Steps k read from the start of the window; windows shorter than k raise a ValueError.
-    hidden : int
-        Hidden units H.
-    """
+    """PR-SSM-style q(x0) network: one tanh layer of ``hidden`` units over the first k = ``num_steps`` steps of
+    [y_t, u_t]; windows shorter than k raise a ValueError. Dimensions as in :class:`LSTMRecognition`."""
 
     kind = "mlp"
 

@@ -76,3 +76,12 @@ def test_bad_arguments_raise(rng):
         lstm(X[0], w, H, L)
     with pytest.raises(ValueError, match="num_layers"):
         lstm(X, w, H, 0)
+
+
+def test_saturated_gates_stay_finite(rng):
+    X, w, H, L = lstm_example(rng)
+    w = 1e3 * w  # pre-activations of order 1e3: e^-z overflows to inf in the sigmoid
+    out = lstm(X, w, H, L)
+    np.testing.assert_allclose(out, lstm_reference(X, w, H, L), rtol=1e-12, atol=1e-14)
+    with np.errstate(over="ignore"):  # autograd's tanh VJP divides by cosh(x)^2 = inf, correctly giving 0
+        check_vjp_against_reference(lstm, lstm_reference, (X, w, H, L), (0, 1), rng)

@@ -1,0 +1,359 @@
+"""Particle filter and backward simulation against an exact Kalman filter / RTS smoother, and the GPSSM glue."""
+import numpy as np
+import pytest
+
+import gpssm_np
+from gpssm_np.filtering import (FilterResult, ancestral_paths, backward_simulation, filter_gpssm, gpssm_emission,
+                                gpssm_transition, particle_filter, smoothed_moments, systematic_resample)
+from gpssm_np.gp import inducing_gram
+from gpssm_np.ops.conditional import conditional_moments_reference, conditional_precompute_reference
+from gpssm_np.ops.kernels import kernel_matrix_reference
+from gpssm_np.ops.lmc import lmc_cov_reference
+from gpssm_np.params import constrain
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Linear-Gaussian reference: x_t = F x_{t-1} + N(0, Qm), y_t = C x_t + N(0, diag r), x_0 ~ N(m0, P0)
+# ---------------------------------------------------------------------------------------------------------------
+class LinearGaussian:
+    def __init__(self, F, Qm, C, r, m0, P0):
+        self.F, self.Qm, self.C, self.r, self.m0, self.P0 = F, Qm, C, np.asarray(r, dtype=float), m0, P0
+
+    def transition(self, x, u_t, k):
+        return x @ self.F.T, np.broadcast_to(self.Qm, (x.shape[0],) + self.Qm.shape)
+
+    def simulate(self, T, rng):
+        x = rng.multivariate_normal(self.m0, self.P0)
+        ys = []
+        for _ in range(T):
+            x = rng.multivariate_normal(self.F @ x, self.Qm)
+            ys.append(self.C @ x + np.sqrt(self.r) * rng.standard_normal(self.r.shape))
+        return np.array(ys)
+
+    def kalman(self, y):
+        """Filtered means/covariances, predicted means/covariances, and log p(y_{1:T}); NaN components missing."""
+        m, P = self.m0, self.P0
+        out = {"m": [], "P": [], "mp": [], "Pp": []}
+        log_lik = 0.0
+        for y_t in y:
+            m, P = self.F @ m, self.F @ P @ self.F.T + self.Qm
+            out["mp"].append(m)
+            out["Pp"].append(P)
+            obs = ~np.isnan(y_t)
+            if obs.any():
+                C, R = self.C[obs], np.diag(self.r[obs])
+                S = C @ P @ C.T + R
+                resid = y_t[obs] - C @ m
+                K = np.linalg.solve(S, C @ P).T
+                log_lik -= 0.5 * (obs.sum() * np.log(2 * np.pi) + np.linalg.slogdet(S)[1]
+                                  + resid @ np.linalg.solve(S, resid))
+                m, P = m + K @ resid, P - K @ C @ P
+            out["m"].append(m)
+            out["P"].append(P)
+        return {k: np.array(v) for k, v in out.items()}, log_lik
+
+    def rts(self, kf):
+        ms, Ps = kf["m"].copy(), kf["P"].copy()
+        for k in range(len(ms) - 2, -1, -1):
+            G = kf["P"][k] @ self.F.T @ np.linalg.inv(kf["Pp"][k + 1])
+            ms[k] = kf["m"][k] + G @ (ms[k + 1] - kf["mp"][k + 1])
+            Ps[k] = kf["P"][k] + G @ (Ps[k + 1] - kf["Pp"][k + 1]) @ G.T
+        return ms, Ps
+
+    def filter(self, y, **kwargs):
+        return particle_filter(self.transition, self.C, self.r, y, None, self.m0, self.P0, **kwargs)
+
+
+def car_model(dt=0.5, qc=1.0, r=0.5):
+    """Constant-velocity car tracking: state (p1, p2, v1, v2), positions observed."""
+    F = np.eye(4)
+    F[0, 2] = F[1, 3] = dt
+    a, b, c = dt**3 / 3, dt**2 / 2, dt
+    Qm = qc * np.array([[a, 0, b, 0], [0, a, 0, b], [b, 0, c, 0], [0, b, 0, c]])
+    return LinearGaussian(F, Qm, np.eye(2, 4), np.full(2, r), np.zeros(4), np.eye(4))
+
+
+def ar2_model():
+    F = np.array([[0.9, 0.2], [-0.1, 0.8]])
+    return LinearGaussian(F, np.array([[0.3, 0.05], [0.05, 0.2]]), np.eye(1, 2), [0.4], np.zeros(2), np.eye(2))
+
+
+@pytest.fixture(scope="module")
+def car():
+    model = car_model()
+    y = model.simulate(50, np.random.default_rng(1))
+    return model, y, model.kalman(y)
+
+
+def assert_filter_close(res, kf, z_max, cov_rtol):
+    """Filtered means within z_max standard errors sd / sqrt(ESS); covariances within cov_rtol of the largest."""
+    sd = np.sqrt(np.diagonal(kf["P"], axis1=1, axis2=2))
+    z = (res.means - kf["m"]) / (sd / np.sqrt(res.ess[:, None]))
+    assert np.abs(z).max() < z_max, np.abs(z).max()
+    assert np.abs(res.covs - kf["P"]).max() < cov_rtol * np.abs(kf["P"]).max()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Particle filter on a linear-Gaussian model
+# ---------------------------------------------------------------------------------------------------------------
+def test_adapted_filter_matches_kalman(car):
+    model, y, (kf, log_lik) = car
+    res = model.filter(y, num_particles=4000, rng=0)
+    assert isinstance(res, FilterResult) and res.num_particles == 4000 and res.num_steps == 50
+    assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.1)
+    assert abs(res.log_likelihood - log_lik) < 0.5
+    np.testing.assert_allclose(res.log_likelihood, res.log_likelihood_steps.sum())
+    np.testing.assert_allclose(np.exp(res.log_weights).sum(), 1.0)
+
+
+def test_bootstrap_filter_close_with_more_particles(car):
+    model, y, (kf, log_lik) = car
+    res = model.filter(y, num_particles=8000, rng=0, proposal="bootstrap")
+    assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.15)
+    assert abs(res.log_likelihood - log_lik) < 1.0
+
+
+def test_log_likelihood_unbiased_in_exp():
+    model = ar2_model()
+    y = model.simulate(10, np.random.default_rng(3))
+    _, log_lik = model.kalman(y)
+    ratios = np.exp([model.filter(y, num_particles=50, rng=s).log_likelihood - log_lik for s in range(60)])
+    assert abs(ratios.mean() - 1.0) < 4.0 * ratios.std() / np.sqrt(len(ratios)) + 0.02
+
+
+def test_resampling_only_below_threshold(car):
+    model, y, _ = car
+    for proposal in ("adapted", "bootstrap"):
+        for thr in (0.0, 0.3, 0.8):
+            res = model.filter(y[:20], num_particles=300, rng=1, proposal=proposal, ess_threshold=thr)
+            np.testing.assert_array_equal(res.resampled, res.ess < thr * 300)
+            assert np.all((res.ess >= 1.0 - 1e-9) & (res.ess <= 300 + 1e-9))
+        assert not model.filter(y[:20], num_particles=300, rng=1, proposal=proposal, ess_threshold=0.0).resampled.any()
+
+
+def test_missing_observations(car):
+    model, y, _ = car
+    y = y[:20].copy()
+    y[[3, 4, 11]] = np.nan  # whole steps missing
+    y[7, 1] = np.nan  # one component missing
+    kf, log_lik = model.kalman(y)
+    for proposal in ("adapted", "bootstrap"):
+        res = model.filter(y, num_particles=3000, rng=2, proposal=proposal, ess_threshold=0.5)
+        assert np.all(res.log_likelihood_steps[[3, 4, 11]] == 0.0)
+        assert res.ess[4] == pytest.approx(res.ess[3]) and not res.resampled[[3, 4, 11]].any()
+        assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.2)
+        assert abs(res.log_likelihood - log_lik) < 0.7
+
+
+def test_initial_particles_and_same_seed(car):
+    model, y, _ = car
+    x0 = np.random.default_rng(5).multivariate_normal(model.m0, model.P0, size=200)
+    a = particle_filter(model.transition, model.C, model.r, y[:10], x0_particles=x0, rng=7)
+    b = particle_filter(model.transition, model.C, np.diag(model.r), y[:10], x0_particles=x0,
+                        rng=np.random.default_rng(7))
+    np.testing.assert_array_equal(a.initial_particles, x0)
+    np.testing.assert_allclose(a.means, b.means, rtol=1e-12)  # diagonal R == the same full R
+    assert a.log_likelihood == pytest.approx(b.log_likelihood, rel=1e-12)
+    c = particle_filter(model.transition, model.C, model.r, y[:10], x0_particles=x0, rng=8)
+    assert not np.allclose(a.means, c.means)
+
+
+def test_systematic_resample_counts():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(10))
+    idx = systematic_resample(np.log(w), rng)
+    counts = np.bincount(idx, minlength=10)
+    assert counts.sum() == 10 and np.all(np.abs(counts - 10 * w) < 1.0)
+    assert np.all(np.diff(idx) >= 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Smoothing
+# ---------------------------------------------------------------------------------------------------------------
+def test_backward_simulation_matches_rts():
+    model = ar2_model()
+    y = model.simulate(30, np.random.default_rng(4))
+    kf, _ = model.kalman(y)
+    ms, Ps = model.rts(kf)
+    res = model.filter(y, num_particles=1000, rng=0, store_particles=True)
+    M = 400
+    traj = backward_simulation(model.transition, res, None, M, rng=1)
+    assert traj.shape == (M, 30, 2)
+    mean, cov = smoothed_moments(traj)
+    sd = np.sqrt(np.diagonal(Ps, axis1=1, axis2=2))
+    assert np.abs((mean - ms) / sd).max() < 6.0 / np.sqrt(M) + 0.1
+    assert np.abs(cov - Ps).max() < 0.25 * np.abs(Ps).max()
+    full = backward_simulation(model.transition, res, None, 5, rng=1, include_initial=True)
+    assert full.shape == (5, 31, 2)
+    assert np.all(np.isin(full[:, 0, 0], res.initial_particles[:, 0]))
+    # same seed, same trajectories
+    np.testing.assert_array_equal(traj, backward_simulation(model.transition, res, None, M, rng=1))
+
+
+def test_ancestors_index_the_parents():
+    # nearly deterministic transition x_t = x_{t-1} + 1: each particle is its parent plus one
+    def shift(x, u_t, k):
+        return x + 1.0, np.broadcast_to(1e-18 * np.eye(2), (x.shape[0], 2, 2))
+
+    y = np.random.default_rng(6).normal(size=(15, 1)) + np.arange(1, 16)[:, None]
+    for proposal in ("adapted", "bootstrap"):
+        res = particle_filter(shift, np.eye(1, 2), [1.0], y, None, np.zeros(2), np.eye(2), num_particles=200, rng=0,
+                              store_particles=True, proposal=proposal, ess_threshold=0.9)
+        assert res.resampled.any()
+        X, anc = res.particles_history, res.ancestors
+        np.testing.assert_allclose(X[0], res.initial_particles[anc[0]] + 1.0, atol=1e-6)
+        for k in range(1, 15):
+            np.testing.assert_allclose(X[k], X[k - 1][anc[k]] + 1.0, atol=1e-6)
+        paths, log_w = ancestral_paths(res)
+        np.testing.assert_array_equal(paths[:, -1], X[-1])
+        np.testing.assert_allclose(np.diff(paths, axis=1), 1.0, atol=1e-6)
+        mean, _ = smoothed_moments(paths, log_w)
+        np.testing.assert_allclose(mean[-1], res.means[-1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# GPSSM glue
+# ---------------------------------------------------------------------------------------------------------------
+def gp_model(residual=False, prssm=False):
+    if prssm:
+        model = gpssm_np.PRSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0)
+    else:
+        model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0,
+                                 mean_function="identity" if residual else "zero")
+    params = model.get_params()
+    params["q_mu"] = np.random.default_rng(1).normal(size=params["q_mu"].shape)  # a GP mean that depends on x
+    model.set_params(params)
+    return model
+
+
+@pytest.mark.parametrize("residual,prssm", [(False, False), (True, False), (False, True)])
+def test_gpssm_transition_matches_direct_computation(residual, prssm):
+    model = gp_model(residual, prssm)
+    spec, p = model.spec, constrain(model.params, model.spec)
+    transition = gpssm_transition(spec, model.params)
+    rng = np.random.default_rng(0)
+    x, u_t = rng.normal(size=(6, 3)), rng.normal(size=1)
+    mean, cov = transition(x, u_t, 0)
+    assert mean.shape == (6, 3) and cov.shape == (6, 3, 3)
+
+    x_in = np.concatenate([x, np.tile(u_t, (6, 1))], axis=1)
+    Kzz = inducing_gram(p, spec, kernel_matrix_reference)
+    alpha, B = conditional_precompute_reference(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
+    Kxz = kernel_matrix_reference(x_in, p["Z"], p["lengthscale"], p["variance"], spec.kernel)
+    m_h, s_h = conditional_moments_reference(Kxz, np.outer(p["variance"], np.ones(6)), alpha, B)
+    expected_mean = m_h.T @ p["A"].T + (x if residual else 0.0)
+    np.testing.assert_allclose(mean, expected_mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cov, lmc_cov_reference(s_h.T, p["A"], p["process_var"]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cov, np.swapaxes(cov, 1, 2))
+
+    C, R = gpssm_emission(spec, model.params)
+    np.testing.assert_array_equal(C, [[1.0, 0.0, 0.0]])
+    np.testing.assert_allclose(R, p["obs_var"])
+
+
+def test_gpssm_filter_and_smoother():
+    model = gp_model(residual=True)
+    rng = np.random.default_rng(2)
+    T = 25
+    u = rng.normal(size=(T, 1))
+    y = np.cumsum(rng.normal(size=(T, 1)), axis=0)
+    y[[4, 9]] = np.nan
+    res, transition = filter_gpssm(model, y, u, num_particles=300, rng=3, store_particles=True)
+    assert res.means.shape == (T, 3) and res.covs.shape == (T, 3, 3) and res.particles.shape == (300, 3)
+    assert res.particles_history.shape == (T, 300, 3) and res.ancestors.shape == (T, 300)
+    for value in (res.means, res.covs, res.ess, res.log_weights, res.particles, res.log_likelihood):
+        assert np.all(np.isfinite(value))
+    np.testing.assert_array_equal(res.resampled, res.ess < 0.5 * 300)
+    assert res.resampled.any() and not res.resampled.all()
+    assert np.all(res.log_likelihood_steps[[4, 9]] == 0.0)
+    again, _ = filter_gpssm(model, y, u, num_particles=300, rng=3, store_particles=True)
+    np.testing.assert_array_equal(res.means, again.means)
+    assert res.log_likelihood == again.log_likelihood
+    p = model.constrained_params()
+    np.testing.assert_allclose(res.initial_particles.mean(axis=0), p["x0_mean"], atol=4 * np.sqrt(p["x0_var"] / 300))
+
+    traj = backward_simulation(transition, res, u, 20, rng=0)
+    assert traj.shape == (20, T, 3) and np.all(np.isfinite(traj))
+    boot, _ = filter_gpssm(model, y, u, num_particles=300, rng=3, proposal="bootstrap")
+    assert np.isfinite(boot.log_likelihood)
+    assert abs(boot.log_likelihood - res.log_likelihood) < 0.1 * abs(res.log_likelihood) + 5.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Input validation
+# ---------------------------------------------------------------------------------------------------------------
+def _pf_call(**overrides):
+    model = ar2_model()
+    args = dict(transition=model.transition, C=model.C, R=model.r, y=np.zeros((5, 1)), u=None, x0_mean=model.m0,
+                x0_cov=model.P0, num_particles=10)
+    args.update(overrides)
+    return particle_filter(**args)
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (dict(transition=3), "transition"),
+    (dict(proposal="optimal"), "proposal"),
+    (dict(ess_threshold=1.5), "ess_threshold"),
+    (dict(ess_threshold=True), "ess_threshold"),
+    (dict(C=np.eye(2)), "R"),
+    (dict(C=np.ones(2)), "C"),
+    (dict(R=[-1.0]), "R"),
+    (dict(R=np.array([[1.0, 2.0], [0.0, 1.0]])), "R"),
+    (dict(y=np.zeros((5, 2))), "y"),
+    (dict(y=np.full((5, 1), np.inf)), "y"),
+    (dict(y=np.zeros((0, 1))), "y"),
+    (dict(u=np.zeros((4, 1))), "u"),
+    (dict(x0_mean=np.zeros(3)), "x0_mean"),
+    (dict(x0_mean=None), "x0_mean"),
+    (dict(x0_cov=-np.ones(2)), "x0_cov"),
+    (dict(x0_cov=np.array([[1.0, 0.0], [0.0, -1.0]])), "x0_cov"),
+    (dict(x0_particles=np.zeros((10, 2))), "x0_particles"),
+    (dict(x0_mean=None, x0_cov=None, x0_particles=np.zeros((10, 3))), "x0_particles"),
+    (dict(x0_mean=None, x0_cov=None, x0_particles=np.zeros((8, 2))), "num_particles"),
+    (dict(num_particles=0), "num_particles"),
+    (dict(rng=-1), "rng"),
+    (dict(transition=lambda x, u, k: (x, x)), "transition"),
+    (dict(transition=lambda x, u, k: (x * np.nan, np.tile(np.eye(2), (len(x), 1, 1)))), "transition"),
+    (dict(transition=lambda x, u, k: (x, np.tile(-np.eye(2), (len(x), 1, 1)))), "transition"),
+])
+def test_particle_filter_validation(overrides, match):
+    with pytest.raises(ValueError, match=match):
+        _pf_call(**overrides)
+
+
+def test_smoother_and_gpssm_validation():
+    model = ar2_model()
+    y = np.zeros((5, 1))
+    res = model.filter(y, num_particles=10)
+    with pytest.raises(ValueError, match="store_particles"):
+        backward_simulation(model.transition, res, None, 5)
+    with pytest.raises(ValueError, match="filter_result"):
+        ancestral_paths(object())
+    stored = model.filter(y, num_particles=10, store_particles=True)
+    with pytest.raises(ValueError, match="num_trajectories"):
+        backward_simulation(model.transition, stored, None, 0)
+    with pytest.raises(ValueError, match="u"):
+        backward_simulation(model.transition, stored, np.zeros((4, 1)), 5)
+    with pytest.raises(ValueError, match="log_weights"):
+        smoothed_moments(np.zeros((3, 5, 2)), np.zeros(2))
+
+    gp = gp_model()
+    with pytest.raises(ValueError, match="spec"):
+        gpssm_transition("spec", gp.params)
+    with pytest.raises(ValueError, match="params"):
+        gpssm_transition(gp.spec, {"Z": gp.params["Z"]})
+    bad = gp.get_params()
+    bad["A"] = np.zeros((2, 2))
+    with pytest.raises(ValueError, match="params\\['A'\\]"):
+        gpssm_emission(gp.spec, bad)
+    transition = gpssm_transition(gp.spec, gp.params)
+    with pytest.raises(ValueError, match="x_prev"):
+        transition(np.zeros((4, 2)), np.zeros(1), 0)
+    with pytest.raises(ValueError, match="u_t"):
+        transition(np.zeros((4, 3)), None, 0)
+    with pytest.raises(ValueError, match="u_t"):
+        transition(np.zeros((4, 3)), np.zeros(2), 0)
+    with pytest.raises(ValueError, match="model"):
+        filter_gpssm(object(), y)
+    with pytest.raises(ValueError, match="u"):
+        filter_gpssm(gp, y)
