@@ -97,7 +97,15 @@ def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
     raise ValueError(f"kl_weighting: expected one of {KL_WEIGHTINGS}, got {kl_weighting!r}")
 
 
-def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None):
+def initial_state(params, spec, y, u, backend="fused", recognition=None):
+    """q(x0) for each of the B sequences: (mean, var), each (B, d_x) or (1, d_x) for the free Gaussian."""
+    if recognition is not None:
+        return recognition.q_x0(params, y, u, backend)
+    p = constrain(params, spec)
+    return p["x0_mean"][None], p["x0_var"][None]
+
+
+def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None, recognition=None):
     """ELBO of B sequences (see the module docstring).
 
     Parameters
@@ -110,6 +118,8 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
         d_u may be 0.
     noise : Noise
         From :func:`draw_noise` with the same B and T.
+    recognition : recognition network or None
+        Gives q(x0) from each window (``recognition.py``); None for the free Gaussian q(x0) of ``params``.
     """
     kernel_fn, precompute_fn, rollout_fn = _BACKEND_FUNCTIONS[check_backend(backend)]
     p = constrain(params, spec)
@@ -120,9 +130,11 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     alpha, B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
     kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
 
-    # q(x0) = N(x0_mean, diag x0_var), one free Gaussian shared by the sequences
-    x0 = p["x0_mean"] + anp.sqrt(p["x0_var"]) * noise.eps0  # (N, d_x)
-    kl_x0 = kl_diag_standard_normal(p["x0_mean"], p["x0_var"])
+    # q(x0) = N(m0, diag v0) per sequence; particle n belongs to sequence n // S
+    m0, v0 = initial_state(params, spec, y, u, backend, recognition)  # (B or 1, d_x)
+    repeats = S if m0.shape[0] == nseq else S * nseq
+    x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
+    kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
 
     X = rollout_fn(x0, u, p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], anp.sqrt(p["process_var"]),
                    noise.eps_h, noise.eps_x, spec.kernel, spec.residual)  # (T, N, d_x)

@@ -14,11 +14,12 @@ q_sqrt          (Q, M, M)                its Cholesky factor; only the lower tri
 A               (d_x, Q)                 LMC mixing matrix (ODGPSSM only; PRSSM has A = I)
 process_noise   (d_x,)                   diagonal of Q = positive(raw)
 obs_noise       (d_y,)                   diagonal of R = positive(raw)
-x0_mean         (d_x,)                   mean of the free Gaussian q(x0)
+x0_mean         (d_x,)                   mean of the free Gaussian q(x0) (absent with a recognition network)
 x0_var          (d_x,)                   its diagonal covariance = positive(raw)
 ==============  =======================  ==========================================================
 
-positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``).
+positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
+``rec_*`` parameters (``recognition.py``).
 """
 from dataclasses import dataclass
 
@@ -53,6 +54,7 @@ class GPSSMSpec:
     residual: bool = False
     shared_inducing: bool = True
     independent: bool = False  # A = I, Q = d_x (PRSSM)
+    free_x0: bool = True  # q(x0) a free Gaussian (x0_mean, x0_var); False when a recognition network gives it
 
     def __post_init__(self):
         for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
@@ -83,9 +85,10 @@ class GPSSMSpec:
             "q_sqrt": (Q, M, M),
             "process_noise": (self.dim_x,),
             "obs_noise": (self.dim_y,),
-            "x0_mean": (self.dim_x,),
-            "x0_var": (self.dim_x,),
         }
+        if self.free_x0:
+            shapes["x0_mean"] = (self.dim_x,)
+            shapes["x0_var"] = (self.dim_x,)
         if not self.independent:
             shapes["A"] = (self.dim_x, Q)
         return shapes
@@ -110,12 +113,14 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
         "Z": rng.uniform(-inducing_range, inducing_range, size=shapes["Z"]),
         "q_mu": 1e-3 * rng.normal(size=shapes["q_mu"]),
         "q_sqrt": np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1)),
-        "x0_mean": np.zeros(spec.dim_x),
     }
+    if spec.free_x0:
+        params["x0_mean"] = np.zeros(spec.dim_x)
     if not spec.independent:
         params["A"] = rng.normal(size=shapes["A"])
     for name in ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var"):
-        params[name] = np.broadcast_to(positive_inverse(values[name]), shapes[name]).copy()
+        if name in shapes:
+            params[name] = np.broadcast_to(positive_inverse(values[name]), shapes[name]).copy()
     if not spec.whiten:
         from .gp import inducing_gram  # deferred: gp builds on this module
 
@@ -130,7 +135,7 @@ def constrain(params, spec):
     Z = params["Z"]
     if spec.shared_inducing:
         Z = Z[None] + anp.zeros((spec.num_latent, 1, 1))  # (Q, M, D), gradients summed over q
-    return {
+    constrained = {
         "Z": Z,
         "lengthscale": positive(params["lengthscale"]),
         "variance": positive(params["variance"]),
@@ -139,6 +144,8 @@ def constrain(params, spec):
         "A": np.eye(spec.dim_x) if spec.independent else params["A"],
         "process_var": positive(params["process_noise"]),
         "obs_var": positive(params["obs_noise"]),
-        "x0_mean": params["x0_mean"],
-        "x0_var": positive(params["x0_var"]),
     }
+    if spec.free_x0:
+        constrained["x0_mean"] = params["x0_mean"]
+        constrained["x0_var"] = positive(params["x0_var"])
+    return constrained

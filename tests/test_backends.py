@@ -24,6 +24,10 @@ CONFIGS = [
     dict(cls="ODGPSSM", kernel="se", whiten=False, mean_function="identity", shared_inducing=False),
     dict(cls="ODGPSSM", kernel="matern52", whiten=False, mean_function="zero", shared_inducing=True, num_latent=2),
     dict(cls="PRSSM", kernel="se", whiten=True, mean_function="identity", shared_inducing=True),
+    dict(cls="ODGPSSM", kernel="matern52", whiten=True, mean_function="zero", shared_inducing=True,
+         recognition="lstm", recognition_options={"hidden": 5}),
+    dict(cls="PRSSM", kernel="matern52", whiten=True, mean_function="zero", shared_inducing=True,
+         recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4}),
 ]
 
 

@@ -14,7 +14,8 @@ from .. import _validation as check
 from ..datasets import windows
 from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..optim import Adam
-from ..params import GPSSMSpec, constrain, init_params
+from ..params import constrain, init_params
+from ..recognition import LSTMRecognition, MLPRecognition
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,12 @@ class GPSSM:
         How the ELBO and its gradient are computed (``inference`` module docstring); all give the same numbers.
     kl_weighting : {"unbiased", "paper"}
         Weighting of the KL terms (``inference`` module docstring).
+    recognition : {None, "lstm", "mlp"}
+        q(x0): a free Gaussian (None; one for all sequences), the authors' LSTM over the reversed window, or a
+        PR-SSM-style MLP over the window's first steps (``recognition`` module). ``spec.free_x0`` must be
+        ``recognition is None``.
+    recognition_options : dict, optional
+        Keyword arguments of the recognition network (hidden, num_layers / num_steps).
     **init
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
         obs_noise, x0_var, inducing_range).
@@ -44,13 +51,18 @@ class GPSSM:
         Training loss per Adam step (set by :meth:`fit`).
     """
 
-    def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", **init):
+    def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
+                 recognition_options=None, **init):
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
         self.kl_weighting = kl_weighting
         self.seed = check.seed(seed)
-        self.params = init_params(spec, np.random.default_rng(seed), **init)
+        self.recognition = make_recognition(recognition, spec, recognition_options)
+        rng = np.random.default_rng(seed)
+        self.params = init_params(spec, rng, **init)
+        if self.recognition is not None:
+            self.params.update(self.recognition.init_params(rng))
         self.history_ = []
 
     # -- parameters ------------------------------------------------------------------------------------------
@@ -58,9 +70,16 @@ class GPSSM:
         """Copies of the unconstrained parameters, name -> ndarray."""
         return {name: value.copy() for name, value in self.params.items()}
 
+    def param_shapes(self):
+        """Name -> shape of every unconstrained parameter (transition, emission, q(x0) or its network)."""
+        shapes = self.spec.param_shapes()
+        if self.recognition is not None:
+            shapes.update(self.recognition.param_shapes())
+        return shapes
+
     def set_params(self, params):
         """Replace the parameters with ``params`` (same names and shapes as :meth:`get_params`)."""
-        shapes = self.spec.param_shapes()
+        shapes = self.param_shapes()
         if not isinstance(params, dict) or set(params) != set(shapes):
             got = sorted(params) if isinstance(params, dict) else type(params).__name__
             raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
@@ -91,7 +110,7 @@ class GPSSM:
         kl_weighting = kl_weighting or self.kl_weighting
 
         def objective(params):
-            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows)
+            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition)
 
         return objective
 
@@ -147,7 +166,7 @@ class GPSSM:
 
                 def loss(params):
                     return -scale * elbo(params, spec, y_b, u_b, noise, self.backend, self.kl_weighting,
-                                         num_windows)
+                                         num_windows, self.recognition)
 
                 value, grads = value_and_grad(loss)(self.params)
                 self.params = optimizer.step(self.params, _without(grads, frozen))
@@ -180,7 +199,8 @@ class GPSSM:
                              f"and {x_next.shape}")
         u = check.inputs(u, (len(x_prev),), spec.dim_u, "x_prev")
         iterations = check.positive_int(iterations, "iterations")
-        frozen = self._check_fixed(fixed) + ("obs_noise", "x0_mean", "x0_var")
+        frozen = self._check_fixed(fixed) + tuple(
+            name for name in self.params if name in ("obs_noise", "x0_mean", "x0_var") or name.startswith("rec_"))
         optimizer = Adam(lr=check.positive_float(lr, "lr"))
         scale = 1.0 / len(x_prev)
 
@@ -196,3 +216,19 @@ class GPSSM:
 def _without(grads, frozen):
     """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
+
+
+RECOGNITION_NETWORKS = {"lstm": LSTMRecognition, "mlp": MLPRecognition}
+
+
+def make_recognition(kind, spec, options=None):
+    """The recognition network ``kind`` (None, "lstm" or "mlp") for a model with ``spec``."""
+    if kind is None:
+        if not spec.free_x0:
+            raise ValueError("recognition: spec.free_x0 is False, so a recognition network ('lstm' or 'mlp') is needed")
+        return None
+    if kind not in RECOGNITION_NETWORKS:
+        raise ValueError(f"recognition: expected None, 'lstm' or 'mlp', got {kind!r}")
+    if spec.free_x0:
+        raise ValueError("recognition: a recognition network replaces the free q(x0); build the spec with free_x0=False")
+    return RECOGNITION_NETWORKS[kind](spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))

@@ -28,11 +28,13 @@ class ODGPSSM(GPSSM):
 
     def __init__(self, dim_x, dim_y, dim_u=0, num_latent=None, num_inducing=20, kernel="matern52",
                  shared_inducing=True, whiten=True, mean_function="zero", seed=0, backend="fused",
-                 kl_weighting="unbiased", **init):
+                 kl_weighting="unbiased", recognition=None, recognition_options=None, **init):
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,
-                         residual=residual_flag(mean_function), shared_inducing=shared_inducing, independent=False)
-        super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, **init)
+                         residual=residual_flag(mean_function), shared_inducing=shared_inducing, independent=False,
+                         free_x0=recognition is None)
+        super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
+                         recognition_options=recognition_options, **init)
 
 
 def residual_flag(mean_function):
