@@ -184,15 +184,16 @@ class MLPRecognition(_Recognition):
         return dict(super().get_config(), num_steps=self.num_steps)
 
 
-_KINDS = {cls.kind: cls for cls in (LSTMRecognition, MLPRecognition)}
+#: Recognition networks by their ``kind``.
+NETWORKS = {cls.kind: cls for cls in (LSTMRecognition, MLPRecognition)}
 
 
 def recognition_from_config(config):
     """Rebuild a recognition network from :meth:`get_config`'s dict."""
-    if not isinstance(config, dict) or config.get("kind") not in _KINDS:
+    if not isinstance(config, dict) or config.get("kind") not in NETWORKS:
         kind = config.get("kind") if isinstance(config, dict) else None
-        raise ValueError(f"config: expected a dict with 'kind' in {sorted(_KINDS)}, got kind {kind!r}")
-    cls = _KINDS[config["kind"]]
+        raise ValueError(f"config: expected a dict with 'kind' in {sorted(NETWORKS)}, got kind {kind!r}")
+    cls = NETWORKS[config["kind"]]
     kwargs = {k: v for k, v in config.items() if k != "kind"}
     try:
         return cls(**kwargs)

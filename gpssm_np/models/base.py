@@ -12,10 +12,12 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from ..datasets import windows
+from ..filtering import backward_simulation, filter_gpssm, gpssm_transition
+from ..forecast import free_run, make_forecast
 from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..optim import Adam
 from ..params import constrain, init_params
-from ..recognition import LSTMRecognition, MLPRecognition
+from ..recognition import NETWORKS
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,23 @@ class GPSSM:
         if self.recognition is not None:
             self.params.update(self.recognition.init_params(rng))
         self.history_ = []
+        self.output_scaling = None
+
+    def get_config(self):
+        """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
+        (with freshly initialised parameters)."""
+        s = self.spec
+        config = {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
+                  "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
+                  "mean_function": "identity" if s.residual else "zero", "seed": self.seed, "backend": self.backend,
+                  "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None}
+        if not s.independent:
+            config["num_latent"] = s.num_latent
+        if self.recognition is not None:
+            rec = self.recognition.get_config()
+            config["recognition"] = rec["kind"]
+            config["recognition_options"] = {k: v for k, v in rec.items() if k not in ("kind", "dim_x", "dim_y", "dim_u")}
+        return config
 
     # -- parameters ------------------------------------------------------------------------------------------
     def get_params(self):
@@ -97,6 +116,25 @@ class GPSSM:
         """The parameters as the model uses them (positive values, Z as (Q, M, D), A = I for PRSSM)."""
         return {name: np.asarray(value) for name, value in constrain(self.params, self.spec).items()}
 
+    def set_output_scaling(self, mean, std):
+        """Record the output standardisation y_standardised = (y - mean) / std so that forecasts can be shown in
+        original units (``Forecast.in_original_units``). ``mean``, ``std``: (d_y,)."""
+        mean = check.finite_array(np.atleast_1d(mean), "mean", (1,))
+        std = check.finite_array(np.atleast_1d(std), "std", (1,))
+        if mean.shape != (self.spec.dim_y,) or std.shape != (self.spec.dim_y,) or np.any(std <= 0):
+            raise ValueError(f"mean, std: expected two arrays of shape ({self.spec.dim_y},) with std > 0")
+        self.output_scaling = (mean, std)
+        return self
+
+    def _extra_state(self):
+        if self.output_scaling is None:
+            return {}
+        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
+
+    def _set_extra_state(self, state):
+        if "y_mean" in state:
+            self.set_output_scaling(state["y_mean"], state["y_std"])
+
     # -- ELBO ------------------------------------------------------------------------------------------------
     def _objective(self, y, u, num_samples, seed, backend, kl_weighting, num_windows):
         spec = self.spec
@@ -128,6 +166,76 @@ class GPSSM:
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
         value, grad = value_and_grad(objective)(self.params)
         return float(value), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+
+    # -- latent states and forecasts ------------------------------------------------------------------------
+    def q_x0(self, y=None, u=None):
+        """Mean and variance (each (d_x,)) of q(x0): the free Gaussian, or the recognition network applied to the
+        window y (T, d_y) with inputs u (T, d_u)."""
+        if self.recognition is None:
+            p = constrain(self.params, self.spec)
+            return np.asarray(p["x0_mean"]), np.asarray(p["x0_var"])
+        if y is None:
+            raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        mean, var = self.recognition.q_x0(self.params, y[:1], u[:1])
+        return np.asarray(mean)[0], np.asarray(var)[0]
+
+    def filter(self, y, u=None, num_particles=1000, seed=0, init_window=50, **kwargs):
+        """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
+        covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
+        recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
+        :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles)."""
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        y, u = y[0], u[0]
+        init_window = check.positive_int(init_window, "init_window")
+        mean, var = self.q_x0(y[:init_window], u[:init_window])
+        result, _ = filter_gpssm(self, y, u if self.spec.dim_u else None, check.positive_int(num_particles,
+                                 "num_particles"), x0_mean=mean, x0_cov=np.diag(var),
+                                 rng=np.random.default_rng(seed), **kwargs)
+        return result
+
+    def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
+        """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""
+        result = self.filter(y, u, num_particles, seed, init_window, store_particles=True)
+        _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        return backward_simulation(gpssm_transition(self.spec, self.params), result, u[0] if self.spec.dim_u else None,
+                                   check.positive_int(num_trajectories, "num_trajectories"),
+                                   np.random.default_rng(seed + 1))
+
+    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
+                 num_particles=1000, init_window=50):
+        """Free-running forecast (``forecast`` module) with known future inputs ``u_future`` (T, d_u).
+
+        The initial state comes from, in order: ``x0 = (mean, var)`` if given; a particle filter over ``y_past``
+        (with ``u_past``) if given, which uses no data after the forecast origin (``num_particles`` particles,
+        ``num_samples`` of them drawn by weight); else q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose
+        q(x0) is a recognition network. For an autonomous model (d_u = 0) give ``steps`` instead of u_future.
+        Returns a :class:`gpssm_np.forecast.Forecast`.
+        """
+        spec = self.spec
+        num_samples = check.positive_int(num_samples, "num_samples")
+        rng = np.random.default_rng(check.seed(seed))
+        if spec.dim_u > 0:
+            if u_future is None:
+                raise ValueError(f"u_future: the model has dim_u = {spec.dim_u} inputs, got None")
+            u_future = check.finite_array(u_future, "u_future", (2,))
+            if u_future.shape[1] != spec.dim_u:
+                raise ValueError(f"u_future: expected shape (T, {spec.dim_u}), got {u_future.shape}")
+        else:
+            u_future = np.zeros((check.positive_int(steps, "steps"), 0))
+        if x0 is not None:
+            mean, var = (np.asarray(a, dtype=np.float64) for a in x0)
+            x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
+        elif y_past is not None:
+            result = self.filter(y_past, u_past, num_particles, seed, init_window)
+            weights = np.exp(result.log_weights - np.max(result.log_weights))
+            x0_particles = result.particles[rng.choice(len(weights), num_samples, p=weights / weights.sum())]
+        else:
+            mean, var = self.q_x0() if self.recognition is None else (np.zeros(spec.dim_x), np.ones(spec.dim_x))
+            x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
+        states = free_run(spec, self.params, x0_particles, u_future, rng)
+        scaling = self.output_scaling or (None, None)
+        return make_forecast(spec, self.params, states, *scaling)
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
@@ -218,17 +326,14 @@ def _without(grads, frozen):
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 
 
-RECOGNITION_NETWORKS = {"lstm": LSTMRecognition, "mlp": MLPRecognition}
-
-
 def make_recognition(kind, spec, options=None):
     """The recognition network ``kind`` (None, "lstm" or "mlp") for a model with ``spec``."""
     if kind is None:
         if not spec.free_x0:
             raise ValueError("recognition: spec.free_x0 is False, so a recognition network ('lstm' or 'mlp') is needed")
         return None
-    if kind not in RECOGNITION_NETWORKS:
+    if kind not in NETWORKS:
         raise ValueError(f"recognition: expected None, 'lstm' or 'mlp', got {kind!r}")
     if spec.free_x0:
         raise ValueError("recognition: a recognition network replaces the free q(x0); build the spec with free_x0=False")
-    return RECOGNITION_NETWORKS[kind](spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))
+    return NETWORKS[kind](spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))

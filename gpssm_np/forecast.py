@@ -1,0 +1,81 @@
+r"""Free-running forecasts with a trained GPSSM, and the :class:`Forecast` they return.
+
+A forecast of T steps with known inputs u_{1:T} starts from S particles x_0^(s) (from q(x0), from a particle filter
+over past data, or given) and samples x_t^(s) ~ q(x_t | x_{t-1}^(s)) = N(mu + A m_h, A S_h A^T + Q) (paper Eq.
+state_conditional; ``ops.rollout``), no observation being assimilated. The point forecast is the particle mean of
+the noise-free output C x_t (the authors' evaluation, research/odgpssm_reference.md s8); the predictive
+distribution of y_t is summarised by a Gaussian with the particle mean and variance of C x_t plus the observation
+noise R.
+"""
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from .gp import inducing_gram
+from .metrics import gaussian_interval
+from .ops.conditional import conditional_precompute
+from .ops.rollout import rollout
+from .params import constrain
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """Samples of a forecast and their Gaussian summary.
+
+    Attributes
+    ----------
+    samples : ndarray (S, T, d_y)
+        Particle samples of the noise-free output C x_t.
+    states : ndarray (S, T, d_x)
+        The latent state samples x_t.
+    obs_var : ndarray (d_y,)
+        Observation noise variances R, added to the predictive variance.
+    y_mean, y_std : ndarray (d_y,) or None
+        Output standardisation of the model, when known; :meth:`in_original_units` uses it.
+    """
+
+    samples: np.ndarray
+    states: np.ndarray
+    obs_var: np.ndarray
+    y_mean: Optional[np.ndarray] = None
+    y_std: Optional[np.ndarray] = None
+
+    @property
+    def mean(self):
+        """Point forecast (T, d_y): the particle mean of C x_t."""
+        return self.samples.mean(axis=0)
+
+    @property
+    def std(self):
+        """Predictive standard deviation of y_t (T, d_y): sqrt(particle variance of C x_t + R)."""
+        return np.sqrt(self.samples.var(axis=0) + self.obs_var)
+
+    def interval(self, level=0.95):
+        """Central predictive interval (lower, upper), each (T, d_y), of the Gaussian N(mean, std^2)."""
+        return gaussian_interval(self.mean, self.std, level)
+
+    def in_original_units(self):
+        """The same forecast with outputs mapped back through y = y_std * y_standardised + y_mean."""
+        if self.y_mean is None or self.y_std is None:
+            raise ValueError("forecast: the model has no output scaling; call model.set_output_scaling(mean, std)")
+        return replace(self, samples=self.samples * self.y_std + self.y_mean, obs_var=self.obs_var * self.y_std**2,
+                       y_mean=None, y_std=None)
+
+
+def free_run(spec, params, x0, u, rng):
+    """Sample x_{1:T} for each row of x0 (S, d_x) with inputs u (T, d_u); returns states (S, T, d_x)."""
+    p = {name: np.asarray(value) for name, value in constrain(params, spec).items()}
+    alpha, B = conditional_precompute(inducing_gram(p, spec), p["q_mu"], p["q_sqrt"], spec.whiten)
+    S, T = x0.shape[0], u.shape[0]
+    eps_h = rng.standard_normal((T, S, spec.num_latent))
+    eps_x = rng.standard_normal((T, S, spec.dim_x))
+    X = rollout(x0, u[None], p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], np.sqrt(p["process_var"]),
+                eps_h, eps_x, spec.kernel, spec.residual)  # (T, S, d_x)
+    return np.ascontiguousarray(np.transpose(X, (1, 0, 2)))
+
+
+def make_forecast(spec, params, states, y_mean=None, y_std=None):
+    """Wrap state samples (S, T, d_x) as a :class:`Forecast` (C = [I, 0], R from params)."""
+    obs_var = np.asarray(constrain(params, spec)["obs_var"])
+    return Forecast(samples=states[:, :, :spec.dim_y], states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std)

@@ -1,0 +1,28 @@
+"""Point and probabilistic forecast scores (pure NumPy). y, mean, std: arrays of the same shape (T, d_y)."""
+import numpy as np
+from scipy.stats import norm
+
+
+def rmse(y, mean):
+    """Root mean squared error over all entries."""
+    return float(np.sqrt(np.mean((np.asarray(y) - np.asarray(mean)) ** 2)))
+
+
+def nlpd(y, mean, std):
+    """Mean negative log predictive density of y under independent Gaussians N(mean, std^2) (per entry)."""
+    y, mean, std = (np.asarray(a, dtype=np.float64) for a in (y, mean, std))
+    return float(np.mean(0.5 * np.log(2 * np.pi * std**2) + 0.5 * ((y - mean) / std) ** 2))
+
+
+def coverage(y, lower, upper):
+    """Fraction of entries of y inside [lower, upper]."""
+    y = np.asarray(y)
+    return float(np.mean((y >= lower) & (y <= upper)))
+
+
+def gaussian_interval(mean, std, level=0.95):
+    """Central interval of N(mean, std^2) with probability ``level``: mean -+ z std, z = Phi^{-1}((1 + level) / 2)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
+    z = norm.ppf(0.5 + 0.5 * level)
+    return mean - z * std, mean + z * std
