@@ -45,7 +45,8 @@ components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve
 
 GPSSM glue: :func:`gpssm_transition` builds the transition-moments function of a sparse-GP state-space model from
 its unconstrained parameters (``params`` module) with the package's numpy ops, :func:`gpssm_emission` gives
-(C, R) = ([I_{d_y}, 0], diag r), and :func:`filter_gpssm` runs the filter from q(x_0) = N(x0_mean, diag x0_var).
+(C, R) = ([I_{d_y}, 0], diag r), and :func:`filter_gpssm` runs the filter from the model's q(x_0) (the free
+Gaussian N(x0_mean, diag x0_var), or the recognition network's).
 """
 import logging
 import numbers
@@ -230,10 +231,10 @@ def _check_emission(C, R):
 
 def _check_observations(y, u, d_y):
     """y (T, d_y) with NaN allowed (missing) but no inf; u (T, d_u) finite or None."""
-    try:
-        y = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"y: expected a numeric array, got {type(y).__name__}") from None
+    y = np.asarray(y)
+    if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
+        raise ValueError(f"y: expected a numeric array, got dtype {y.dtype}")
+    y = y.astype(np.float64)
     if y.ndim != 2 or y.shape[1] != d_y or y.shape[0] == 0:
         raise ValueError(f"y: expected shape (T, {d_y}) with T >= 1, got {y.shape}")
     if np.any(np.isinf(y)):
@@ -587,7 +588,8 @@ def gpssm_transition(spec, params):
     ----------
     spec : GPSSMSpec
     params : dict
-        Unconstrained parameters (``GPSSM.params``); copied, so later changes to the dict have no effect.
+        Unconstrained parameters (``GPSSM.params``; extra entries such as a recognition network's ``rec_*`` are
+        ignored); copied, so later changes to the dict have no effect.
 
     Returns
     -------
@@ -634,21 +636,44 @@ def gpssm_emission(spec, params):
 
 
 def filter_gpssm(model, y, u=None, num_particles=1000, **kwargs):
-    """:func:`particle_filter` for a GPSSM (anything with ``.spec`` and ``.params``, e.g. :class:`gpssm_np.ODGPSSM`),
-    started from its q(x_0) = N(x0_mean, diag x0_var). ``kwargs`` go to :func:`particle_filter` (rng,
-    ess_threshold, proposal, store_particles). Returns (FilterResult, transition) so that the caller can smooth
-    or forecast with the same transition."""
+    """:func:`particle_filter` for a GPSSM (anything with ``.spec`` and ``.params``, e.g. :class:`gpssm_np.ODGPSSM`).
+
+    The filter starts from the model's q(x_0): the free Gaussian N(x0_mean, diag x0_var), or, for a model with a
+    recognition network (``spec.free_x0`` False), the network's q(x_0 | y, u) for the whole sequence (y must
+    then be complete). Giving ``x0_mean`` and ``x0_cov``, or ``x0_particles``, in ``kwargs`` overrides it. The
+    other ``kwargs`` go to :func:`particle_filter` (rng, ess_threshold, proposal, store_particles).
+
+    Returns (FilterResult, transition), so that the caller can smooth or forecast with the same transition.
+    """
     spec, params = getattr(model, "spec", None), getattr(model, "params", None)
-    if spec is None or params is None:
-        raise ValueError(f"model: expected an object with .spec and .params, got {type(model).__name__}")
-    transition = gpssm_transition(spec, params)
-    C, R = gpssm_emission(spec, params)
-    p = _constrained(spec, params)
+    if not isinstance(spec, GPSSMSpec) or not isinstance(params, dict):
+        raise ValueError(f"model: expected an object with .spec (GPSSMSpec) and .params (dict), "
+                         f"got {type(model).__name__}")
     if spec.dim_u > 0 and u is None:
         raise ValueError(f"u: the model has dim_u = {spec.dim_u} inputs, got u=None")
     if spec.dim_u == 0 and u is not None and np.size(u) > 0:
         raise ValueError(f"u: the model has no inputs (dim_u = 0), got an array of shape {np.shape(u)}")
     u = None if spec.dim_u == 0 else u
-    result = particle_filter(transition, C, R, y, u, p["x0_mean"], p["x0_var"], num_particles=num_particles,
-                             **kwargs)
+    transition = gpssm_transition(spec, params)
+    C, R = gpssm_emission(spec, params)
+    if not any(kwargs.get(name) is not None for name in ("x0_mean", "x0_cov", "x0_particles")):
+        kwargs["x0_mean"], kwargs["x0_cov"] = _q_x0(model, spec, params, y, u)
+    result = particle_filter(transition, C, R, y, u, num_particles=num_particles, **kwargs)
     return result, transition
+
+
+def _q_x0(model, spec, params, y, u):
+    """Mean and diagonal variances of the model's q(x_0) (module docstring of :func:`filter_gpssm`)."""
+    if spec.free_x0:
+        p = _constrained(spec, params)
+        return p["x0_mean"], p["x0_var"]
+    recognition = getattr(model, "recognition", None)
+    if recognition is None:
+        raise ValueError("model: spec.free_x0 is False but the model has no recognition network; pass x0_mean "
+                         "and x0_cov (or x0_particles)")
+    y, u = _check_observations(y, u, spec.dim_y)
+    if np.any(np.isnan(y)):
+        raise ValueError("y: the recognition network of q(x0) needs complete outputs; pass x0_mean and x0_cov "
+                         "(or x0_particles) to filter with missing values")
+    mean, var = recognition.q_x0(params, y, u)
+    return np.asarray(mean, dtype=np.float64)[0], np.asarray(var, dtype=np.float64)[0]

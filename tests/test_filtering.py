@@ -64,7 +64,7 @@ class LinearGaussian:
         return particle_filter(self.transition, self.C, self.r, y, None, self.m0, self.P0, **kwargs)
 
 
-def car_model(dt=0.5, qc=1.0, r=0.5):
+def car_model(dt=0.1, qc=1.0, r=0.5):
     """Constant-velocity car tracking: state (p1, p2, v1, v2), positions observed."""
     F = np.eye(4)
     F[0, 2] = F[1, 3] = dt
@@ -78,18 +78,29 @@ def ar2_model():
     return LinearGaussian(F, np.array([[0.3, 0.05], [0.05, 0.2]]), np.eye(1, 2), [0.4], np.zeros(2), np.eye(2))
 
 
-@pytest.fixture(scope="module")
-def car():
-    model = car_model()
-    y = model.simulate(50, np.random.default_rng(1))
+def with_data(model, T=50, seed=1):
+    """(model, simulated y (T, d_y), (Kalman filter moments, exact log-likelihood))."""
+    y = model.simulate(T, np.random.default_rng(seed))
     return model, y, model.kalman(y)
 
 
-def assert_filter_close(res, kf, z_max, cov_rtol):
-    """Filtered means within z_max standard errors sd / sqrt(ESS); covariances within cov_rtol of the largest."""
-    sd = np.sqrt(np.diagonal(kf["P"], axis1=1, axis2=2))
-    z = (res.means - kf["m"]) / (sd / np.sqrt(res.ess[:, None]))
-    assert np.abs(z).max() < z_max, np.abs(z).max()
+@pytest.fixture(scope="module")
+def car():
+    return with_data(car_model())
+
+
+@pytest.fixture(scope="module")
+def ar2():
+    return with_data(ar2_model())
+
+
+def assert_filter_close(res, kf, cov_rtol=0.2):
+    """Filtered means: root-mean-square error below 4 Monte Carlo units sd / sqrt(N) (resampling inflates the
+    variance of a weighted mean by a factor of a few; measured 1.1 to 3 on these models) and no error above
+    0.25 sd. Covariances within cov_rtol of the largest entry."""
+    err = (res.means - kf["m"]) / np.sqrt(np.diagonal(kf["P"], axis1=1, axis2=2))
+    assert np.sqrt(np.mean(err**2) * res.num_particles) < 4.0
+    assert np.abs(err).max() < 0.25
     assert np.abs(res.covs - kf["P"]).max() < cov_rtol * np.abs(kf["P"]).max()
 
 
@@ -100,8 +111,8 @@ def test_adapted_filter_matches_kalman(car):
     model, y, (kf, log_lik) = car
     res = model.filter(y, num_particles=4000, rng=0)
     assert isinstance(res, FilterResult) and res.num_particles == 4000 and res.num_steps == 50
-    assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.1)
-    assert abs(res.log_likelihood - log_lik) < 0.5
+    assert_filter_close(res, kf)
+    assert abs(res.log_likelihood - log_lik) < 0.75  # Monte Carlo sd about 0.2 here
     np.testing.assert_allclose(res.log_likelihood, res.log_likelihood_steps.sum())
     np.testing.assert_allclose(np.exp(res.log_weights).sum(), 1.0)
 
@@ -109,13 +120,20 @@ def test_adapted_filter_matches_kalman(car):
 def test_bootstrap_filter_close_with_more_particles(car):
     model, y, (kf, log_lik) = car
     res = model.filter(y, num_particles=8000, rng=0, proposal="bootstrap")
-    assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.15)
-    assert abs(res.log_likelihood - log_lik) < 1.0
+    assert_filter_close(res, kf)
+    assert abs(res.log_likelihood - log_lik) < 0.5
 
 
-def test_log_likelihood_unbiased_in_exp():
-    model = ar2_model()
-    y = model.simulate(10, np.random.default_rng(3))
+def test_adapted_log_likelihood_on_ar2(ar2):
+    model, y, (kf, log_lik) = ar2
+    res = model.filter(y, num_particles=4000, rng=0)
+    assert_filter_close(res, kf)
+    assert abs(res.log_likelihood - log_lik) < 0.5  # Monte Carlo sd about 0.12 here
+
+
+def test_log_likelihood_unbiased_in_exp(ar2):
+    model, y, _ = ar2
+    y = y[:10]
     _, log_lik = model.kalman(y)
     ratios = np.exp([model.filter(y, num_particles=50, rng=s).log_likelihood - log_lik for s in range(60)])
     assert abs(ratios.mean() - 1.0) < 4.0 * ratios.std() / np.sqrt(len(ratios)) + 0.02
@@ -141,8 +159,8 @@ def test_missing_observations(car):
         res = model.filter(y, num_particles=3000, rng=2, proposal=proposal, ess_threshold=0.5)
         assert np.all(res.log_likelihood_steps[[3, 4, 11]] == 0.0)
         assert res.ess[4] == pytest.approx(res.ess[3]) and not res.resampled[[3, 4, 11]].any()
-        assert_filter_close(res, kf, z_max=6.0, cov_rtol=0.2)
-        assert abs(res.log_likelihood - log_lik) < 0.7
+        assert_filter_close(res, kf)
+        assert abs(res.log_likelihood - log_lik) < 0.5
 
 
 def test_initial_particles_and_same_seed(car):
@@ -180,9 +198,11 @@ def test_backward_simulation_matches_rts():
     traj = backward_simulation(model.transition, res, None, M, rng=1)
     assert traj.shape == (M, 30, 2)
     mean, cov = smoothed_moments(traj)
-    sd = np.sqrt(np.diagonal(Ps, axis1=1, axis2=2))
-    assert np.abs((mean - ms) / sd).max() < 6.0 / np.sqrt(M) + 0.1
-    assert np.abs(cov - Ps).max() < 0.25 * np.abs(Ps).max()
+    # errors in units of the smoothed sd: RMS below 3 Monte Carlo units 1 / sqrt(M) (measured 1.1 to 1.9 over
+    # seeds), none above 0.3; covariances within 35% of the largest entry (sampling error of 400 draws alone ~7%)
+    err = (mean - ms) / np.sqrt(np.diagonal(Ps, axis1=1, axis2=2))
+    assert np.sqrt(np.mean(err**2) * M) < 3.0 and np.abs(err).max() < 0.3
+    assert np.abs(cov - Ps).max() < 0.35 * np.abs(Ps).max()
     full = backward_simulation(model.transition, res, None, 5, rng=1, include_initial=True)
     assert full.shape == (5, 31, 2)
     assert np.all(np.isin(full[:, 0, 0], res.initial_particles[:, 0]))
@@ -270,13 +290,32 @@ def test_gpssm_filter_and_smoother():
     np.testing.assert_array_equal(res.means, again.means)
     assert res.log_likelihood == again.log_likelihood
     p = model.constrained_params()
-    np.testing.assert_allclose(res.initial_particles.mean(axis=0), p["x0_mean"], atol=4 * np.sqrt(p["x0_var"] / 300))
+    err = np.abs(res.initial_particles.mean(axis=0) - p["x0_mean"])
+    assert np.all(err < 4 * np.sqrt(p["x0_var"] / 300))
 
     traj = backward_simulation(transition, res, u, 20, rng=0)
     assert traj.shape == (20, T, 3) and np.all(np.isfinite(traj))
     boot, _ = filter_gpssm(model, y, u, num_particles=300, rng=3, proposal="bootstrap")
     assert np.isfinite(boot.log_likelihood)
     assert abs(boot.log_likelihood - res.log_likelihood) < 0.1 * abs(res.log_likelihood) + 5.0
+
+
+def test_gpssm_filter_with_recognition_network():
+    model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0, recognition="mlp",
+                             recognition_options={"num_steps": 4, "hidden": 8})
+    rng = np.random.default_rng(4)
+    y, u = rng.normal(size=(12, 1)), rng.normal(size=(12, 1))
+    res, _ = filter_gpssm(model, y, u, num_particles=400, rng=0)
+    mean, var = model.recognition.q_x0(model.params, y, u)
+    err = np.abs(res.initial_particles.mean(axis=0) - mean[0])
+    assert np.all(err < 4 * np.sqrt(var[0] / 400)) and np.isfinite(res.log_likelihood)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="x0_mean"):
+        filter_gpssm(model, y, u, num_particles=50)
+    x0 = rng.normal(size=(50, 3))
+    res, _ = filter_gpssm(model, y, u, num_particles=None, x0_particles=x0)
+    np.testing.assert_array_equal(res.initial_particles, x0)
+    assert res.log_likelihood_steps[3] == 0.0
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -302,6 +341,7 @@ def _pf_call(**overrides):
     (dict(y=np.zeros((5, 2))), "y"),
     (dict(y=np.full((5, 1), np.inf)), "y"),
     (dict(y=np.zeros((0, 1))), "y"),
+    (dict(y=[["a"], ["b"]]), "y"),
     (dict(u=np.zeros((4, 1))), "u"),
     (dict(x0_mean=np.zeros(3)), "x0_mean"),
     (dict(x0_mean=None), "x0_mean"),
