@@ -2,7 +2,7 @@ r"""The ELBO of the paper (Eq. ELBO_final), reparameterised, with three intercha
 
 For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each::
 
-    L = c_data * sum_b [ sum_t mean_s log N(y^(b)_t | C x^(b,s)_t, diag r) - KL(q(x0) || p(x0)) ] - c_u * KL(q(u) || p(u))
+    L = c_data * sum_b [sum_t mean_s log N(y_t^b | C x_t^(b,s), diag r) - KL(q(x0) || p(x0))] - c_u * KL(q(u) || p(u))
 
 with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn from q(x_t | x_{t-1}) (paper Eq.
 state_conditional) by ``ops.rollout``. The KL weighting (c_data, c_u) is selectable:

@@ -1,6 +1,7 @@
 """Model facades: configuration in the constructor, learned arrays in ``params``, maths in the functional core."""
-from .base import GPSSM
+from .base import StateSpaceModel
+from .gpssm import GPSSM
 from .odgpssm import ODGPSSM
 from .prssm import PRSSM
 
-__all__ = ["GPSSM", "ODGPSSM", "PRSSM"]
+__all__ = ["StateSpaceModel", "GPSSM", "ODGPSSM", "PRSSM"]

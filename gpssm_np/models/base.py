@@ -1,8 +1,18 @@
-"""The sparse-GP state-space model facade shared by ODGPSSM and PRSSM.
+"""The estimator surface shared by every state-space model of the package (GPSSMs and DSSM).
 
-Model (DESIGN.md s1; time convention of the authors' code): x_0 ~ q(x0) emits nothing; for t = 1..T,
-x_t = mu(x_{t-1}) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
-C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code) or the identity (residual=True, PR-SSM).
+All models here have a state x_t (d_x), inputs u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and
+e_t ~ N(0, diag r). The time convention is the authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose
+transition reads [x_{t-1}, u_t]. A subclass supplies:
+
+* ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``), ``param_shapes()`` and ``get_config()``;
+* ``_minibatch_loss(y, u, rng, num_samples, num_windows)``: the training loss of a minibatch of windows
+  (y (B, T, d_y), u (B, T, d_u)), as a function of the parameter dict;
+* ``q_x0(y=None, u=None)``: mean and variance of q(x0);
+* ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``;
+  ``obs_var()``: the diagonal of R;
+* ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u).
+
+and this class gives ``get_params``/``set_params``, ``fit``, ``filter``, ``smooth`` and ``forecast``.
 """
 import logging
 import time
@@ -12,89 +22,27 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from ..datasets import windows
-from ..filtering import backward_simulation, filter_gpssm, gpssm_transition
-from ..forecast import free_run, make_forecast
-from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..filtering import backward_simulation, particle_filter
+from ..forecast import Forecast
 from ..optim import Adam
-from ..params import constrain, init_params
-from ..recognition import NETWORKS
 
 logger = logging.getLogger(__name__)
 
 
-class GPSSM:
-    """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. ELBO_final.
+class StateSpaceModel:
+    """Base class: parameters in ``self.params`` (dict of unconstrained arrays), training history in
+    ``self.history_``, optional output scaling in ``self.output_scaling``."""
 
-    Parameters
-    ----------
-    spec : GPSSMSpec
-        Dimensions and structural options.
-    seed : int
-        Seeds the parameter initialisation.
-    backend : {"fused", "ops", "reference"}
-        How the ELBO and its gradient are computed (``inference`` module docstring); all give the same numbers.
-    kl_weighting : {"unbiased", "paper"}
-        Weighting of the KL terms (``inference`` module docstring).
-    recognition : {None, "lstm", "mlp"}
-        q(x0): a free Gaussian (None; one for all sequences), the authors' LSTM over the reversed window, or a
-        PR-SSM-style MLP over the window's first steps (``recognition`` module). ``spec.free_x0`` must be
-        ``recognition is None``.
-    recognition_options : dict, optional
-        Keyword arguments of the recognition network (hidden, num_layers / num_steps).
-    **init
-        Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
-        obs_noise, x0_var, inducing_range).
-
-    Attributes
-    ----------
-    params : dict of ndarray
-        Unconstrained parameters (``gpssm_np.params`` lists names, shapes and transforms).
-    history_ : list of float
-        Training loss per Adam step (set by :meth:`fit`).
-    """
-
-    def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
-                 recognition_options=None, **init):
-        self.spec = spec
-        self.backend = check_backend(backend)
-        kl_weights(kl_weighting, 1, 1)  # validates the name
-        self.kl_weighting = kl_weighting
+    def __init__(self, seed=0):
         self.seed = check.seed(seed)
-        self.recognition = make_recognition(recognition, spec, recognition_options)
-        rng = np.random.default_rng(seed)
-        self.params = init_params(spec, rng, **init)
-        if self.recognition is not None:
-            self.params.update(self.recognition.init_params(rng))
+        self.params = {}
         self.history_ = []
         self.output_scaling = None
-
-    def get_config(self):
-        """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
-        (with freshly initialised parameters)."""
-        s = self.spec
-        config = {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
-                  "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
-                  "mean_function": "identity" if s.residual else "zero", "seed": self.seed, "backend": self.backend,
-                  "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None}
-        if not s.independent:
-            config["num_latent"] = s.num_latent
-        if self.recognition is not None:
-            rec = self.recognition.get_config()
-            config["recognition"] = rec["kind"]
-            config["recognition_options"] = {k: v for k, v in rec.items() if k not in ("kind", "dim_x", "dim_y", "dim_u")}
-        return config
 
     # -- parameters ------------------------------------------------------------------------------------------
     def get_params(self):
         """Copies of the unconstrained parameters, name -> ndarray."""
         return {name: value.copy() for name, value in self.params.items()}
-
-    def param_shapes(self):
-        """Name -> shape of every unconstrained parameter (transition, emission, q(x0) or its network)."""
-        shapes = self.spec.param_shapes()
-        if self.recognition is not None:
-            shapes.update(self.recognition.param_shapes())
-        return shapes
 
     def set_params(self, params):
         """Replace the parameters with ``params`` (same names and shapes as :meth:`get_params`)."""
@@ -111,10 +59,6 @@ class GPSSM:
                 raise ValueError(f"params[{name!r}]: contains NaN or inf")
             new[name] = value
         self.params = new
-
-    def constrained_params(self):
-        """The parameters as the model uses them (positive values, Z as (Q, M, D), A = I for PRSSM)."""
-        return {name: np.asarray(value) for name, value in constrain(self.params, self.spec).items()}
 
     def set_output_scaling(self, mean, std):
         """Record the output standardisation y_standardised = (y - mean) / std so that forecasts can be shown in
@@ -135,50 +79,10 @@ class GPSSM:
         if "y_mean" in state:
             self.set_output_scaling(state["y_mean"], state["y_std"])
 
-    # -- ELBO ------------------------------------------------------------------------------------------------
-    def _objective(self, y, u, num_samples, seed, backend, kl_weighting, num_windows):
-        spec = self.spec
-        y, u = check.sequences(y, u, spec.dim_y, spec.dim_u)
-        num_samples = check.positive_int(num_samples, "num_samples")
-        if num_windows is not None:
-            num_windows = check.positive_int(num_windows, "num_windows")
-        noise = draw_noise(np.random.default_rng(seed), y.shape[0], num_samples, y.shape[1], spec.dim_x,
-                           spec.num_latent)
-        backend = check_backend(backend or self.backend)
-        kl_weighting = kl_weighting or self.kl_weighting
-
-        def objective(params):
-            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition)
-
-        return objective
-
-    def elbo(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
-        """The ELBO of sequences ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape.
-
-        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters.
-        ``backend`` and ``kl_weighting`` default to the model's; ``num_windows`` is the data-set size for the
-        unbiased weighting (default: the sequences given are the whole data).
-        """
-        return float(self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)(self.params))
-
-    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
-        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
-        objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        value, grad = value_and_grad(objective)(self.params)
-        return float(value), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
-
     # -- latent states and forecasts ------------------------------------------------------------------------
-    def q_x0(self, y=None, u=None):
-        """Mean and variance (each (d_x,)) of q(x0): the free Gaussian, or the recognition network applied to the
-        window y (T, d_y) with inputs u (T, d_u)."""
-        if self.recognition is None:
-            p = constrain(self.params, self.spec)
-            return np.asarray(p["x0_mean"]), np.asarray(p["x0_var"])
-        if y is None:
-            raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-        mean, var = self.recognition.q_x0(self.params, y[:1], u[:1])
-        return np.asarray(mean)[0], np.asarray(var)[0]
+    def emission(self):
+        """C = [I, 0] (d_y, d_x) and the diagonal of R (d_y,)."""
+        return np.eye(self.spec.dim_y, self.spec.dim_x), self.obs_var()
 
     def filter(self, y, u=None, num_particles=1000, seed=0, init_window=50, **kwargs):
         """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
@@ -189,16 +93,16 @@ class GPSSM:
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         mean, var = self.q_x0(y[:init_window], u[:init_window])
-        result, _ = filter_gpssm(self, y, u if self.spec.dim_u else None, check.positive_int(num_particles,
-                                 "num_particles"), x0_mean=mean, x0_cov=np.diag(var),
-                                 rng=np.random.default_rng(seed), **kwargs)
-        return result
+        C, R = self.emission()
+        return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
+                               num_particles=check.positive_int(num_particles, "num_particles"),
+                               rng=np.random.default_rng(seed), **kwargs)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""
         result = self.filter(y, u, num_particles, seed, init_window, store_particles=True)
         _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-        return backward_simulation(gpssm_transition(self.spec, self.params), result, u[0] if self.spec.dim_u else None,
+        return backward_simulation(self.transition_moments(), result, u[0] if self.spec.dim_u else None,
                                    check.positive_int(num_trajectories, "num_trajectories"),
                                    np.random.default_rng(seed + 1))
 
@@ -233,9 +137,10 @@ class GPSSM:
         else:
             mean, var = self.q_x0() if self.recognition is None else (np.zeros(spec.dim_x), np.ones(spec.dim_x))
             x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
-        states = free_run(spec, self.params, x0_particles, u_future, rng)
-        scaling = self.output_scaling or (None, None)
-        return make_forecast(spec, self.params, states, *scaling)
+        states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
+        y_mean, y_std = self.output_scaling or (None, None)
+        return Forecast(samples=states[:, :, :spec.dim_y], states=states, obs_var=self.obs_var(), y_mean=y_mean,
+                        y_std=y_std)
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
@@ -263,19 +168,12 @@ class GPSSM:
         rng = np.random.default_rng(self.seed if seed is None else seed)
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0
         started = time.perf_counter()
         for epoch in range(epochs):
             order = rng.permutation(num_windows)
             for start in range(0, num_windows, batch_size):
                 idx = order[start:start + batch_size]
-                noise = draw_noise(rng, len(idx), num_samples, T, spec.dim_x, spec.num_latent)
-                y_b, u_b = Y[idx], U[idx]
-
-                def loss(params):
-                    return -scale * elbo(params, spec, y_b, u_b, noise, self.backend, self.kl_weighting,
-                                         num_windows, self.recognition)
-
+                loss = self._minibatch_loss(Y[idx], U[idx], rng, num_samples, num_windows)
                 value, grads = value_and_grad(loss)(self.params)
                 self.params = optimizer.step(self.params, _without(grads, frozen))
                 self.history_.append(float(value))
@@ -291,49 +189,14 @@ class GPSSM:
             raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
         return fixed
 
-    def pretrain_transition(self, x_prev, x_next, u=None, iterations=500, lr=0.01, fixed=()):
-        """Fit the transition GP to observed state pairs x_next ~ f([x_prev, u]) (paper Section 4.1: the
-        car-tracking transition GPs are pre-trained on 20 true state pairs).
-
-        Maximises :func:`gpssm_np.inference.transition_regression_elbo` with Adam; only the transition's
-        parameters move (Z, kernel, q(u), A, process noise). ``x_prev``, ``x_next``: (P, d_x); ``u``: (P, d_u) or
-        None. Returns ``self``.
-        """
-        spec = self.spec
-        x_prev = check.finite_array(x_prev, "x_prev", (2,))
-        x_next = check.finite_array(x_next, "x_next", (2,))
-        if x_prev.shape[1] != spec.dim_x or x_next.shape != x_prev.shape:
-            raise ValueError(f"x_prev, x_next: expected two arrays of shape (P, {spec.dim_x}), got {x_prev.shape} "
-                             f"and {x_next.shape}")
-        u = check.inputs(u, (len(x_prev),), spec.dim_u, "x_prev")
-        iterations = check.positive_int(iterations, "iterations")
-        frozen = self._check_fixed(fixed) + tuple(
-            name for name in self.params if name in ("obs_noise", "x0_mean", "x0_var") or name.startswith("rec_"))
-        optimizer = Adam(lr=check.positive_float(lr, "lr"))
-        scale = 1.0 / len(x_prev)
-
-        def loss(params):
-            return -scale * transition_regression_elbo(params, spec, x_prev, u, x_next)
-
-        for _ in range(iterations):
-            value, grads = value_and_grad(loss)(self.params)
-            self.params = optimizer.step(self.params, _without(grads, frozen))
-        return self
+    def _check_fixed(self, fixed):
+        fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
+        unknown = sorted(set(fixed) - set(self.params))
+        if unknown:
+            raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+        return fixed
 
 
 def _without(grads, frozen):
     """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
-
-
-def make_recognition(kind, spec, options=None):
-    """The recognition network ``kind`` (None, "lstm" or "mlp") for a model with ``spec``."""
-    if kind is None:
-        if not spec.free_x0:
-            raise ValueError("recognition: spec.free_x0 is False, so a recognition network ('lstm' or 'mlp') is needed")
-        return None
-    if kind not in NETWORKS:
-        raise ValueError(f"recognition: expected None, 'lstm' or 'mlp', got {kind!r}")
-    if spec.free_x0:
-        raise ValueError("recognition: a recognition network replaces the free q(x0); build the spec with free_x0=False")
-    return NETWORKS[kind](spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))

@@ -1,6 +1,6 @@
 """ODGPSSM: output-dependent GPSSM, Q latent GPs mixed by a learnable A (Lin et al., ICASSP 2023)."""
 from ..params import GPSSMSpec
-from .base import GPSSM
+from .gpssm import GPSSM
 
 
 class ODGPSSM(GPSSM):

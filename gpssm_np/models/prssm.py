@@ -1,6 +1,6 @@
 """PRSSM: the output-independent GPSSM baseline (Doerr et al., ICML 2018), i.e. ODGPSSM with A = I, Q = d_x."""
 from ..params import GPSSMSpec
-from .base import GPSSM
+from .gpssm import GPSSM
 from .odgpssm import residual_flag
 
 

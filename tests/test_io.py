@@ -1,0 +1,329 @@
+"""Model files: round trips, exact paths, atomic writes and refusal of damaged, modified or foreign files."""
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np import io
+from gpssm_np.io import FORMAT_VERSION, ModelFileError, load, save
+
+MODELS = {
+    "odgpssm-shared-lstm": lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, shared_inducing=True,
+                                              recognition="lstm", recognition_options={"hidden": 3}, seed=1),
+    "odgpssm-per-gp-lstm": lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_latent=3, num_inducing=4,
+                                              shared_inducing=False, recognition="lstm",
+                                              recognition_options={"hidden": 3, "num_layers": 1}, seed=2),
+    "prssm-mlp": lambda: gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, recognition="mlp",
+                                  recognition_options={"hidden": 3, "num_steps": 3}, mean_function="identity",
+                                  seed=3),
+    "odgpssm-free-x0": lambda: gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, seed=4),
+}
+
+
+def trained_like(model, rng):
+    """The model with perturbed parameters and a history, as if it had been fitted."""
+    model.set_params({k: v + 0.1 * rng.normal(size=v.shape) for k, v in model.get_params().items()})
+    model.history_ = [float(v) for v in rng.normal(size=7)]
+    return model
+
+
+def data(model, rng):
+    y = rng.normal(size=(2, 6, model.spec.dim_y))
+    u = rng.normal(size=(2, 6, model.spec.dim_u)) if model.spec.dim_u else None
+    return y, u
+
+
+def rewrite(path, change):
+    """Rewrite the npz at ``path`` with ``change(entries)`` applied to its entries (meta left as it was)."""
+    with np.load(path, allow_pickle=False) as npz:
+        entries = {key: npz[key] for key in npz.files}
+    change(entries)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **entries)
+
+
+def change_meta(**updates):
+    def change(entries):
+        meta = json.loads(str(entries["__meta__"][()]))
+        meta.update(updates)
+        entries["__meta__"] = np.array(json.dumps(meta))
+
+    return change
+
+
+@pytest.fixture
+def saved(tmp_path, rng):
+    model = trained_like(MODELS["odgpssm-shared-lstm"](), rng)
+    path = tmp_path / "model.npz"
+    save(model, path)
+    return model, path
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_round_trip_restores_params_config_history_and_elbo(kind, tmp_path, rng):
+    model = trained_like(MODELS[kind](), rng)
+    path = tmp_path / "model.npz"
+    assert save(model, path) == path
+    loaded = load(path)
+    assert type(loaded) is type(model)
+    assert loaded.get_config() == model.get_config()
+    assert loaded.history_ == model.history_
+    original, restored = model.get_params(), loaded.get_params()
+    assert set(restored) == set(original)
+    for name in original:
+        assert restored[name].dtype == np.float64
+        np.testing.assert_array_equal(restored[name], original[name])
+    y, u = data(model, rng)
+    assert loaded.elbo(y, u, num_samples=5, seed=0) == model.elbo(y, u, num_samples=5, seed=0)
+
+
+def test_meta_records_format_class_versions_and_documented_checksum(saved):
+    model, path = saved
+    with np.load(path, allow_pickle=False) as npz:
+        entries = {key: npz[key] for key in npz.files}
+    meta_entry = entries.pop("__meta__")
+    assert meta_entry.ndim == 0 and meta_entry.dtype.kind == "U"
+    meta = json.loads(str(meta_entry[()]))
+    assert meta["format_version"] == FORMAT_VERSION == 1
+    assert meta["class"] == "ODGPSSM"
+    assert meta["config"] == model.get_config()
+    assert meta["gpssm_np_version"] == gp.__version__
+    assert meta["numpy_version"] == np.__version__
+    assert meta["created_at"].endswith("+00:00")
+    assert sorted(entries) == sorted(["history/loss"] + [f"params/{name}" for name in model.params])
+    digest = hashlib.sha256()  # the recipe of the io module docstring, written out
+    for name in sorted(entries):
+        a = entries[name]
+        digest.update(name.encode() + b"\0" + a.dtype.str.encode() + b"\0"
+                      + ",".join(map(str, a.shape)).encode() + b"\0" + np.ascontiguousarray(a).tobytes())
+    assert meta["checksum"] == digest.hexdigest() == io.checksum(entries)
+
+
+def test_untrained_model_round_trips_with_empty_history(tmp_path):
+    model = MODELS["odgpssm-free-x0"]()
+    save(model, tmp_path / "m.npz")
+    assert load(tmp_path / "m.npz").history_ == []
+
+
+def test_path_without_npz_suffix_is_written_exactly(tmp_path, rng):
+    model = trained_like(MODELS["prssm-mlp"](), rng)
+    path = str(tmp_path / "model.bin")
+    save(model, path)
+    assert os.path.exists(path) and not os.path.exists(path + ".npz")
+    assert sorted(os.listdir(tmp_path)) == ["model.bin"]
+    assert load(path).history_ == model.history_
+
+
+def test_output_scaling_is_saved_and_restored(tmp_path, rng):
+    model = trained_like(MODELS["prssm-mlp"](), rng).set_output_scaling([0.5], [2.0])
+    save(model, tmp_path / "m.npz")
+    mean, std = load(tmp_path / "m.npz").output_scaling
+    np.testing.assert_array_equal(mean, [0.5])
+    np.testing.assert_array_equal(std, [2.0])
+    with np.load(tmp_path / "m.npz") as npz:
+        assert {"extra/y_mean", "extra/y_std"} <= set(npz.files)
+
+
+def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
+    state = {"y_mean": np.array([0.5]), "counts": np.arange(3)}
+    restored = {}
+    monkeypatch.setattr(gp.ODGPSSM, "_extra_state", lambda self: state, raising=False)
+    monkeypatch.setattr(gp.ODGPSSM, "_set_extra_state", lambda self, extra: restored.update(extra), raising=False)
+    save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
+    load(tmp_path / "m.npz")
+    assert sorted(restored) == ["counts", "y_mean"]
+    for name in state:
+        np.testing.assert_array_equal(restored[name], state[name])
+        assert restored[name].dtype == state[name].dtype
+
+
+def test_extra_state_the_model_cannot_take_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(gp.ODGPSSM, "_extra_state", lambda self: {"y_mean": np.zeros(1)}, raising=False)
+    save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
+    with pytest.raises(ModelFileError, match="extra state.*does not fit"):  # y_std missing
+        load(tmp_path / "m.npz")
+    for cls in gp.ODGPSSM.__mro__:
+        if "_set_extra_state" in vars(cls):
+            monkeypatch.delattr(cls, "_set_extra_state")
+    with pytest.raises(ModelFileError, match="cannot take"):
+        load(tmp_path / "m.npz")
+
+
+def test_missing_file_raises_file_not_found_naming_the_path(tmp_path):
+    path = tmp_path / "absent.npz"
+    with pytest.raises(FileNotFoundError, match="absent.npz"):
+        load(path)
+
+
+def test_truncated_file_is_refused(saved):
+    _, path = saved
+    raw = path.read_bytes()
+    path.write_bytes(raw[:len(raw) // 2])
+    with pytest.raises(ModelFileError, match="not a valid gpssm_np model file"):
+        load(path)
+
+
+def test_corrupted_member_data_is_refused(saved):
+    _, path = saved
+    raw = bytearray(path.read_bytes())
+    start = raw.index(b"params/") + 200  # inside the compressed data of the first parameters
+    raw[start:start + 16] = bytes(16)
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ModelFileError, match="not a valid gpssm_np model file"):
+        load(path)
+
+
+def test_any_flipped_byte_is_refused_or_harmless(saved, tmp_path):
+    model, path = saved
+    raw = path.read_bytes()
+    damaged = tmp_path / "damaged.npz"
+    for position in np.linspace(0, len(raw) - 1, 60).astype(int):
+        flipped = bytearray(raw)
+        flipped[position] ^= 0xFF
+        damaged.write_bytes(bytes(flipped))
+        try:
+            loaded = load(damaged)
+        except ModelFileError:
+            continue
+        # a byte outside the data (e.g. a zip timestamp) may change without effect on the model
+        assert loaded.get_config() == model.get_config() and loaded.history_ == model.history_
+        for name, value in model.get_params().items():
+            np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_file_that_is_not_an_npz_is_refused(tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_text("not a model\n")
+    with pytest.raises(ModelFileError, match="not a valid gpssm_np model file.*not an npz"):
+        load(path)
+    np.save(tmp_path / "array.npy", np.zeros(3))
+    with pytest.raises(ModelFileError, match="not an npz"):
+        load(tmp_path / "array.npy")
+
+
+def test_tampered_parameter_is_refused_by_checksum(saved):
+    _, path = saved
+
+    def tamper(entries):
+        entries["params/A"] = entries["params/A"].copy()
+        entries["params/A"][0, 0] += 1e-9
+
+    rewrite(path, tamper)
+    with pytest.raises(ModelFileError, match="corrupted or was modified"):
+        load(path)
+
+
+def test_added_or_removed_entry_is_refused_by_checksum(saved):
+    _, path = saved
+    rewrite(path, lambda entries: entries.update({"params/extra": np.zeros(2)}))
+    with pytest.raises(ModelFileError, match="checksum"):
+        load(path)
+
+
+def test_newer_format_version_is_refused_with_upgrade_hint(saved):
+    _, path = saved
+    rewrite(path, change_meta(format_version=FORMAT_VERSION + 1))
+    with pytest.raises(ModelFileError, match="newer gpssm_np.*upgrade"):
+        load(path)
+
+
+def test_unknown_class_is_refused_listing_known_classes(saved):
+    _, path = saved
+    rewrite(path, change_meta(**{"class": "os.system"}))
+    with pytest.raises(ModelFileError, match=r"unknown model class 'os.system'.*\['ODGPSSM', 'PRSSM'\]"):
+        load(path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda entries: entries.pop("__meta__"), "no '__meta__'"),
+    (lambda entries: entries.update({"__meta__": np.array("{not json")}), "not valid JSON"),
+    (lambda entries: entries.update({"__meta__": np.array(json.dumps([1, 2]))}), "JSON object"),
+    (lambda entries: entries.update({"__meta__": np.zeros(2)}), "not a JSON string"),
+    (change_meta(format_version="1"), "format_version"),
+])
+def test_missing_or_malformed_meta_is_refused(saved, change, message):
+    _, path = saved
+    rewrite(path, change)
+    with pytest.raises(ModelFileError, match=message):
+        load(path)
+
+
+def test_config_that_does_not_build_the_model_is_refused(saved):
+    model, path = saved
+    rewrite(path, change_meta(config=dict(model.get_config(), num_inducing=5)))
+    with pytest.raises(ModelFileError, match="do not fit a ODGPSSM"):
+        load(path)
+
+
+calls = []
+
+
+def _record(value):
+    calls.append(value)
+    return value
+
+
+class Payload:
+    """Unpickling this object would call _record: the test checks that it never happens."""
+
+    def __reduce__(self):
+        return _record, ("unpickled",)
+
+
+def test_object_array_is_refused_without_unpickling(saved):
+    _, path = saved
+
+    def add_object(entries):
+        entries["params/A"] = np.array([Payload()], dtype=object)
+
+    with np.load(path, allow_pickle=False) as npz:
+        entries = {key: npz[key] for key in npz.files}
+    add_object(entries)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **entries)  # np.save pickles object arrays
+    with pytest.raises(ModelFileError, match="pickled"):
+        load(path)
+    assert calls == []
+
+
+@pytest.mark.parametrize("target", ["savez_compressed", "replace"])
+def test_failed_write_leaves_previous_file_intact(saved, monkeypatch, rng, target):
+    model, path = saved
+    before = path.read_bytes()
+
+    def failing_savez(file, **arrays):
+        file.write(b"PK\x03\x04 partial")
+        raise OSError("disk full")
+
+    def failing_replace(src, dst):
+        raise OSError("rename failed")
+
+    if target == "savez_compressed":
+        monkeypatch.setattr(np, "savez_compressed", failing_savez)
+    else:
+        monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError):
+        save(trained_like(MODELS["odgpssm-shared-lstm"](), rng), path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert os.listdir(path.parent) == [path.name]  # the temporary file was removed
+    assert load(path).history_ == model.history_
+
+
+def test_save_rejects_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="model: expected an instance of one of"):
+        save(object(), tmp_path / "m.npz")
+    with pytest.raises(ValueError, match="path: expected a str or os.PathLike"):
+        save(MODELS["odgpssm-free-x0"](), 3)
+    with pytest.raises(ValueError, match="path: expected"):
+        load(None)
+
+
+def test_extra_state_with_object_values_is_rejected_on_save(tmp_path, monkeypatch):
+    monkeypatch.setattr(gp.ODGPSSM, "_extra_state", lambda self: {"bad": np.array([{}], dtype=object)}, raising=False)
+    with pytest.raises(ValueError, match="model: _extra_state"):
+        save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
+    assert os.listdir(tmp_path) == []
