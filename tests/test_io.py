@@ -135,9 +135,9 @@ def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
     save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
     load(tmp_path / "m.npz")
     assert sorted(restored) == ["counts", "y_mean"]
-    for name in state:
-        np.testing.assert_array_equal(restored[name], state[name])
-        assert restored[name].dtype == state[name].dtype
+    for name, value in state.items():
+        np.testing.assert_array_equal(restored[name], value)
+        assert restored[name].dtype == value.dtype
 
 
 def test_extra_state_the_model_cannot_take_is_refused(tmp_path, monkeypatch):

@@ -1,0 +1,162 @@
+"""Plot helpers on the Agg backend: what they draw, given axes, input checks, and no matplotlib at import."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.collections import PolyCollection
+
+from gpssm_np.plotting import plot_forecast, plot_history, plot_states
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def bands(ax):
+    return [c for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+def labels(ax):
+    return [line.get_label() for line in ax.get_lines()]
+
+
+def test_import_does_not_load_matplotlib():
+    code = "import sys, gpssm_np, gpssm_np.plotting; assert 'matplotlib' not in sys.modules, 'matplotlib loaded'"
+    env = dict(os.environ, MPLBACKEND="Agg")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_plot_forecast_draws_mean_band_and_truth(rng):
+    T = 12
+    mean = rng.normal(size=T)
+    ax = plot_forecast(mean, mean - 1, mean + 1, y_true=rng.normal(size=(T, 1)), t=np.arange(T) + 100.0,
+                       level=0.9, label="ODGPSSM")
+    assert labels(ax) == ["ODGPSSM", "truth"]
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), mean)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), np.arange(T) + 100.0)
+    assert ax.get_lines()[1].get_marker() == "." and ax.get_lines()[1].get_linestyle() == "None"
+    (band,) = bands(ax)
+    assert band.get_label() == "90% interval"
+    legend = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert set(legend) == {"ODGPSSM", "90% interval", "truth"}
+
+
+def test_plot_forecast_accepts_column_arrays_and_a_given_ax(rng):
+    _, ax = plt.subplots()
+    mean = rng.normal(size=(8, 1))
+    assert plot_forecast(mean, mean - 2, mean + 2, ax=ax) is ax
+    assert labels(ax) == ["forecast"]
+    assert bands(ax)[0].get_label() == "95% interval"
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), np.arange(8))
+    assert len(plt.get_fignums()) == 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"forecast_lower": np.zeros(5)}, "forecast_lower: expected 6 values"),
+    ({"forecast_mean": np.zeros((6, 2))}, r"forecast_mean: expected shape \(T,\) or \(T, 1\)"),
+    ({"forecast_lower": np.full(6, 2.0)}, "lower <= upper"),
+    ({"y_true": np.zeros(7)}, "y_true: expected 6 values"),
+    ({"t": np.arange(5)}, "t: expected 6 times"),
+    ({"level": 95}, r"level: expected a number in \(0, 1\)"),
+    ({"forecast_mean": "abc"}, "forecast_mean: expected a numeric array"),
+])
+def test_plot_forecast_rejects_bad_input(kwargs, message):
+    args = {"forecast_mean": np.zeros(6), "forecast_lower": -np.ones(6), "forecast_upper": np.ones(6)}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        plot_forecast(**args)
+
+
+def test_plot_states_one_panel_per_dimension_with_bands(rng):
+    T, d_x = 10, 3
+    t = np.linspace(0, 1, T)
+    truth = rng.normal(size=(T, d_x))
+    estimates = {"smoother": (truth + 0.1, np.full((T, d_x), 0.2)), "filter": (truth - 0.1, None),
+                 "bare": truth * 2}
+    axes = plot_states(t, truth, estimates)
+    assert isinstance(axes, np.ndarray) and axes.shape == (d_x,)
+    for d, ax in enumerate(axes):
+        assert labels(ax) == ["truth", "smoother", "filter", "bare"]
+        np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), truth[:, d])
+        (band,) = bands(ax)
+        assert band.get_label().startswith("smoother")
+        lower_upper = band.get_paths()[0].vertices[:, 1]
+        assert lower_upper.min() == pytest.approx((truth[:, d] + 0.1 - 0.4).min())
+        assert lower_upper.max() == pytest.approx((truth[:, d] + 0.1 + 0.4).max())
+        assert ax.get_ylabel() == f"x[{d}]"
+    assert axes[0].get_legend() is not None
+
+
+def test_plot_states_selected_dims_given_axes_and_names(rng):
+    T = 6
+    mean = rng.normal(size=(T, 4))
+    _, given = plt.subplots(2, 1)
+    axes = plot_states(np.arange(T), estimates={"q": (mean, np.ones((T, 4)))}, dims=[3, 1], axes=given,
+                       names=["velocity", "position"])
+    assert list(axes) == list(given)
+    np.testing.assert_array_equal(axes[0].get_lines()[0].get_ydata(), mean[:, 3])
+    np.testing.assert_array_equal(axes[1].get_lines()[0].get_ydata(), mean[:, 1])
+    assert [ax.get_ylabel() for ax in axes] == ["velocity", "position"]
+    assert len(plt.get_fignums()) == 1
+
+
+def test_plot_states_truth_only():
+    axes = plot_states(np.arange(4), truth=np.arange(8.0).reshape(4, 2))
+    assert len(axes) == 2 and all(labels(ax) == ["truth"] for ax in axes)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "truth, estimates: expected at least one"),
+    ({"truth": np.zeros((5, 2))}, "truth: expected 4 rows"),
+    ({"truth": np.zeros((4, 2)), "estimates": {"a": np.zeros((4, 3))}}, r"estimates\['a'\] mean: expected 2 state"),
+    ({"estimates": {"a": (np.zeros((4, 2)), -np.ones((4, 2)))}}, r"estimates\['a'\] std: expected non-negative"),
+    ({"estimates": [np.zeros((4, 2))]}, "estimates: expected a dict"),
+    ({"truth": np.zeros((4, 2)), "dims": [2]}, r"dims: expected state indices in 0\.\.1"),
+    ({"truth": np.zeros((4, 2)), "names": ["a"]}, "names: expected 2 names"),
+    ({"truth": np.zeros((4, 2)), "axes": [None]}, "axes: expected 2 axes"),
+])
+def test_plot_states_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        plot_states(np.arange(4), **kwargs)
+
+
+def test_plot_history_raw_and_smoothed(rng):
+    history = list(np.linspace(10, 1, 20) + rng.normal(size=20))
+    ax = plot_history(history)
+    assert labels(ax) == ["loss"]
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), np.arange(1, 21))
+    _, given = plt.subplots()
+    assert plot_history(history, ax=given, smooth=5) is given
+    _, average = given.get_lines()
+    assert average.get_label() == "moving average (5)"
+    np.testing.assert_array_equal(average.get_xdata(), np.arange(5, 21))
+    assert average.get_ydata()[0] == pytest.approx(np.mean(history[:5]))
+    assert average.get_ydata()[-1] == pytest.approx(np.mean(history[-5:]))
+
+
+def test_plot_history_takes_a_model():
+    class Fitted:
+        def __init__(self):
+            self.history_ = [3.0, 2.0, 1.5]
+
+    np.testing.assert_array_equal(plot_history(Fitted()).get_lines()[0].get_ydata(), [3.0, 2.0, 1.5])
+
+
+@pytest.mark.parametrize("history, smooth, message", [
+    ([], None, "history: expected a non-empty array"),
+    ([[1.0, 2.0]], None, "history: expected a non-empty array with 1 dimensions"),
+    ([1.0, 2.0], 3, "smooth: expected an integer window from 1 to len"),
+    ([1.0, 2.0], 0.5, "smooth: expected an integer"),
+])
+def test_plot_history_rejects_bad_input(history, smooth, message):
+    with pytest.raises(ValueError, match=message):
+        plot_history(history, smooth=smooth)
