@@ -28,7 +28,7 @@ from .metrics import coverage, nlpd, rmse
 PROTOCOLS = ("paper", "causal", "freerun")
 
 
-def test_windows(num_steps, window=100, max_windows=6):
+def scored_windows(num_steps, window=100, max_windows=6):
     """Start indices of the scored windows of a test half of ``num_steps`` steps: stride ``window`` plus a tail
     window (the authors' loader), the first ``max_windows`` of them."""
     return [int(s) for s in window_starts(num_steps, window, window)][:max_windows]
@@ -51,7 +51,7 @@ def _summarise(protocol, windows, scores, y_std):
 
 def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windows=6):
     """The authors' protocol (module docstring). Returns a dict (see :func:`evaluate`)."""
-    starts = test_windows(len(dataset.y_test), window, max_windows)
+    starts = scored_windows(len(dataset.y_test), window, max_windows)
     scores = []
     for k, s in enumerate(starts):
         y_w, u_w = dataset.y_test[s:s + window], dataset.u_test[s:s + window]
@@ -68,7 +68,7 @@ def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_wind
     y_all = np.concatenate([dataset.y_train, dataset.y_test])
     u_all = np.concatenate([dataset.u_train, dataset.u_test])
     offset = len(dataset.y_train)
-    starts = test_windows(len(dataset.y_test), window, max_windows)
+    starts = scored_windows(len(dataset.y_test), window, max_windows)
     scores = []
     for k, s in enumerate(starts):
         g = offset + s  # window start in the whole series

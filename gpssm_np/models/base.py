@@ -15,7 +15,6 @@ transition reads [x_{t-1}, u_t]. A subclass supplies:
 and this class gives ``get_params``/``set_params``, ``fit``, ``filter``, ``smooth`` and ``forecast``.
 """
 import logging
-import time
 
 import numpy as np
 from autograd import value_and_grad
@@ -25,6 +24,7 @@ from ..datasets import windows
 from ..filtering import backward_simulation, particle_filter
 from ..forecast import Forecast
 from ..optim import Adam
+from .._progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ class StateSpaceModel:
         rng = np.random.default_rng(self.seed if seed is None else seed)
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        started = time.perf_counter()
+        report = Progress(epochs, enabled=progress)
         for epoch in range(epochs):
             order = rng.permutation(num_windows)
             for start in range(0, num_windows, batch_size):
@@ -177,9 +177,8 @@ class StateSpaceModel:
                 value, grads = value_and_grad(loss)(self.params)
                 self.params = optimizer.step(self.params, _without(grads, frozen))
                 self.history_.append(float(value))
-            if progress:
-                logger.info("epoch %d/%d  loss %.4f  (%.1f s)", epoch + 1, epochs, self.history_[-1],
-                            time.perf_counter() - started)
+            report.update(epoch + 1, self.history_[-1])
+        report.close()
         return self
 
     def _check_fixed(self, fixed):

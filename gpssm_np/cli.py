@@ -1,0 +1,240 @@
+"""The ``gpssm-np`` command (also ``python -m gpssm_np``).
+
+Sub-commands: ``demo`` (car-tracking demo: PNG + JSON), ``fit`` (train a model on a data set, save it),
+``evaluate`` (score a saved model under a protocol, JSON), ``forecast`` (forecast a test window with a saved model,
+JSON + PNG), ``info`` (versions). Each writes where ``--out`` says and prints the paths it wrote.
+"""
+import argparse
+import json
+import logging
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+MODELS = ("odgpssm", "prssm")
+
+
+def _versions():
+    import autograd
+    import matplotlib
+    import numba
+    import scipy
+
+    from . import __version__
+
+    return {"gpssm_np": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "numba": numba.__version__, "autograd": getattr(autograd, "__version__", "?"),
+            "matplotlib": matplotlib.__version__, "platform": platform.platform(),
+            "numba_cache": os.environ.get("GPSSM_NP_NUMBA_CACHE", "1"), "cpu_count": os.cpu_count()}
+
+
+def _write_json(path, obj):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(obj, fh, indent=2, default=_jsonable)
+    return path
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# -- demo -----------------------------------------------------------------------------------------------------
+def cmd_demo(args):
+    from .experiments import car_tracking
+    from .plotting import plot_states
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(args.out, exist_ok=True)
+    epochs = 40 if args.quick else args.epochs
+    start = time.perf_counter()
+    res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=200 if args.quick else 500)
+    t = np.arange(1, res["T"] + 1)
+    estimates = {name.upper(): (m["mean"], m["std"]) for name, m in res["models"].items()}
+    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+    plot_states(t, truth=res["truth"], estimates=estimates, axes=axes, names=car_tracking.STATE_NAMES)
+    axes[0].set_title("Car tracking: smoothed latent states (velocities v1, v2 never observed)")
+    axes[-1].set_xlabel("t")
+    fig.tight_layout()
+    png = os.path.join(args.out, "car_tracking.png")
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    summary = {"experiment": "car_tracking", "seed": args.seed, "epochs": epochs, "T": res["T"],
+               "rmse": {name: m["rmse"] for name, m in res["models"].items()},
+               "seconds": {name: m["seconds"] for name, m in res["models"].items()},
+               "wall_seconds": time.perf_counter() - start, "versions": _versions()}
+    path = _write_json(os.path.join(args.out, "car_tracking.json"), summary)
+    for name, m in res["models"].items():
+        print(f"{name:8s} RMSE " + "  ".join(f"{k}={v:.3f}" for k, v in m["rmse"].items()))
+    print(f"wrote {png}\nwrote {path}")
+    return 0
+
+
+# -- fit / evaluate / forecast ----------------------------------------------------------------------------------
+def build_model(name, dataset, seed, recognition="lstm", num_latent=4, num_inducing=20, dim_x=4):
+    """A model for ``dataset`` with the authors' settings (research/odgpssm_reference.md s12)."""
+    from . import ODGPSSM, PRSSM
+
+    dims = dict(dim_x=dim_x, dim_y=dataset.y_train.shape[1], dim_u=dataset.u_train.shape[1])
+    common = dict(num_inducing=num_inducing, kernel="matern52", seed=seed, recognition=recognition,
+                  kl_weighting="paper", shared_inducing=False)
+    if name == "odgpssm":
+        model = ODGPSSM(num_latent=num_latent, **dims, **common)
+    elif name == "prssm":
+        model = PRSSM(**dims, **common)
+    else:
+        raise ValueError(f"model: expected one of {MODELS}, got {name!r}")
+    model.set_output_scaling(dataset.y_mean, dataset.y_std)
+    return model
+
+
+def cmd_fit(args):
+    from . import datasets
+    from .io import save
+
+    ds = datasets.load(args.dataset, args.data_dir)
+    model = build_model(args.model, ds, args.seed)
+    start = time.perf_counter()
+    model.fit(ds.y_train, ds.u_train, epochs=args.epochs, seq_len=args.seq_len, batch_size=args.batch_size,
+              lr=args.lr, num_samples=args.num_samples, progress=True)
+    out = args.out or f"{args.dataset}_{args.model}_seed{args.seed}.npz"
+    save(model, out)
+    print(f"trained {args.model} on {args.dataset}: {len(model.history_)} steps in "
+          f"{time.perf_counter() - start:.1f} s, final loss {model.history_[-1]:.4f}\nwrote {out}")
+    return 0
+
+
+def cmd_evaluate(args):
+    from . import datasets
+    from .io import load
+    from .protocols import evaluate
+
+    model = load(args.model_file)
+    ds = datasets.load(args.dataset, args.data_dir)
+    results = {p: evaluate(model, ds, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
+    for p, r in results.items():
+        print(f"{p:8s} RMSE {r['rmse']:.4f}  NLPD {r['nlpd']:.3f}  coverage95 {r['coverage95']:.2f}")
+    if args.out:
+        print(f"wrote {_write_json(args.out, {'dataset': args.dataset, 'results': results})}")
+    return 0
+
+
+def cmd_forecast(args):
+    from . import datasets
+    from .io import load
+    from .plotting import plot_forecast
+
+    model = load(args.model_file)
+    ds = datasets.load(args.dataset, args.data_dir)
+    y_all = np.concatenate([ds.y_train, ds.y_test])
+    u_all = np.concatenate([ds.u_train, ds.u_test])
+    g = len(ds.y_train) + args.start
+    if not 0 <= args.start < len(ds.y_test):
+        raise ValueError(f"--start: expected an index into the test half (0..{len(ds.y_test) - 1}), got {args.start}")
+    steps = min(args.steps, len(y_all) - g)
+    past = slice(max(0, g - args.burn_in), g)
+    fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=args.num_samples,
+                        seed=args.seed)
+    lower, upper = fc.interval(0.95)
+    out = args.out or "forecast"
+    os.makedirs(out, exist_ok=True)
+    path = _write_json(os.path.join(out, "forecast.json"), {
+        "dataset": args.dataset, "start": args.start, "steps": steps, "mean": fc.mean, "std": fc.std,
+        "lower95": lower, "upper95": upper, "truth": y_all[g:g + steps]})
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3))
+    plot_forecast(fc.mean[:, 0], lower[:, 0], upper[:, 0], y_true=y_all[g:g + steps, 0],
+                  t=np.arange(args.start, args.start + steps), ax=ax)
+    ax.set_title(f"{args.dataset}: causal forecast from test step {args.start} (standardised units)")
+    fig.tight_layout()
+    png = os.path.join(out, "forecast.png")
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path}\nwrote {png}")
+    return 0
+
+
+def cmd_info(args):
+    for key, value in _versions().items():
+        print(f"{key:12s} {value}")
+    return 0
+
+
+def make_parser():
+    parser = argparse.ArgumentParser(prog="gpssm-np", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="car-tracking demo: train ODGPSSM and PRSSM, plot the inferred latent states")
+    p.add_argument("--out", default="gpssm_np_demo", help="output folder (default ./gpssm_np_demo)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=300, help="training steps on the sequence (default 300)")
+    p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps and particles")
+    p.set_defaults(func=cmd_demo)
+
+    def data_args(p):
+        p.add_argument("--dataset", required=True, help="actuator, ballbeam, drive, dryer or gas_furnace")
+        p.add_argument("--data-dir", default=None, help="data folder (default: $GPSSM_NP_DATA)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--num-samples", type=int, default=50, help="particles (default 50)")
+
+    p = sub.add_parser("fit", help="train a model with the authors' settings and save it (.npz)")
+    data_args(p)
+    p.add_argument("--model", default="odgpssm", choices=MODELS)
+    p.add_argument("--epochs", type=int, default=70)
+    p.add_argument("--seq-len", type=int, default=50)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--out", default=None, help="model file (default DATASET_MODEL_seedSEED.npz)")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("evaluate", help="score a saved model under one or more protocols")
+    p.add_argument("model_file")
+    data_args(p)
+    p.add_argument("--protocol", nargs="+", default=["paper", "causal", "freerun"],
+                   choices=["paper", "causal", "freerun"])
+    p.add_argument("--out", default=None, help="JSON file for the results")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("forecast", help="causal forecast of a test window with a saved model (JSON + PNG)")
+    p.add_argument("model_file")
+    data_args(p)
+    p.add_argument("--start", type=int, default=0, help="first forecast step, index into the test half")
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--burn-in", type=int, default=100, help="past steps the particle filter reads")
+    p.add_argument("--out", default=None, help="output folder (default ./forecast)")
+    p.set_defaults(func=cmd_forecast)
+
+    p = sub.add_parser("info", help="print the versions that matter")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

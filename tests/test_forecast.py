@@ -1,0 +1,105 @@
+"""Forecasts, their Gaussian summary, and the three evaluation protocols."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.forecast import Forecast
+from gpssm_np.protocols import evaluate, scored_windows
+
+
+@pytest.fixture(scope="module")
+def actuator(request):
+    import os
+
+    data_dir = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared",
+                                                                 "data")
+    return gp.datasets.load("actuator", data_dir)
+
+
+def small_model(**kwargs):
+    return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_latent=2, num_inducing=6, seed=0, **kwargs)
+
+
+def test_forecast_summary_and_units(rng):
+    samples = rng.normal(size=(400, 7, 1)) * 2.0 + 1.0
+    fc = Forecast(samples=samples, states=samples, obs_var=np.array([0.5]), y_mean=np.array([10.0]),
+                  y_std=np.array([3.0]))
+    np.testing.assert_allclose(fc.mean, samples.mean(0))
+    np.testing.assert_allclose(fc.std, np.sqrt(samples.var(0) + 0.5))
+    lower, upper = fc.interval(0.95)
+    np.testing.assert_allclose((upper - lower) / 2, 1.959963984540054 * fc.std)
+    orig = fc.in_original_units()
+    np.testing.assert_allclose(orig.mean, 3.0 * fc.mean + 10.0)
+    np.testing.assert_allclose(orig.std, 3.0 * fc.std)
+    with pytest.raises(ValueError, match="level"):
+        fc.interval(1.5)
+    with pytest.raises(ValueError, match="scaling"):
+        Forecast(samples=samples, states=samples, obs_var=np.array([0.5])).in_original_units()
+
+
+def test_forecast_is_reproducible_and_causal(rng):
+    model = small_model()
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(80, 1))
+    a = model.forecast(u[60:], y_past=y, u_past=u[:60], num_samples=20, seed=3, num_particles=200)
+    b = model.forecast(u[60:], y_past=y, u_past=u[:60], num_samples=20, seed=3, num_particles=200)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    assert a.samples.shape == (20, 20, 1) and a.states.shape == (20, 20, 2)
+    # the forecast depends on the past outputs only through the filter: changing them changes it
+    c = model.forecast(u[60:], y_past=y + 1.0, u_past=u[:60], num_samples=20, seed=3, num_particles=200)
+    assert not np.allclose(a.mean, c.mean)
+
+
+def test_forecast_from_given_initial_state_is_the_free_run(rng):
+    model = small_model()
+    u = rng.normal(size=(15, 1))
+    fc = model.forecast(u, x0=(np.zeros(2), np.full(2, 1e-12)), num_samples=5, seed=0)
+    assert fc.mean.shape == (15, 1)
+    with pytest.raises(ValueError, match="u_future"):
+        model.forecast(None)
+    with pytest.raises(ValueError, match="u_future"):
+        model.forecast(np.zeros((5, 3)))
+    auto = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4)
+    assert auto.forecast(steps=9, num_samples=3).samples.shape == (3, 9, 1)
+    with pytest.raises(ValueError, match="steps"):
+        auto.forecast()
+
+
+def test_scored_windows_follow_the_authors_loader():
+    assert scored_windows(512) == [0, 100, 200, 300, 400, 412]
+    assert scored_windows(250) == [0, 100, 150]
+    assert scored_windows(148) == [0, 48]
+
+
+@pytest.mark.parametrize("protocol", ["paper", "causal", "freerun"])
+def test_protocols_run_and_report(actuator, protocol):
+    model = small_model(recognition="lstm", recognition_options={"hidden": 4, "num_layers": 1})
+    model.set_output_scaling(actuator.y_mean, actuator.y_std)
+    res = evaluate(model, actuator, protocol, num_samples=10, seed=0, **({} if protocol == "paper" else
+                                                                        {"num_particles": 100}))
+    assert res["protocol"] == protocol
+    assert np.isfinite(res["rmse"]) and np.isfinite(res["nlpd"]) and 0 <= res["coverage95"] <= 1
+    assert res["rmse"] == pytest.approx(np.mean(res["per_window"]))
+    assert res["rmse_original_units"] == pytest.approx(res["rmse"] * actuator.y_std[0])
+    assert len(res["per_window"]) == (1 if protocol == "freerun" else 6)
+
+
+def test_causal_protocol_ignores_the_window_outputs(actuator):
+    """Changing the outputs inside the scored windows changes the scores but not the forecasts."""
+    from dataclasses import replace
+
+    from gpssm_np.protocols import evaluate_causal
+
+    model = small_model()
+    base = evaluate_causal(model, actuator, num_samples=10, num_particles=100, max_windows=2)
+    y_test = actuator.y_test.copy()
+    y_test[5:100] += 5.0  # window 0 outputs (its first 5 steps stay: window 1's burn-in reads 0..99)
+    shifted = evaluate_causal(model, replace(actuator, y_test=y_test), num_samples=10, num_particles=100,
+                              max_windows=1)
+    assert shifted["per_window"][0] > base["per_window"][0] + 1.0
+
+
+def test_evaluate_rejects_bad_arguments(actuator):
+    with pytest.raises(ValueError, match="protocol"):
+        evaluate(small_model(), actuator, "oracle")
+    with pytest.raises(ValueError, match="dataset"):
+        evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4), actuator, "paper")
