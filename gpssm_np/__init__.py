@@ -9,9 +9,11 @@ Public API::
 import logging
 
 from . import datasets
+from .io import load, save
 from .models import GPSSM, ODGPSSM, PRSSM
+from .protocols import evaluate
 
 __version__ = "0.1.0"
-__all__ = ["GPSSM", "ODGPSSM", "PRSSM", "datasets", "__version__"]
+__all__ = ["GPSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "save", "__version__"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,20 @@
+"""Each example runs end to end with --quick."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(ROOT, "..", "shared", "data")
+
+
+@pytest.mark.parametrize("script, expected", [("car_tracking.py", "car_tracking_states.png"),
+                                              ("actuator.py", "actuator_forecast.png")])
+def test_example_quick(script, expected, tmp_path):
+    env = dict(os.environ, GPSSM_NP_DATA=DATA, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", script), "--quick", "--out", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / expected).exists()
+    assert "RMSE" in proc.stdout or "rmse" in proc.stdout.lower() or "=" in proc.stdout
