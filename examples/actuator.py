@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 import gpssm_np as gp
-from gpssm_np.cli import build_model
+from gpssm_np.experiments.table1 import make_model
 from gpssm_np.protocols import evaluate
 
 
@@ -22,7 +22,7 @@ def main():
     parser.add_argument("--out", default="examples_out")
     args = parser.parse_args()
     ds = gp.datasets.load("actuator")
-    model = build_model("odgpssm", ds, seed=0)
+    model = make_model("odgpssm", ds, seed=0)
     epochs, samples = (1, 10) if args.quick else (70, 50)
     model.fit(ds.y_train, ds.u_train, epochs=epochs, seq_len=50, batch_size=16, lr=0.01, num_samples=samples,
               progress=True)

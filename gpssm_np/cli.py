@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-MODELS = ("odgpssm", "prssm")
+MODELS = ("odgpssm", "prssm")  # the models `fit` trains and saves
 
 
 def _versions():
@@ -82,29 +82,13 @@ def cmd_demo(args):
 
 
 # -- fit / evaluate / forecast ----------------------------------------------------------------------------------
-def build_model(name, dataset, seed, recognition="lstm", num_latent=4, num_inducing=20, dim_x=4):
-    """A model for ``dataset`` with the authors' settings (research/odgpssm_reference.md s12)."""
-    from . import ODGPSSM, PRSSM
-
-    dims = dict(dim_x=dim_x, dim_y=dataset.y_train.shape[1], dim_u=dataset.u_train.shape[1])
-    common = dict(num_inducing=num_inducing, kernel="matern52", seed=seed, recognition=recognition,
-                  kl_weighting="paper", shared_inducing=False)
-    if name == "odgpssm":
-        model = ODGPSSM(num_latent=num_latent, **dims, **common)
-    elif name == "prssm":
-        model = PRSSM(**dims, **common)
-    else:
-        raise ValueError(f"model: expected one of {MODELS}, got {name!r}")
-    model.set_output_scaling(dataset.y_mean, dataset.y_std)
-    return model
-
-
 def cmd_fit(args):
     from . import datasets
+    from .experiments.table1 import make_model
     from .io import save
 
     ds = datasets.load(args.dataset, args.data_dir)
-    model = build_model(args.model, ds, args.seed)
+    model = make_model(args.model, ds, args.seed)
     start = time.perf_counter()
     model.fit(ds.y_train, ds.u_train, epochs=args.epochs, seq_len=args.seq_len, batch_size=args.batch_size,
               lr=args.lr, num_samples=args.num_samples, progress=True)
@@ -169,6 +153,32 @@ def cmd_forecast(args):
     return 0
 
 
+def cmd_reproduce(args):
+    from .experiments import table1
+
+    if args.what in ("table1", "qstudy"):
+        if args.what == "qstudy":
+            models = args.models or [f"odgpssm_q{q}" for q in range(1, 9)]
+        else:
+            models = args.models or list(table1.MODELS)
+        settings = {} if args.epochs is None else {"epochs": args.epochs}
+        doc = table1.sweep(datasets=args.datasets or list(table1.DATASETS), models=models, seeds=args.seeds,
+                           settings=settings, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
+                           data_dir=args.data_dir, name=args.what)
+        if args.what == "qstudy":
+            from .experiments.q_study import write_figure
+
+            print(f"wrote {write_figure(doc, os.path.join(args.out, 'qstudy.png'))}")
+        print(f"wrote {os.path.join(args.out, args.what + '.json')}\nwrote {os.path.join(args.out, args.what + '.md')}")
+        return 0
+    from .experiments import car_tracking
+
+    paths = car_tracking.reproduce(seeds=args.seeds, out=args.out,
+                                   epochs=300 if args.epochs is None else args.epochs)
+    print("\n".join(f"wrote {p}" for p in paths))
+    return 0
+
+
 def cmd_info(args):
     for key, value in _versions().items():
         print(f"{key:12s} {value}")
@@ -219,6 +229,19 @@ def make_parser():
     p.add_argument("--burn-in", type=int, default=100, help="past steps the particle filter reads")
     p.add_argument("--out", default=None, help="output folder (default ./forecast)")
     p.set_defaults(func=cmd_forecast)
+
+    p = sub.add_parser("reproduce", help="the paper's experiments: table1, car (car tracking over seeds), qstudy")
+    p.add_argument("what", choices=["table1", "car", "qstudy"])
+    p.add_argument("--datasets", nargs="+", default=None, help="default: all five")
+    p.add_argument("--models", nargs="+", default=None,
+                   help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=None, help="default: the authors' 70 (car: 300 steps)")
+    p.add_argument("--out", default="results")
+    p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
+    p.add_argument("--data-dir", default=None)
+    p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("info", help="print the versions that matter")
     p.set_defaults(func=cmd_info)
