@@ -7,6 +7,12 @@ import os
 #: Jitter added to the diagonal of K(Z, Z) before its Cholesky factorisation.
 JITTER = 1e-6
 
+#: When a Cholesky factorisation fails during training, the jitter is multiplied by 10, at most up to MAX_JITTER.
+MAX_JITTER = 1e-2
+
+#: Training stops with an error after this many consecutive rejected (non-finite) steps.
+MAX_REJECTIONS = 10
+
 #: Floor on the conditional variance of a latent GP, var_q(x) = k(x, x) - k^T B k >= VAR_FLOOR.
 #: Rounding can push the difference slightly below zero when x sits on an inducing input.
 VAR_FLOOR = 1e-10
@@ -16,3 +22,20 @@ POSITIVE_FLOOR = 1e-6
 
 #: Set GPSSM_NP_NUMBA_CACHE=0 to compile every kernel afresh in each process.
 NUMBA_CACHE = os.environ.get("GPSSM_NP_NUMBA_CACHE", "1").strip().lower() not in ("0", "false", "no")
+
+#: Threads of the fused Numba kernels (rollout forward and reverse), split over blocks of particles. The result is
+#: bit-identical for every thread count (the blocks and the order their gradients are summed in do not depend on
+#: it). Set GPSSM_NP_THREADS=N; 1 (the default) runs them in the calling thread only.
+NUM_THREADS = max(1, int(os.environ.get("GPSSM_NP_THREADS", "1") or 1))
+
+#: LLVM fast-math flags of the hot Numba kernels: "contract" (fused multiply-add) only, which changes results by
+#: rounding alone. Flags that assume no NaN/inf, or approximate functions, are never used.
+FASTMATH = frozenset({"contract"})
+
+#: Fast-math flags of kernels whose hot loops also sum over particles: "reassoc" in addition lets LLVM split those
+#: sums into vector lanes (a fixed order for a given build, so results stay deterministic). The tests check both
+#: flag sets against the plain NumPy reference at 1e-10 relative.
+FASTMATH_SUMS = frozenset({"contract", "reassoc"})
+
+#: Bytes of freed scratch tapes (rollout, LSTM) kept for reuse by later calls of the same shape.
+TAPE_POOL_BYTES = int(os.environ.get("GPSSM_NP_TAPE_POOL_MB", "256")) * 2**20

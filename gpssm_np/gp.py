@@ -11,14 +11,13 @@ All in autograd.numpy: O(Q M^3), negligible next to the rollout.
 import autograd.numpy as anp
 import autograd.scipy.linalg as aslinalg
 
-from ._config import JITTER
 from .ops.kernels import kernel_matrix
 
 
 def inducing_gram(p, spec, kernel_fn=kernel_matrix):
-    """K_q(Z_q, Z_q) + JITTER I for every latent GP, (Q, M, M); ``p`` holds constrained parameters."""
+    """K_q(Z_q, Z_q) + jitter I for every latent GP, (Q, M, M); ``p`` holds constrained parameters."""
     Z = p["Z"]
-    return kernel_fn(Z, Z, p["lengthscale"], p["variance"], spec.kernel) + JITTER * anp.eye(spec.num_inducing)
+    return kernel_fn(Z, Z, p["lengthscale"], p["variance"], spec.kernel) + spec.jitter * anp.eye(spec.num_inducing)
 
 
 def kl_inducing(q_mu, q_sqrt, Kzz=None):

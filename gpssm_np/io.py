@@ -9,10 +9,13 @@ File layout (``FORMAT_VERSION`` 1), one ``np.savez_compressed`` archive:
 ``extra/<name>``
     Further model state, present only for models with ``_extra_state()`` (name -> ndarray); restored by
     ``model._set_extra_state(dict)``.
+``train/<name>``
+    Only in training checkpoints (``fit(checkpoint=...)``): the optimizer's arrays (Adam moments).
 ``__meta__``
     A 0-d unicode array holding a JSON object with the keys ``format_version`` (int), ``class`` (e.g.
     ``"ODGPSSM"``), ``config`` (``model.get_config()``), ``gpssm_np_version``, ``numpy_version``, ``created_at``
-    (UTC, ISO 8601) and ``checksum``.
+    (UTC, ISO 8601) and ``checksum``; checkpoints add ``training`` (epochs done, Adam step count and learning
+    rate, the random generator's state, the training log).
 
 The checksum is the hex SHA-256 of the data entries (every entry but ``__meta__``) taken in sorted name order;
 for each entry the hash is fed, in this order::
@@ -39,7 +42,7 @@ import numpy as np
 
 from .models import ODGPSSM, PRSSM
 
-__all__ = ["FORMAT_VERSION", "ModelFileError", "load", "save"]
+__all__ = ["FORMAT_VERSION", "ModelFileError", "load", "read_checkpoint", "save"]
 
 #: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
 FORMAT_VERSION = 1
@@ -51,6 +54,7 @@ _META = "__meta__"
 _PARAMS = "params/"
 _HISTORY = "history/loss"
 _EXTRA = "extra/"
+_TRAIN = "train/"
 _META_KEYS = ("format_version", "class", "config", "gpssm_np_version", "numpy_version", "created_at", "checksum")
 # What reading a damaged archive can raise (truncated or corrupted zip, bad .npy header, object arrays, a seek
 # to an offset out of range: OSError, caught only once the file has been opened, so not a missing file).
@@ -63,8 +67,11 @@ class ModelFileError(ValueError):
     """The file is not a valid gpssm_np model file (damaged, modified, newer format or unknown model class)."""
 
 
-def save(model, path):
+def save(model, path, training=None):
     """Write ``model`` (parameters, configuration, training history, extra state) to ``path``.
+
+    ``training`` (used by ``fit`` for checkpoints) is a dict with "arrays" (name -> numeric array) and "info"
+    (plain JSON types), stored under ``train/`` and in the metadata's ``training`` entry.
 
     ``path`` is used exactly as given (no ``.npz`` suffix is added). The write is atomic: on failure any previous
     file at ``path`` is left as it was. Returns ``path``.
@@ -74,10 +81,14 @@ def save(model, path):
     arrays = {_PARAMS + key: np.array(value, dtype=np.float64) for key, value in model.get_params().items()}
     arrays[_HISTORY] = np.asarray(model.history_, dtype=np.float64).reshape(-1)
     arrays.update(_extra_arrays(model))
+    if training is not None:
+        arrays.update({_TRAIN + key: np.asarray(value, dtype=np.float64) for key, value in training["arrays"].items()})
     meta = {"format_version": FORMAT_VERSION, "class": name, "config": model.get_config(),
             "gpssm_np_version": _package_version(), "numpy_version": np.__version__,
             "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "checksum": checksum(arrays)}
+    if training is not None:
+        meta["training"] = training["info"]
     try:
         text = json.dumps(meta, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as err:
@@ -87,6 +98,17 @@ def save(model, path):
     return path
 
 
+def read_checkpoint(path):
+    """(model, training) from a checkpoint written by ``fit(checkpoint=...)``: the model as :func:`load` gives it,
+    and a dict with "arrays" (the optimizer's arrays) and "info" (epochs done, Adam step and learning rate, random
+    generator state, training log)."""
+    model, meta, arrays = _load(path)
+    if "training" not in meta:
+        raise _invalid(path, "it is a model file without training state, not a checkpoint")
+    train = {key[len(_TRAIN):]: value for key, value in arrays.items() if key.startswith(_TRAIN)}
+    return model, {"arrays": train, "info": meta["training"]}
+
+
 def load(path):
     """Read a model written by :func:`save`.
 
@@ -94,6 +116,10 @@ def load(path):
     is not a valid gpssm_np model file: not an npz archive, truncated or corrupted, modified since it was
     written (checksum), written by a newer gpssm_np, holding pickled data, or naming an unknown model class.
     """
+    return _load(path)[0]
+
+
+def _load(path):
     path = _check_path(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"path: no such file {os.fspath(path)!r}")
@@ -114,7 +140,7 @@ def load(path):
             model._set_extra_state(extra)
         except (KeyError, TypeError, ValueError) as err:
             raise _invalid(path, f"its extra state {sorted(extra)} does not fit a {meta['class']}: {err!r}") from None
-    return model
+    return model, meta, arrays
 
 
 def checksum(arrays):
@@ -262,6 +288,6 @@ def _read_meta(path, npz):
 def _check_layout(path, arrays):
     if _HISTORY not in arrays or arrays[_HISTORY].ndim != 1 or arrays[_HISTORY].dtype.kind != "f":
         raise _invalid(path, f"its {_HISTORY!r} entry is missing or not a 1-D float array")
-    unknown = sorted(key for key in arrays if key != _HISTORY and not key.startswith((_PARAMS, _EXTRA)))
+    unknown = sorted(key for key in arrays if key != _HISTORY and not key.startswith((_PARAMS, _EXTRA, _TRAIN)))
     if unknown:
         raise _invalid(path, f"it has unexpected entries {unknown}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import autograd.numpy as anp
 import numpy as np
 
+from ._config import JITTER
 from .ops.kernels import kernel_code
 from .transforms import lower_triangle, positive, positive_inverse
 
@@ -55,6 +56,7 @@ class GPSSMSpec:
     shared_inducing: bool = True
     independent: bool = False  # A = I, Q = d_x (PRSSM)
     free_x0: bool = True  # q(x0) a free Gaussian (x0_mean, x0_var); False when a recognition network gives it
+    jitter: float = JITTER  # added to the diagonal of K(Z, Z); raised adaptively by fit on a failed Cholesky
 
     def __post_init__(self):
         for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
@@ -65,6 +67,8 @@ class GPSSMSpec:
             raise ValueError(f"dim_u: expected a non-negative integer, got {self.dim_u!r}")
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
+        if not (isinstance(self.jitter, (float, int)) and 0 < self.jitter < 1):
+            raise ValueError(f"jitter: expected a number in (0, 1), got {self.jitter!r}")
         if self.independent and self.num_latent != self.dim_x:
             raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
         kernel_code(self.kernel)

@@ -15,11 +15,13 @@ transition reads [x_{t-1}, u_t]. A subclass supplies:
 and this class gives ``get_params``/``set_params``, ``fit``, ``filter``, ``smooth`` and ``forecast``.
 """
 import logging
+import os
 
 import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
+from .._config import MAX_REJECTIONS
 from ..datasets import windows
 from ..filtering import backward_simulation, particle_filter
 from ..forecast import Forecast
@@ -27,6 +29,10 @@ from ..optim import Adam
 from .._progress import Progress
 
 logger = logging.getLogger(__name__)
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (repeated non-finite steps, or a Cholesky that fails at the largest jitter)."""
 
 
 class StateSpaceModel:
@@ -37,6 +43,7 @@ class StateSpaceModel:
         self.seed = check.seed(seed)
         self.params = {}
         self.history_ = []
+        self.training_log_ = {"rejected_steps": [], "jitter": []}
         self.output_scaling = None
 
     # -- parameters ------------------------------------------------------------------------------------------
@@ -144,7 +151,8 @@ class StateSpaceModel:
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, fixed=(), progress=False):
+            clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
+            max_rejections=MAX_REJECTIONS):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -152,34 +160,107 @@ class StateSpaceModel:
         is -ELBO, divided by the number of windows under the unbiased weighting (so it is per window). Returns
         ``self``; the loss of each step is appended to ``history_``. Parameters named in ``fixed`` keep their
         values (e.g. ``fixed=("x0_mean", "x0_var")`` when the initial state is known).
+
+        Robustness: a step whose loss or gradient is not finite is rejected (parameters and Adam state are left
+        as they were, the step size is halved, a warning is logged, the step is retried with fresh noise);
+        after ``max_rejections`` consecutive rejections training stops with :class:`TrainingError`. A failed
+        Cholesky of K(Z, Z) raises the model's jitter tenfold (up to ``_config.MAX_JITTER``) and retries the
+        step. Both are recorded in ``training_log_``.
+
+        Checkpoints: with ``checkpoint=path`` the model, Adam state, random-generator state, history and training
+        log are written atomically to ``path`` every ``checkpoint_every`` epochs and after the last one.
+        ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
+        original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
         """
         spec = self.spec
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
+        checkpoint_every = check.positive_int(checkpoint_every, "checkpoint_every")
+        max_rejections = check.positive_int(max_rejections, "max_rejections")
         lr = check.positive_float(lr, "lr")
+        if resume and checkpoint is None:
+            raise ValueError("resume: needs checkpoint=path to resume from")
         ys = y if isinstance(y, (list, tuple)) else [y]
         us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
         if len(us) != len(ys):
             raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
         checked = [check.sequences(yi, ui, spec.dim_y, spec.dim_u) for yi, ui in zip(ys, us)]
         Y, U = windows([c[0][0] for c in checked], [c[1][0] for c in checked], seq_len, stride)
-        num_windows, T = Y.shape[:2]
-        rng = np.random.default_rng(self.seed if seed is None else seed)
+        num_windows = Y.shape[0]
+        rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
+        first_epoch = 0
+        if resume and os.path.exists(checkpoint):
+            first_epoch = self._restore_checkpoint(checkpoint, optimizer, rng)
         report = Progress(epochs, enabled=progress)
-        for epoch in range(epochs):
+        for epoch in range(first_epoch, epochs):
             order = rng.permutation(num_windows)
             for start in range(0, num_windows, batch_size):
                 idx = order[start:start + batch_size]
-                loss = self._minibatch_loss(Y[idx], U[idx], rng, num_samples, num_windows)
-                value, grads = value_and_grad(loss)(self.params)
-                self.params = optimizer.step(self.params, _without(grads, frozen))
-                self.history_.append(float(value))
+                self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections)
             report.update(epoch + 1, self.history_[-1])
+            if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
+                self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
         report.close()
         return self
+
+    def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections):
+        """One accepted Adam step on the minibatch (y, u), rejecting non-finite steps (see :meth:`fit`)."""
+        log = self.training_log_
+        rejections = 0
+        while True:
+            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows)
+            try:
+                value, grads = value_and_grad(loss)(self.params)
+            except np.linalg.LinAlgError as err:
+                if not self._increase_jitter():
+                    raise TrainingError(f"Cholesky of K(Z, Z) failed even with the largest jitter: {err}") from err
+                log["jitter"].append([len(self.history_), float(self.spec.jitter)])
+                logger.warning("Cholesky failed; jitter raised to %g", self.spec.jitter)
+                continue
+            if np.isfinite(value) and all(np.all(np.isfinite(g)) for g in grads.values()):
+                break
+            rejections += 1
+            optimizer.lr *= 0.5
+            log["rejected_steps"].append(len(self.history_))
+            logger.warning("non-finite loss or gradient at step %d: step rejected, learning rate halved to %g",
+                           len(self.history_), optimizer.lr)
+            if rejections >= max_rejections:
+                raise TrainingError(f"training stopped after {rejections} consecutive non-finite steps (step "
+                                    f"{len(self.history_)}); the parameters are those of the last good step")
+        self.params = optimizer.step(self.params, _without(grads, frozen))
+        self.history_.append(float(value))
+
+    def _increase_jitter(self):
+        """Hook for models with a Cholesky in their loss: raise the jitter, True if it could still be raised."""
+        return False
+
+    def _write_checkpoint(self, path, optimizer, rng, epochs_done):
+        from ..io import save  # the file format lives above the models; imported when a checkpoint is asked for
+
+        state = optimizer.state_dict()
+        arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
+        info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
+                "rng_state": rng.bit_generator.state, "training_log": self.training_log_}
+        save(self, path, training={"arrays": arrays, "info": info})
+
+    def _restore_checkpoint(self, path, optimizer, rng):
+        from ..io import read_checkpoint
+
+        model, training = read_checkpoint(path)
+        if type(model) is not type(self) or set(model.params) != set(self.params):
+            raise ValueError(f"checkpoint: {path!r} holds a {type(model).__name__} that does not match this model")
+        info, arrays = training["info"], training["arrays"]
+        self.params = model.params
+        self.spec = model.spec  # keeps a jitter raised during the interrupted run
+        self.history_ = list(model.history_)
+        self.training_log_ = info["training_log"]
+        optimizer.load_state_dict(dict(arrays, t=info["adam_t"]))
+        optimizer.lr = info["lr"]
+        rng.bit_generator.state = info["rng_state"]
+        return int(info["epochs_done"])
 
     def _check_fixed(self, fixed):
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)

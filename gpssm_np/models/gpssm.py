@@ -4,10 +4,13 @@ Model (DESIGN.md s1; time convention of the authors' code): x_0 ~ q(x0) emits no
 x_t = mu(x_{t-1}) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code) or the identity (residual=True, PR-SSM).
 """
+from dataclasses import replace
+
 import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
+from .._config import MAX_JITTER
 from ..filtering import gpssm_transition
 from ..forecast import free_run
 from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
@@ -68,7 +71,8 @@ class GPSSM(StateSpaceModel):
         config = {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
                   "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
                   "mean_function": "identity" if s.residual else "zero", "seed": self.seed, "backend": self.backend,
-                  "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None}
+                  "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
+                  "jitter": s.jitter}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
@@ -133,6 +137,14 @@ class GPSSM(StateSpaceModel):
                                  self.recognition)
 
         return loss
+
+    def _increase_jitter(self):
+        """Multiply the jitter of K(Z, Z) by 10 after a failed Cholesky; False once it would exceed MAX_JITTER."""
+        jitter = self.spec.jitter * 10.0
+        if jitter > MAX_JITTER:
+            return False
+        self.spec = replace(self.spec, jitter=jitter)
+        return True
 
     def transition_moments(self):
         """x_t | x_{t-1} ~ N(mu + A m_h, A S_h A^T + diag q) as a function for ``filtering.particle_filter``."""

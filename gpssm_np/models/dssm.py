@@ -1,0 +1,380 @@
+r"""DSSM: the deep Markov model of Krishnan, Shalit & Sontag (AAAI 2017), the paper's "DSSM" baseline.
+
+Generative model (the package's time convention, ``models/base.py``): x_0 ~ p(x_0) = N(0, I) emits nothing; for
+t = 1..T, with z_t = [x_{t-1}, u_t] (d_x + d_u) and each affine layer "name" written name(a) = W a + b::
+
+    g_t = sigmoid(trans_gate_2(relu(trans_gate_1(z_t))))          (d_x,) gate
+    p_t = trans_prop_2(relu(trans_prop_1(z_t)))                    (d_x,) nonlinear proposal
+    m_t = (1 - g_t) * trans_lin(z_t) + g_t * p_t                   (d_x,) gated mix of a linear and the nonlinear proposal
+    s_t = softplus(trans_scale(relu(p_t))) + STD_FLOOR             (d_x,) standard deviation
+    x_t | x_{t-1}, u_t ~ N(m_t, diag s_t^2)                        the "gated transition" of Krishnan et al., Sec. 5
+    y_t | x_t ~ N(C x_t, diag r),  C = [I_{d_y}, 0] fixed,  r = positive(obs_noise)   (as the GPSSMs)
+
+Inference network (the "structured" ST-R variant of the paper: q factorises as the true posterior does)::
+
+    h_T = tanh(rnn_in([y_T, u_T])),  h_t = tanh(rnn_in([y_t, u_t]) + W_hh h_{t+1})    RNN read backwards, t = T..1
+    q(x_0 | y_{1:T}, u_{1:T}) = N(x0_mean(h_1), diag(softplus(x0_var(h_1)) + VAR_FLOOR))
+    c_t = (tanh(comb(x_{t-1})) + h_t) / 2                                                 combiner
+    q(x_t | x_{t-1}, y_{t:T}, u_{t:T}) = N(comb_mean(c_t), diag sigma_t^2),  sigma_t = softplus(comb_std(c_t)) + STD_FLOOR
+
+``q_x0(y, u)`` -- what the paper protocol uses -- is q(x_0 | y_{1:T}, u_{1:T}) of the window given: the heads
+x0_mean, x0_var on the RNN state h_1 after it has read the whole window backwards (as the authors' LSTM recognition
+network of the GPSSMs, which also reads the window reversed). ``filter``/``forecast(y_past=...)`` start the
+particle filter from q_x0 of the first ``init_window`` observed steps (``StateSpaceModel.filter``), and a forecast
+with neither x0 nor past data starts from p(x_0) = N(0, I).
+
+ELBO of one window, with S reparameterised samples x^(s)_{0:T} ~ q (noise drawn outside the differentiated
+function, by ``inference.draw_noise``)::
+
+    ELBO = 1/S sum_s sum_t [ E_{q(x_t | x_{t-1}^(s), ...)} log N(y_t | C x_t, diag r)
+                             - KL( q(x_t | x_{t-1}^(s), ...) || p(x_t | x_{t-1}^(s), u_t) ) ]  - KL( q(x_0) || N(0, I) )
+
+The inner expectation and the KLs are in closed form given x_{t-1}^(s) (Rao-Blackwellised; the KLs as Pyro's
+``TraceMeanField_ELBO``); x_t^(s) = mu_t + sigma_t eps_t then feeds the next step. The KL weighting conventions are
+those of ``inference.py``: :meth:`DSSM.elbo` is c_data * sum_b ELBO_b with c_data = num_windows / B ("unbiased") or
+1 / B ("paper"). The model has no global latent variable (no KL(q(u) || p(u))), so both weightings give the same
+training loss, the minibatch mean of -ELBO_b (``_minibatch_loss``, the per-window scale of
+``GPSSM._minibatch_loss``).
+
+Differences from Pyro's ``dmm`` example: inputs u_t enter the transition (z_t) and the RNN; the RNN is a tanh Elman
+network with zero initial state (Pyro: ReLU and a learned h_0); q(x_0) is a Gaussian from the RNN rather than a
+learned point x_0; the standard deviations have a small floor; no KL annealing, no normalising flows.
+
+Parameters (unconstrained float64; H = ``hidden``, H_r = ``rnn_hidden``, D = d_x + d_u, F = d_y + d_u). Each affine
+layer ``name`` has ``name_W`` (out, in) and ``name_b`` (out,):
+
+=============  =========  ===========  =================================================================
+layer          in         out          notes
+=============  =========  ===========  =================================================================
+trans_gate_1   D          H
+trans_gate_2   H          d_x
+trans_prop_1   D          H
+trans_prop_2   H          d_x
+trans_lin      D          d_x          starts at W = [I, 0], b = 0 (as Pyro)
+trans_scale    d_x        d_x          b starts so that s_t is about ``init_process_std``
+rnn_in         F          H_r          plus ``rnn_hh_W`` (H_r, H_r), the recurrent weight W_hh
+comb           d_x        H_r
+comb_mean      H_r        d_x
+comb_std       H_r        d_x
+x0_mean        H_r        d_x
+x0_var         H_r        d_x
+=============  =========  ===========  =================================================================
+
+and ``obs_noise`` (d_y,), r = positive(obs_noise) (``transforms.positive``), starting at ``init_obs_var``.
+
+Weights and biases start U(-1/sqrt(fan_in), 1/sqrt(fan_in)) unless stated otherwise.
+
+Cost: a Python loop over time in autograd, each step vectorised over the B S particles: O(T B S (H D + d_x H_r))
+per evaluation (about 0.2 s for a training step at B = 16, T = 50, S = 50 with the default sizes).
+
+Reference: R. G. Krishnan, U. Shalit, D. Sontag, "Structured inference networks for nonlinear state space models",
+AAAI 2017; the Pyro ``dmm`` example (Bingham et al., JMLR 2019) for the gated transition and the combiner.
+"""
+from dataclasses import dataclass
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import value_and_grad
+
+from .. import _validation as check
+from ..gp import kl_diag_standard_normal
+from ..inference import draw_noise, kl_weights
+from ..transforms import positive, positive_inverse
+from .base import StateSpaceModel
+
+#: Added to every softplus standard deviation (transition and combiner).
+STD_FLOOR = 1e-4
+
+#: Added to the softplus variance of q(x_0), as the recognition networks' VAR_OFFSET.
+VAR_FLOOR = 1e-4
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+@dataclass(frozen=True)
+class DSSMSpec:
+    """Dimensions of a :class:`DSSM`: state, output and input sizes, transition and RNN hidden sizes."""
+
+    dim_x: int
+    dim_y: int
+    dim_u: int
+    hidden: int
+    rnn_hidden: int
+
+    def __post_init__(self):
+        for name in ("dim_x", "dim_y", "hidden", "rnn_hidden"):
+            check.positive_int(getattr(self, name), name)
+        check.seed(self.dim_u, "dim_u")  # a non-negative integer
+        if self.dim_y > self.dim_x:
+            raise ValueError(f"dim_y: expected at most dim_x = {self.dim_x} (C = [I, 0]), got {self.dim_y}")
+
+
+def _softplus(a):
+    return anp.logaddexp(0.0, a)
+
+
+def _sigmoid(a):
+    return 0.5 * (anp.tanh(0.5 * a) + 1.0)
+
+
+def _relu(a):
+    return a * (a > 0.0)  # the mask is a constant, so the gradient is one multiplication
+
+
+def _linear(p, layer, a):
+    """a W^T + b of the layer named ``layer`` (parameters ``layer + "_W"``, ``layer + "_b"``)."""
+    return anp.dot(a, p[layer + "_W"].T) + p[layer + "_b"]
+
+
+def _uniform(rng, fan_in, shape):
+    bound = 1.0 / np.sqrt(fan_in)
+    return rng.uniform(-bound, bound, size=shape)
+
+
+def _layer_shapes(layers):
+    """{name_W: (out, in), name_b: (out,)} of the layers given as (name, out, in)."""
+    shapes = {}
+    for name, n_out, n_in in layers:
+        shapes[name + "_W"], shapes[name + "_b"] = (n_out, n_in), (n_out,)
+    return shapes
+
+
+def _init_layers(rng, layers):
+    """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases of the layers given as (name, out, in)."""
+    params = {}
+    for name, n_out, n_in in layers:
+        params[name + "_W"] = _uniform(rng, n_in, (n_out, n_in))
+        params[name + "_b"] = _uniform(rng, n_in, (n_out,))
+    return params
+
+
+def gated_transition(p, x, u):
+    """Mean m_t and standard deviation s_t (each (N, d_x)) of p(x_t | x_{t-1}, u_t) (module docstring) for N
+    states ``x`` (N, d_x) and inputs ``u`` (N, d_u); ``p`` is a plain dict of the parameters (plain or traced)."""
+    z = anp.concatenate([x, u], axis=1)
+    gate = _sigmoid(_linear(p, "trans_gate_2", _relu(_linear(p, "trans_gate_1", z))))
+    proposed = _linear(p, "trans_prop_2", _relu(_linear(p, "trans_prop_1", z)))
+    mean = (1.0 - gate) * _linear(p, "trans_lin", z) + gate * proposed
+    std = _softplus(_linear(p, "trans_scale", _relu(proposed))) + STD_FLOOR
+    return mean, std
+
+
+class BackwardRNN:
+    """The DSSM's inference network: the backward RNN, q(x_0) heads and combiner (module docstring).
+
+    ``dim_x``, ``dim_y``, ``dim_u`` are the model's dimensions, ``hidden`` the RNN size H_r. Methods take a plain
+    dict of the model's parameters (values plain or autograd-traced).
+    """
+
+    def __init__(self, dim_x, dim_y, dim_u, hidden):
+        self.dim_x, self.dim_y, self.dim_u, self.hidden = dim_x, dim_y, dim_u, hidden
+
+    def layers(self):
+        """(name, out, in) of every affine layer."""
+        H, dx = self.hidden, self.dim_x
+        return [("rnn_in", H, self.dim_y + self.dim_u), ("comb", H, dx), ("comb_mean", dx, H), ("comb_std", dx, H),
+                ("x0_mean", dx, H), ("x0_var", dx, H)]
+
+    def param_shapes(self):
+        return dict(_layer_shapes(self.layers()), rnn_hh_W=(self.hidden, self.hidden))
+
+    def init_params(self, rng):
+        return dict(_init_layers(rng, self.layers()), rnn_hh_W=_uniform(rng, self.hidden, (self.hidden,) * 2))
+
+    def hidden_states(self, p, y, u):
+        """h_1..h_T as a list of T arrays (B, H_r): the RNN over [y_t, u_t] (B, T, .) read from t = T down to 1."""
+        features = np.concatenate([y, u], axis=2)
+        h = _linear(p, "rnn_in", features[:, -1])
+        states = [anp.tanh(h)]
+        for t in range(y.shape[1] - 2, -1, -1):
+            states.append(anp.tanh(_linear(p, "rnn_in", features[:, t]) + anp.dot(states[-1], p["rnn_hh_W"].T)))
+        return states[::-1]
+
+    def q_x0(self, p, h1):
+        """Mean and variance (each (B, d_x)) of q(x_0 | y_{1:T}, u_{1:T}) from h_1 (B, H_r)."""
+        return _linear(p, "x0_mean", h1), _softplus(_linear(p, "x0_var", h1)) + VAR_FLOOR
+
+    def combine(self, p, h, x_prev):
+        """Mean and standard deviation (each (N, d_x)) of q(x_t | x_{t-1}, y_{t:T}, u_{t:T}) from h_t (N, H_r) and
+        x_{t-1} (N, d_x)."""
+        c = 0.5 * (anp.tanh(_linear(p, "comb", x_prev)) + h)
+        return _linear(p, "comb_mean", c), _softplus(_linear(p, "comb_std", c)) + STD_FLOOR
+
+
+def dssm_elbo(params, network, y, u, noise, kl_weighting="unbiased", num_windows=None):
+    """c_data * sum_b ELBO_b (module docstring) of windows y (B, T, d_y), u (B, T, d_u) with ``noise`` from
+    ``inference.draw_noise(rng, B, S, T, d_x, 0)`` (particle n belongs to window n // S)."""
+    p = {name: params[name] for name in params}  # one traced look-up per parameter, not one per step
+    B, T, dy = y.shape
+    S = noise.eps0.shape[0] // B
+    C = np.eye(dy, network.dim_x)
+    obs_var = positive(p["obs_noise"])
+    hs = network.hidden_states(p, y, u)
+    m0, v0 = network.q_x0(p, hs[0])
+    x = anp.repeat(m0, S, axis=0) + anp.sqrt(anp.repeat(v0, S, axis=0)) * noise.eps0  # (N, d_x)
+    y_rep = np.repeat(y, S, axis=0)  # (N, T, d_y)
+    u_rep = np.repeat(u, S, axis=0)
+    total = 0.0  # sum over particles and time of log-likelihood minus KL
+    for t in range(T):
+        mean_p, std_p = gated_transition(p, x, u_rep[:, t])
+        mean_q, std_q = network.combine(p, anp.repeat(hs[t], S, axis=0), x)
+        kl = anp.log(std_p / std_q) + 0.5 * ((std_q**2 + (mean_q - mean_p) ** 2) / std_p**2 - 1.0)
+        # E_q log N(y_t | C x_t, diag r) over x_t ~ q(x_t | x_{t-1}), in closed form
+        resid2 = (y_rep[:, t] - anp.dot(mean_q, C.T)) ** 2 + anp.dot(std_q**2, C.T)
+        log_lik = -0.5 * (_LOG_2PI + anp.log(obs_var) + resid2 / obs_var)
+        x = mean_q + std_q * noise.eps_x[t]
+        total = total + anp.sum(log_lik) - anp.sum(kl)
+    c_data, _ = kl_weights(kl_weighting, B, T, num_windows)
+    return c_data * (total / S - anp.sum(kl_diag_standard_normal(m0, v0)))
+
+
+class DSSM(StateSpaceModel):
+    """Deep Markov model (Krishnan et al. 2017) with the GPSSMs' linear Gaussian emission (module docstring).
+
+    Parameters
+    ----------
+    dim_x, dim_y, dim_u : int
+        State, output and input dimensions (dim_u may be 0; dim_y <= dim_x).
+    seed : int
+        Seeds the parameter initialisation (and the default training shuffle).
+    hidden : int
+        Units H of each hidden layer of the gated transition (gate and proposal).
+    rnn_hidden : int
+        Units H_r of the inference RNN and combiner.
+    kl_weighting : {"unbiased", "paper"}
+        As ``inference.py``; both give the same training loss here (module docstring).
+    init_obs_var : float
+        Initial observation noise variance r.
+    init_process_std : float
+        Initial transition standard deviation s_t (through the bias b_s).
+
+    Attributes
+    ----------
+    params : dict of ndarray
+        Unconstrained parameters (module docstring table).
+    recognition : BackwardRNN
+        The inference network (its q(x_0) heads give :meth:`q_x0`).
+    history_ : list of float
+        Training loss per Adam step (set by :meth:`fit`).
+    """
+
+    def __init__(self, dim_x=4, dim_y=1, dim_u=1, seed=0, hidden=32, rnn_hidden=32, kl_weighting="unbiased",
+                 init_obs_var=0.1, init_process_std=0.1):
+        super().__init__(seed)
+        self.spec = DSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, hidden=hidden, rnn_hidden=rnn_hidden)
+        kl_weights(kl_weighting, 1, 1)  # validates the name
+        self.kl_weighting = kl_weighting
+        self.init_obs_var = check.positive_float(init_obs_var, "init_obs_var")
+        self.init_process_std = check.positive_float(init_process_std, "init_process_std")
+        if self.init_process_std <= STD_FLOOR:
+            raise ValueError(f"init_process_std: expected a value > {STD_FLOOR}, got {init_process_std!r}")
+        self.recognition = BackwardRNN(dim_x, dim_y, dim_u, rnn_hidden)
+        self.params = self._init_params(np.random.default_rng(self.seed))
+
+    def _layers(self):
+        """(name, out, in) of the transition's affine layers."""
+        s = self.spec
+        D, H = s.dim_x + s.dim_u, s.hidden
+        return [("trans_gate_1", H, D), ("trans_gate_2", s.dim_x, H), ("trans_prop_1", H, D),
+                ("trans_prop_2", s.dim_x, H), ("trans_lin", s.dim_x, D), ("trans_scale", s.dim_x, s.dim_x)]
+
+    def _init_params(self, rng):
+        s = self.spec
+        params = _init_layers(rng, self._layers())
+        params["trans_lin_W"] = np.eye(s.dim_x, s.dim_x + s.dim_u)
+        params["trans_lin_b"] = np.zeros(s.dim_x)
+        params["trans_scale_b"] = np.full(s.dim_x, float(positive_inverse(self.init_process_std - STD_FLOOR)))
+        params["obs_noise"] = np.full(s.dim_y, float(positive_inverse(self.init_obs_var)))
+        params.update(self.recognition.init_params(rng))
+        return params
+
+    def get_config(self):
+        """Constructor arguments as plain JSON types: ``DSSM(**model.get_config())`` rebuilds the model (with
+        freshly initialised parameters)."""
+        s = self.spec
+        return {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "seed": self.seed, "hidden": s.hidden,
+                "rnn_hidden": s.rnn_hidden, "kl_weighting": self.kl_weighting, "init_obs_var": self.init_obs_var,
+                "init_process_std": self.init_process_std}
+
+    def param_shapes(self):
+        """Name -> shape of every unconstrained parameter."""
+        shapes = _layer_shapes(self._layers())
+        shapes["obs_noise"] = (self.spec.dim_y,)
+        shapes.update(self.recognition.param_shapes())
+        return shapes
+
+    # -- ELBO ------------------------------------------------------------------------------------------------
+    def _objective(self, y, u, num_samples, seed, num_windows):
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        num_samples = check.positive_int(num_samples, "num_samples")
+        if num_windows is not None:
+            num_windows = check.positive_int(num_windows, "num_windows")
+        noise = draw_noise(np.random.default_rng(check.seed(seed)), y.shape[0], num_samples, y.shape[1],
+                           self.spec.dim_x, 0)
+        return lambda params: dssm_elbo(params, self.recognition, y, u, noise, self.kl_weighting,
+                                        num_windows)
+
+    def elbo(self, y, u=None, num_samples=50, seed=0, num_windows=None):
+        """The ELBO of windows ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape, weighted
+        as the module docstring says (``num_windows``: the data-set size for the unbiased weighting; default B).
+        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters."""
+        return float(self._objective(y, u, num_samples, seed, num_windows)(self.params))
+
+    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None):
+        """(ELBO, gradient), the gradient a dict keyed like :meth:`get_params` (w.r.t. the unconstrained values)."""
+        value, grad = value_and_grad(self._objective(y, u, num_samples, seed, num_windows))(self.params)
+        return float(value), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+
+    # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
+    def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
+        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], self.spec.dim_x, 0)
+        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss
+
+        def loss(params):
+            return -scale * dssm_elbo(params, self.recognition, y, u, noise, self.kl_weighting,
+                                      num_windows)
+
+        return loss
+
+    def transition_moments(self):
+        """x_t | x_{t-1} ~ N(m_t, diag s_t^2) of the gated transition, as a function for
+        ``filtering.particle_filter``: ``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x,
+        d_x))``. The parameters are copied, so later training does not change the function."""
+        p = self.get_params()
+        dx, du = self.spec.dim_x, self.spec.dim_u
+
+        def transition(x_prev, u_t, k=None):
+            x_prev = np.asarray(x_prev, dtype=np.float64)
+            if x_prev.ndim != 2 or x_prev.shape[1] != dx:
+                raise ValueError(f"x_prev: expected shape (N, {dx}), got {x_prev.shape}")
+            u_t = np.zeros(0) if u_t is None else np.asarray(u_t, dtype=np.float64)
+            if u_t.shape != (du,):
+                raise ValueError(f"u_t: expected shape ({du},) (None only when dim_u = 0), got {u_t.shape}")
+            mean, std = gated_transition(p, x_prev, np.broadcast_to(u_t, (len(x_prev), du)))
+            return mean, std[:, :, None] ** 2 * np.eye(dx)
+
+        return transition
+
+    def obs_var(self):
+        """Diagonal of R (d_y,)."""
+        return np.asarray(positive(self.params["obs_noise"]))
+
+    def _free_run(self, x0, u, rng):
+        S, T = x0.shape[0], u.shape[0]
+        eps = rng.standard_normal((T, S, self.spec.dim_x))
+        x, states = x0, np.empty((S, T, self.spec.dim_x))
+        for t in range(T):
+            mean, std = gated_transition(self.params, x, np.broadcast_to(u[t], (S, u.shape[1])))
+            x = states[:, t] = mean + std * eps[t]
+        return states
+
+    def q_x0(self, y=None, u=None):
+        """Mean and variance (each (d_x,)) of q(x_0 | y_{1:T}, u_{1:T}): the inference network's q(x_0) heads on
+        the RNN state after reading the window y (T, d_y), u (T, d_u) backwards (module docstring)."""
+        if y is None:
+            raise ValueError("y: the DSSM's q(x0) comes from its inference network, which needs the window y")
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        if y.shape[0] != 1:
+            raise ValueError(f"y: expected one window of shape (T, {self.spec.dim_y}), got shape {y.shape}")
+        mean, var = self.recognition.q_x0(self.params, self.recognition.hidden_states(self.params, y, u)[0])
+        return np.asarray(mean)[0], np.asarray(var)[0]
