@@ -22,19 +22,19 @@ def positive_float(value, name):
     return float(value)
 
 
-def finite_array(x, name, ndims):
+def finite_array(x, name, ndims, nan_hint=""):
     """``x`` as a float64 array with a number of dimensions in ``ndims`` and only finite values."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a numeric array, got {type(x).__name__}") from None
+    raw = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: expected a real numeric array, got dtype {raw.dtype} ({type(x).__name__})")
+    arr = raw.astype(np.float64, copy=False)
     if arr.ndim not in ndims:
         raise ValueError(f"{name}: expected an array with {' or '.join(map(str, ndims))} dimensions, "
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: contains NaN or inf; missing outputs are not supported, remove or impute them")
+        raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
     return arr
 
 
@@ -43,7 +43,8 @@ def sequences(y, u, dim_y, dim_u):
 
     Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
     """
-    y = finite_array(y, "y", (2, 3))
+    y = finite_array(y, "y", (2, 3), "; missing outputs are not supported in training: remove or impute them "
+                                     "(the particle filter, model.filter, accepts NaN as missing)")
     if y.ndim == 2:
         y = y[None]
     if y.shape[2] != dim_y:

@@ -59,11 +59,9 @@ class StateSpaceModel:
             raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
         new = {}
         for name, shape in shapes.items():
-            value = np.array(params[name], dtype=np.float64)
+            value = check.finite_array(params[name], f"params[{name!r}]", (len(shape),)).copy()
             if value.shape != shape:
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
-            if not np.all(np.isfinite(value)):
-                raise ValueError(f"params[{name!r}]: contains NaN or inf")
             new[name] = value
         self.params = new
 
