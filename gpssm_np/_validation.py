@@ -22,7 +22,7 @@ def positive_float(value, name):
     return float(value)
 
 
-def finite_array(x, name, ndims, nan_hint=""):
+def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
     """``x`` as a float64 array with a number of dimensions in ``ndims`` and only finite values."""
     raw = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if raw.dtype.kind not in "biuf":
@@ -33,18 +33,20 @@ def finite_array(x, name, ndims, nan_hint=""):
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.all(np.isfinite(arr) | (allow_nan & np.isnan(arr))):
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
     return arr
 
 
-def sequences(y, u, dim_y, dim_u):
+def sequences(y, u, dim_y, dim_u, allow_missing=False):
     """Check outputs y ((T, d_y) or (B, T, d_y)) and inputs u (same leading shape, or None when d_u = 0).
 
     Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
+    ``allow_missing`` admits NaN (not inf) in y, for the particle filter.
     """
     y = finite_array(y, "y", (2, 3), "; missing outputs are not supported in training: remove or impute them "
-                                     "(the particle filter, model.filter, accepts NaN as missing)")
+                                     "(the particle filter, model.filter, accepts NaN as missing)",
+                     allow_nan=allow_missing)
     if y.ndim == 2:
         y = y[None]
     if y.shape[2] != dim_y:

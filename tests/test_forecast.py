@@ -103,3 +103,15 @@ def test_evaluate_rejects_bad_arguments(actuator):
         evaluate(small_model(), actuator, "oracle")
     with pytest.raises(ValueError, match="dataset"):
         evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4), actuator, "paper")
+
+
+def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
+    model = small_model()
+    y, u = rng.normal(size=(20, 1)), rng.normal(size=(20, 1))
+    y[5] = np.nan
+    result = model.filter(y, u, num_particles=50)
+    assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[5] == 0.0
+    with pytest.raises(ValueError, match="missing outputs"):
+        model.elbo(y, u)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        model.filter(np.full((20, 1), np.inf), u)

@@ -94,7 +94,7 @@ class StateSpaceModel:
         covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
         recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles)."""
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         mean, var = self.q_x0(y[:init_window], u[:init_window])
@@ -106,7 +106,7 @@ class StateSpaceModel:
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""
         result = self.filter(y, u, num_particles, seed, init_window, store_particles=True)
-        _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         return backward_simulation(self.transition_moments(), result, u[0] if self.spec.dim_u else None,
                                    check.positive_int(num_trajectories, "num_trajectories"),
                                    np.random.default_rng(seed + 1))
