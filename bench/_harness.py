@@ -1,14 +1,28 @@
-"""Shared benchmark harness: first call (JIT compile) timed apart, then repeats; median and spread; versions.
+"""Shared benchmark harness: first call (JIT compile) timed apart, then repeats; median and spread; versions;
+the paper's problem; BLAS thread control; peak memory.
 
-Every script in bench/ prints a human-readable table, or one JSON document with ``--json``.
+Every script in bench/ prints a human-readable table, or one JSON document with ``--json``; ``--small`` runs a
+tiny configuration (smoke test). BLAS is held at one thread while a script measures (``--blas-threads`` changes
+that; 0 leaves BLAS as it is): on shared machines a multi-threaded BLAS competing with other processes costs far
+more than it saves on the small matrices of these models (/work/shared/DESIGN.md s2).
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
 import time
+
+import numpy as np
+
+#: The paper's configuration (research/odgpssm_reference.md s12): B windows of T steps, S particles, Q latent GPs,
+#: M inducing points, Matern-5/2.
+PAPER = dict(B=16, T=50, S=50, Q=4, M=20, dim_x=4, dim_u=1, dim_y=1)
+#: A tiny configuration for smoke tests.
+SMALL = dict(B=2, T=10, S=5, Q=2, M=5, dim_x=2, dim_u=1, dim_y=1)
 
 
 def versions():
@@ -18,6 +32,7 @@ def versions():
     import scipy
 
     import gpssm_np
+    from gpssm_np.ops._jit import kernel_threads
 
     info = {
         "python": platform.python_version(),
@@ -28,8 +43,11 @@ def versions():
         "autograd": getattr(autograd, "__version__", "unknown"),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+        "kernel_threads": kernel_threads(),
+        "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                       "GPSSM_NP_THREADS")},
     }
     try:
         from threadpoolctl import threadpool_info
@@ -63,12 +81,76 @@ def parser(description):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--repeats", type=int, default=5, help="timed calls after the first (default 5)")
+    p.add_argument("--small", action="store_true", help="a tiny configuration (smoke test)")
+    p.add_argument("--blas-threads", type=int, default=1,
+                   help="BLAS threads while measuring (default 1; 0 leaves BLAS's own setting)")
     return p
 
 
 def emit(args, report, table_lines):
     if args.json:
-        json.dump(report, sys.stdout, indent=2)
+        json.dump(report, sys.stdout, indent=2, default=float)
         sys.stdout.write("\n")
     else:
         sys.stdout.write("\n".join(table_lines) + "\n")
+
+
+@contextlib.contextmanager
+def blas_threads(n):
+    """Every loaded BLAS at ``n`` threads for the body (threadpoolctl); a no-op for n = 0 or without threadpoolctl."""
+    if not n:
+        yield
+        return
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (the BLAS Numba calls: load it so that it is limited too)
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield
+
+
+def peak_rss_mb():
+    """Peak resident memory of this process so far, MiB (Linux: ru_maxrss is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def problem(cfg, seed=0, **model_options):
+    """(model, y, u) for a configuration dict like :data:`PAPER`: an ODGPSSM and random data of B windows."""
+    import gpssm_np as gp
+
+    rng = np.random.default_rng(seed)
+    y = rng.normal(size=(cfg["B"], cfg["T"], cfg["dim_y"]))
+    u = rng.normal(size=(cfg["B"], cfg["T"], cfg["dim_u"]))
+    model = gp.ODGPSSM(dim_x=cfg["dim_x"], dim_y=cfg["dim_y"], dim_u=cfg["dim_u"], num_latent=cfg["Q"],
+                       num_inducing=cfg["M"], seed=seed, **model_options)
+    return model, y, u
+
+
+def elbo_step(cfg, backend="fused", seed=0):
+    """A function that evaluates one ELBO and its gradient of the configuration's problem."""
+    model, y, u = problem(cfg, seed)
+    return lambda: model.elbo_and_grad(y, u, num_samples=cfg["S"], seed=seed, backend=backend)
+
+
+def rollout_step(cfg, seed=0, kind="matern52"):
+    """A function that runs the fused rollout forward and backward alone (through autograd, as the ELBO does) on
+    random arguments of the configuration's sizes."""
+    import autograd.numpy as anp
+    from autograd import grad
+
+    from gpssm_np.ops.rollout import rollout
+
+    rng = np.random.default_rng(seed)
+    nseq, S, T, Q, M = cfg["B"], cfg["S"], cfg["T"], cfg["Q"], cfg["M"]
+    dx, du = cfg["dim_x"], cfg["dim_u"]
+    N, D = nseq * S, dx + du
+    W = rng.normal(size=(Q, M, M)) / M
+    args = (rng.normal(size=(N, dx)), rng.normal(size=(nseq, T, du)), rng.uniform(-2, 2, size=(Q, M, D)),
+            rng.uniform(0.7, 2.0, size=(Q, D)), rng.uniform(0.5, 1.5, size=Q), rng.normal(size=(Q, M)),
+            0.1 * (W + np.swapaxes(W, 1, 2)), 0.3 * rng.normal(size=(dx, Q)), rng.uniform(0.1, 0.5, size=dx),
+            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)))
+    weights = rng.normal(size=(T, N, dx))
+    gradient = grad(lambda *a: anp.sum(rollout(*a, kind=kind) * weights), [0, 2, 3, 4, 5, 6, 7, 8])
+    return lambda: gradient(*args)

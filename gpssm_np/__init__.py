@@ -10,10 +10,13 @@ import logging
 
 from . import datasets
 from .io import load, save
-from .models import GPSSM, ODGPSSM, PRSSM
+from .baselines import ARX, LGSSM
+from .models import DSSM, GPSSM, ODGPSSM, PRSSM
 from .protocols import evaluate
+from ._warmup import warmup
 
 __version__ = "0.1.0"
-__all__ = ["GPSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "save", "__version__"]
+__all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "save", "warmup",
+           "__version__"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

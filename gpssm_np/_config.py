@@ -23,10 +23,23 @@ POSITIVE_FLOOR = 1e-6
 #: Set GPSSM_NP_NUMBA_CACHE=0 to compile every kernel afresh in each process.
 NUMBA_CACHE = os.environ.get("GPSSM_NP_NUMBA_CACHE", "1").strip().lower() not in ("0", "false", "no")
 
+
+def _threads_from_env(value):
+    value = value.strip().lower()
+    if value == "":
+        return 1
+    if value in ("auto", "0"):
+        return os.cpu_count() or 1
+    if value.isdigit():
+        return int(value)
+    raise ValueError(f"GPSSM_NP_THREADS: expected a positive integer or 'auto', got {value!r}")
+
+
 #: Threads of the fused Numba kernels (rollout forward and reverse), split over blocks of particles. The result is
 #: bit-identical for every thread count (the blocks and the order their gradients are summed in do not depend on
-#: it). Set GPSSM_NP_THREADS=N; 1 (the default) runs them in the calling thread only.
-NUM_THREADS = max(1, int(os.environ.get("GPSSM_NP_THREADS", "1") or 1))
+#: it). GPSSM_NP_THREADS=N, or "auto" for one per core; 1 (the default) runs them in the calling thread only, which
+#: measured faster on machines whose cores are shared with other work (bench/README.md).
+NUM_THREADS = _threads_from_env(os.environ.get("GPSSM_NP_THREADS", "1"))
 
 #: LLVM fast-math flags of the hot Numba kernels: "contract" (fused multiply-add) only, which changes results by
 #: rounding alone. Flags that assume no NaN/inf, or approximate functions, are never used.
@@ -37,5 +50,10 @@ FASTMATH = frozenset({"contract"})
 #: flag sets against the plain NumPy reference at 1e-10 relative.
 FASTMATH_SUMS = frozenset({"contract", "reassoc"})
 
-#: Bytes of freed scratch tapes (rollout, LSTM) kept for reuse by later calls of the same shape.
-TAPE_POOL_BYTES = int(os.environ.get("GPSSM_NP_TAPE_POOL_MB", "256")) * 2**20
+#: Memory budget of the rollout's tape (what its forward pass keeps for the reverse pass): past it, parts of the tape
+#: are recomputed in the reverse pass instead of stored (ops/rollout.py). GPSSM_NP_TAPE_MB, in MiB.
+TAPE_BYTES = int(os.environ.get("GPSSM_NP_TAPE_MB", "512")) * 2**20
+
+#: Bytes of freed tapes (rollout, LSTM) kept for reuse by later calls (of the same or smaller sizes).
+#: GPSSM_NP_TAPE_POOL_MB, in MiB.
+TAPE_POOL_BYTES = int(os.environ.get("GPSSM_NP_TAPE_POOL_MB", "512")) * 2**20

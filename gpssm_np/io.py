@@ -40,7 +40,7 @@ import zlib
 
 import numpy as np
 
-from .models import ODGPSSM, PRSSM
+from .models import DSSM, ODGPSSM, PRSSM
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "read_checkpoint", "save"]
 
@@ -48,7 +48,7 @@ __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "read_checkpoint", "save"
 FORMAT_VERSION = 1
 
 #: Model classes that can be saved and loaded, by the name stored in the file.
-MODEL_CLASSES = {"ODGPSSM": ODGPSSM, "PRSSM": PRSSM}
+MODEL_CLASSES = {"DSSM": DSSM, "ODGPSSM": ODGPSSM, "PRSSM": PRSSM}
 
 _META = "__meta__"
 _PARAMS = "params/"

@@ -233,7 +233,7 @@ def test_newer_format_version_is_refused_with_upgrade_hint(saved):
 def test_unknown_class_is_refused_listing_known_classes(saved):
     _, path = saved
     rewrite(path, change_meta(**{"class": "os.system"}))
-    with pytest.raises(ModelFileError, match=r"unknown model class 'os.system'.*\['ODGPSSM', 'PRSSM'\]"):
+    with pytest.raises(ModelFileError, match=r"unknown model class 'os.system'.*\['DSSM', 'ODGPSSM', 'PRSSM'\]"):
         load(path)
 
 

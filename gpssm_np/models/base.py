@@ -39,6 +39,10 @@ class StateSpaceModel:
     """Base class: parameters in ``self.params`` (dict of unconstrained arrays), training history in
     ``self.history_``, optional output scaling in ``self.output_scaling``."""
 
+    #: Models without a latent state (e.g. ARX) cannot infer an initial state from a window; the ``paper``
+    #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
+    has_latent_state = True
+
     def __init__(self, seed=0):
         self.seed = check.seed(seed)
         self.params = {}
@@ -278,3 +282,12 @@ class StateSpaceModel:
 def _without(grads, frozen):
     """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
+
+
+def finite_elbo(value):
+    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
+    overflow the squared residuals): say so instead of returning a NaN or an infinity."""
+    if not np.isfinite(value):
+        raise ValueError(f"y: the ELBO is not finite ({value}) for these data; standardise y and u "
+                         "(gpssm_np.datasets does) so that their values are of order one")
+    return value

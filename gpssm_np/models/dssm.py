@@ -5,7 +5,7 @@ t = 1..T, with z_t = [x_{t-1}, u_t] (d_x + d_u) and each affine layer "name" wri
 
     g_t = sigmoid(trans_gate_2(relu(trans_gate_1(z_t))))          (d_x,) gate
     p_t = trans_prop_2(relu(trans_prop_1(z_t)))                    (d_x,) nonlinear proposal
-    m_t = (1 - g_t) * trans_lin(z_t) + g_t * p_t                   (d_x,) gated mix of a linear and the nonlinear proposal
+    m_t = (1 - g_t) * trans_lin(z_t) + g_t * p_t                   (d_x,) mean: gated linear / nonlinear mix
     s_t = softplus(trans_scale(relu(p_t))) + STD_FLOOR             (d_x,) standard deviation
     x_t | x_{t-1}, u_t ~ N(m_t, diag s_t^2)                        the "gated transition" of Krishnan et al., Sec. 5
     y_t | x_t ~ N(C x_t, diag r),  C = [I_{d_y}, 0] fixed,  r = positive(obs_noise)   (as the GPSSMs)
@@ -15,7 +15,8 @@ Inference network (the "structured" ST-R variant of the paper: q factorises as t
     h_T = tanh(rnn_in([y_T, u_T])),  h_t = tanh(rnn_in([y_t, u_t]) + W_hh h_{t+1})    RNN read backwards, t = T..1
     q(x_0 | y_{1:T}, u_{1:T}) = N(x0_mean(h_1), diag(softplus(x0_var(h_1)) + VAR_FLOOR))
     c_t = (tanh(comb(x_{t-1})) + h_t) / 2                                                 combiner
-    q(x_t | x_{t-1}, y_{t:T}, u_{t:T}) = N(comb_mean(c_t), diag sigma_t^2),  sigma_t = softplus(comb_std(c_t)) + STD_FLOOR
+    q(x_t | x_{t-1}, y_{t:T}, u_{t:T}) = N(comb_mean(c_t), diag sigma_t^2)
+    sigma_t = softplus(comb_std(c_t)) + STD_FLOOR
 
 ``q_x0(y, u)`` -- what the paper protocol uses -- is q(x_0 | y_{1:T}, u_{1:T}) of the window given: the heads
 x0_mean, x0_var on the RNN state h_1 after it has read the whole window backwards (as the authors' LSTM recognition
@@ -80,7 +81,7 @@ from .. import _validation as check
 from ..gp import kl_diag_standard_normal
 from ..inference import draw_noise, kl_weights
 from ..transforms import positive, positive_inverse
-from .base import StateSpaceModel
+from .base import StateSpaceModel, finite_elbo
 
 #: Added to every softplus standard deviation (transition and combiner).
 STD_FLOOR = 1e-4
@@ -283,7 +284,8 @@ class DSSM(StateSpaceModel):
         params = _init_layers(rng, self._layers())
         params["trans_lin_W"] = np.eye(s.dim_x, s.dim_x + s.dim_u)
         params["trans_lin_b"] = np.zeros(s.dim_x)
-        params["trans_scale_b"] = np.full(s.dim_x, float(positive_inverse(self.init_process_std - STD_FLOOR)))
+        # softplus(b) + STD_FLOOR = init_process_std (the weights W_s are small)
+        params["trans_scale_b"] = np.full(s.dim_x, float(np.log(np.expm1(self.init_process_std - STD_FLOOR))))
         params["obs_noise"] = np.full(s.dim_y, float(positive_inverse(self.init_obs_var)))
         params.update(self.recognition.init_params(rng))
         return params
@@ -317,13 +319,18 @@ class DSSM(StateSpaceModel):
     def elbo(self, y, u=None, num_samples=50, seed=0, num_windows=None):
         """The ELBO of windows ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape, weighted
         as the module docstring says (``num_windows``: the data-set size for the unbiased weighting; default B).
-        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters."""
-        return float(self._objective(y, u, num_samples, seed, num_windows)(self.params))
+        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters. A
+        non-finite value (data far outside the model's scale) raises ValueError."""
+        objective = self._objective(y, u, num_samples, seed, num_windows)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
+            return finite_elbo(float(objective(self.params)))
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None):
         """(ELBO, gradient), the gradient a dict keyed like :meth:`get_params` (w.r.t. the unconstrained values)."""
-        value, grad = value_and_grad(self._objective(y, u, num_samples, seed, num_windows))(self.params)
-        return float(value), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+        objective = self._objective(y, u, num_samples, seed, num_windows)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
+            value, grad = value_and_grad(objective)(self.params)
+        return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):

@@ -17,7 +17,7 @@ from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
-from .base import StateSpaceModel, _without
+from .base import StateSpaceModel, _without, finite_elbo
 
 
 class GPSSM(StateSpaceModel):
@@ -118,13 +118,14 @@ class GPSSM(StateSpaceModel):
         ``backend`` and ``kl_weighting`` default to the model's; ``num_windows`` is the data-set size for the
         unbiased weighting (default: the sequences given are the whole data).
         """
-        return _finite(float(self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)(self.params)))
+        objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
+        return finite_elbo(float(objective(self.params)))
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
         """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
         value, grad = value_and_grad(objective)(self.params)
-        return _finite(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+        return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
@@ -197,15 +198,6 @@ class GPSSM(StateSpaceModel):
             value, grads = value_and_grad(loss)(self.params)
             self.params = optimizer.step(self.params, _without(grads, frozen))
         return self
-
-
-def _finite(value):
-    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals): say so instead of returning a NaN or an infinity."""
-    if not np.isfinite(value):
-        raise ValueError(f"y: the ELBO is not finite ({value}) for these data; standardise y and u "
-                         "(gpssm_np.datasets does) so that their values are of order one")
-    return value
 
 
 def make_recognition(kind, spec, options=None):

@@ -37,14 +37,14 @@ b = b_ih + b_hh. :func:`lstm_unpack` and :func:`lstm_pack` convert between the f
 Shapes: inputs (B, T, F) with T >= 1; weights (lstm_num_params(F, H, L),). Differentiable: inputs, weights.
 """
 import math
-import weakref
 
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
+from .._config import FASTMATH
 from .._validation import positive_int
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._jit import TapeStore, blas_single_threaded, exp_fast, gemm, jit, to_c_f64, vjp_all_argnums
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -111,9 +111,34 @@ def lstm_reference(inputs, weights, hidden, num_layers=1):
 # ---------------------------------------------------------------------------------------------------------------
 # Jitted forward and reverse
 # ---------------------------------------------------------------------------------------------------------------
-@jit
+# Layout: every per-layer array is batch-major like the inputs, (B, T, .), so that "all steps of all sequences" is
+# one (B T) x . matrix for BLAS. The products that do not depend on the recurrence (the input projection W_ih x_t
+# of every step, and in the reverse pass the weight gradients and W_ih^T dz_t) are one BLAS product per layer; the
+# recurrent W_hh h_{t-1} and W_hh^T dz_t are one small product per step.
+_TANH_SERIES = 0.125  # below this |z|, tanh by its Taylor series (the exp formula would lose relative accuracy)
+
+
+@jit(fastmath=FASTMATH, inline=True)
 def _sigmoid(z):
-    return 1.0 / (1.0 + math.exp(-z))
+    return 1.0 / (1.0 + exp_fast(-z))
+
+
+@jit(fastmath=FASTMATH, inline=True)
+def _tanh(z):
+    """tanh within a few ulp: (1 - e) / (1 + e), e = exp(-2|z|), and the series to z^15 near 0; vectorises."""
+    az = abs(z)
+    e = exp_fast(-2.0 * az)
+    big = (1.0 - e) / (1.0 + e)
+    z2 = z * z
+    p = -929569.0 / 638512875.0
+    p = p * z2 + 21844.0 / 6081075.0
+    p = p * z2 - 1382.0 / 155925.0
+    p = p * z2 + 62.0 / 2835.0
+    p = p * z2 - 17.0 / 315.0
+    p = p * z2 + 2.0 / 15.0
+    p = p * z2 - 1.0 / 3.0
+    small = z + z * z2 * p
+    return small if az < _TANH_SERIES else math.copysign(big, z)
 
 
 @jit
@@ -128,153 +153,128 @@ def _layer_offsets(F, H, L):
     return offsets
 
 
-@jit
-def _block(w, offset, rows, cols):
-    """w[offset:offset + rows cols] as a new (rows, cols) matrix."""
-    out = np.empty((rows, cols))
-    for r in range(rows):
-        for c in range(cols):
-            out[r, c] = w[offset + r * cols + c]
-    return out
-
-
-@jit
-def _lstm_fwd(X, w, H, L):
+@jit(fastmath=FASTMATH)
+def _lstm_fwd(X, w, H, L, gates, C, TC, Hs, Z):
+    # Tape (filled here): gates (L, B, T, 4H) activations i, f, g, o; C, TC, Hs (L, B, T, H) c, tanh(c), h.
+    # Scratch: Z (B, T, 4H) pre-activations of the current layer.
     B, T, F = X.shape
     G = 4 * H
-    gates = np.empty((L, T, B, G))  # activations i, f, g, o
-    C = np.empty((L, T, B, H))
-    TC = np.empty((L, T, B, H))  # tanh(c)
-    Hs = np.empty((L, T, B, H))
-    Zt = np.empty((T, B, G))  # pre-activations of the current layer
     offsets = _layer_offsets(F, H, L)
     for layer in range(L):
         F_in = F if layer == 0 else H
-        # transposed, so the inner loops run over contiguous gate rows
-        WT = _block(w, offsets[layer], G, F_in).T.copy()  # (F_in, 4H)
-        UT = _block(w, offsets[layer] + G * F_in, G, H).T.copy()  # (H, 4H)
-        o_b = offsets[layer] + G * (F_in + H)
-        # input projection of every step at once: z_t = b + W_ih x_t
-        for t in range(T):
-            for b in range(B):
-                z = Zt[t, b]
+        o_hh = offsets[layer] + G * F_in
+        o_b = o_hh + G * H
+        # z = W_ih x_t + b for every step at once (inputs: X, or the layer below's h)
+        if layer == 0:
+            gemm(False, True, B * T, G, F_in, 1.0, X, 0, F_in, w, offsets[layer], F_in, 0.0, Z, 0, G)
+        else:
+            gemm(False, True, B * T, G, F_in, 1.0, Hs[layer - 1], 0, F_in, w, offsets[layer], F_in, 0.0, Z, 0, G)
+        for b in range(B):
+            for t in range(T):
+                z = Z[b, t]
                 for r in range(G):
-                    z[r] = w[o_b + r]
-                for k in range(F_in):
-                    xk = X[b, t, k] if layer == 0 else Hs[layer - 1, t, b, k]
-                    for r in range(G):
-                        z[r] += xk * WT[k, r]
-        # recurrence: z_t += W_hh h_{t-1}, then the gates
+                    z[r] += w[o_b + r]
+        # recurrence: z_t += W_hh h_{t-1} (rows b of step t - 1 are T H apart), then the gates
         for t in range(T):
+            if t > 0:
+                gemm(False, True, B, G, H, 1.0, Hs[layer], (t - 1) * H, T * H, w, o_hh, H, 1.0, Z, t * G, T * G)
             for b in range(B):
-                z = Zt[t, b]
+                # short loops over one or two arrays each, indexed in place (no views), so that they vectorise
+                for r in range(2 * H):
+                    gates[layer, b, t, r] = _sigmoid(Z[b, t, r])  # i, f
+                for r in range(2 * H, 3 * H):
+                    gates[layer, b, t, r] = _tanh(Z[b, t, r])  # g
+                for r in range(3 * H, G):
+                    gates[layer, b, t, r] = _sigmoid(Z[b, t, r])  # o
+                for j in range(H):
+                    C[layer, b, t, j] = gates[layer, b, t, j] * gates[layer, b, t, 2 * H + j]
                 if t > 0:
                     for j in range(H):
-                        hj = Hs[layer, t - 1, b, j]
-                        for r in range(G):
-                            z[r] += hj * UT[j, r]
-                act = gates[layer, t, b]
+                        C[layer, b, t, j] += gates[layer, b, t, H + j] * C[layer, b, t - 1, j]
                 for j in range(H):
-                    i = _sigmoid(z[j])
-                    f = _sigmoid(z[H + j])
-                    g = math.tanh(z[2 * H + j])
-                    o = _sigmoid(z[3 * H + j])
-                    act[j] = i
-                    act[H + j] = f
-                    act[2 * H + j] = g
-                    act[3 * H + j] = o
-                    c = i * g
-                    if t > 0:
-                        c += f * C[layer, t - 1, b, j]
-                    tc = math.tanh(c)
-                    C[layer, t, b, j] = c
-                    TC[layer, t, b, j] = tc
-                    Hs[layer, t, b, j] = o * tc
-    return Hs[L - 1, T - 1].copy(), gates, C, TC, Hs
+                    TC[layer, b, t, j] = _tanh(C[layer, b, t, j])
+                for j in range(H):
+                    Hs[layer, b, t, j] = gates[layer, b, t, 3 * H + j] * TC[layer, b, t, j]
 
 
-@jit
+@jit(fastmath=FASTMATH)
 def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
     B, T, F = X.shape
     G = 4 * H
-    gw = np.empty(w.shape)
-    gX = np.zeros(X.shape)
-    dH = np.zeros((T, B, H))  # dL/dh_t of the current layer arriving from above (or the output)
-    dZ = np.empty((T, B, G))  # dL/dz_t of the current layer
-    dh_next = np.empty((B, H))  # carried back from step t+1: W_hh^T dz_{t+1}
+    gw = np.zeros(w.shape)
+    gX = np.empty(X.shape)
+    dH = np.zeros((B, T, H))  # dL/dh_t of the current layer arriving from above (or the output)
+    dZ = np.empty((B, T, G))  # dL/dz_t of the current layer
+    dh_next = np.zeros((B, H))  # carried back from step t+1: W_hh^T dz_{t+1}
     dc_next = np.empty((B, H))  # carried back from step t+1: dc_{t+1} f_{t+1}
     offsets = _layer_offsets(F, H, L)
     for b in range(B):
         for j in range(H):
-            dH[T - 1, b, j] = Gout[b, j]
+            dH[b, T - 1, j] = Gout[b, j]
     for layer in range(L - 1, -1, -1):
         F_in = F if layer == 0 else H
         o_hh = offsets[layer] + G * F_in
         o_b = o_hh + G * H
-        W_ih = _block(w, offsets[layer], G, F_in)
-        W_hh = _block(w, o_hh, G, H)
-        gW_ih = np.zeros((G, F_in))
-        gW_hh = np.zeros((G, H))
-        gb = np.zeros(G)
-        dh_next[:] = 0.0
-        dc_next[:] = 0.0
+        dh_next[:, :] = 0.0
+        dc_next[:, :] = 0.0
         # recurrent part, backwards in time
         for t in range(T - 1, -1, -1):
             for b in range(B):
-                act = gates[layer, t, b]
-                dz = dZ[t, b]
+                act = gates[layer, b, t]
+                dz = dZ[b, t]
+                tc_row = TC[layer, b, t]
+                dh_row = dH[b, t]
                 for j in range(H):
                     i = act[j]
                     f = act[H + j]
                     g = act[2 * H + j]
                     o = act[3 * H + j]
-                    dh = dH[t, b, j] + dh_next[b, j]
-                    tc = TC[layer, t, b, j]
+                    dh = dh_row[j] + dh_next[b, j]
+                    tc = tc_row[j]
                     dc = dc_next[b, j] + dh * o * (1.0 - tc * tc)
-                    c_prev = C[layer, t - 1, b, j] if t > 0 else 0.0
+                    c_prev = C[layer, b, t - 1, j] if t > 0 else 0.0
                     dz[j] = dc * g * i * (1.0 - i)
                     dz[H + j] = dc * c_prev * f * (1.0 - f)
                     dz[2 * H + j] = dc * i * (1.0 - g * g)
                     dz[3 * H + j] = dh * tc * o * (1.0 - o)
                     dc_next[b, j] = dc * f
-                if t > 0:  # z_t = ... + W_hh h_{t-1}
-                    dhn = dh_next[b]
-                    dhn[:] = 0.0
-                    for r in range(G):
-                        dr = dz[r]
-                        for j in range(H):
-                            dhn[j] += dr * W_hh[r, j]
-        # weight gradients, and dL/dx_t = W_ih^T dz_t, which becomes dH of the layer below (or the inputs' gradient)
-        for t in range(T):
-            for b in range(B):
-                dz = dZ[t, b]
-                dx = gX[b, t] if layer == 0 else dH[t, b]
-                x = X[b, t] if layer == 0 else Hs[layer - 1, t, b]
-                dx[:] = 0.0
+            if t > 0:  # z_t = ... + W_hh h_{t-1}:  dh_{t-1} += W_hh^T dz_t
+                gemm(False, False, B, H, G, 1.0, dZ, t * G, T * G, w, o_hh, H, 0.0, dh_next, 0, H)
+        # weight gradients: dW_ih = sum dz_t x_t^T, dW_hh = sum dz_t h_{t-1}^T, db = sum dz_t
+        if layer == 0:
+            gemm(True, False, G, F_in, B * T, 1.0, dZ, 0, G, X, 0, F_in, 0.0, gw, offsets[layer], F_in)
+        else:
+            gemm(True, False, G, F_in, B * T, 1.0, dZ, 0, G, Hs[layer - 1], 0, F_in, 0.0, gw, offsets[layer], F_in)
+        for b in range(B):
+            gemm(True, False, G, H, T - 1, 1.0, dZ, b * T * G + G, G, Hs[layer], b * T * H, H, 1.0, gw, o_hh, H)
+        for b in range(B):
+            for t in range(T):
+                dz = dZ[b, t]
                 for r in range(G):
-                    dr = dz[r]
-                    gb[r] += dr
-                    for k in range(F_in):
-                        dx[k] += dr * W_ih[r, k]
-                        gW_ih[r, k] += dr * x[k]
-                if t > 0:
-                    h_prev = Hs[layer, t - 1, b]
-                    for r in range(G):
-                        dr = dz[r]
-                        for j in range(H):
-                            gW_hh[r, j] += dr * h_prev[j]
-        gw[offsets[layer]:o_hh] = gW_ih.ravel()
-        gw[o_hh:o_b] = gW_hh.ravel()
-        gw[o_b:o_b + G] = gb
+                    gw[o_b + r] += dz[r]
+        # dL/dx_t = W_ih^T dz_t: the inputs' gradient, or dH of the layer below
+        if layer == 0:
+            gemm(False, False, B * T, F_in, G, 1.0, dZ, 0, G, w, offsets[layer], F_in, 0.0, gX, 0, F_in)
+        else:
+            gemm(False, False, B * T, F_in, G, 1.0, dZ, 0, G, w, offsets[layer], F_in, 0.0, dH, 0, F_in)
     return gX, gw
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Autograd primitive
 # ---------------------------------------------------------------------------------------------------------------
-# As in rollout.py: the reverse pass reuses the activations the forward pass stored, kept here keyed by the
-# identity of the primitive's output and released when the output is freed.
-_TAPES = {}
+# As in rollout.py: the reverse pass reuses the activations the forward pass stored, kept in a TapeStore keyed by
+# the identity of the primitive's output, and pooled for the next call once the output is freed.
+_TAPES = TapeStore()
+
+
+def _forward(X, w, H, L):
+    """h^L_T and the tape (gates, C, TC, Hs and the scratch Z of :func:`_lstm_fwd`)."""
+    B, T, F = X.shape
+    tape = _TAPES.acquire(((L, B, T, 4 * H), (L, B, T, H), (L, B, T, H), (L, B, T, H), (B, T, 4 * H)))
+    with blas_single_threaded():
+        _lstm_fwd(X, w, H, L, *tape)
+    return tape[3][L - 1, :, T - 1].copy(), tape
 
 
 def _prepare(inputs, weights, hidden, num_layers):
@@ -313,22 +313,22 @@ def lstm(inputs, weights, hidden, num_layers=1):
         h^L_T.
     """
     X, w, H, L = _prepare(inputs, weights, hidden, num_layers)
-    h, *tape = _lstm_fwd(X, w, H, L)
-    key = id(h)
-    _TAPES[key] = (h, tape)
-    weakref.finalize(h, _TAPES.pop, key, None)
+    h, tape = _forward(X, w, H, L)
+    _TAPES.attach(h, tape)
     return h
 
 
 def _lstm_make_vjp(ans, inputs, weights, hidden, num_layers=1):
     def vjp(G):
         X, w, H, L = _prepare(inputs, weights, hidden, num_layers)
-        stored = _TAPES.get(id(ans))
-        if stored is not None and stored[0] is ans:
-            tape = stored[1]
-        else:  # output not produced by this module's forward (e.g. a copy): recompute the tape
-            tape = _lstm_fwd(X, w, H, L)[1:]
-        gX, gw = _lstm_vjp(to_c_f64(G), *tape, X, w, H, L)
+        tape = _TAPES.lookup(ans)
+        fresh = tape is None
+        if fresh:  # output not produced by this module's forward (e.g. a copy): recompute the tape
+            tape = _forward(X, w, H, L)[1]
+        with blas_single_threaded():
+            gX, gw = _lstm_vjp(to_c_f64(G), *tape[:4], X, w, H, L)
+        if fresh:
+            _TAPES.release(tape)
         return gX.reshape(np.shape(inputs)), gw.reshape(np.shape(weights))
 
     return vjp

@@ -22,24 +22,44 @@ from step t+1)::
     kbar_q = meanbar_q alpha_q - 2 varbar_q B_q k_q
     kernel VJP of kbar_q -> dZ_q, dl_q, ds2_q and d xt, whose first d_x entries flow into dx_{t-1}
 
-Cost O(B S T (Q M^2 + Q M D + d_x Q)) per evaluation, no Python loop over time. The forward pass keeps k and B k for
-the reverse pass (O(T N Q M) memory, in buffers reused from call to call so they are not page-faulted in anew);
-the reverse pass recomputes r2 and dk/dr2 from them, which needs no exp.
+Cost O(B S T (Q M^2 + Q M D + d_x Q)) per evaluation, no Python loop over time.
+
+How it is computed (the numbers behind these choices are in bench/README.md):
+
+* Particles are split into blocks of at most ``PARTICLE_BLOCK`` (equal sizes, fixed by N alone). Every particle's
+  trajectory is independent of the others, so each block runs the whole time loop on its own, forward and reverse;
+  with ``GPSSM_NP_THREADS`` > 1 blocks run in parallel (``numba.prange``). Parameter gradients are summed per block
+  and the block sums added in block order afterwards, so the result is bit-identical for any number of threads.
+* Inside a block every per-step array is particle-minor ((..., L) contiguous), so the inner loops run over the
+  block's particles and vectorise: the kernel rows (one sqrt and one :func:`~gpssm_np.ops._jit.exp_fast` per
+  entry, 3.2 million per rollout at the paper's setting) and the kernel VJP.
+* The O(M^2) work per step and latent GP, B_q k for all particles of the block and dB_q -= sum varbar k k^T, is one
+  BLAS product each (``_jit.gemm``, BLAS held at one thread).
+* The forward pass keeps, per block and step, the GP inputs, k, B k, dk/dr2 (Matern only; for the squared exponential
+  it is -k/2), h and sqrt(var) for the reverse pass, which then needs no transcendental function at all. The tape is
+  O(T N Q M) memory (80 MB at the paper's setting), reused from call to call (``_jit.TapeStore``). Past
+  ``_config.TAPE_BYTES`` (GPSSM_NP_TAPE_MB, 512 MiB) the reverse pass recomputes dk/dr2 (one sqrt per entry) and
+  then B k (one more BLAS product) instead. A call with no autograd tracing (a forecast) keeps no tape at all.
 
 Shapes: x0 (N, d_x); U (B, T, d_u) (d_u may be 0); Z (Q, M, D); lengthscale (Q, D); variance (Q,); alpha (Q, M);
 B (Q, M, M) symmetric; A (d_x, Q); sqrt_q (d_x,); eps_h (T, N, Q); eps_x (T, N, d_x). Differentiable: x0, Z,
 lengthscale, variance, alpha, B, A, sqrt_q.
 """
 import math
-import weakref
 
 import autograd.numpy as anp
+import numba
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
+from autograd.tracer import isbox
 
-from .._config import VAR_FLOOR
-from ._jit import jit, to_c_f64, vjp_all_argnums
-from .kernels import kernel_code, kernel_matrix_reference, kernel_profile, kernel_profile_slope
+from .._config import FASTMATH, FASTMATH_SUMS, TAPE_BYTES, VAR_FLOOR
+from ._jit import (TapeStore, blas_single_threaded, exp_fast, gemm, jit, kernel_threads, resolve_blas, to_c_f64,
+                   vjp_all_argnums)
+from .kernels import kernel_code, kernel_matrix_reference
+
+#: Most particles per block (the unit of work of one thread; see the module docstring).
+PARTICLE_BLOCK = 256
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -65,251 +85,411 @@ def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Jitted forward and reverse
+# Jitted forward and reverse of one block of particles
 # ---------------------------------------------------------------------------------------------------------------
-@jit
-def _rollout_fwd(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual,
-                 XT, Kt, BKt, H, SD):
-    # Layout: every per-step array is particle-minor ((..., N) contiguous), so the inner loops run over the N = B S
-    # particles without reductions and vectorise; loops over M and D stay outside them.
+# Tape of a block blk (leading index of every array), indexed by step t; an array with one step only (no tape
+# kept, or past the memory budget: see _tape_shapes) is a one-step buffer, overwritten at every step:
+#   XT (nb, T, D, L)       GP inputs [x_{t-1}, u_t]
+#   K, BK (nb, T, Q, M, L) k_q(Z_q, xt) and B_q k_q
+#   P (nb, T, Q, M, L)     dk_q/dr2 (Matern; last axis empty for the squared exponential, where it is -k/2)
+#   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
+# Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
+@jit(fastmath=FASTMATH)
+def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual,
+               X, XT, K, BK, P, H, SD):
     T, N, Q = eps_h.shape
-    M = Z.shape[1]
-    D = Z.shape[2]
+    M, D = Z.shape[1], Z.shape[2]
     dx = x0.shape[1]
     du = U.shape[2]
     S = N // U.shape[0]
-    # Tape, filled here for the reverse pass: XT (T, D, N) GP inputs [x_{t-1}, u_t]; Kt (T, Q, M, N) k_q(Z_q, xt);
-    # BKt (T, Q, M, N) B_q k_q; H (T, Q, N) latent samples; SD (T, Q, N) sqrt(var), or -1 where the floor is active.
-    X = np.empty((T, N, dx))
-    r2 = np.empty(N)
-    mean = np.empty(N)
-    kbk = np.empty(N)
-    inv_l = 1.0 / lengthscale
+    L = XT.shape[3]
+    r2 = np.empty(L)
+    xs = np.empty((D, L))
+    mean = np.empty(L)
+    kbk = np.empty(L)
     floor_sd = math.sqrt(VAR_FLOOR)
     for t in range(T):
-        xt = XT[t]
-        for n in range(N):
-            for d in range(dx):
-                xt[d, n] = x0[n, d] if t == 0 else X[t - 1, n, d]
-            for d in range(du):
-                xt[dx + d, n] = U[n // S, t, d]
+        s = t if XT.shape[1] == T else 0  # tape slots (see above)
+        sb = t if BK.shape[1] == T else 0
+        sp = t if P.shape[1] == T else 0
+        xt = XT[blk, s]
+        for d in range(dx):
+            row = xt[d]
+            if t == 0:
+                for i in range(nl):
+                    row[i] = x0[n0 + i, d]
+            else:
+                for i in range(nl):
+                    row[i] = X[t - 1, n0 + i, d]
+        for d in range(du):
+            row = xt[dx + d]
+            seq, pos = n0 // S, n0 % S  # particle n0 + i reads sequence (n0 + i) // S
+            for i in range(nl):
+                row[i] = U[seq, t, d]
+                pos += 1
+                if pos == S:
+                    seq += 1
+                    pos = 0
         for q in range(Q):
-            K = Kt[t, q]
-            BK = BKt[t, q]
+            Kq = K[blk, s, q]
+            BKq = BK[blk, sb, q]
             s2 = variance[q]
+            for d in range(D):  # inputs scaled by 1 / l_q
+                il = inv_l[q, d]
+                for i in range(nl):
+                    xs[d, i] = xt[d, i] * il
             for j in range(M):
-                r2[:] = 0.0
+                for i in range(nl):
+                    r2[i] = 0.0
                 for d in range(D):
-                    z = Z[q, j, d]
-                    il = inv_l[q, d]
-                    for n in range(N):
-                        s = (xt[d, n] - z) * il
-                        r2[n] += s * s
-                for n in range(N):
-                    K[j, n] = s2 * kernel_profile(r2[n], code)[0]
-            mean[:] = 0.0
-            kbk[:] = 0.0
-            for i in range(M):
-                a = alpha[q, i]
-                row = BK[i]
-                row[:] = 0.0
-                for j in range(M):
-                    b = B[q, i, j]
-                    for n in range(N):
-                        row[n] += b * K[j, n]
-                for n in range(N):
-                    mean[n] += K[i, n] * a
-                    kbk[n] += K[i, n] * row[n]
-            for n in range(N):
-                var = s2 - kbk[n]
+                    z = Z[q, j, d] * inv_l[q, d]
+                    row = xs[d]
+                    for i in range(nl):
+                        v = row[i] - z
+                        r2[i] += v * v
+                krow = Kq[j]
+                if code == 0:  # squared exponential: k = s2 exp(-r2 / 2)
+                    for i in range(nl):
+                        krow[i] = s2 * exp_fast(-0.5 * r2[i])
+                else:  # Matern-5/2: k = s2 (1 + a + a^2/3) e^-a, dk/dr2 = -(5/6) s2 (1 + a) e^-a, a = sqrt(5 r2)
+                    prow = P[blk, sp, q, j]
+                    for i in range(nl):
+                        a = math.sqrt(5.0 * r2[i])
+                        e = s2 * exp_fast(-a)
+                        krow[i] = (1.0 + a + a * a / 3.0) * e
+                        prow[i] = -(5.0 / 6.0) * (1.0 + a) * e
+            gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)  # B_q k
+            for i in range(nl):
+                mean[i] = 0.0
+                kbk[i] = 0.0
+            for j in range(M):
+                a = alpha[q, j]
+                krow = Kq[j]
+                bkrow = BKq[j]
+                for i in range(nl):
+                    mean[i] += krow[i] * a
+                    kbk[i] += krow[i] * bkrow[i]
+            hrow = H[blk, s, q]
+            sdrow = SD[blk, s, q]
+            for i in range(nl):
+                var = s2 - kbk[i]
                 if var > VAR_FLOOR:
                     sd = math.sqrt(var)
-                    SD[t, q, n] = sd
+                    sdrow[i] = sd
                 else:
                     sd = floor_sd
-                    SD[t, q, n] = -1.0
-                H[t, q, n] = mean[n] + sd * eps_h[t, n, q]
-        for n in range(N):
-            for d in range(dx):
-                acc = sqrt_q[d] * eps_x[t, n, d]
+                    sdrow[i] = -1.0
+                hrow[i] = mean[i] + sd * eps_h[t, n0 + i, q]
+        for d in range(dx):
+            row = xt[d]
+            for i in range(nl):
+                acc = sqrt_q[d] * eps_x[t, n0 + i, d]
                 if residual:
-                    acc += xt[d, n]
+                    acc += row[i]
                 for q in range(Q):
-                    acc += A[d, q] * H[t, q, n]
-                X[t, n, d] = acc
-    return X
+                    acc += A[d, q] * H[blk, s, q, i]
+                X[t, n0 + i, d] = acc
+
+
+@jit(fastmath=FASTMATH_SUMS)
+def _vjp_block(blk, n0, nl, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
+               gx0, gZ_all, gl_all, gs2_all, galpha_all, gB_all, gA_all, gsq_all):
+    # Gradients of this block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all arrays, zero on
+    # entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M), gB (Q, M, M), gA (d_x, Q),
+    # gsq (d_x,).
+    gZ, gl, gs2, galpha = gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk]
+    gB, gA, gsq = gB_all[blk], gA_all[blk], gsq_all[blk]
+    T, N, Q = eps_h.shape
+    M, D = Z.shape[1], Z.shape[2]
+    dx = A.shape[0]
+    L = XT.shape[3]
+    carry = np.zeros((dx, L))  # dL/dx_t flowing back from step t+1
+    g = np.empty((dx, L))
+    gxt = np.empty((D, L))
+    hbar = np.empty(L)
+    varbar = np.empty(L)
+    r2 = np.empty(L)
+    C = np.empty((M, L))  # dL/dr2
+    W = np.empty((M, L))  # varbar k, for dB
+    for t in range(T - 1, -1, -1):
+        xt = XT[blk, t]
+        for d in range(dx):
+            acc = 0.0
+            for i in range(nl):
+                v = G[t, n0 + i, d] + carry[d, i]
+                g[d, i] = v
+                acc += v * eps_x[t, n0 + i, d]
+            gsq[d] += acc
+        for d in range(D):
+            for i in range(nl):
+                gxt[d, i] = g[d, i] if residual and d < dx else 0.0
+        for q in range(Q):
+            Kq = K[blk, t, q]
+            if BK.shape[1] == T:
+                BKq = BK[blk, t, q]
+            else:  # not kept: recompute B_q k
+                BKq = BK[blk, 0, q]
+                gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)
+            hrow = H[blk, t, q]
+            sdrow = SD[blk, t, q]
+            # x_t = mu + A h + sqrt_q eps_x
+            for i in range(nl):
+                hbar[i] = 0.0
+            for d in range(dx):
+                a = A[d, q]
+                acc = 0.0
+                for i in range(nl):
+                    hbar[i] += a * g[d, i]
+                    acc += g[d, i] * hrow[i]
+                gA[d, q] += acc
+            # h = mean + sqrt(var) eps_h, var = s2 - k^T B k
+            acc = 0.0
+            for i in range(nl):
+                sd = sdrow[i]
+                v = 0.0 if sd < 0.0 else hbar[i] * eps_h[t, n0 + i, q] / (2.0 * sd)
+                varbar[i] = v
+                acc += v
+            gs2[q] += acc
+            inv_s2 = 1.0 / variance[q]
+            for j in range(M):
+                a = alpha[q, j]
+                krow = Kq[j]
+                bkrow = BKq[j]
+                wrow = W[j]
+                c = C[j]
+                acc_alpha = 0.0
+                acc_s2 = 0.0
+                if code == 0:
+                    for i in range(nl):
+                        k = krow[i]
+                        kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
+                        acc_alpha += hbar[i] * k
+                        acc_s2 += kbar * k  # k = s2 profile(r2): dk/ds2 = k / s2
+                        wrow[i] = varbar[i] * k
+                        c[i] = -0.5 * kbar * k  # dL/dr2 = kbar dk/dr2
+                else:
+                    if P.shape[1] == T:
+                        prow = P[blk, t, q, j]
+                    else:  # not kept: dk/dr2 = -(5/6) (1 + a) k / (1 + a + a^2/3), a = sqrt(5 r2)
+                        prow = P[blk, 0, q, j]
+                        for i in range(nl):
+                            r2[i] = 0.0
+                        for d in range(D):
+                            z = Z[q, j, d]
+                            il = inv_l[q, d]
+                            for i in range(nl):
+                                v = (xt[d, i] - z) * il
+                                r2[i] += v * v
+                        for i in range(nl):
+                            sa = math.sqrt(5.0 * r2[i])
+                            prow[i] = -(5.0 / 6.0) * (1.0 + sa) * krow[i] / (1.0 + sa + sa * sa / 3.0)
+                    for i in range(nl):
+                        k = krow[i]
+                        kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
+                        acc_alpha += hbar[i] * k
+                        acc_s2 += kbar * k
+                        wrow[i] = varbar[i] * k
+                        c[i] = kbar * prow[i]
+                galpha[q, j] += acc_alpha
+                gs2[q] += acc_s2 * inv_s2
+            # through r2 = sum_d ((xt_d - z_jd) / l_d)^2 to xt, Z and l; two inducing points at a time, so that xt
+            # and its gradient are loaded once for both
+            for d in range(D):
+                w2 = 2.0 * inv_l[q, d] * inv_l[q, d]
+                row = xt[d]
+                grow = gxt[d]
+                for j in range(0, M - 1, 2):
+                    z0 = Z[q, j, d]
+                    z1 = Z[q, j + 1, d]
+                    c0 = C[j]
+                    c1 = C[j + 1]
+                    acc_z0 = 0.0
+                    acc_z1 = 0.0
+                    acc_l = 0.0
+                    for i in range(nl):
+                        diff0 = row[i] - z0
+                        diff1 = row[i] - z1
+                        w0 = w2 * c0[i] * diff0  # dL/dr2 * dr2/dxt[d]
+                        w1 = w2 * c1[i] * diff1
+                        grow[i] += w0 + w1
+                        acc_z0 += w0
+                        acc_z1 += w1
+                        acc_l += w0 * diff0 + w1 * diff1
+                    gZ[q, j, d] -= acc_z0
+                    gZ[q, j + 1, d] -= acc_z1
+                    gl[q, d] -= acc_l
+                if M % 2 == 1:
+                    z0 = Z[q, M - 1, d]
+                    c0 = C[M - 1]
+                    acc_z0 = 0.0
+                    acc_l = 0.0
+                    for i in range(nl):
+                        diff0 = row[i] - z0
+                        w0 = w2 * c0[i] * diff0
+                        grow[i] += w0
+                        acc_z0 += w0
+                        acc_l += w0 * diff0
+                    gZ[q, M - 1, d] -= acc_z0
+                    gl[q, d] -= acc_l
+            # dB_q -= sum_i varbar_i k_i k_i^T
+            gemm(False, True, M, M, nl, -1.0, W, 0, L, Kq, 0, L, 1.0, gB, q * M * M, M)
+        for d in range(dx):
+            for i in range(nl):
+                carry[d, i] = gxt[d, i]
+    for d in range(dx):
+        for i in range(nl):
+            gx0[n0 + i, d] = carry[d, i]
+
+
+# Drivers: the blocks one after the other, or in parallel. Same block sums either way.
+@jit
+def _fwd_serial(L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT, K, BK, P, H,
+                SD):
+    N = eps_h.shape[1]
+    for blk in range(XT.shape[0]):
+        _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
+                   code, residual, X, XT, K, BK, P, H, SD)
+
+
+@jit(parallel=True)
+def _fwd_parallel(L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT, K, BK, P,
+                  H, SD):
+    N = eps_h.shape[1]
+    for blk in numba.prange(XT.shape[0]):
+        _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
+                   code, residual, X, XT, K, BK, P, H, SD)
 
 
 @jit
-def _rollout_vjp(G, XT, Kt, BKt, H, SD, Z, lengthscale, variance, alpha, A, eps_h, eps_x, code, residual):
-    # Per-particle contributions to parameter gradients are accumulated in particle-minor buffers (acc_*) and summed
-    # once at the end, so the hot loops carry no reductions.
-    T, Q, M, N = Kt.shape
-    D = Z.shape[2]
-    dx = A.shape[0]
-    acc_Z = np.zeros((Q, M, D, N))
-    acc_l = np.zeros((Q, D, N))
-    acc_s2 = np.zeros((Q, N))
-    acc_alpha = np.zeros((Q, M, N))
-    acc_A = np.zeros((dx, Q, N))
-    acc_sq = np.zeros((dx, N))
-    gB = np.zeros((Q, M, M))
-    carry = np.zeros((dx, N))  # dL/dx_t flowing back from step t+1
-    g = np.empty((dx, N))
-    gxt = np.empty((D, N))
-    hbar = np.empty(N)
-    varbar = np.empty(N)
-    c = np.empty(N)
-    r2 = np.empty(N)
-    KN = np.empty((N, M))
-    inv_l = 1.0 / lengthscale
-    inv_l2 = inv_l * inv_l
-    for t in range(T - 1, -1, -1):
-        xt = XT[t]
-        for d in range(dx):
-            for n in range(N):
-                g[d, n] = G[t, n, d] + carry[d, n]
-        gxt[:, :] = 0.0
-        # x_t = mu(x_{t-1}) + A h + sqrt_q eps_x
-        for d in range(dx):
-            for n in range(N):
-                acc_sq[d, n] += g[d, n] * eps_x[t, n, d]
-                if residual:
-                    gxt[d, n] += g[d, n]
-        for q in range(Q):
-            K = Kt[t, q]
-            BK = BKt[t, q]
-            inv_s2 = 1.0 / variance[q]
-            hbar[:] = 0.0
-            for d in range(dx):
-                a = A[d, q]
-                for n in range(N):
-                    hbar[n] += a * g[d, n]
-                    acc_A[d, q, n] += g[d, n] * H[t, q, n]
-            # h_q = mean_q + sqrt(var_q) eps_h, var_q = s2_q - k^T B k
-            for n in range(N):
-                sd = SD[t, q, n]
-                varbar[n] = 0.0 if sd < 0.0 else hbar[n] * eps_h[t, n, q] / (2.0 * sd)
-                acc_s2[q, n] += varbar[n]
-            for j in range(M):
-                a = alpha[q, j]
-                r2[:] = 0.0
-                for d in range(D):
-                    z = Z[q, j, d]
-                    il = inv_l[q, d]
-                    for n in range(N):
-                        s = (xt[d, n] - z) * il
-                        r2[n] += s * s
-                for n in range(N):
-                    acc_alpha[q, j, n] += hbar[n] * K[j, n]
-                    kbar = hbar[n] * a - 2.0 * varbar[n] * BK[j, n]
-                    acc_s2[q, n] += kbar * K[j, n] * inv_s2  # k = s2 * profile(r2)
-                    c[n] = kbar * kernel_profile_slope(r2[n], K[j, n], code)  # dL/dr2 (the s2 is inside K)
-                for d in range(D):
-                    z = Z[q, j, d]
-                    w2 = 2.0 * inv_l2[q, d]
-                    for n in range(N):
-                        diff = xt[d, n] - z
-                        w = w2 * c[n] * diff
-                        gxt[d, n] += w
-                        acc_Z[q, j, d, n] += w
-                        acc_l[q, d, n] += w * diff
-            # dB_q -= sum_n varbar_n k_n k_n^T
-            for n in range(N):
-                for j in range(M):
-                    KN[n, j] = K[j, n]
-            for n in range(N):
-                v = varbar[n]
-                if v != 0.0:
-                    for i in range(M):
-                        ci = v * KN[n, i]
-                        for j in range(M):
-                            gB[q, i, j] -= ci * KN[n, j]
-        for d in range(dx):
-            for n in range(N):
-                carry[d, n] = gxt[d, n]
-    gZ = np.empty(Z.shape)
-    gl = np.empty(lengthscale.shape)
-    for q in range(Q):
-        for d in range(D):
-            gl[q, d] = -acc_l[q, d].sum() / lengthscale[q, d]
-            for j in range(M):
-                gZ[q, j, d] = -acc_Z[q, j, d].sum()
-    return (carry.T.copy(), gZ, gl, acc_s2.sum(axis=1), acc_alpha.sum(axis=2), gB, acc_A.sum(axis=2),
-            acc_sq.sum(axis=1))
+def _vjp_serial(L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
+                gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
+    N = eps_h.shape[1]
+    for blk in range(XT.shape[0]):
+        _vjp_block(blk, blk * L, min(L, N - blk * L), G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
+                   eps_h, eps_x, code, residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq)
+
+
+@jit(parallel=True)
+def _vjp_parallel(L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
+                  gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
+    N = eps_h.shape[1]
+    for blk in numba.prange(XT.shape[0]):
+        _vjp_block(blk, blk * L, min(L, N - blk * L), G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
+                   eps_h, eps_x, code, residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Autograd primitive
 # ---------------------------------------------------------------------------------------------------------------
-# The reverse pass reuses what the forward pass stored. autograd hands the VJP only the primitive's output, so the
-# tape is kept here keyed by the identity of that output. When the output is freed its tape goes back to a small pool,
-# so a training loop reuses the same (already mapped) memory at every step.
-_TAPES = {}
-_POOL = {}
-_POOL_SIZE = 2  # free tapes kept per shape
+_TAPES = TapeStore()
+
+
+def particle_blocks(N):
+    """(number of blocks, particles per block L) for N particles: equal blocks of at most PARTICLE_BLOCK."""
+    nb = max(1, -(-N // PARTICLE_BLOCK))
+    return nb, max(1, -(-N // nb))
 
 
 def _prepare(*arrays):
     return [to_c_f64(a) for a in arrays]
 
 
-def _acquire_tape(T, Q, M, N, D):
-    key = (T, Q, M, N, D)
-    free = _POOL.get(key)
-    if free:
-        return free.pop()
-    return (np.empty((T, D, N)), np.empty((T, Q, M, N)), np.empty((T, Q, M, N)), np.empty((T, Q, N)),
-            np.empty((T, Q, N)))
+def _tape_shapes(nb, steps, Q, M, L, D, code):
+    """Shapes of the tape arrays (XT, K, BK, P, H, SD) for ``steps`` time steps (T, or 1 when nothing is kept).
+
+    Within the ``_config.TAPE_BYTES`` budget all of them keep every step. Past it, dk/dr2 (cheap to recompute in
+    the reverse pass: one sqrt per entry) and then B k (one more BLAS product per step) keep one step only."""
+    size = 8 * nb * steps * Q * M * L
+    keep_bk = steps == 1 or 2 * size <= TAPE_BYTES
+    keep_p = steps == 1 or (2 + keep_bk) * size <= TAPE_BYTES
+    return ((nb, steps, D, L), (nb, steps, Q, M, L), (nb, steps if keep_bk else 1, Q, M, L),
+            (nb, steps if keep_p else 1, Q, M, L if code != 0 else 0), (nb, steps, Q, L), (nb, steps, Q, L))
 
 
-def _release_tape(key, tape_key):
-    stored = _TAPES.pop(key, None)
-    if stored is not None:
-        free = _POOL.setdefault(tape_key, [])
-        if len(free) < _POOL_SIZE:
-            free.append(stored[1])
+def _run(serial, parallel, nb, *args):
+    """Run a kernel driver on the configured number of threads (never more than there are blocks)."""
+    threads = min(kernel_threads(), nb)
+    with blas_single_threaded():
+        if threads > 1:
+            resolve_blas()
+            numba.set_num_threads(threads)
+            with numba.parallel_chunksize(1):  # threads take blocks one at a time: a busy core holds up no one
+                parallel(*args)
+        else:
+            serial(*args)
 
 
-def _forward(arrays, kind, residual):
-    x0, _, Z, *_, eps_h, _ = arrays
+def _forward(arrays, kind, residual, keep):
+    """X and the tape (None unless ``keep``)."""
+    x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x = arrays
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
-    tape = _acquire_tape(T, Q, M, N, D)
-    X = _rollout_fwd(*arrays, kernel_code(kind), bool(residual), *tape)
-    return X, tape, (T, Q, M, N, D)
+    code = kernel_code(kind)
+    nb, L = particle_blocks(N)
+    tape = _TAPES.acquire(_tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
+    X = np.empty((T, N, x0.shape[1]))
+    _run(_fwd_serial, _fwd_parallel, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
+         code, bool(residual), X, *tape)
+    if keep:
+        return X, tape
+    _TAPES.release(tape)
+    return X, None
 
 
 @primitive
-def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52", residual=False):
-    """Sample T steps of all N particles; returns X (T, N, d_x) with X[t-1] = x_t. See the module docstring."""
-    X, tape, tape_key = _forward(_prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x),
-                                 kind, residual)
-    key = id(X)
-    _TAPES[key] = (X, tape)
-    weakref.finalize(X, _release_tape, key, tape_key)
+def _rollout_traced(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52",
+                    residual=False):
+    X, tape = _forward(_prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x), kind, residual,
+                       keep=True)
+    _TAPES.attach(X, tape)
     return X
+
+
+def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52", residual=False):
+    """Sample T steps of all N particles; returns X (T, N, d_x) with X[t-1] = x_t. See the module docstring.
+
+    Differentiable by autograd; when no argument is being traced (no gradient can be asked for) no tape is kept."""
+    args = (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x)
+    if any(isbox(a) for a in args):
+        return _rollout_traced(*args, kind=kind, residual=residual)
+    return _forward(_prepare(*args), kind, residual, keep=False)[0]
 
 
 def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52",
                       residual=False):
     def vjp(G):
         arrays = _prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x)
-        stored = _TAPES.get(id(ans))
-        if stored is not None and stored[0] is ans:
-            tape = stored[1]
-        else:  # output not produced by this module's forward (e.g. a copy): recompute the tape
-            tape = _forward(arrays, kind, residual)[1]
-        _, _, Z_, l_, s2_, alpha_, _, A_, _, eps_h_, eps_x_ = arrays
-        gx0, gZ, gl, gs2, galpha, gB, gA, gsq = _rollout_vjp(
-            to_c_f64(G), *tape, Z_, l_, s2_, alpha_, A_, eps_h_, eps_x_, kernel_code(kind), bool(residual)
-        )
-        return gx0, None, gZ, gl, gs2, galpha, gB, gA, gsq, None, None
+        tape = _TAPES.lookup(ans)
+        fresh = tape is None
+        if fresh:  # output not produced by the traced forward (e.g. a copy): recompute the tape
+            tape = _forward(arrays, kind, residual, keep=True)[1]
+        _, _, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_ = arrays
+        T, N, Q = eps_h_.shape
+        M, D = Z_.shape[1], Z_.shape[2]
+        dx = A_.shape[0]
+        nb, L = particle_blocks(N)
+        gx0 = np.empty((N, dx))
+        block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
+                       np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)))
+        _run(_vjp_serial, _vjp_parallel, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
+             eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
+        if fresh:
+            _TAPES.release(tape)
+        gZ, gl, gs2, galpha, gB, gA, gsq = (_sum_blocks(b) for b in block_grads)
+        return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None
 
     return vjp
 
 
-defvjp_argnums(rollout, vjp_all_argnums(_rollout_make_vjp))
+def _sum_blocks(per_block):
+    """Sum over the leading (block) axis in block order, so the result does not depend on how blocks were run."""
+    total = per_block[0].copy()
+    for b in range(1, per_block.shape[0]):
+        total += per_block[b]
+    return total
+
+
+defvjp_argnums(_rollout_traced, vjp_all_argnums(_rollout_make_vjp))
 
 
 def rollout_example(rng):

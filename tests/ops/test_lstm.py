@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gpssm_np.ops.lstm import (lstm, lstm_example, lstm_num_params, lstm_pack, lstm_reference, lstm_unpack)
+from gpssm_np.ops.lstm import lstm, lstm_example, lstm_num_params, lstm_pack, lstm_reference, lstm_unpack
 from tests.gradcheck import check_vjp_against_reference, check_vjp_finite_differences
 
 LAYERS = [1, 2, 3]
@@ -85,3 +85,52 @@ def test_saturated_gates_stay_finite(rng):
     np.testing.assert_allclose(out, lstm_reference(X, w, H, L), rtol=1e-12, atol=1e-14)
     with np.errstate(over="ignore"):  # autograd's tanh VJP divides by cosh(x)^2 = inf, correctly giving 0
         check_vjp_against_reference(lstm, lstm_reference, (X, w, H, L), (0, 1), rng)
+
+
+def test_activations_are_accurate_everywhere():
+    # the jitted gates use exp_fast: sigmoid = 1 / (1 + e^-z), tanh by (1 - e) / (1 + e) with e = e^-2|z| and by
+    # its Taylor series below |z| = 1/8, where the former would lose relative accuracy
+    from gpssm_np.ops.lstm import _TANH_SERIES, _sigmoid, _tanh
+
+    z = np.concatenate([np.logspace(-300, 3, 3001), [_TANH_SERIES * (1 - 1e-15), _TANH_SERIES, 0.3, 19.0, 800.0]])
+    z = np.concatenate([z, -z, [0.0]])
+    tanh = np.array([_tanh(v) for v in z])
+    sigmoid = np.array([_sigmoid(v) for v in z])
+    eps = np.finfo(float).eps
+    assert np.max(np.abs(tanh - np.tanh(z)) / np.maximum(np.abs(np.tanh(z)), 1e-300)) <= 4 * eps
+    with np.errstate(over="ignore"):
+        want = 1.0 / (1.0 + np.exp(-z))
+    assert np.max(np.abs(sigmoid - want) / np.maximum(want, 1e-300)) <= 4 * eps
+    assert _tanh(np.inf) == 1.0 and _tanh(-np.inf) == -1.0 and _sigmoid(-np.inf) == 0.0 and _sigmoid(np.inf) == 1.0
+
+
+def test_matches_reference_to_1e10_at_the_recognition_size(rng):
+    # the authors' recognition network: 2 layers of 32 units reading [y, u] windows
+    from autograd import grad
+
+    from tests.gradcheck import rel_err
+
+    B, T, F, H, L = 16, 50, 2, 32, 2
+    X = rng.normal(size=(B, T, F))
+    w = rng.uniform(-1, 1, size=lstm_num_params(F, H, L)) / np.sqrt(H)
+    G = rng.normal(size=(B, H))
+    np.testing.assert_allclose(lstm(X, w, H, L), lstm_reference(X, w, H, L), rtol=1e-10, atol=1e-13)
+    for i in (0, 1):
+        g = grad(lambda *a: (lstm(*a, H, L) * G).sum(), i)(X, w)
+        g_ref = grad(lambda *a: (lstm_reference(*a, H, L) * G).sum(), i)(X, w)
+        assert rel_err(g, g_ref) <= 1e-10
+
+
+def test_tape_memory_is_reused_across_calls(rng):
+    from autograd import grad
+
+    from gpssm_np.ops import lstm as module
+
+    X, w, H, L = lstm_example(rng)
+    module._TAPES.clear()
+    loss = grad(lambda w_: (lstm(X, w_, H, L) ** 2).sum())
+    loss(w)
+    pooled = module._TAPES.pooled_bytes()
+    assert pooled > 0  # the first call's tape went back to the pool once its output was freed
+    loss(w)
+    assert module._TAPES.pooled_bytes() == pooled

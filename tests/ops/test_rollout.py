@@ -71,3 +71,153 @@ def test_vjp_recomputes_when_tape_is_missing(rng):
     for a, b in zip(grads, grads2):
         if a is not None:
             np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Performance machinery: fast exp, BLAS blocks, particle blocks and threads, tape budget and pool
+# ---------------------------------------------------------------------------------------------------------------
+def test_exp_fast_is_accurate_and_handles_the_edges():
+    from gpssm_np.ops._jit import exp_fast
+
+    x = np.concatenate([np.linspace(-708.0, 709.0, 200001), -np.logspace(-300, 2.8, 2001)])
+    got = np.array([exp_fast(v) for v in x[::50]] + [exp_fast(v) for v in x[-2001:]])
+    want = np.exp(np.concatenate([x[::50], x[-2001:]]))
+    assert np.max(np.abs(got - want) / want) <= 1.02 * np.finfo(float).eps
+    assert exp_fast(0.0) == 1.0
+    assert exp_fast(-709.0) == 0.0 and exp_fast(-np.inf) == 0.0  # below -708: flushed to 0, never subnormal
+    assert exp_fast(710.0) == np.inf and exp_fast(np.inf) == np.inf
+    assert np.isnan(exp_fast(np.nan))
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_on_row_major_blocks(trans_a, trans_b, rng):
+    from gpssm_np.ops._jit import gemm
+
+    m, n, k = 3, 4, 5
+    a = rng.normal(size=(7, 9))  # op(A) is the block at row 1, column 2 (k x m when transposed)
+    b = rng.normal(size=(8, 10))
+    c = rng.normal(size=(6, 11))
+    A = a[1:1 + (k if trans_a else m), 2:2 + (m if trans_a else k)]
+    B = b[2:2 + (n if trans_b else k), 1:1 + (k if trans_b else n)]
+    expected = c.copy()
+    expected[1:1 + m, 3:3 + n] = 0.5 * c[1:1 + m, 3:3 + n] - 2.0 * (A.T if trans_a else A) @ (B.T if trans_b else B)
+    gemm(trans_a, trans_b, m, n, k, -2.0, a, 1 * 9 + 2, 9, b, 2 * 10 + 1, 10, 0.5, c, 1 * 11 + 3, 11)
+    np.testing.assert_allclose(c, expected, rtol=1e-13, atol=1e-13)
+
+
+def _value_and_grads(fn, args, weights, **kwargs):
+    from autograd import grad
+
+    value = fn(*args, **kwargs)
+    grads = grad(lambda *a: anp.sum(fn(*a, **kwargs) * weights), list(DIFFERENTIABLE))(*args)
+    return np.asarray(value), [np.asarray(g) for g in grads]
+
+
+def _bigger_example(rng, nseq=3, S=5, T=6):
+    """rollout_example's sizes but 15 particles over 3 sequences and 6 steps."""
+    args = list(rollout_example(rng))
+    dx, Q = args[0].shape[1], args[9].shape[2]
+    N = nseq * S
+    args[0] = rng.normal(size=(N, dx))
+    args[1] = rng.normal(size=(nseq, T, args[1].shape[2]))
+    args[9] = rng.normal(size=(T, N, Q))
+    args[10] = rng.normal(size=(T, N, dx))
+    return tuple(args)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_fused_matches_reference_to_1e10_over_several_blocks(kind, residual, rng, monkeypatch):
+    # fast-math contraction and reassociation, exp_fast and BLAS change only rounding: 1e-10 relative is a bound
+    # far tighter than the gradient checks above, and blocks of 4 particles (the last one partly filled) check
+    # the block bookkeeping
+    from gpssm_np.ops import rollout as module
+    from tests.gradcheck import rel_err
+
+    monkeypatch.setattr(module, "PARTICLE_BLOCK", 4)
+    args = _bigger_example(rng)
+    args = args[:6] + (0.5 * (args[6] + np.swapaxes(args[6], 1, 2)),) + args[7:]
+    weights = rng.normal(size=(args[9].shape[0],) + args[0].shape)
+    X, grads = _value_and_grads(rollout, args, weights, kind=kind, residual=residual)
+    X_ref, grads_ref = _value_and_grads(rollout_reference, args, weights, kind=kind, residual=residual)
+    np.testing.assert_allclose(X, X_ref, rtol=1e-10, atol=1e-12)
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g, g_ref) <= 1e-10
+
+
+def test_threads_give_bit_identical_results(rng, monkeypatch):
+    from gpssm_np.ops import rollout as module
+    from gpssm_np.ops._jit import use_threads
+
+    monkeypatch.setattr(module, "PARTICLE_BLOCK", 2)  # 8 blocks
+    args = _bigger_example(rng)
+    weights = rng.normal(size=(args[9].shape[0],) + args[0].shape)
+    results = []
+    for threads in (1, 2):
+        with use_threads(threads):
+            results.append(_value_and_grads(rollout, args, weights))
+    (X1, g1), (X2, g2) = results
+    np.testing.assert_array_equal(X1, X2)
+    for a, b in zip(g1, g2):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_tape_over_budget_is_recomputed(kind, rng, monkeypatch):
+    from gpssm_np.ops import rollout as module
+
+    args = _bigger_example(rng)
+    weights = rng.normal(size=(args[9].shape[0],) + args[0].shape)
+    X, grads = _value_and_grads(rollout, args, weights, kind=kind)
+    nb, L = module.particle_blocks(args[0].shape[0])
+    T, Q, M = args[9].shape[0], args[2].shape[0], args[2].shape[1]
+    size = 8 * nb * T * Q * M * L
+    for budget, kept in ((2 * size, (T, 1)), (0, (1, 1))):  # drop dk/dr2, then also B k
+        monkeypatch.setattr(module, "TAPE_BYTES", budget)
+        shapes = module._tape_shapes(nb, T, Q, M, L, args[2].shape[2], 1)
+        assert (shapes[2][1], shapes[3][1]) == kept
+        module._TAPES.clear()
+        X2, grads2 = _value_and_grads(rollout, args, weights, kind=kind)
+        np.testing.assert_array_equal(X, X2)
+        for a, b in zip(grads, grads2):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_untraced_call_keeps_no_tape(rng):
+    from gpssm_np.ops import rollout as module
+
+    args = rollout_example(rng)
+    module._TAPES.clear()
+    X = rollout(*args)
+    assert module._TAPES.lookup(X) is None
+    assert module._TAPES.pooled_bytes() > 0  # its one-step buffers went straight back to the pool
+    np.testing.assert_allclose(X, rollout_reference(*args), rtol=1e-12, atol=1e-12)
+
+
+def test_tape_store_reuses_memory_for_smaller_requests():
+    from gpssm_np.ops._jit import TapeStore
+
+    store = TapeStore(max_bytes=10**6, max_free=2)
+    first = store.acquire(((4, 5), (3,)))
+    assert [a.shape for a in first] == [(4, 5), (3,)]
+    store.release(first)
+    smaller = store.acquire(((2, 5), (0,)))
+    assert np.shares_memory(smaller[0], first[0])
+    store.release(smaller)
+    bigger = store.acquire(((5, 5), (3,)))  # does not fit: new memory, the pooled tape stays
+    assert not np.shares_memory(bigger[0], first[0]) and store.pooled_bytes() == first[0].nbytes + first[1].nbytes
+    out = np.zeros(1)
+    store.attach(out, bigger)
+    assert store.lookup(out) is bigger and store.lookup(np.zeros(1)) is None
+    del out  # freeing the output returns its tape to the pool
+    assert store.pooled_bytes() == sum(a.nbytes for a in first + bigger)
+    store.release(store.acquire(((10**6,),)))  # over max_bytes: not kept
+    assert store.pooled_bytes() <= 10**6
+
+
+def test_warmup_compiles_everything_and_reports_seconds():
+    import gpssm_np as gp
+
+    seconds = gp.warmup(parallel=False)
+    assert isinstance(seconds, float) and seconds >= 0.0

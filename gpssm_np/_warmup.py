@@ -1,0 +1,85 @@
+"""Compile every Numba kernel of ``gpssm_np.ops`` once, ahead of the first real call: :func:`warmup`.
+
+Kernels are compiled lazily on their first call (seconds each), and Numba's on-disk cache (``cache=True``, switched
+off by ``GPSSM_NP_NUMBA_CACHE=0``) then serves later processes in a fraction of that. :func:`warmup` runs every
+primitive forward and backward on tiny inputs of the same types as real calls (float64 arrays of the same numbers
+of dimensions), so the compiled (or cached) code is the code the model then uses.
+"""
+import time
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+from .ops import rollout as _rollout
+from .ops._jit import kernel_threads, use_threads
+from .ops.conditional import (conditional_moments, conditional_moments_example, conditional_precompute,
+                              conditional_precompute_example)
+from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
+from .ops.lmc import lmc_cov, lmc_mean
+from .ops.lstm import lstm, lstm_example
+
+
+def _forward_and_back(fn, args, argnums, **kwargs):
+    """The value and the gradient of a fixed random projection of ``fn(*args)``: one forward and one VJP."""
+    rng = np.random.default_rng(0)
+    weights = []
+
+    def scalar(*a):
+        out = fn(*a, **kwargs)
+        outs = out if isinstance(out, tuple) or type(out).__name__ == "SequenceBox" else (out,)
+        if not weights:
+            weights.extend(rng.normal(size=np.shape(o)) for o in outs)
+        return sum(anp.sum(o * w) for o, w in zip(outs, weights))
+
+    return grad(scalar, list(argnums))(*args)
+
+
+def _rollout_args(rng, N):
+    """Arguments of ``ops.rollout`` with N particles (2 sequences), T=2, d_x=2, d_u=1, Q=2, M=3."""
+    nseq, T, dx, du, Q, M = 2, 2, 2, 1, 2, 3
+    W = rng.normal(size=(Q, M, M)) / M
+    return (rng.normal(size=(N, dx)), rng.normal(size=(nseq, T, du)), rng.uniform(-1, 1, size=(Q, M, dx + du)),
+            rng.uniform(0.7, 2.0, size=(Q, dx + du)), rng.uniform(0.5, 1.5, size=Q), rng.normal(size=(Q, M)),
+            0.1 * (W + np.swapaxes(W, 1, 2)), rng.normal(size=(dx, Q)), rng.uniform(0.1, 0.5, size=dx),
+            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)))
+
+
+def warmup(parallel=None):
+    """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
+    both kernels and both mean functions (forward with and without a tape, and its reverse pass) and the LSTM.
+
+    Parameters
+    ----------
+    parallel : bool or None
+        Also compile the multi-threaded rollout drivers; None (default) does so when GPSSM_NP_THREADS > 1.
+
+    Returns
+    -------
+    float
+        Seconds taken (a few after a change of the package's Numba sources, well under one when cached).
+    """
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    for kind in KERNELS:
+        _forward_and_back(kernel_matrix, kernel_matrix_example(rng), (0, 1, 2, 3), kind=kind)
+    for whiten in (True, False):
+        _forward_and_back(conditional_precompute, conditional_precompute_example(rng), (0, 1, 2), whiten=whiten)
+    _forward_and_back(conditional_moments, conditional_moments_example(rng), (0, 1, 2, 3))
+    h, s_h, A = rng.normal(size=(3, 2)), rng.uniform(0.1, 1.0, size=(3, 2)), rng.normal(size=(4, 2))
+    _forward_and_back(lmc_mean, (h, A), (0, 1))
+    _forward_and_back(lmc_cov, (s_h, A, rng.uniform(0.1, 1.0, size=4)), (0, 1, 2))
+    differentiable = (0, 2, 3, 4, 5, 6, 7, 8)
+    for kind in KERNELS:
+        for residual in (False, True):
+            args = _rollout_args(rng, 6)
+            _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
+            _rollout.rollout(*args, kind=kind, residual=residual)  # untraced: no tape
+    if (kernel_threads() > 1) if parallel is None else parallel:
+        args = _rollout_args(rng, _rollout.PARTICLE_BLOCK + 2)  # two blocks, so the threaded drivers run
+        with use_threads(2):
+            for kind in KERNELS:
+                for residual in (False, True):
+                    _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
+    _forward_and_back(lstm, lstm_example(rng), (0, 1))
+    return time.perf_counter() - start

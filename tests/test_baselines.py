@@ -1,0 +1,308 @@
+"""Linear baselines: ARX least squares and order selection, LGSSM Kalman filter/smoother exactness, EM, subspace
+identification, forecasts, and the evaluation protocols on real data."""
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, kalman_filter
+from gpssm_np.datasets import load
+from gpssm_np.forecast import Forecast
+from gpssm_np.protocols import evaluate
+
+DATA_DIR = os.environ.get("GPSSM_NP_DATA") or "/work/shared/data"
+needs_data = pytest.mark.skipif(not os.path.isfile(os.path.join(DATA_DIR, "actuator", "actuator.mat")),
+                                reason="the benchmark data are not in GPSSM_NP_DATA or /work/shared/data")
+A_TRUE, B_TRUE, C_TRUE = np.array([1.2, -0.5]), np.array([0.8, 0.4]), 0.1
+
+
+def simulate_arx(T, seed, noise_std=0.1):
+    """y_t = 1.2 y_{t-1} - 0.5 y_{t-2} + 0.8 u_t + 0.4 u_{t-1} + 0.1 + e_t."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=(T, 1))
+    y = np.zeros((T, 1))
+    for t in range(2, T):
+        y[t] = A_TRUE @ y[t - 2:t][::-1, 0] + B_TRUE @ u[t - 1:t + 1][::-1, 0] + C_TRUE + noise_std * rng.normal()
+    return y, u
+
+
+def random_lgssm(rng, dx=2, dy=1, du=1):
+    F = rng.normal(size=(dx, dx))
+    F *= 0.8 / np.max(np.abs(np.linalg.eigvals(F)))
+    W, V = rng.normal(size=(dx, dx)), rng.normal(size=(dx, dx))
+    return {"F": F, "G": rng.normal(size=(dx, du)), "H": rng.normal(size=(dy, dx)),
+            "Q": 0.1 * W @ W.T + 0.05 * np.eye(dx), "R": 0.1 * np.eye(dy), "m0": rng.normal(size=dx),
+            "P0": V @ V.T + np.eye(dx)}
+
+
+def simulate_lgssm(p, T, rng):
+    dx, du = p["G"].shape
+    u = rng.normal(size=(T, du))
+    x = rng.multivariate_normal(p["m0"], p["P0"])
+    ys = []
+    for t in range(T):
+        x = p["F"] @ x + p["G"] @ u[t] + rng.multivariate_normal(np.zeros(dx), p["Q"])
+        ys.append(p["H"] @ x + rng.multivariate_normal(np.zeros(len(p["R"])), p["R"]))
+    return np.array(ys), u
+
+
+def dense_joint(p, u):
+    """Mean and covariance of [x_0, x_1..x_T] and of y_1..y_T (stacked) from the explicit linear map
+    x_t = F^t x_0 + sum_{k<=t} F^{t-k} (G u_k + w_k)."""
+    T, dx, dy = len(u), len(p["m0"]), len(p["R"])
+    Fp = [np.linalg.matrix_power(p["F"], k) for k in range(T + 1)]
+    A0 = np.concatenate([Fp[t] for t in range(T + 1)])  # coefficient of x_0 in x_t
+    Aw = np.zeros(((T + 1) * dx, T * dx))  # coefficient of w_k in x_t
+    mean_x = A0 @ p["m0"]
+    for t in range(1, T + 1):
+        for k in range(1, t + 1):
+            Aw[t * dx:(t + 1) * dx, (k - 1) * dx:k * dx] = Fp[t - k]
+            mean_x[t * dx:(t + 1) * dx] += Fp[t - k] @ p["G"] @ u[k - 1]
+    cov_x = A0 @ p["P0"] @ A0.T + Aw @ np.kron(np.eye(T), p["Q"]) @ Aw.T
+    Hbig = np.concatenate([np.zeros((T * dy, dx)), np.kron(np.eye(T), p["H"])], axis=1)
+    return mean_x, cov_x, Hbig @ mean_x, Hbig @ cov_x @ Hbig.T + np.kron(np.eye(T), p["R"]), Hbig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ARX
+# ---------------------------------------------------------------------------------------------------------------
+def test_arx_recovers_coefficients():
+    y, u = simulate_arx(3000, seed=0)
+    m = ARX(na=2, nb=2).fit(y, u)
+    coef = m.coefficients()
+    np.testing.assert_allclose(coef["a"][:, 0, 0], A_TRUE, atol=0.02)
+    np.testing.assert_allclose(coef["b"][:, 0, 0], B_TRUE, atol=0.02)
+    np.testing.assert_allclose(coef["c"], [C_TRUE], atol=0.02)
+    np.testing.assert_allclose(m.noise_var_, [0.01], rtol=0.1)
+    assert m.selection_scores_ == {}
+
+
+@pytest.mark.parametrize("selection", ["simulation", "bic"])
+def test_arx_order_selection_finds_true_orders_and_uses_training_data_only(selection):
+    y, u = simulate_arx(600, seed=1)
+    m = ARX(max_order=4, selection=selection).fit(y[:400], u[:400])
+    assert (m.na_, m.nb_) == (2, 2) if selection == "bic" else m.na_ >= 2 and m.nb_ >= 2
+    assert len(m.selection_scores_) == 4 * 5
+    # changing everything after the training data changes nothing
+    y2 = y.copy()
+    y2[400:] = np.random.default_rng(9).normal(size=(200, 1))
+    twin = ARX(max_order=4, selection=selection).fit(y2[:400], u[:400])
+    assert twin.selection_scores_ == m.selection_scores_
+    np.testing.assert_array_equal(twin.theta_, m.theta_)
+
+
+@needs_data
+def test_arx_order_selection_on_dataset_ignores_test_half(monkeypatch):
+    monkeypatch.setenv("GPSSM_NP_DATA", DATA_DIR)
+    ds = load("gas_furnace")
+    scrambled = dataclasses.replace(ds, y_test=ds.y_test[::-1] * 2.0 + 1.0)
+    a = ARX(max_order=4).fit(ds.y_train, ds.u_train)
+    b = ARX(max_order=4).fit(scrambled.y_train, scrambled.u_train)
+    assert (a.na_, a.nb_) == (b.na_, b.nb_)
+    assert evaluate(a, ds, "causal")["rmse"] != evaluate(b, scrambled, "causal")["rmse"]
+
+
+def test_arx_forecast_is_the_exact_ar1_predictive():
+    """AR(1) y_t = a y_{t-1} + e_t: h-step mean a^h y_0 and variance sigma^2 (1 - a^{2h}) / (1 - a^2)."""
+    a, sigma2 = 0.9, 0.04
+    m = ARX(na=1, nb=0, dim_u=0)
+    m.fit(np.zeros((20, 1)) + np.arange(20)[:, None] % 2, None)  # any data; parameters are set below
+    m.theta_, m.noise_var_ = np.array([[a], [0.0]]), np.array([sigma2])
+    fc = m.forecast(steps=6, y_past=np.array([[5.0], [2.0]]), num_samples=40000, seed=0)
+    h = np.arange(1, 7)
+    np.testing.assert_allclose(fc.mean[:, 0], a**h * 2.0, atol=0.01)
+    np.testing.assert_allclose(fc.std[:, 0] ** 2, sigma2 * (1 - a ** (2 * h)) / (1 - a**2), rtol=0.03)
+    assert fc.states.shape == (40000, 6, 1) and m.spec.dim_x == 1
+    # the states are the sampled outputs: the conditional means plus the noise fed back
+    np.testing.assert_allclose(fc.samples[:, 1:], a * fc.states[:, :-1], atol=1e-12)
+
+
+def test_arx_forecast_pads_missing_past_with_training_mean():
+    y, u = simulate_arx(300, seed=2)
+    m = ARX(na=2, nb=2).fit(y, u)
+    short = m.forecast(u[:5], y_past=None, u_past=None, num_samples=3)
+    padded = m.forecast(u[:5], y_past=np.tile(m.y_mean_, (2, 1)), u_past=np.tile(m.u_mean_, (1, 1)), num_samples=3)
+    np.testing.assert_allclose(short.samples, padded.samples)
+    assert isinstance(short, Forecast)
+
+
+def test_arx_stability_check():
+    assert arx_is_stable(np.array([[1.2], [-0.5], [0.3], [0.0]]), 2)
+    assert not arx_is_stable(np.array([[1.5], [0.0]]), 1)
+    assert arx_is_stable(np.array([[7.0]]), 0)
+
+
+def test_arx_surface_and_errors():
+    y, u = simulate_arx(200, seed=3)
+    m = ARX(na=2, nb=1)
+    with pytest.raises(ValueError, match="not fitted"):
+        m.forecast(u[:5], y_past=y)
+    assert m.fit(y, u, epochs=70, seq_len=50, batch_size=16, lr=0.01, num_samples=50, progress=False) is m
+    assert m.has_latent_state is False and m.history_ == []
+    assert ARX(**m.get_config()).get_config() == m.get_config()
+    with pytest.raises(ValueError, match="latent state"):
+        m.q_x0(y[:10], u[:10])
+    with pytest.raises(ValueError, match="x0"):
+        m.forecast(u[:5], x0=(np.zeros(1), np.ones(1)))
+    with pytest.raises(ValueError, match="unexpected keyword"):
+        m.fit(y, u, epoch=3)
+    with pytest.raises(ValueError, match="u_future"):
+        m.forecast(None, y_past=y)
+    with pytest.raises(ValueError, match="y_past"):
+        m.forecast(u[:5], y_past=np.zeros((3, 2)))
+    m.set_output_scaling(np.array([1.0]), np.array([2.0]))
+    fc = m.forecast(u[:5], y_past=y, u_past=u).in_original_units()
+    assert fc.samples.shape == (50, 5, 1)
+    for kwargs, match in [({"selection": "aic"}, "selection"), ({"folds": 1}, "folds"), ({"na": -1}, "na"),
+                          ({"dim_u": 0, "nb": 2}, "nb"), ({"max_order": 0}, "max_order")]:
+        with pytest.raises(ValueError, match=match):
+            ARX(**kwargs)
+    with pytest.raises(ValueError, match="no candidate"):
+        ARX(max_order=2).fit(y[:3], u[:3])
+    with pytest.raises(ValueError, match="cannot fit"):
+        ARX(na=5, nb=5).fit(y[:8], u[:8])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# LGSSM
+# ---------------------------------------------------------------------------------------------------------------
+def test_kalman_filter_and_smoother_are_exact(rng):
+    p = random_lgssm(rng, dx=2, dy=2, du=1)
+    y, u = simulate_lgssm(p, 5, rng)
+    mean_x, cov_x, mean_y, cov_y, Hbig = dense_joint(p, u)
+    expected = multivariate_normal(mean_y, cov_y).logpdf(y.ravel())
+    assert kalman_filter(p, y, u, p["m0"], p["P0"]).log_likelihood == pytest.approx(expected, rel=1e-10)
+    # smoothed x_0..x_T: Gaussian conditioning of the dense joint
+    gain = cov_x @ Hbig.T @ np.linalg.inv(cov_y)
+    post_mean = mean_x + gain @ (y.ravel() - mean_y)
+    post_cov = cov_x - gain @ Hbig @ cov_x
+    m = LGSSM(dim_x=2, dim_y=2, dim_u=1).set_params(p)
+    means, covs = m.smooth(y, u)
+    np.testing.assert_allclose(means.ravel(), post_mean, rtol=1e-9, atol=1e-12)
+    for t in range(6):
+        np.testing.assert_allclose(covs[t], post_cov[2 * t:2 * t + 2, 2 * t:2 * t + 2], rtol=1e-9, atol=1e-12)
+    mean0, cov0 = m.q_x0(y, u, full_cov=True)
+    np.testing.assert_allclose(mean0, post_mean[:2], rtol=1e-9)
+    np.testing.assert_allclose(m.q_x0(y, u)[1], np.diag(cov0))
+    assert m.log_likelihood(y, u) == pytest.approx(expected, rel=1e-10)
+
+
+def test_em_increases_log_likelihood_monotonically(rng):
+    p = random_lgssm(rng, dx=2)
+    y, u = simulate_lgssm(p, 300, rng)
+    m = LGSSM(dim_x=2, method="em", init="random", num_iters=60, seed=0).fit(y, u)
+    nll = np.array(m.history_)
+    assert len(nll) == 60
+    assert np.all(np.diff(nll) <= 1e-8 * np.abs(nll[:-1]))
+    assert nll[-1] < nll[0] - 10.0
+    true_ll = LGSSM(dim_x=2).set_params(p).log_likelihood(y, u)
+    assert -nll[-1] > true_ll - 1.0  # from a random start EM reaches the likelihood of the true parameters
+
+
+def test_subspace_then_em_reach_the_true_likelihood(rng):
+    p = random_lgssm(rng, dx=2)
+    y, u = simulate_lgssm(p, 600, rng)
+    true_ll = LGSSM(dim_x=2).set_params(p).log_likelihood(y, u)
+    sub = LGSSM(dim_x=2, method="subspace").fit(y, u)
+    em = LGSSM(dim_x=2, method="em", num_iters=20).fit(y, u)
+    assert sub.history_ == []
+    assert sub.log_likelihood(y, u) > true_ll - 0.1 * abs(true_ll)
+    assert -em.history_[-1] >= true_ll - 2.0  # the ML estimate is at least about as likely as the truth
+    assert np.all(np.abs(np.linalg.eigvals(em.params_["F"])) <= 0.999 + 1e-9)
+
+
+def test_stability_projection(rng):
+    m = LGSSM(dim_x=2, max_spectral_radius=0.9)
+    F = np.array([[1.1, 0.3], [0.0, 0.5]])
+    G = m._stabilise(F)
+    np.testing.assert_allclose(np.sort(np.abs(np.linalg.eigvals(G))), [0.5, 0.9])
+    stable = np.diag([0.5, 0.2])
+    assert m._stabilise(stable) is stable
+    assert LGSSM(dim_x=2, max_spectral_radius=None)._stabilise(F) is F
+
+
+def test_lgssm_forecast_moments(rng):
+    p = random_lgssm(rng, dx=2, dy=1, du=1)
+    m = LGSSM(dim_x=2).set_params(p)
+    y, u = simulate_lgssm(p, 40, rng)
+    fc = m.forecast(u[30:], y_past=y[:30], u_past=u[:30], num_samples=20000, seed=1)
+    filt = m.filter(y[:30], u[:30])
+    _, _, y_mean, y_cov = m.predict_moments(u[30:], filt.means[-1], filt.covs[-1])
+    np.testing.assert_allclose(fc.mean, y_mean, rtol=1e-10, atol=1e-12)  # re-centred: exact
+    np.testing.assert_allclose(fc.std[:, 0] ** 2, y_cov[:, 0, 0], rtol=0.05)
+    # from x0 = (mean, var): diagonal or full covariance
+    mean, var = m.q_x0(y[:10], u[:10])
+    diag = m.forecast(u[:5], x0=(mean, var), num_samples=10)
+    full = m.forecast(u[:5], x0=(mean, np.diag(var)), num_samples=10)
+    np.testing.assert_allclose(diag.states, full.states)
+    assert diag.samples.shape == (10, 5, 1) and diag.states.shape == (10, 5, 2)
+    prior = m.forecast(u[:5], num_samples=10)
+    np.testing.assert_allclose(prior.mean, m.predict_moments(u[:5], p["m0"], p["P0"])[2], rtol=1e-10, atol=1e-12)
+
+
+def test_lgssm_surface_and_errors(rng):
+    p = random_lgssm(rng, dx=2)
+    y, u = simulate_lgssm(p, 80, rng)
+    m = LGSSM(dim_x=2, num_iters=2)
+    with pytest.raises(ValueError, match="not fitted"):
+        m.q_x0(y, u)
+    assert m.fit(y, u, epochs=1, lr=0.1, seq_len=50, progress=True) is m and len(m.history_) == 2
+    assert m.has_latent_state and m.spec.dim_x == 2
+    assert LGSSM(**m.get_config()).get_config() == m.get_config()
+    assert set(m.get_params()) == {"F", "G", "H", "Q", "R", "m0", "P0"}
+    with pytest.raises(ValueError, match="x0"):
+        m.forecast(u[:3], x0=(np.zeros(3), np.ones(3)))
+    with pytest.raises(ValueError, match="params"):
+        m.set_params({"F": np.eye(2)})
+    with pytest.raises(ValueError, match="R"):
+        m.set_params(dict(p, R=-np.eye(1)))
+    for kwargs, match in [({"method": "sgd"}, "method"), ({"init": "zeros"}, "init"), ({"num_iters": 0}, "num_iters"),
+                          ({"dim_x": 0}, "dim_x"), ({"dim_x": 12, "block_rows": 10}, "block_rows"),
+                          ({"max_spectral_radius": -1.0}, "max_spectral_radius")]:
+        with pytest.raises(ValueError, match=match):
+            LGSSM(**kwargs)
+    with pytest.raises(ValueError, match="block_rows"):
+        LGSSM(dim_x=2, method="subspace").fit(y[:15], u[:15])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Protocols on real data
+# ---------------------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def actuator():
+    return load("actuator", data_dir=DATA_DIR)
+
+
+@pytest.fixture(scope="module")
+def fitted(actuator):
+    return {"arx": ARX().fit(actuator.y_train, actuator.u_train),
+            "lgssm": LGSSM(num_iters=10).fit(actuator.y_train, actuator.u_train)}
+
+
+@needs_data
+@pytest.mark.parametrize("protocol", ["causal", "freerun"])
+@pytest.mark.parametrize("name", ["arx", "lgssm"])
+def test_protocols_give_finite_results(fitted, actuator, name, protocol):
+    result = evaluate(fitted[name], actuator, protocol)
+    for key in ("rmse", "nlpd", "coverage95", "rmse_original_units"):
+        assert np.isfinite(result[key])
+    assert 0.4 < result["rmse"] < 0.9  # linear models on actuator: about 0.6-0.7 (research/anchors.md s1.6)
+
+
+@needs_data
+def test_lgssm_paper_protocol(fitted, actuator):
+    result = evaluate(fitted["lgssm"], actuator, "paper")
+    assert np.isfinite(result["rmse"]) and result["rmse"] < 0.9
+
+
+@needs_data
+def test_arx_paper_protocol_uses_the_causal_path(fitted, actuator):
+    assert evaluate(fitted["arx"], actuator, "paper")["rmse"] == evaluate(fitted["arx"], actuator, "causal")["rmse"]
+
+
+@needs_data
+def test_arx_causal_rmse_on_actuator_matches_anchor(fitted, actuator):
+    """research/anchors.md s1.6: ARX on actuator, 100-step windows, causal start: 0.634-0.657."""
+    assert 0.58 < evaluate(fitted["arx"], actuator, "causal")["rmse"] < 0.70

@@ -1,0 +1,69 @@
+"""Every script in bench/ runs at its ``--small`` size and prints a sound JSON report (each in a subprocess)."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(ROOT), "shared", "data")
+
+
+def run(script, *args, timeout=300):
+    env = dict(os.environ, GPSSM_NP_DATA=DATA, MPLBACKEND="Agg")
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, script), "--small", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def run_json(script, *args):
+    return json.loads(run(script, "--json", "--repeats", "1", *args))
+
+
+def test_bench_elbo():
+    report = run_json("bench_elbo.py", "--threads", "2")
+    assert set(report["seconds"]) >= {"fused", "ops", "reference", "fused, 2 threads"}
+    assert all(r["median"] > 0 for r in report["seconds"].values())
+    assert report["speedup_of_fused"]["reference"] > 0
+
+
+def test_bench_scaling(tmp_path):
+    png = tmp_path / "scaling.png"
+    report = run_json("bench_scaling.py", "--out", str(png))
+    assert set(report["sweeps"]) == {"T", "M", "Q", "d_x", "S"}
+    for sweep in report["sweeps"].values():
+        assert len(sweep["elbo_seconds"]) == len(sweep["values"]) == len(sweep["rollout_seconds"])
+        for key in ("elbo_slope", "rollout_slope", "formula_slope", "flops_slope", "asymptotic_slope"):
+            assert key in sweep
+    assert png.stat().st_size > 1000
+
+
+def test_bench_flops():
+    report = run_json("bench_flops.py")
+    assert report["dense_matmul"]["flops_per_second"] > 0
+    assert [r["M"] for r in report["results"]] == [5, 8]
+    assert all(0 < r["rollout_fraction"] and r["flops"] > 0 for r in report["results"])
+
+
+def test_bench_torch_runs_or_skips():
+    out = run("bench_torch.py", "--json", "--repeats", "1")
+    if importlib.util.find_spec("torch") is None:
+        assert "skipped" in out
+        return
+    report = json.loads(out)
+    assert report["check"]["value_rel_err"] <= 1e-10 and report["check"]["grad_rel_err"] <= 1e-8
+    assert report["torch_over_fused"] > 0
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA, "actuator")), reason="actuator data not available")
+def test_bench_fit():
+    report = run_json("bench_fit.py")
+    assert report["steps"] > 0 and report["fit_seconds"] < 30
+    assert set(report["step_breakdown_seconds"]) == {"rollout", "recognition network", "precompute", "noise",
+                                                     "optimizer", "Python overhead"}
+    assert report["peak_rss_mb"] >= report["rss_before_fit_mb"] > 0
