@@ -271,13 +271,6 @@ class StateSpaceModel:
             raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
         return fixed
 
-    def _check_fixed(self, fixed):
-        fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
-        unknown = sorted(set(fixed) - set(self.params))
-        if unknown:
-            raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
-        return fixed
-
 
 def _without(grads, frozen):
     """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
