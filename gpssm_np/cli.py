@@ -164,12 +164,13 @@ def cmd_reproduce(args):
         settings = {} if args.epochs is None else {"epochs": args.epochs}
         doc = table1.sweep(datasets=args.datasets or list(table1.DATASETS), models=models, seeds=args.seeds,
                            settings=settings, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
-                           data_dir=args.data_dir, name=args.what)
+                           data_dir=args.data_dir, name=args.name or args.what, base=args.settings)
         if args.what == "qstudy":
             from .experiments.q_study import write_figure
 
-            print(f"wrote {write_figure(doc, os.path.join(args.out, 'qstudy.png'))}")
-        print(f"wrote {os.path.join(args.out, args.what + '.json')}\nwrote {os.path.join(args.out, args.what + '.md')}")
+            print(f"wrote {write_figure(doc, os.path.join(args.out, (args.name or 'qstudy') + '.png'))}")
+        name = args.name or args.what
+        print(f"wrote {os.path.join(args.out, name + '.json')}\nwrote {os.path.join(args.out, name + '.md')}")
         return 0
     from .experiments import car_tracking
 
@@ -241,6 +242,9 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
+    p.add_argument("--settings", default="authors", choices=["authors", "prssm_style"],
+                   help="model and training configuration (experiments/table1.py)")
+    p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("info", help="print the versions that matter")

@@ -62,3 +62,12 @@ def test_dask_local_cluster(tmp_path):
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
                            data_dir=DATA, scheduler=cluster.scheduler_address)
     assert len(doc["runs"]) == 3
+
+
+def test_prssm_style_settings_build_residual_models():
+    ds = __import__("gpssm_np").datasets.load("gas_furnace", DATA)
+    model = table1.make_model("odgpssm", ds, 0, table1.PRSSM_STYLE_SETTINGS)
+    assert model.spec.residual and model.constrained_params()["process_var"][0] < 1e-4
+    assert not table1.make_model("prssm", ds, 0).spec.residual
+    with pytest.raises(ValueError, match="base"):
+        table1.sweep(datasets=["dryer"], models=["odgpssm"], seeds=1, out="unused", base="best")
