@@ -70,9 +70,9 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     gp_common = dict(num_inducing=settings["num_inducing"], kernel=settings["kernel"], seed=seed,
                      recognition=settings["recognition"], kl_weighting=settings["kl_weighting"],
                      shared_inducing=settings["shared_inducing"], mean_function=settings["mean_function"])
-    for name in ("process_noise", "obs_noise"):
-        if settings.get(name) is not None:
-            gp_common[name] = settings[name]
+    for noise in ("process_noise", "obs_noise"):
+        if settings.get(noise) is not None:
+            gp_common[noise] = settings[noise]
     if dataset.name in _ARD_INIT:
         gp_common.update(lengthscale=2.0, variance=0.5)
     q_match = _Q_MODEL.match(name)
