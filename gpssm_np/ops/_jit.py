@@ -142,7 +142,7 @@ class TapeStore:
         ident = id(output)
         with self._lock:
             self._live[ident] = (weakref.ref(output), tape)
-        weakref.finalize(output, self._detach, ident)
+        weakref.finalize(output, self._detach, ident).atexit = False  # nothing to give back at interpreter exit
 
     def lookup(self, output):
         """The tape attached to ``output``, or None."""
@@ -150,6 +150,20 @@ class TapeStore:
         if entry is not None and entry[0]() is output:
             return entry[1]
         return None
+
+    @contextlib.contextmanager
+    def reverse_tape(self, output, recompute):
+        """For a reverse pass: the tape attached to ``output``, or else (the output did not come from the forward
+        pass, e.g. a copy) ``recompute()``'s, held for the body only."""
+        tape = self.lookup(output)
+        if tape is not None:
+            yield tape
+            return
+        tape = recompute()
+        try:
+            yield tape
+        finally:
+            self.release(tape)
 
     def release(self, tape):
         """Return ``tape`` (from :meth:`acquire`) to the pool; it must no longer be used by anyone."""

@@ -11,8 +11,9 @@ with zero initial state h^l_0 = c^l_0 = 0. For t = 1..T::
 
 Output: the last layer's hidden state at the last step, h^L_T, shape (B, H). The sequence is read in the order it
 is stored (reverse it before the call to read it backwards). The jitted code evaluates sigmoid(z) = 1 / (1 + e^-z)
-(accurate for every z; e^-z = inf gives 0, and one exp costs a third of a tanh), the reference the equal
-(1 + tanh(z / 2)) / 2, which raises no overflow warning in NumPy.
+(accurate for every z; e^-z = inf gives 0) and tanh(z) = (1 - e) / (1 + e), e = e^-2|z| (its Taylor series below
+|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_jit.exp_fast``; the reference uses
+(1 + tanh(z / 2)) / 2 and NumPy's tanh, which raise no overflow warning.
 
 Reverse (back-propagation through time, layer L down to 1). With dh_t = dL/dh_t (from the layer above at the same
 step, plus what flows back from step t+1) and dc_t carried back from step t+1::
@@ -22,8 +23,11 @@ step, plus what flows back from step t+1) and dc_t carried back from step t+1::
     carried back to step t-1:  dc f  and  W_hh^T dz
     db += dz ;  dW_hh += dz h_{t-1}^T ;  dW_ih += dz x_t^T ;  dx_t = W_ih^T dz  (into the layer below, or the inputs)
 
-Cost O(B T L 4H (F_in + H)) per evaluation, no Python loop over time or layers. The forward pass keeps the gate
-activations, c, tanh(c) and h of every layer and step (O(L T B H) memory) for the reverse pass.
+Cost O(B T L 4H (F_in + H)) per evaluation, no Python loop over time or layers. The products that do not wait for
+the recurrence (W_ih x_t for all steps; in the reverse pass dW_ih, dW_hh and W_ih^T dz_t) are one BLAS product per
+layer, W_hh h_{t-1} and W_hh^T dz_t one small product per step (``_jit.gemm``, BLAS at one thread). The forward pass
+keeps the gate activations, c, tanh(c) and h of every layer and step (O(L T B H) memory, reused from call to call:
+``_jit.TapeStore``) for the reverse pass.
 
 Parameter layout. All weights live in one flat vector ``weights`` so that any number of layers is one autograd
 argument. Layer l (F_in = F for the first layer, H above it) contributes, in this order and row-major::
@@ -112,9 +116,7 @@ def lstm_reference(inputs, weights, hidden, num_layers=1):
 # Jitted forward and reverse
 # ---------------------------------------------------------------------------------------------------------------
 # Layout: every per-layer array is batch-major like the inputs, (B, T, .), so that "all steps of all sequences" is
-# one (B T) x . matrix for BLAS. The products that do not depend on the recurrence (the input projection W_ih x_t
-# of every step, and in the reverse pass the weight gradients and W_ih^T dz_t) are one BLAS product per layer; the
-# recurrent W_hh h_{t-1} and W_hh^T dz_t are one small product per step.
+# one (B T) x . matrix for BLAS, and the rows of one step are T apart (BLAS's leading dimension).
 _TANH_SERIES = 0.125  # below this |z|, tanh by its Taylor series (the exp formula would lose relative accuracy)
 
 
@@ -321,14 +323,8 @@ def lstm(inputs, weights, hidden, num_layers=1):
 def _lstm_make_vjp(ans, inputs, weights, hidden, num_layers=1):
     def vjp(G):
         X, w, H, L = _prepare(inputs, weights, hidden, num_layers)
-        tape = _TAPES.lookup(ans)
-        fresh = tape is None
-        if fresh:  # output not produced by this module's forward (e.g. a copy): recompute the tape
-            tape = _forward(X, w, H, L)[1]
-        with blas_single_threaded():
+        with _TAPES.reverse_tape(ans, lambda: _forward(X, w, H, L)[1]) as tape, blas_single_threaded():
             gX, gw = _lstm_vjp(to_c_f64(G), *tape[:4], X, w, H, L)
-        if fresh:
-            _TAPES.release(tape)
         return gX.reshape(np.shape(inputs)), gw.reshape(np.shape(weights))
 
     return vjp
