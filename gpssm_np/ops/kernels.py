@@ -18,8 +18,8 @@ First-order derivatives used by the VJP (finite at r = 0, so K(Z, Z) differentia
 Shapes: X (N, D) shared by all latent GPs, or (Q, N, D); Z (Q, M, D); lengthscale (Q, D); variance (Q,);
 result K (Q, N, M). D = d_x + d_u is the GP input dimension.
 
-The scalar building block :func:`kernel_profile` is shared with the fused rollout (``ops/rollout.py``), so the
-kernel's maths is written once.
+The fused rollout (``ops/rollout.py``) evaluates the same two profiles inline in its particle-vectorised loops
+(with ``_jit.exp_fast``); ``tests/test_backends.py`` holds the two to the reference.
 """
 import math
 
@@ -74,15 +74,6 @@ def kernel_profile(r2, code):
     a = math.sqrt(5.0 * r2)
     e = math.exp(-a)
     return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e
-
-
-@jit
-def kernel_profile_slope(r2, p, code):
-    """(dk/dr2) / s2 from r2 and the profile value p = k / s2, without a transcendental call."""
-    if code == 0:
-        return -0.5 * p
-    a = math.sqrt(5.0 * r2)
-    return -(5.0 / 6.0) * (1.0 + a) * p / (1.0 + a + a * a / 3.0)
 
 
 @jit
