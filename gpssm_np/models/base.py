@@ -22,11 +22,12 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from .._config import MAX_REJECTIONS
+from .._progress import Progress
 from ..datasets import windows
 from ..filtering import backward_simulation, particle_filter
 from ..forecast import Forecast
+from ..ops._jit import blas_single_threaded
 from ..optim import Adam
-from .._progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -197,14 +198,16 @@ class StateSpaceModel:
         if resume and os.path.exists(checkpoint):
             first_epoch = self._restore_checkpoint(checkpoint, optimizer, rng)
         report = Progress(epochs, enabled=progress)
-        for epoch in range(first_epoch, epochs):
-            order = rng.permutation(num_windows)
-            for start in range(0, num_windows, batch_size):
-                idx = order[start:start + batch_size]
-                self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections)
-            report.update(epoch + 1, self.history_[-1])
-            if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
-                self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
+        with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
+            for epoch in range(first_epoch, epochs):
+                order = rng.permutation(num_windows)
+                for start in range(0, num_windows, batch_size):
+                    idx = order[start:start + batch_size]
+                    self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen,
+                                     max_rejections)
+                report.update(epoch + 1, self.history_[-1])
+                if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
+                    self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
         report.close()
         return self
 

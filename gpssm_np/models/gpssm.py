@@ -14,6 +14,7 @@ from .._config import MAX_JITTER
 from ..filtering import gpssm_transition
 from ..forecast import free_run
 from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..ops._jit import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
@@ -124,7 +125,8 @@ class GPSSM(StateSpaceModel):
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
         """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        value, grad = value_and_grad(objective)(self.params)
+        with blas_single_threaded():
+            value, grad = value_and_grad(objective)(self.params)
         return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
