@@ -73,9 +73,3 @@ def free_run(spec, params, x0, u, rng):
     X = rollout(x0, u[None], p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], np.sqrt(p["process_var"]),
                 eps_h, eps_x, spec.kernel, spec.residual)  # (T, S, d_x)
     return np.ascontiguousarray(np.transpose(X, (1, 0, 2)))
-
-
-def make_forecast(spec, params, states, y_mean=None, y_std=None):
-    """Wrap state samples (S, T, d_x) as a :class:`Forecast` (C = [I, 0], R from params)."""
-    obs_var = np.asarray(constrain(params, spec)["obs_var"])
-    return Forecast(samples=states[:, :, :spec.dim_y], states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std)
