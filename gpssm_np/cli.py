@@ -8,27 +8,14 @@ import argparse
 import json
 import logging
 import os
-import platform
 import sys
 import time
 
 import numpy as np
 
+from ._versions import versions
+
 MODELS = ("odgpssm", "prssm")  # the models `fit` trains and saves
-
-
-def _versions():
-    import autograd
-    import matplotlib
-    import numba
-    import scipy
-
-    from . import __version__
-
-    return {"gpssm_np": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "numba": numba.__version__, "autograd": getattr(autograd, "__version__", "?"),
-            "matplotlib": matplotlib.__version__, "platform": platform.platform(),
-            "numba_cache": os.environ.get("GPSSM_NP_NUMBA_CACHE", "1"), "cpu_count": os.cpu_count()}
 
 
 def _write_json(path, obj):
@@ -73,7 +60,7 @@ def cmd_demo(args):
     summary = {"experiment": "car_tracking", "seed": args.seed, "epochs": epochs, "T": res["T"],
                "rmse": {name: m["rmse"] for name, m in res["models"].items()},
                "seconds": {name: m["seconds"] for name, m in res["models"].items()},
-               "wall_seconds": time.perf_counter() - start, "versions": _versions()}
+               "wall_seconds": time.perf_counter() - start, "versions": versions()}
     path = _write_json(os.path.join(args.out, "car_tracking.json"), summary)
     for name, m in res["models"].items():
         print(f"{name:8s} RMSE " + "  ".join(f"{k}={v:.3f}" for k, v in m["rmse"].items()))
@@ -181,7 +168,7 @@ def cmd_reproduce(args):
 
 
 def cmd_info(args):
-    for key, value in _versions().items():
+    for key, value in versions().items():
         print(f"{key:12s} {value}")
     return 0
 

@@ -22,7 +22,6 @@ Both are reported; neither is chosen after looking at test scores.
 import json
 import logging
 import os
-import platform
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -30,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from .. import datasets as ds_module
+from .._versions import versions
 from ..protocols import PROTOCOLS, evaluate
 
 logger = logging.getLogger(__name__)
@@ -121,19 +121,6 @@ def run_one(dataset_name, model_name, seed, settings=AUTHORS_SETTINGS, data_dir=
     return rows
 
 
-def _versions():
-    import autograd
-    import numba
-    import scipy
-
-    from .. import __version__
-
-    return {"gpssm_np": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "numba": numba.__version__,
-            "autograd": getattr(autograd, "__version__", "?"), "platform": platform.platform(),
-            "cpu_count": os.cpu_count()}
-
-
 def _atomic_write(path, text):
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as fh:
@@ -182,7 +169,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     runs = [r for r in runs if (r["dataset"], r["model"], r["seed"]) in done]  # drop partial runs
     todo = [(d, m, s) for d in datasets for m in models for s in seed_list if (d, m, s) not in done]
     started = time.perf_counter()
-    document = {"runs": runs, "settings": settings, "versions": _versions(), "wall_seconds": None,
+    document = {"runs": runs, "settings": settings, "versions": versions(), "wall_seconds": None,
                 "command": {"datasets": list(datasets), "models": list(models), "seeds": seed_list, "jobs": jobs,
                             "scheduler": scheduler}}
 

@@ -137,15 +137,17 @@ class StateSpaceModel:
                 raise ValueError(f"u_future: expected shape (T, {spec.dim_u}), got {u_future.shape}")
         else:
             u_future = np.zeros((check.positive_int(steps, "steps"), 0))
-        if x0 is not None:
-            mean, var = (np.asarray(a, dtype=np.float64) for a in x0)
-            x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
-        elif y_past is not None:
+        if x0 is None and y_past is not None:
             result = self.filter(y_past, u_past, num_particles, seed, init_window)
             weights = np.exp(result.log_weights - np.max(result.log_weights))
             x0_particles = result.particles[rng.choice(len(weights), num_samples, p=weights / weights.sum())]
         else:
-            mean, var = self.q_x0() if self.recognition is None else (np.zeros(spec.dim_x), np.ones(spec.dim_x))
+            if x0 is not None:
+                mean, var = (np.asarray(a, dtype=np.float64) for a in x0)
+            elif self.recognition is None:
+                mean, var = self.q_x0()
+            else:
+                mean, var = np.zeros(spec.dim_x), np.ones(spec.dim_x)
             x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         y_mean, y_std = self.output_scaling or (None, None)
