@@ -26,9 +26,7 @@ NUMBA_CACHE = os.environ.get("GPSSM_NP_NUMBA_CACHE", "1").strip().lower() not in
 
 def _threads_from_env(value):
     value = value.strip().lower()
-    if value == "":
-        return 1
-    if value in ("auto", "0"):
+    if value in ("", "auto", "0"):
         return os.cpu_count() or 1
     if value.isdigit():
         return int(value)
@@ -37,9 +35,10 @@ def _threads_from_env(value):
 
 #: Threads of the fused Numba kernels (rollout forward and reverse), split over blocks of particles. The result is
 #: bit-identical for every thread count (the blocks and the order their gradients are summed in do not depend on
-#: it). GPSSM_NP_THREADS=N, or "auto" for one per core; 1 (the default) runs them in the calling thread only, which
-#: measured faster on machines whose cores are shared with other work (bench/README.md).
-NUM_THREADS = _threads_from_env(os.environ.get("GPSSM_NP_THREADS", "1"))
+#: it). GPSSM_NP_THREADS=N, or "auto" (the default) for one per core; 1 runs them in the calling thread only, which
+#: measured faster on machines whose cores are busy with other work (bench/README.md). The sweeps of
+#: ``experiments.table1`` give each of their ``jobs`` processes cores // jobs threads.
+NUM_THREADS = _threads_from_env(os.environ.get("GPSSM_NP_THREADS", "auto"))
 
 #: LLVM fast-math flags of the hot Numba kernels: "contract" (fused multiply-add) only, which changes results by
 #: rounding alone. Flags that assume no NaN/inf, or approximate functions, are never used.

@@ -17,6 +17,7 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
                               conditional_precompute_example)
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
+from .ops.likelihood import expected_log_lik, expected_log_lik_example
 from .ops.lstm import lstm, lstm_example
 
 
@@ -82,4 +83,5 @@ def warmup(parallel=None):
                 for residual in (False, True):
                     _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
+    _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     return time.perf_counter() - start

@@ -21,14 +21,17 @@ Backends (identical value and gradient for the same parameters and noise):
 All noise is drawn by :func:`draw_noise` outside the differentiated function, so for fixed noise the ELBO is a
 deterministic function of the parameters.
 """
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import autograd.numpy as anp
 import numpy as np
 
 from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
+from .ops._jit import kernel_threads
 from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
+from .ops.likelihood import expected_log_lik, expected_log_lik_reference
 from .ops.lmc import lmc_mean
 from .ops.rollout import rollout, rollout_reference
 from .params import constrain
@@ -47,13 +50,39 @@ class Noise:
     eps_x: np.ndarray
 
 
+#: The noise of one ELBO is drawn in this many fixed chunks, each from its own generator, so that kernel threads can
+#: draw them in parallel while the numbers depend only on the seed (not on the thread count).
+NOISE_CHUNKS = 4
+_noise_pools = {}  # thread count -> ThreadPoolExecutor
+
+
+def _fill_standard_normal(buffer, entropy):
+    """Fill ``buffer`` with standard normals from NOISE_CHUNKS SFC64 generators seeded by SeedSequence(entropy),
+    on up to ``kernel_threads()`` threads (NumPy releases the GIL while it fills)."""
+    chunks = np.array_split(buffer, NOISE_CHUNKS)
+    generators = [np.random.Generator(np.random.SFC64(seq))
+                  for seq in np.random.SeedSequence(entropy).spawn(NOISE_CHUNKS)]
+    threads = kernel_threads()
+    if threads == 1:
+        for gen, chunk in zip(generators, chunks):
+            gen.standard_normal(out=chunk)
+        return
+    if threads not in _noise_pools:
+        _noise_pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="gpssm_np-noise")
+    list(_noise_pools[threads].map(lambda k: generators[k].standard_normal(out=chunks[k]), range(NOISE_CHUNKS)))
+
+
 def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):
-    """Draw :class:`Noise` for B = num_sequences sequences of length T with S = num_samples particles each."""
+    """Draw :class:`Noise` for B = num_sequences sequences of length T with S = num_samples particles each.
+
+    One 63-bit integer is taken from ``rng``; it seeds the generators that draw all the normals (see
+    :data:`NOISE_CHUNKS`), so the noise is a function of ``rng``'s state alone, with any number of threads."""
     N = num_sequences * num_samples
-    eps0 = rng.standard_normal((N, dim_x))
-    eps_h = rng.standard_normal((T, N, num_latent))
-    eps_x = rng.standard_normal((T, N, dim_x))
-    return Noise(eps0, eps_h, eps_x)
+    sizes = (N * dim_x, T * N * num_latent, T * N * dim_x)
+    buffer = np.empty(sum(sizes))
+    _fill_standard_normal(buffer, int(rng.integers(0, 2**63)))
+    eps0, eps_h, eps_x = np.split(buffer, np.cumsum(sizes)[:2])
+    return Noise(eps0.reshape(N, dim_x), eps_h.reshape(T, N, num_latent), eps_x.reshape(T, N, dim_x))
 
 
 def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind, residual):
@@ -74,10 +103,11 @@ def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, ep
 
 
 _BACKEND_FUNCTIONS = {
-    # backend: (kernel matrix, (alpha, B) precompute, rollout)
-    "fused": (kernel_matrix, conditional_precompute, rollout),
-    "ops": (kernel_matrix, conditional_precompute, _rollout_ops),
-    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference),
+    # backend: (kernel matrix, (alpha, B) precompute, rollout, expected log-likelihood)
+    "fused": (kernel_matrix, conditional_precompute, rollout, expected_log_lik),
+    "ops": (kernel_matrix, conditional_precompute, _rollout_ops, expected_log_lik),
+    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference,
+                  expected_log_lik_reference),
 }
 
 
@@ -121,9 +151,9 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     recognition : recognition network or None
         Gives q(x0) from each window (``recognition.py``); None for the free Gaussian q(x0) of ``params``.
     """
-    kernel_fn, precompute_fn, rollout_fn = _BACKEND_FUNCTIONS[check_backend(backend)]
+    kernel_fn, precompute_fn, rollout_fn, log_lik_fn = _BACKEND_FUNCTIONS[check_backend(backend)]
     p = constrain(params, spec)
-    nseq, T, dy = y.shape
+    nseq, T = y.shape[:2]
     S = noise.eps0.shape[0] // nseq
 
     Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
@@ -140,10 +170,7 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
                    noise.eps_h, noise.eps_x, spec.kernel, spec.residual)  # (T, N, d_x)
 
     # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
-    Cx = anp.reshape(X[:, :, :dy], (T, nseq, S, dy))
-    resid = np.transpose(y, (1, 0, 2))[:, :, None, :] - Cx
-    log_lik = -0.5 * (anp.log(2 * np.pi * p["obs_var"]) + resid**2 / p["obs_var"])
-    data = anp.sum(anp.mean(log_lik, axis=2), axis=(0, 2))  # (B,)
+    data = log_lik_fn(X, y, p["obs_var"])  # (B,)
 
     c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
     return c_data * anp.sum(data - kl_x0) - c_u * kl_u

@@ -86,3 +86,23 @@ def test_same_model_seed_same_parameters():
     b = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_params()
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
+
+
+def test_noise_depends_on_the_seed_only_not_on_threads():
+    from gpssm_np.inference import draw_noise
+    from gpssm_np.ops._jit import use_threads
+
+    draws = []
+    for threads in (1, 2, 3):
+        with use_threads(threads):
+            draws.append(draw_noise(np.random.default_rng(7), 3, 5, 6, 4, 2))
+    for noise in draws[1:]:
+        for name in ("eps0", "eps_h", "eps_x"):
+            np.testing.assert_array_equal(getattr(noise, name), getattr(draws[0], name))
+    noise = draws[0]
+    assert noise.eps0.shape == (15, 4) and noise.eps_h.shape == (6, 15, 2) and noise.eps_x.shape == (6, 15, 4)
+    other = draw_noise(np.random.default_rng(8), 3, 5, 6, 4, 2)
+    assert not np.array_equal(other.eps_x, noise.eps_x)
+    # standard normal: the three arrays together are 15*4 + 6*15*(2+4) = 600 draws
+    allvals = np.concatenate([noise.eps0.ravel(), noise.eps_h.ravel(), noise.eps_x.ravel()])
+    assert abs(allvals.mean()) < 0.15 and abs(allvals.std() - 1) < 0.1

@@ -19,6 +19,7 @@ A second configuration, ``prssm_style`` (:data:`PRSSM_STYLE_SETTINGS`), was fixe
 reference code: identity mean function (residual dynamics), initial process noise 0.002^2 and observation noise 1.
 Both are reported; neither is chosen after looking at test scores.
 """
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ import numpy as np
 
 from .. import datasets as ds_module
 from .._versions import versions
+from ..ops._jit import use_threads
 from ..protocols import PROTOCOLS, evaluate
 
 logger = logging.getLogger(__name__)
@@ -99,8 +101,14 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     return model
 
 
-def run_one(dataset_name, model_name, seed, settings=AUTHORS_SETTINGS, data_dir=None):
-    """Train and evaluate one model; returns the list of rows (one per protocol)."""
+def run_one(dataset_name, model_name, seed, settings=AUTHORS_SETTINGS, data_dir=None, threads=None):
+    """Train and evaluate one model; returns the list of rows (one per protocol). ``threads``: kernel threads of
+    the run (None: ``GPSSM_NP_THREADS``); the results do not depend on it."""
+    with contextlib.nullcontext() if threads is None else use_threads(threads):
+        return _run_one(dataset_name, model_name, seed, settings, data_dir)
+
+
+def _run_one(dataset_name, model_name, seed, settings, data_dir):
     start = time.perf_counter()
     dataset = ds_module.load(dataset_name, data_dir)
     model = make_model(model_name, dataset, seed, settings)
@@ -187,12 +195,14 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
         from dask.distributed import Client, as_completed as dask_completed
 
         with Client(scheduler) as client:
-            futures = [client.submit(run_one, d, m, s, settings, data_dir, pure=False) for d, m, s in todo]
+            # one kernel thread per task: a Dask worker may run several tasks in its threads at once
+            futures = [client.submit(run_one, d, m, s, settings, data_dir, 1, pure=False) for d, m, s in todo]
             for future in dask_completed(futures):
                 record(future.result())
     elif jobs > 1 and len(todo) > 1:
+        threads = max(1, (os.cpu_count() or 1) // jobs)  # the processes share the cores
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_one, d, m, s, settings, data_dir) for d, m, s in todo]
+            futures = [pool.submit(run_one, d, m, s, settings, data_dir, threads) for d, m, s in todo]
             for future in as_completed(futures):
                 record(future.result())
     else:
