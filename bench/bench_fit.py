@@ -33,8 +33,8 @@ from gpssm_np.models import gpssm as gpssm_model  # noqa: E402
 from gpssm_np.ops import conditional, kernels, lstm, rollout  # noqa: E402
 
 PARTS = {
-    "rollout": [(rollout, "_run")],
-    "recognition network": [(lstm, "_lstm_fwd"), (lstm, "_lstm_vjp")],
+    "rollout": [(rollout, "run_blocks")],
+    "recognition network": [(lstm, "run_blocks")],
     "precompute": [(conditional, "_precompute_fwd"), (conditional, "_precompute_vjp"),
                    (kernels, "_kernel_matrix_fwd"), (kernels, "_kernel_matrix_vjp")],
     "noise": [(gpssm_model, "draw_noise")],

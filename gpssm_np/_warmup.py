@@ -18,7 +18,7 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
-from .ops.lstm import lstm, lstm_example
+from .ops.lstm import SEQUENCE_BLOCK, lstm, lstm_example
 
 
 def _forward_and_back(fn, args, argnums, **kwargs):
@@ -53,7 +53,8 @@ def warmup(parallel=None):
     Parameters
     ----------
     parallel : bool or None
-        Also compile the multi-threaded rollout drivers; None (default) does so when GPSSM_NP_THREADS > 1.
+        Also compile the multi-threaded rollout and LSTM drivers; None (default) does so when the kernels run on
+        more than one thread (GPSSM_NP_THREADS, one per core by default).
 
     Returns
     -------
@@ -82,6 +83,9 @@ def warmup(parallel=None):
             for kind in KERNELS:
                 for residual in (False, True):
                     _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
+            inputs, weights, hidden, num_layers = lstm_example(rng)
+            inputs = rng.normal(size=(SEQUENCE_BLOCK + 1,) + inputs.shape[1:])  # two blocks of sequences
+            _forward_and_back(lstm, (inputs, weights, hidden, num_layers), (0, 1))
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     return time.perf_counter() - start

@@ -9,9 +9,9 @@ KL terms (paper Eq. ELBO_final), per latent GP q with M inducing outputs, S_q = 
 All in autograd.numpy: O(Q M^3), negligible next to the rollout.
 """
 import autograd.numpy as anp
-import autograd.scipy.linalg as aslinalg
 
 from .ops.kernels import kernel_matrix
+from .ops.triangular import solve_lower
 
 
 def inducing_gram(p, spec, kernel_fn=kernel_matrix):
@@ -30,8 +30,8 @@ def kl_inducing(q_mu, q_sqrt, Kzz=None):
     total = 0.0
     for q in range(q_mu.shape[0]):
         L = anp.linalg.cholesky(Kzz[q])
-        a = aslinalg.solve_triangular(L, q_mu[q], lower=True)  # L^{-1} mu
-        W = aslinalg.solve_triangular(L, q_sqrt[q], lower=True)  # L^{-1} L_S
+        a = solve_lower(L, q_mu[q])  # L^{-1} mu
+        W = solve_lower(L, q_sqrt[q])  # L^{-1} L_S
         logdet_K = 2.0 * anp.sum(anp.log(anp.diag(L)))
         total = total + anp.sum(W**2) + anp.sum(a**2) - M + logdet_K
     return 0.5 * (total - logdet_S)

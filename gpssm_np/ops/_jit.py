@@ -378,3 +378,19 @@ def resolve_blas():
         one = np.ones(1)
         gemm(False, False, 1, 1, 1, 1.0, one, 0, 1, one, 0, 1, 0.0, np.zeros(1), 0, 1)
         _blas_resolved = True
+
+
+def run_blocks(serial, parallel, num_blocks, *args):
+    """Call a kernel driver over ``num_blocks`` independent blocks of work: ``parallel(*args)`` (a ``prange`` over
+    the blocks) on the configured kernel threads, never more than there are blocks, else ``serial(*args)``; BLAS
+    held at one thread meanwhile. The drivers produce the same bits either way (each block's result lands in its
+    own place)."""
+    threads = min(kernel_threads(), num_blocks)
+    with blas_single_threaded():
+        if threads > 1:
+            resolve_blas()
+            numba.set_num_threads(threads)
+            with numba.parallel_chunksize(1):  # threads take blocks one at a time: a busy core holds up no one
+                parallel(*args)
+        else:
+            serial(*args)

@@ -35,10 +35,10 @@ kxx (Q, N); mean and var (Q, N). Cost: precompute O(Q M^3), moments O(Q N M^2).
 import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
-from autograd.scipy.linalg import solve_triangular
 
 from .._config import VAR_FLOOR
 from ._jit import jit, to_c_f64, vjp_all_argnums
+from .triangular import solve_lower
 
 
 def _require_shape(name, x, shape):
@@ -74,10 +74,10 @@ def conditional_precompute_reference(Kzz, q_mu, q_sqrt, whiten=True):
     for q in range(Q):
         L = anp.linalg.cholesky(Kzz[q])
         R = anp.tril(q_sqrt[q])
-        Kinv = solve_triangular(L, solve_triangular(L, anp.eye(M), lower=True), lower=True, trans="T")
+        Kinv = solve_lower(L, solve_lower(L, anp.eye(M)), "T")
         if whiten:
-            alpha = solve_triangular(L, q_mu[q], lower=True, trans="T")  # L^{-T} mu
-            V = solve_triangular(L, R, lower=True, trans="T")  # L^{-T} R
+            alpha = solve_lower(L, q_mu[q], "T")  # L^{-T} mu
+            V = solve_lower(L, R, "T")  # L^{-T} R
         else:
             alpha = anp.dot(Kinv, q_mu[q])  # K^{-1} mu
             V = anp.dot(Kinv, R)  # K^{-1} R

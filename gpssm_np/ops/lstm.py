@@ -43,12 +43,17 @@ Shapes: inputs (B, T, F) with T >= 1; weights (lstm_num_params(F, H, L),). Diffe
 import math
 
 import autograd.numpy as anp
+import numba
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH
 from .._validation import positive_int
-from ._jit import TapeStore, blas_single_threaded, exp_fast, gemm, jit, to_c_f64, vjp_all_argnums
+from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, to_c_f64, vjp_all_argnums
+
+#: Most sequences per block, the unit of work of one kernel thread (``GPSSM_NP_THREADS``); fixed by B alone, so the
+#: result does not depend on the thread count. 8: the authors' batch of 16 makes two blocks, one per core here.
+SEQUENCE_BLOCK = 8
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -156,22 +161,25 @@ def _layer_offsets(F, H, L):
 
 
 @jit(fastmath=FASTMATH)
-def _lstm_fwd(X, w, H, L, gates, C, TC, Hs, Z):
-    # Tape (filled here): gates (L, B, T, 4H) activations i, f, g, o; C, TC, Hs (L, B, T, H) c, tanh(c), h.
-    # Scratch: Z (B, T, 4H) pre-activations of the current layer.
+def _lstm_fwd_block(b0, b1, X, w, H, L, gates, C, TC, Hs, Z):
+    # Sequences b0..b1-1. Tape (filled here): gates (L, B, T, 4H) activations i, f, g, o; C, TC, Hs (L, B, T, H)
+    # c, tanh(c), h. Scratch: Z (B, T, 4H) pre-activations of the current layer.
     B, T, F = X.shape
+    nb = b1 - b0
     G = 4 * H
     offsets = _layer_offsets(F, H, L)
     for layer in range(L):
         F_in = F if layer == 0 else H
         o_hh = offsets[layer] + G * F_in
         o_b = o_hh + G * H
-        # z = W_ih x_t + b for every step at once (inputs: X, or the layer below's h)
+        # z = W_ih x_t + b for every step of the block's sequences at once (inputs: X, or the layer below's h)
         if layer == 0:
-            gemm(False, True, B * T, G, F_in, 1.0, X, 0, F_in, w, offsets[layer], F_in, 0.0, Z, 0, G)
+            gemm(False, True, nb * T, G, F_in, 1.0, X, b0 * T * F_in, F_in, w, offsets[layer], F_in, 0.0, Z,
+                 b0 * T * G, G)
         else:
-            gemm(False, True, B * T, G, F_in, 1.0, Hs[layer - 1], 0, F_in, w, offsets[layer], F_in, 0.0, Z, 0, G)
-        for b in range(B):
+            gemm(False, True, nb * T, G, F_in, 1.0, Hs[layer - 1], b0 * T * F_in, F_in, w, offsets[layer], F_in, 0.0,
+                 Z, b0 * T * G, G)
+        for b in range(b0, b1):
             for t in range(T):
                 z = Z[b, t]
                 for r in range(G):
@@ -179,8 +187,9 @@ def _lstm_fwd(X, w, H, L, gates, C, TC, Hs, Z):
         # recurrence: z_t += W_hh h_{t-1} (rows b of step t - 1 are T H apart), then the gates
         for t in range(T):
             if t > 0:
-                gemm(False, True, B, G, H, 1.0, Hs[layer], (t - 1) * H, T * H, w, o_hh, H, 1.0, Z, t * G, T * G)
-            for b in range(B):
+                gemm(False, True, nb, G, H, 1.0, Hs[layer], (b0 * T + t - 1) * H, T * H, w, o_hh, H, 1.0, Z,
+                     (b0 * T + t) * G, T * G)
+            for b in range(b0, b1):
                 # short loops over one or two arrays each, indexed in place (no views), so that they vectorise
                 for r in range(2 * H):
                     gates[layer, b, t, r] = _sigmoid(Z[b, t, r])  # i, f
@@ -200,28 +209,29 @@ def _lstm_fwd(X, w, H, L, gates, C, TC, Hs, Z):
 
 
 @jit(fastmath=FASTMATH)
-def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
+def _lstm_vjp_block(blk, b0, b1, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
+    # Sequences b0..b1-1; the weight gradient of the block goes to gw[blk]. Scratch (rows b0..b1-1 used): dH
+    # (B, T, H) dL/dh_t of the current layer from above (or the output), dZ (B, T, 4H) dL/dz_t, dh_next (B, H)
+    # W_hh^T dz_{t+1} and dc_next (B, H) dc_{t+1} f_{t+1}, both carried back from step t+1.
     B, T, F = X.shape
+    nb = b1 - b0
     G = 4 * H
-    gw = np.zeros(w.shape)
-    gX = np.empty(X.shape)
-    dH = np.zeros((B, T, H))  # dL/dh_t of the current layer arriving from above (or the output)
-    dZ = np.empty((B, T, G))  # dL/dz_t of the current layer
-    dh_next = np.zeros((B, H))  # carried back from step t+1: W_hh^T dz_{t+1}
-    dc_next = np.empty((B, H))  # carried back from step t+1: dc_{t+1} f_{t+1}
     offsets = _layer_offsets(F, H, L)
-    for b in range(B):
+    for b in range(b0, b1):
+        for t in range(T - 1):
+            for j in range(H):
+                dH[b, t, j] = 0.0
         for j in range(H):
             dH[b, T - 1, j] = Gout[b, j]
     for layer in range(L - 1, -1, -1):
         F_in = F if layer == 0 else H
         o_hh = offsets[layer] + G * F_in
         o_b = o_hh + G * H
-        dh_next[:, :] = 0.0
-        dc_next[:, :] = 0.0
+        dh_next[b0:b1, :] = 0.0
+        dc_next[b0:b1, :] = 0.0
         # recurrent part, backwards in time
         for t in range(T - 1, -1, -1):
-            for b in range(B):
+            for b in range(b0, b1):
                 act = gates[layer, b, t]
                 dz = dZ[b, t]
                 tc_row = TC[layer, b, t]
@@ -241,25 +251,81 @@ def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
                     dz[3 * H + j] = dh * tc * o * (1.0 - o)
                     dc_next[b, j] = dc * f
             if t > 0:  # z_t = ... + W_hh h_{t-1}:  dh_{t-1} += W_hh^T dz_t
-                gemm(False, False, B, H, G, 1.0, dZ, t * G, T * G, w, o_hh, H, 0.0, dh_next, 0, H)
+                gemm(False, False, nb, H, G, 1.0, dZ, (b0 * T + t) * G, T * G, w, o_hh, H, 0.0, dh_next, b0 * H, H)
         # weight gradients: dW_ih = sum dz_t x_t^T, dW_hh = sum dz_t h_{t-1}^T, db = sum dz_t
+        g_row = gw[blk]
         if layer == 0:
-            gemm(True, False, G, F_in, B * T, 1.0, dZ, 0, G, X, 0, F_in, 0.0, gw, offsets[layer], F_in)
+            gemm(True, False, G, F_in, nb * T, 1.0, dZ, b0 * T * G, G, X, b0 * T * F_in, F_in, 0.0, g_row,
+                 offsets[layer], F_in)
         else:
-            gemm(True, False, G, F_in, B * T, 1.0, dZ, 0, G, Hs[layer - 1], 0, F_in, 0.0, gw, offsets[layer], F_in)
-        for b in range(B):
-            gemm(True, False, G, H, T - 1, 1.0, dZ, b * T * G + G, G, Hs[layer], b * T * H, H, 1.0, gw, o_hh, H)
-        for b in range(B):
+            gemm(True, False, G, F_in, nb * T, 1.0, dZ, b0 * T * G, G, Hs[layer - 1], b0 * T * F_in, F_in, 0.0,
+                 g_row, offsets[layer], F_in)
+        for b in range(b0, b1):
+            gemm(True, False, G, H, T - 1, 1.0, dZ, b * T * G + G, G, Hs[layer], b * T * H, H, 1.0, g_row, o_hh, H)
+        for b in range(b0, b1):
             for t in range(T):
                 dz = dZ[b, t]
                 for r in range(G):
-                    gw[o_b + r] += dz[r]
+                    g_row[o_b + r] += dz[r]
         # dL/dx_t = W_ih^T dz_t: the inputs' gradient, or dH of the layer below
         if layer == 0:
-            gemm(False, False, B * T, F_in, G, 1.0, dZ, 0, G, w, offsets[layer], F_in, 0.0, gX, 0, F_in)
+            gemm(False, False, nb * T, F_in, G, 1.0, dZ, b0 * T * G, G, w, offsets[layer], F_in, 0.0, gX,
+                 b0 * T * F_in, F_in)
         else:
-            gemm(False, False, B * T, F_in, G, 1.0, dZ, 0, G, w, offsets[layer], F_in, 0.0, dH, 0, F_in)
-    return gX, gw
+            gemm(False, False, nb * T, F_in, G, 1.0, dZ, b0 * T * G, G, w, offsets[layer], F_in, 0.0, dH,
+                 b0 * T * F_in, F_in)
+
+
+# Drivers: the blocks of sequences one after the other, or in parallel. Same block sums either way.
+@jit
+def _fwd_serial(S, X, w, H, L, gates, C, TC, Hs, Z):
+    B = X.shape[0]
+    for blk in range(-(-B // S)):
+        _lstm_fwd_block(blk * S, min(B, blk * S + S), X, w, H, L, gates, C, TC, Hs, Z)
+
+
+@jit(parallel=True)
+def _fwd_parallel(S, X, w, H, L, gates, C, TC, Hs, Z):
+    B = X.shape[0]
+    for blk in numba.prange(-(-B // S)):
+        _lstm_fwd_block(blk * S, min(B, blk * S + S), X, w, H, L, gates, C, TC, Hs, Z)
+
+
+@jit
+def _vjp_serial(S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
+    B = X.shape[0]
+    for blk in range(gw.shape[0]):
+        _lstm_vjp_block(blk, blk * S, min(B, blk * S + S), Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ,
+                        dh_next, dc_next)
+
+
+@jit(parallel=True)
+def _vjp_parallel(S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
+    B = X.shape[0]
+    for blk in numba.prange(gw.shape[0]):
+        _lstm_vjp_block(blk, blk * S, min(B, blk * S + S), Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ,
+                        dh_next, dc_next)
+
+
+def sequence_blocks(B):
+    """(number of blocks, sequences per block) for B sequences: equal blocks of at most SEQUENCE_BLOCK."""
+    nb = max(1, -(-B // SEQUENCE_BLOCK))
+    return nb, max(1, -(-B // nb))
+
+
+def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
+    """(dL/dinputs, dL/dweights): the blocks' weight gradients are added in block order (bits independent of the
+    thread count)."""
+    B, T, F = X.shape
+    nb, S = sequence_blocks(B)
+    gw = np.zeros((nb, w.shape[0]))
+    gX = np.empty(X.shape)
+    scratch = (np.empty((B, T, H)), np.empty((B, T, 4 * H)), np.empty((B, H)), np.empty((B, H)))
+    run_blocks(_vjp_serial, _vjp_parallel, nb, S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, *scratch)
+    total = gw[0].copy()
+    for row in gw[1:]:
+        total += row
+    return gX, total
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -274,8 +340,8 @@ def _forward(X, w, H, L):
     """h^L_T and the tape (gates, C, TC, Hs and the scratch Z of :func:`_lstm_fwd`)."""
     B, T, F = X.shape
     tape = _TAPES.acquire(((L, B, T, 4 * H), (L, B, T, H), (L, B, T, H), (L, B, T, H), (B, T, 4 * H)))
-    with blas_single_threaded():
-        _lstm_fwd(X, w, H, L, *tape)
+    nb, S = sequence_blocks(B)
+    run_blocks(_fwd_serial, _fwd_parallel, nb, S, X, w, H, L, *tape)
     return tape[3][L - 1, :, T - 1].copy(), tape
 
 
@@ -323,7 +389,7 @@ def lstm(inputs, weights, hidden, num_layers=1):
 def _lstm_make_vjp(ans, inputs, weights, hidden, num_layers=1):
     def vjp(G):
         X, w, H, L = _prepare(inputs, weights, hidden, num_layers)
-        with _TAPES.reverse_tape(ans, lambda: _forward(X, w, H, L)[1]) as tape, blas_single_threaded():
+        with _TAPES.reverse_tape(ans, lambda: _forward(X, w, H, L)[1]) as tape:
             gX, gw = _lstm_vjp(to_c_f64(G), *tape[:4], X, w, H, L)
         return gX.reshape(np.shape(inputs)), gw.reshape(np.shape(weights))
 

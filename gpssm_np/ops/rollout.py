@@ -54,8 +54,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import isbox
 
 from .._config import FASTMATH, FASTMATH_SUMS, TAPE_BYTES, VAR_FLOOR
-from ._jit import (TapeStore, blas_single_threaded, exp_fast, gemm, jit, kernel_threads, resolve_blas, to_c_f64,
-                   vjp_all_argnums)
+from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, to_c_f64, vjp_all_argnums
 from .kernels import kernel_code, kernel_matrix_reference
 
 #: Most particles per block (the unit of work of one thread; see the module docstring). Measured at the paper's
@@ -409,19 +408,6 @@ def _tape_shapes(nb, steps, Q, M, L, D, code):
             (nb, steps if keep_p else 1, Q, M, L if code != 0 else 0), (nb, steps, Q, L), (nb, steps, Q, L))
 
 
-def _run(serial, parallel, nb, *args):
-    """Run a kernel driver on the configured number of threads (never more than there are blocks)."""
-    threads = min(kernel_threads(), nb)
-    with blas_single_threaded():
-        if threads > 1:
-            resolve_blas()
-            numba.set_num_threads(threads)
-            with numba.parallel_chunksize(1):  # threads take blocks one at a time: a busy core holds up no one
-                parallel(*args)
-        else:
-            serial(*args)
-
-
 def _forward(arrays, kind, residual, keep):
     """X and the tape (None unless ``keep``)."""
     x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x = arrays
@@ -431,8 +417,8 @@ def _forward(arrays, kind, residual, keep):
     nb, L = particle_blocks(N)
     tape = _TAPES.acquire(_tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
     X = np.empty((T, N, x0.shape[1]))
-    _run(_fwd_serial, _fwd_parallel, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
-         code, bool(residual), X, *tape)
+    run_blocks(_fwd_serial, _fwd_parallel, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h,
+               eps_x, code, bool(residual), X, *tape)
     if keep:
         return X, tape
     _TAPES.release(tape)
@@ -471,8 +457,8 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
         block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
                        np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)))
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, residual, keep=True)[1]) as tape:
-            _run(_vjp_serial, _vjp_parallel, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
-                 eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
+            run_blocks(_vjp_serial, _vjp_parallel, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
+                       eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
         gZ, gl, gs2, galpha, gB, gA, gsq = (_sum_blocks(b) for b in block_grads)
         return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None
 

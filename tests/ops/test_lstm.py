@@ -134,3 +134,25 @@ def test_tape_memory_is_reused_across_calls(rng):
     assert pooled > 0  # the first call's tape went back to the pool once its output was freed
     loss(w)
     assert module._TAPES.pooled_bytes() == pooled
+
+
+def test_blocks_of_sequences_give_the_same_bits_on_any_number_of_threads(rng):
+    from autograd import grad
+
+    from gpssm_np.ops._jit import use_threads
+    from gpssm_np.ops.lstm import SEQUENCE_BLOCK, sequence_blocks
+
+    B, T, F, H, L = 2 * SEQUENCE_BLOCK + 3, 7, 2, 5, 2  # three blocks, the last one shorter
+    assert sequence_blocks(B)[0] == 3
+    inputs, weights = rng.normal(size=(B, T, F)), rng.uniform(-1, 1, size=lstm_num_params(F, H, L))
+    out_w = rng.normal(size=(B, H))
+    results = []
+    for threads in (1, 2, 3):
+        with use_threads(threads):
+            value = lstm(inputs, weights, H, L)
+            gx, gw = grad(lambda x, w: np.sum(lstm(x, w, H, L) * out_w), (0, 1))(inputs, weights)
+            results.append((value, gx, gw))
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(results[0][0], lstm_reference(inputs, weights, H, L), rtol=1e-12, atol=1e-14)
