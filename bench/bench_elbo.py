@@ -27,11 +27,12 @@ def main(argv=None):
             repeats = max(1, args.repeats // 2) if backend == "reference" else args.repeats
             results[backend] = measure(elbo_step(cfg, backend), repeats=repeats)
         rollout = {kernel_threads(): measure(rollout_step(cfg), repeats=args.repeats)}
-        if args.threads and args.threads != kernel_threads():
-            with use_threads(args.threads):
+        with use_threads(args.threads or kernel_threads()):
+            threads = kernel_threads()  # at most Numba's pool (NUMBA_NUM_THREADS, the cores by default)
+            if threads not in rollout:
                 if "fused" in args.backends:
-                    results[f"fused, {args.threads} threads"] = measure(elbo_step(cfg), repeats=args.repeats)
-                rollout[args.threads] = measure(rollout_step(cfg), repeats=args.repeats)
+                    results[f"fused, {threads} thread(s)"] = measure(elbo_step(cfg), repeats=args.repeats)
+                rollout[threads] = measure(rollout_step(cfg), repeats=args.repeats)
     report = {"config": cfg, "seconds": results, "rollout_seconds_by_threads": rollout, "versions": versions()}
     lines = [f"ELBO + gradient, B={cfg['B']} T={cfg['T']} S={cfg['S']} Q={cfg['Q']} M={cfg['M']} "
              f"d_x={cfg['dim_x']} d_u={cfg['dim_u']}  (kernel threads {kernel_threads()}, BLAS threads "
