@@ -7,7 +7,7 @@ inputs, zero mean function, free Gaussian q(x0), unbiased KL weighting) from the
 same noise, and the script checks that both give the same value and gradient before timing them. torch is not a
 dependency of gpssm_np: without it the script prints a message and exits with status 0. Usage::
 
-    python bench/bench_torch.py [--json] [--small] [--repeats N] [--torch-threads 1]
+    python bench/bench_torch.py [--json] [--small] [--repeats N] [--torch-threads 1] [--T 200 --M 64]
 """
 import math
 import os
@@ -21,6 +21,7 @@ from _harness import PAPER, SMALL, blas_threads, emit, measure, parser, problem,
 from gpssm_np._config import POSITIVE_FLOOR, VAR_FLOOR  # noqa: E402
 from gpssm_np.inference import draw_noise  # noqa: E402
 from gpssm_np.optim import Adam  # noqa: E402
+from gpssm_np.ops._jit import kernel_threads  # noqa: E402
 
 
 def torch_elbo(torch, raw, spec, y, u, noise):
@@ -80,6 +81,8 @@ def torch_elbo(torch, raw, spec, y, u, noise):
 def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--torch-threads", type=int, default=1, help="torch.set_num_threads (default 1, like BLAS)")
+    p.add_argument("--T", type=int, default=None, help="window length (default: the paper's 50)")
+    p.add_argument("--M", type=int, default=None, help="inducing points (default: the paper's 20)")
     args = p.parse_args(argv)
     try:
         import torch
@@ -88,7 +91,8 @@ def main(argv=None):
         emit(args, {"skipped": message}, [message])
         return 0
     torch.set_num_threads(args.torch_threads)
-    cfg = SMALL if args.small else PAPER
+    cfg = dict(SMALL if args.small else PAPER)
+    cfg.update({key: value for key, value in (("T", args.T), ("M", args.M)) if value})
     model, y, u = problem(cfg)
     spec, S = model.spec, cfg["S"]
     noise_np = draw_noise(np.random.default_rng(0), cfg["B"], S, cfg["T"], spec.dim_x, spec.num_latent)
@@ -124,9 +128,10 @@ def main(argv=None):
     ratio = times["torch"]["median"] / times["fused"]["median"]
     report = {"config": cfg, "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(),
               "check": {"value_rel_err": value_err, "grad_rel_err": grad_err}, "seconds": times,
-              "torch_over_fused": ratio, "versions": versions()}
+              "torch_over_fused": ratio, "fused_kernel_threads": kernel_threads(), "versions": versions()}
     lines = [f"ELBO + gradient + Adam step, B={cfg['B']} T={cfg['T']} S={S} Q={cfg['Q']} M={cfg['M']} "
-             f"d_x={cfg['dim_x']} (torch {torch.__version__}, {torch.get_num_threads()} thread(s), float64, CPU)",
+             f"d_x={cfg['dim_x']} (torch {torch.__version__}, {torch.get_num_threads()} thread(s), float64, CPU; "
+             f"fused on {kernel_threads()} kernel thread(s))",
              f"same numbers: ELBO rel. error {value_err:.1e}, gradient rel. error {grad_err:.1e}"]
     lines += [f"{name:<6} median {r['median']:.4f} s  (iqr {r['iqr']:.4f}, first call {r['first_call']:.3f} s)"
               for name, r in times.items()]
