@@ -17,6 +17,7 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
                               conditional_precompute_example)
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
+from .ops.dmm import dmm_loop, dmm_loop_example
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
 from .ops.lstm import SEQUENCE_BLOCK, lstm, lstm_example
 
@@ -48,7 +49,8 @@ def _rollout_args(rng, N):
 
 def warmup(parallel=None):
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
-    both kernels and both mean functions (forward with and without a tape, and its reverse pass) and the LSTM.
+    both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
+    expected log-likelihood and the DSSM's loop.
 
     Parameters
     ----------
@@ -83,9 +85,14 @@ def warmup(parallel=None):
             for kind in KERNELS:
                 for residual in (False, True):
                     _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
+            dmm_args = list(dmm_loop_example(rng))
+            dmm_args[0] = rng.normal(size=(_rollout.PARTICLE_BLOCK + 2, dmm_args[0].shape[1]))  # two blocks
+            dmm_args[6] = rng.normal(size=(dmm_args[6].shape[0],) + dmm_args[0].shape)
+            _forward_and_back(dmm_loop, tuple(dmm_args), (0, 3, 4, 5))
             inputs, weights, hidden, num_layers = lstm_example(rng)
             inputs = rng.normal(size=(SEQUENCE_BLOCK + 1,) + inputs.shape[1:])  # two blocks of sequences
             _forward_and_back(lstm, (inputs, weights, hidden, num_layers), (0, 1))
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
+    _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))
     return time.perf_counter() - start

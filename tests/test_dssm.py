@@ -98,6 +98,18 @@ def test_elbo_matches_per_particle_reference(rng):
     assert m.elbo(y, u, num_samples=3, seed=5) == pytest.approx(reference_elbo(m, y, u, 3, 5), rel=1e-10)
 
 
+def test_fused_and_reference_backends_agree_on_value_and_gradient(rng):
+    fused = perturbed(small_model(), rng)
+    reference = DSSM(**dict(fused.get_config(), backend="reference"))
+    reference.set_params(fused.get_params())
+    y, u = data(rng, B=2, T=5)
+    value, grad = fused.elbo_and_grad(y, u, num_samples=3, seed=2)
+    ref_value, ref_grad = reference.elbo_and_grad(y, u, num_samples=3, seed=2)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    for name in grad:
+        np.testing.assert_allclose(grad[name], ref_grad[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
 def test_elbo_finite_deterministic_and_weighted(rng):
     m = small_model()
     y, u = data(rng, B=3)
@@ -187,7 +199,7 @@ def test_config_round_trip():
 @pytest.mark.parametrize("kwargs, match", [
     ({"dim_y": 4}, "dim_y"), ({"hidden": 0}, "hidden"), ({"rnn_hidden": 1.5}, "rnn_hidden"), ({"dim_u": -1}, "dim_u"),
     ({"kl_weighting": "mean"}, "kl_weighting"), ({"init_obs_var": -1.0}, "init_obs_var"),
-    ({"init_process_std": 1e-5}, "init_process_std"), ({"seed": -2}, "seed"),
+    ({"init_process_std": 1e-5}, "init_process_std"), ({"seed": -2}, "seed"), ({"backend": "ops"}, "backend"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):

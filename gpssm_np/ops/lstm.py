@@ -12,7 +12,8 @@ with zero initial state h^l_0 = c^l_0 = 0. For t = 1..T::
 Output: the last layer's hidden state at the last step, h^L_T, shape (B, H). The sequence is read in the order it
 is stored (reverse it before the call to read it backwards). The jitted code evaluates sigmoid(z) = 1 / (1 + e^-z)
 (accurate for every z; e^-z = inf gives 0) and tanh(z) = (1 - e) / (1 + e), e = e^-2|z| (its Taylor series below
-|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_jit.exp_fast``; the reference uses
+|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_jit.exp_fast`` (``_jit.sigmoid_fast``,
+``_jit.tanh_fast``); the reference uses
 (1 + tanh(z / 2)) / 2 and NumPy's tanh, which raise no overflow warning.
 
 Reverse (back-propagation through time, layer L down to 1). With dh_t = dL/dh_t (from the layer above at the same
@@ -40,8 +41,6 @@ b = b_ih + b_hh. :func:`lstm_unpack` and :func:`lstm_pack` convert between the f
 
 Shapes: inputs (B, T, F) with T >= 1; weights (lstm_num_params(F, H, L),). Differentiable: inputs, weights.
 """
-import math
-
 import autograd.numpy as anp
 import numba
 import numpy as np
@@ -49,7 +48,7 @@ from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH
 from .._validation import positive_int
-from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, to_c_f64, vjp_all_argnums
+from ._jit import TapeStore, gemm, jit, run_blocks, sigmoid_fast, tanh_fast, to_c_f64, vjp_all_argnums
 
 #: Most sequences per block, the unit of work of one kernel thread (``GPSSM_NP_THREADS``); fixed by B alone, so the
 #: result does not depend on the thread count. 8: the authors' batch of 16 makes two blocks, one per core here.
@@ -122,32 +121,6 @@ def lstm_reference(inputs, weights, hidden, num_layers=1):
 # ---------------------------------------------------------------------------------------------------------------
 # Layout: every per-layer array is batch-major like the inputs, (B, T, .), so that "all steps of all sequences" is
 # one (B T) x . matrix for BLAS, and the rows of one step are T apart (BLAS's leading dimension).
-_TANH_SERIES = 0.125  # below this |z|, tanh by its Taylor series (the exp formula would lose relative accuracy)
-
-
-@jit(fastmath=FASTMATH, inline=True)
-def _sigmoid(z):
-    return 1.0 / (1.0 + exp_fast(-z))
-
-
-@jit(fastmath=FASTMATH, inline=True)
-def _tanh(z):
-    """tanh within a few ulp: (1 - e) / (1 + e), e = exp(-2|z|), and the series to z^15 near 0; vectorises."""
-    az = abs(z)
-    e = exp_fast(-2.0 * az)
-    big = (1.0 - e) / (1.0 + e)
-    z2 = z * z
-    p = -929569.0 / 638512875.0
-    p = p * z2 + 21844.0 / 6081075.0
-    p = p * z2 - 1382.0 / 155925.0
-    p = p * z2 + 62.0 / 2835.0
-    p = p * z2 - 17.0 / 315.0
-    p = p * z2 + 2.0 / 15.0
-    p = p * z2 - 1.0 / 3.0
-    small = z + z * z2 * p
-    return small if az < _TANH_SERIES else math.copysign(big, z)
-
-
 @jit
 def _layer_offsets(F, H, L):
     """Start of each layer's block in the flat weight vector."""
@@ -192,18 +165,18 @@ def _lstm_fwd_block(b0, b1, X, w, H, L, gates, C, TC, Hs, Z):
             for b in range(b0, b1):
                 # short loops over one or two arrays each, indexed in place (no views), so that they vectorise
                 for r in range(2 * H):
-                    gates[layer, b, t, r] = _sigmoid(Z[b, t, r])  # i, f
+                    gates[layer, b, t, r] = sigmoid_fast(Z[b, t, r])  # i, f
                 for r in range(2 * H, 3 * H):
-                    gates[layer, b, t, r] = _tanh(Z[b, t, r])  # g
+                    gates[layer, b, t, r] = tanh_fast(Z[b, t, r])  # g
                 for r in range(3 * H, G):
-                    gates[layer, b, t, r] = _sigmoid(Z[b, t, r])  # o
+                    gates[layer, b, t, r] = sigmoid_fast(Z[b, t, r])  # o
                 for j in range(H):
                     C[layer, b, t, j] = gates[layer, b, t, j] * gates[layer, b, t, 2 * H + j]
                 if t > 0:
                     for j in range(H):
                         C[layer, b, t, j] += gates[layer, b, t, H + j] * C[layer, b, t - 1, j]
                 for j in range(H):
-                    TC[layer, b, t, j] = _tanh(C[layer, b, t, j])
+                    TC[layer, b, t, j] = tanh_fast(C[layer, b, t, j])
                 for j in range(H):
                     Hs[layer, b, t, j] = gates[layer, b, t, 3 * H + j] * TC[layer, b, t, j]
 
