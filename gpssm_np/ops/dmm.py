@@ -47,7 +47,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH, FASTMATH_SUMS
-from ._jit import exp_fast, jit, run_blocks, sigmoid_fast, tanh_fast, to_c_f64, vjp_all_argnums
+from ._jit import jit, run_blocks, tanh_fast, to_c_f64, vjp_all_argnums
 from .rollout import particle_blocks
 
 #: The affine layers in the order of the flat parameter vector (names as ``models/dssm.py``).
@@ -161,9 +161,14 @@ def dmm_loop_reference(x0, U, Y, Hs, theta, obs_var, eps_x, hidden, rnn_hidden):
 # ---------------------------------------------------------------------------------------------------------------
 # Layout: inside a block every activation is an array (features, L) over the block's L particles, so that each
 # inner loop runs over particles and vectorises (as ops/rollout.py); the states are kept as (T + 1, d_x, L) per block.
-@jit(fastmath=FASTMATH, inline=True)
+@jit(fastmath=FASTMATH)
 def _softplus(a):
-    return max(a, 0.0) + math.log1p(exp_fast(-abs(a)))
+    return max(a, 0.0) + math.log1p(math.exp(-abs(a)))
+
+
+@jit(fastmath=FASTMATH)
+def _sigmoid(a):
+    return 1.0 / (1.0 + math.exp(-a))
 
 
 @jit(fastmath=FASTMATH)
@@ -275,7 +280,7 @@ def _fwd_block(blk, n0, nl, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr
         for d in range(dx):
             log_r = math.log(r[d]) if d < dy else 0.0
             for i in range(nl):
-                g = sigmoid_fast(ag[d, i])
+                g = _sigmoid(ag[d, i])
                 mp = (1.0 - g) * lin[d, i] + g * prop[d, i]
                 sp = _softplus(a3[d, i]) + STD_FLOOR
                 sq = _softplus(a4[d, i]) + STD_FLOOR
@@ -310,7 +315,7 @@ def _vjp_block(blk, n0, nl, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, g
         for d in range(dx):
             acc_r = 0.0
             for i in range(nl):
-                gate = sigmoid_fast(ag[d, i])
+                gate = _sigmoid(ag[d, i])
                 mp = (1.0 - gate) * lin[d, i] + gate * prop[d, i]
                 sp = _softplus(a3[d, i]) + STD_FLOOR
                 sq = _softplus(a4[d, i]) + STD_FLOOR
@@ -326,8 +331,8 @@ def _vjp_block(blk, n0, nl, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, g
                     dsq_d -= g_total * sq / r[d]
                     acc_r -= 0.5 * g_total * (1.0 / r[d] - (res * res + sq * sq) / (r[d] * r[d]))
                 dmq[d, i] = dmq_d
-                da4[d, i] = dsq_d * sigmoid_fast(a4[d, i])  # softplus' = sigmoid
-                da3[d, i] = dsp * sigmoid_fast(a3[d, i])
+                da4[d, i] = dsq_d * _sigmoid(a4[d, i])  # softplus' = sigmoid
+                da3[d, i] = dsp * _sigmoid(a3[d, i])
                 dlin[d, i] = dmp * (1.0 - gate)
                 dprop[d, i] = dmp * gate
                 dag[d, i] = dmp * (prop[d, i] - lin[d, i]) * gate * (1.0 - gate)
