@@ -26,9 +26,11 @@ Reverse (g_x = dtotal/dx_t carried back from step t+1; ' marks the derivative of
 
 How it is computed: the particles are split into blocks (``rollout.particle_blocks``); each block runs the whole
 time loop, on its own kernel thread when there are several (``_jit.run_blocks``). Inside a block the activations
-are (features, particles) arrays, so every inner loop runs over particles and vectorises (tanh and sigmoid by
-``_jit.exp_fast``). The forward pass keeps only the states x_0..x_T (T N d_x numbers); the reverse pass recomputes
-each step's activations from x_{t-1} (one more forward, cheaper than a tape of ~120 numbers per particle and step).
+are (features, particles) arrays, so every inner loop runs over particles and vectorises (tanh by
+``_jit.tanh_fast``; the few sigmoids and softplus per particle and step use libm's exp, which measured faster here,
+and faster to compile, than the inlined ``exp_fast``). The forward pass keeps only the states x_0..x_T (T N d_x
+numbers); the reverse pass recomputes each step's activations from x_{t-1} (one more forward, cheaper than a tape
+of ~120 numbers per particle and step).
 Weight gradients and dh are summed per block and the blocks added in order, so the bits do not depend on the thread
 count.
 
