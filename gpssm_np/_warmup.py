@@ -12,14 +12,13 @@ import numpy as np
 from autograd import grad
 
 from .ops import rollout as _rollout
-from .ops._jit import kernel_threads, use_threads
 from .ops.conditional import (conditional_moments, conditional_moments_example, conditional_precompute,
                               conditional_precompute_example)
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.dmm import dmm_loop, dmm_loop_example
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
-from .ops.lstm import SEQUENCE_BLOCK, lstm, lstm_example
+from .ops.lstm import lstm, lstm_example
 
 
 def _forward_and_back(fn, args, argnums, **kwargs):
@@ -47,16 +46,12 @@ def _rollout_args(rng, N):
             rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)))
 
 
-def warmup(parallel=None):
+def warmup():
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
     both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
     expected log-likelihood and the DSSM's loop.
 
-    Parameters
-    ----------
-    parallel : bool or None
-        Also compile the multi-threaded rollout and LSTM drivers; None (default) does so when the kernels run on
-        more than one thread (GPSSM_NP_THREADS, one per core by default).
+    The same compiled kernels serve any number of kernel threads (``_jit.run_blocks``).
 
     Returns
     -------
@@ -79,19 +74,6 @@ def warmup(parallel=None):
             args = _rollout_args(rng, 6)
             _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
             _rollout.rollout(*args, kind=kind, residual=residual)  # untraced: no tape
-    if (kernel_threads() > 1) if parallel is None else parallel:
-        args = _rollout_args(rng, _rollout.PARTICLE_BLOCK + 2)  # two blocks, so the threaded drivers run
-        with use_threads(2):
-            for kind in KERNELS:
-                for residual in (False, True):
-                    _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
-            dmm_args = list(dmm_loop_example(rng))
-            dmm_args[0] = rng.normal(size=(_rollout.PARTICLE_BLOCK + 2, dmm_args[0].shape[1]))  # two blocks
-            dmm_args[6] = rng.normal(size=(dmm_args[6].shape[0],) + dmm_args[0].shape)
-            _forward_and_back(dmm_loop, tuple(dmm_args), (0, 3, 4, 5))
-            inputs, weights, hidden, num_layers = lstm_example(rng)
-            inputs = rng.normal(size=(SEQUENCE_BLOCK + 1,) + inputs.shape[1:])  # two blocks of sequences
-            _forward_and_back(lstm, (inputs, weights, hidden, num_layers), (0, 1))
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))

@@ -21,14 +21,13 @@ Backends (identical value and gradient for the same parameters and noise):
 All noise is drawn by :func:`draw_noise` outside the differentiated function, so for fixed noise the ELBO is a
 deterministic function of the parameters.
 """
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import autograd.numpy as anp
 import numpy as np
 
 from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
-from .ops._jit import kernel_threads
+from .ops._jit import kernel_threads, thread_pool
 from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
@@ -53,7 +52,6 @@ class Noise:
 #: The noise of one ELBO is drawn in this many fixed chunks, each from its own generator, so that kernel threads can
 #: draw them in parallel while the numbers depend only on the seed (not on the thread count).
 NOISE_CHUNKS = 4
-_noise_pools = {}  # thread count -> ThreadPoolExecutor
 
 
 def _fill_standard_normal(buffer, entropy):
@@ -67,9 +65,7 @@ def _fill_standard_normal(buffer, entropy):
         for gen, chunk in zip(generators, chunks):
             gen.standard_normal(out=chunk)
         return
-    if threads not in _noise_pools:
-        _noise_pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="gpssm_np-noise")
-    list(_noise_pools[threads].map(lambda k: generators[k].standard_normal(out=chunks[k]), range(NOISE_CHUNKS)))
+    list(thread_pool(threads).map(lambda k: generators[k].standard_normal(out=chunks[k]), range(NOISE_CHUNKS)))
 
 
 def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):

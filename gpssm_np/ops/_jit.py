@@ -15,8 +15,10 @@
 * Building blocks of the hot loops: :func:`exp_fast` (an ``exp`` that vectorises; LLVM has no vector ``exp``
   without Intel's SVML) and :func:`gemm` (BLAS ``dgemm`` on row-major blocks of larger arrays, with leading
   dimensions and accumulation, called from jitted code).
-* Threads: :func:`kernel_threads` is the number of Numba threads the fused kernels use (``GPSSM_NP_THREADS``), and
-  :func:`blas_single_threaded` keeps BLAS at one thread while they run, so Numba's and BLAS's threads never compete.
+* Threads: :func:`kernel_threads` is the number of threads the fused kernels use (``GPSSM_NP_THREADS``, one per
+  core by default); :func:`run_blocks` hands their fixed blocks of work to a pool of Python threads (the kernels
+  release the GIL), and :func:`blas_single_threaded` keeps BLAS at one thread while they run, so the kernels' and
+  BLAS's threads never compete.
 """
 import contextlib
 import glob
@@ -25,6 +27,7 @@ import math
 import os
 import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -66,15 +69,15 @@ if NUMBA_CACHE:
     _drop_stale_cache()
 
 
-def jit(fn=None, *, fastmath=(), parallel=False, inline=False):
+def jit(fn=None, *, fastmath=(), inline=False):
     """Compile ``fn`` with the package's Numba options; ``fastmath`` is a set of LLVM fast-math flags (one of
-    ``_config.FASTMATH`` and ``_config.FASTMATH_SUMS``), ``parallel=True`` lets ``numba.prange`` loops use threads,
-    ``inline=True`` inlines a small scalar helper into its callers before LLVM sees them (LLVM's own inliner gives
-    up on helpers of a few dozen instructions, and a loop that calls a function does not vectorise)."""
+    ``_config.FASTMATH`` and ``_config.FASTMATH_SUMS``); ``inline=True`` inlines a small scalar helper into its
+    callers before LLVM sees them (LLVM's own inliner gives up on helpers of a few dozen instructions, and a loop
+    that calls a function does not vectorise)."""
 
     def compile_(f):
         return numba.njit(cache=NUMBA_CACHE, fastmath=set(fastmath) or False, error_model="numpy", nogil=True,
-                          parallel=parallel, inline="always" if inline else "never")(f)
+                          inline="always" if inline else "never")(f)
 
     return compile_ if fn is None else compile_(fn)
 
@@ -200,10 +203,10 @@ _threads_override = None
 
 
 def kernel_threads():
-    """Numba threads for the fused kernels: ``_config.NUM_THREADS`` (GPSSM_NP_THREADS) or the value set by
-    :func:`use_threads`, at most Numba's pool."""
+    """Threads for the fused kernels: ``_config.NUM_THREADS`` (GPSSM_NP_THREADS) or the value set by
+    :func:`use_threads`, at most the number of cores."""
     wanted = NUM_THREADS if _threads_override is None else _threads_override
-    return max(1, min(wanted, numba.config.NUMBA_NUM_THREADS))
+    return max(1, min(wanted, os.cpu_count() or 1))
 
 
 @contextlib.contextmanager
@@ -398,8 +401,7 @@ _blas_resolved = False
 
 
 def resolve_blas():
-    """Make Numba look up BLAS's dgemm now, in this thread: its first call from a kernel thread would otherwise
-    take the GIL."""
+    """Make Numba look up BLAS's dgemm now, in this thread, before kernel threads call it."""
     global _blas_resolved
     if not _blas_resolved:
         one = np.ones(1)
@@ -407,17 +409,34 @@ def resolve_blas():
         _blas_resolved = True
 
 
-def run_blocks(serial, parallel, num_blocks, *args):
-    """Call a kernel driver over ``num_blocks`` independent blocks of work: ``parallel(*args)`` (a ``prange`` over
-    the blocks) on the configured kernel threads, never more than there are blocks, else ``serial(*args)``; BLAS
-    held at one thread meanwhile. The drivers produce the same bits either way (each block's result lands in its
-    own place)."""
+_pools = {}  # thread count -> ThreadPoolExecutor
+_pools_lock = threading.Lock()
+
+
+def thread_pool(threads):
+    """A process-wide pool of ``threads`` Python threads (created on first use). The kernels release the GIL
+    (``nogil=True``), so blocks of work handed to these threads run in parallel."""
+    with _pools_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="gpssm_np")
+        return _pools[threads]
+
+
+def run_blocks(driver, num_blocks, *args):
+    """Run ``driver(first, last, *args)``, a jitted loop over blocks first..last-1 of independent work, over all
+    ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) one
+    block per task on :func:`thread_pool`, so a thread that finishes early takes the next block. BLAS is held at
+    one thread meanwhile. Each block writes its own results, so the bits do not depend on the thread count.
+
+    Python threads rather than ``numba.prange``: a ``parallel=True`` driver compiles its own copy of every block
+    function (doubling the cold-cache compile time), and OpenMP's spinning workers slowed the code that ran between
+    the kernels."""
     threads = min(kernel_threads(), num_blocks)
     with blas_single_threaded():
-        if threads > 1:
-            resolve_blas()
-            numba.set_num_threads(threads)
-            with numba.parallel_chunksize(1):  # threads take blocks one at a time: a busy core holds up no one
-                parallel(*args)
-        else:
-            serial(*args)
+        if threads == 1:
+            driver(0, num_blocks, *args)
+            return
+        resolve_blas()
+        futures = [thread_pool(threads).submit(driver, k, k + 1, *args) for k in range(num_blocks)]
+        for future in futures:
+            future.result()

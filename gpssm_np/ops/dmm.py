@@ -44,7 +44,6 @@ d_x H_r)) forward, about twice that in reverse.
 import math
 
 import autograd.numpy as anp
-import numba
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
@@ -378,33 +377,18 @@ def _vjp_block(blk, n0, nl, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, g
             gx0[n0 + i, d] = gx[d, i]
 
 
-# Drivers: blocks of particles one after the other, or in parallel. Same block sums either way.
+# Drivers: blocks first..last-1 one after the other (``_jit.run_blocks`` hands them to the kernel threads).
 @jit
-def _fwd_serial(L, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr):
+def _fwd_blocks(first, last, L, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr):
     N = x0.shape[0]
-    for blk in range(totals.shape[0]):
-        _fwd_block(blk, blk * L, min(L, N - blk * L), S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr)
-
-
-@jit(parallel=True)
-def _fwd_parallel(L, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr):
-    N = x0.shape[0]
-    for blk in numba.prange(totals.shape[0]):
+    for blk in range(first, last):
         _fwd_block(blk, blk * L, min(L, N - blk * L), S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr)
 
 
 @jit
-def _vjp_serial(L, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, gx0, gHs, gw, gr):
+def _vjp_blocks(first, last, L, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, gx0, gHs, gw, gr):
     N = eps_x.shape[1]
-    for blk in range(gw.shape[0]):
-        _vjp_block(blk, blk * L, min(L, N - blk * L), S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, gx0, gHs,
-                   gw, gr)
-
-
-@jit(parallel=True)
-def _vjp_parallel(L, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, gx0, gHs, gw, gr):
-    N = eps_x.shape[1]
-    for blk in numba.prange(gw.shape[0]):
+    for blk in range(first, last):
         _vjp_block(blk, blk * L, min(L, N - blk * L), S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, gx0, gHs,
                    gw, gr)
 
@@ -439,7 +423,7 @@ def _forward(x0, U, Y, Hs, theta, obs_var, eps_x, hidden, rnn_hidden):
     nb, L = particle_blocks(N)
     X = np.empty((nb, T + 1, dx, L))
     totals = np.zeros(nb)
-    run_blocks(_fwd_serial, _fwd_parallel, nb, L, S, to_c_f64(x0), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
+    run_blocks(_fwd_blocks, nb, L, S, to_c_f64(x0), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
                to_c_f64(theta), _offsets(dx, du, hidden, rnn_hidden), to_c_f64(obs_var), to_c_f64(eps_x), X,
                totals, hidden, rnn_hidden)
     total = 0.0
@@ -487,7 +471,7 @@ def _dmm_make_vjp(ans, x0, U, Y, Hs, theta, obs_var, eps_x, hidden, rnn_hidden):
         nb, L = particle_blocks(N)
         gx0 = np.empty((N, dx))
         gHs, gw, gr = np.zeros((nb, T, B, rnn_hidden)), np.zeros((nb, np.size(theta))), np.zeros((nb, dy))
-        run_blocks(_vjp_serial, _vjp_parallel, nb, L, S, float(g), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
+        run_blocks(_vjp_blocks, nb, L, S, float(g), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
                    to_c_f64(theta), _offsets(dx, du, hidden, rnn_hidden), to_c_f64(obs_var), to_c_f64(eps_x), X,
                    hidden, rnn_hidden, gx0, gHs, gw, gr)
         return gx0, None, None, _sum_blocks(gHs), _sum_blocks(gw), _sum_blocks(gr), None, None, None

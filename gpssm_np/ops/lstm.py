@@ -42,7 +42,6 @@ b = b_ih + b_hh. :func:`lstm_unpack` and :func:`lstm_pack` convert between the f
 Shapes: inputs (B, T, F) with T >= 1; weights (lstm_num_params(F, H, L),). Differentiable: inputs, weights.
 """
 import autograd.numpy as anp
-import numba
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
@@ -249,33 +248,18 @@ def _lstm_vjp_block(blk, b0, b1, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH,
                  b0 * T * F_in, F_in)
 
 
-# Drivers: the blocks of sequences one after the other, or in parallel. Same block sums either way.
+# Drivers: blocks of sequences first..last-1 one after the other (``_jit.run_blocks`` hands them to the threads).
 @jit
-def _fwd_serial(S, X, w, H, L, gates, C, TC, Hs, Z):
+def _fwd_blocks(first, last, S, X, w, H, L, gates, C, TC, Hs, Z):
     B = X.shape[0]
-    for blk in range(-(-B // S)):
-        _lstm_fwd_block(blk * S, min(B, blk * S + S), X, w, H, L, gates, C, TC, Hs, Z)
-
-
-@jit(parallel=True)
-def _fwd_parallel(S, X, w, H, L, gates, C, TC, Hs, Z):
-    B = X.shape[0]
-    for blk in numba.prange(-(-B // S)):
+    for blk in range(first, last):
         _lstm_fwd_block(blk * S, min(B, blk * S + S), X, w, H, L, gates, C, TC, Hs, Z)
 
 
 @jit
-def _vjp_serial(S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
+def _vjp_blocks(first, last, S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
     B = X.shape[0]
-    for blk in range(gw.shape[0]):
-        _lstm_vjp_block(blk, blk * S, min(B, blk * S + S), Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ,
-                        dh_next, dc_next)
-
-
-@jit(parallel=True)
-def _vjp_parallel(S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ, dh_next, dc_next):
-    B = X.shape[0]
-    for blk in numba.prange(gw.shape[0]):
+    for blk in range(first, last):
         _lstm_vjp_block(blk, blk * S, min(B, blk * S + S), Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH, dZ,
                         dh_next, dc_next)
 
@@ -294,7 +278,7 @@ def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
     gw = np.zeros((nb, w.shape[0]))
     gX = np.empty(X.shape)
     scratch = (np.empty((B, T, H)), np.empty((B, T, 4 * H)), np.empty((B, H)), np.empty((B, H)))
-    run_blocks(_vjp_serial, _vjp_parallel, nb, S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, *scratch)
+    run_blocks(_vjp_blocks, nb, S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, *scratch)
     total = gw[0].copy()
     for row in gw[1:]:
         total += row
@@ -314,7 +298,7 @@ def _forward(X, w, H, L):
     B, T, F = X.shape
     tape = _TAPES.acquire(((L, B, T, 4 * H), (L, B, T, H), (L, B, T, H), (L, B, T, H), (B, T, 4 * H)))
     nb, S = sequence_blocks(B)
-    run_blocks(_fwd_serial, _fwd_parallel, nb, S, X, w, H, L, *tape)
+    run_blocks(_fwd_blocks, nb, S, X, w, H, L, *tape)
     return tape[3][L - 1, :, T - 1].copy(), tape
 
 

@@ -28,7 +28,7 @@ How it is computed (the numbers behind these choices are in bench/README.md):
 
 * Particles are split into blocks of at most ``PARTICLE_BLOCK`` (equal sizes, fixed by N alone). Every particle's
   trajectory is independent of the others, so each block runs the whole time loop on its own, forward and reverse;
-  with ``GPSSM_NP_THREADS`` > 1 blocks run in parallel (``numba.prange``). Parameter gradients are summed per block
+  with ``GPSSM_NP_THREADS`` > 1 blocks run in parallel (``_jit.run_blocks``). Parameter gradients are summed per block
   and the block sums added in block order afterwards, so the result is bit-identical for any number of threads.
 * Inside a block every per-step array is particle-minor ((..., L) contiguous), so the inner loops run over the
   block's particles and vectorise: the kernel rows (one sqrt and one :func:`~gpssm_np.ops._jit.exp_fast` per
@@ -48,7 +48,6 @@ lengthscale, variance, alpha, B, A, sqrt_q.
 import math
 
 import autograd.numpy as anp
-import numba
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import isbox
@@ -343,39 +342,21 @@ def _vjp_block(blk, n0, nl, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B
             gx0[n0 + i, d] = carry[d, i]
 
 
-# Drivers: the blocks one after the other, or in parallel. Same block sums either way.
+# Drivers: blocks first..last-1 one after the other (``_jit.run_blocks`` hands them to the kernel threads).
 @jit
-def _fwd_serial(L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT, K, BK, P, H,
-                SD):
+def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT,
+                K, BK, P, H, SD):
     N = eps_h.shape[1]
-    for blk in range(XT.shape[0]):
-        _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
-                   code, residual, X, XT, K, BK, P, H, SD)
-
-
-@jit(parallel=True)
-def _fwd_parallel(L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT, K, BK, P,
-                  H, SD):
-    N = eps_h.shape[1]
-    for blk in numba.prange(XT.shape[0]):
+    for blk in range(first, last):
         _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
                    code, residual, X, XT, K, BK, P, H, SD)
 
 
 @jit
-def _vjp_serial(L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
-                gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
+def _vjp_blocks(first, last, L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code,
+                residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
     N = eps_h.shape[1]
-    for blk in range(XT.shape[0]):
-        _vjp_block(blk, blk * L, min(L, N - blk * L), G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
-                   eps_h, eps_x, code, residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq)
-
-
-@jit(parallel=True)
-def _vjp_parallel(L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
-                  gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
-    N = eps_h.shape[1]
-    for blk in numba.prange(XT.shape[0]):
+    for blk in range(first, last):
         _vjp_block(blk, blk * L, min(L, N - blk * L), G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
                    eps_h, eps_x, code, residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq)
 
@@ -417,7 +398,7 @@ def _forward(arrays, kind, residual, keep):
     nb, L = particle_blocks(N)
     tape = _TAPES.acquire(_tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
     X = np.empty((T, N, x0.shape[1]))
-    run_blocks(_fwd_serial, _fwd_parallel, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h,
+    run_blocks(_fwd_blocks, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h,
                eps_x, code, bool(residual), X, *tape)
     if keep:
         return X, tape
@@ -457,7 +438,7 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
         block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
                        np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)))
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, residual, keep=True)[1]) as tape:
-            run_blocks(_vjp_serial, _vjp_parallel, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
+            run_blocks(_vjp_blocks, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
                        eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
         gZ, gl, gs2, galpha, gB, gA, gsq = (_sum_blocks(b) for b in block_grads)
         return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None

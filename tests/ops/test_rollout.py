@@ -219,5 +219,5 @@ def test_tape_store_reuses_memory_for_smaller_requests():
 def test_warmup_compiles_everything_and_reports_seconds():
     import gpssm_np as gp
 
-    seconds = gp.warmup(parallel=False)
+    seconds = gp.warmup()
     assert isinstance(seconds, float) and seconds >= 0.0
