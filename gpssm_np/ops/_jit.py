@@ -424,9 +424,10 @@ def thread_pool(threads):
 
 def run_blocks(driver, num_blocks, *args):
     """Run ``driver(first, last, *args)``, a jitted loop over blocks first..last-1 of independent work, over all
-    ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) one
-    block per task on :func:`thread_pool`, so a thread that finishes early takes the next block. BLAS is held at
-    one thread meanwhile. Each block writes its own results, so the bits do not depend on the thread count.
+    ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) on the
+    calling thread and ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is
+    left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile. Each block writes
+    its own results, so the bits do not depend on the thread count.
 
     Python threads rather than ``numba.prange``: a ``parallel=True`` driver compiles its own copy of every block
     function (doubling the cold-cache compile time), and OpenMP's spinning workers slowed the code that ran between
@@ -437,6 +438,18 @@ def run_blocks(driver, num_blocks, *args):
             driver(0, num_blocks, *args)
             return
         resolve_blas()
-        futures = [thread_pool(threads).submit(driver, k, k + 1, *args) for k in range(num_blocks)]
-        for future in futures:
-            future.result()
+        blocks = iter(range(num_blocks))
+        lock = threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    k = next(blocks, None)
+                if k is None:
+                    return
+                driver(k, k + 1, *args)
+
+        helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+        work()
+        for helper in helpers:
+            helper.result()
