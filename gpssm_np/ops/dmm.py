@@ -211,6 +211,22 @@ def _layer_back(da, w, gw, offs, k, a, nl, da_in, accumulate):
                 da_in[j, i] += wj * da[o, i]
 
 
+@jit(fastmath=FASTMATH, inline=True)
+def _moments(ag, lin, prop, a3, a4, mq):
+    """gate g, sp, sq and e = mq - mp of one particle and state dimension (module docstring)."""
+    g = _sigmoid(ag)
+    sp = _softplus(a3) + STD_FLOOR
+    sq = _softplus(a4) + STD_FLOOR
+    return g, sp, sq, mq - ((1.0 - g) * lin + g * prop)
+
+
+@jit(fastmath=FASTMATH, inline=True)
+def _relu_into(out, a, nl):
+    for j in range(a.shape[0]):
+        for i in range(nl):
+            out[j, i] = max(a[j, i], 0.0)
+
+
 @jit
 def _scratch(dx, du, dy, H, Hr, L):
     """The activations of one block step (module docstring names): z, a1, r1, ag, a2, r2, prop, lin, rp, a3, ac,
@@ -226,7 +242,7 @@ def _step(t, n0, nl, S, U, Y, Hs, w, offs, x, sc):
     """The activations of step t for the block's particles n0..n0+nl-1 from their states x (d_x, L), into sc."""
     z, a1, r1, ag, a2, r2, prop, lin, rp, a3, ac, c, mq, a4, ut, ht, yt = sc
     dx, du, dy = x.shape[0], ut.shape[0], yt.shape[0]
-    H, Hr = a1.shape[0], ac.shape[0]
+    Hr = ac.shape[0]
     for i in range(nl):  # gather the window's u_t, h_t, y_t for each particle
         b = (n0 + i) // S
         for j in range(du):
@@ -242,19 +258,13 @@ def _step(t, n0, nl, S, U, Y, Hs, w, offs, x, sc):
         for i in range(nl):
             z[dx + j, i] = ut[j, i]
     _layer(a1, w, offs, 0, z, nl)
-    for j in range(H):
-        for i in range(nl):
-            r1[j, i] = max(a1[j, i], 0.0)
+    _relu_into(r1, a1, nl)
     _layer(ag, w, offs, 1, r1, nl)
     _layer(a2, w, offs, 2, z, nl)
-    for j in range(H):
-        for i in range(nl):
-            r2[j, i] = max(a2[j, i], 0.0)
+    _relu_into(r2, a2, nl)
     _layer(prop, w, offs, 3, r2, nl)
     _layer(lin, w, offs, 4, z, nl)
-    for j in range(dx):
-        for i in range(nl):
-            rp[j, i] = max(prop[j, i], 0.0)
+    _relu_into(rp, prop, nl)
     _layer(a3, w, offs, 5, rp, nl)
     _layer(ac, w, offs, 6, x, nl)
     for j in range(Hr):
@@ -281,11 +291,7 @@ def _fwd_block(blk, n0, nl, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr
         for d in range(dx):
             log_r = math.log(r[d]) if d < dy else 0.0
             for i in range(nl):
-                g = _sigmoid(ag[d, i])
-                mp = (1.0 - g) * lin[d, i] + g * prop[d, i]
-                sp = _softplus(a3[d, i]) + STD_FLOOR
-                sq = _softplus(a4[d, i]) + STD_FLOOR
-                e = mq[d, i] - mp
+                g, sp, sq, e = _moments(ag[d, i], lin[d, i], prop[d, i], a3[d, i], a4[d, i], mq[d, i])
                 value = -(math.log(sp / sq) + 0.5 * ((sq * sq + e * e) / (sp * sp) - 1.0))
                 if d < dy:
                     res = yt[d, i] - mq[d, i]
@@ -316,11 +322,7 @@ def _vjp_block(blk, n0, nl, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, g
         for d in range(dx):
             acc_r = 0.0
             for i in range(nl):
-                gate = _sigmoid(ag[d, i])
-                mp = (1.0 - gate) * lin[d, i] + gate * prop[d, i]
-                sp = _softplus(a3[d, i]) + STD_FLOOR
-                sq = _softplus(a4[d, i]) + STD_FLOOR
-                e = mq[d, i] - mp
+                gate, sp, sq, e = _moments(ag[d, i], lin[d, i], prop[d, i], a3[d, i], a4[d, i], mq[d, i])
                 isp2 = 1.0 / (sp * sp)
                 dmq_d = gx[d, i] - g_total * e * isp2
                 dsq_d = gx[d, i] * eps_x[t, n0 + i, d] + g_total * (1.0 / sq - sq * isp2)
