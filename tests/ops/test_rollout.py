@@ -221,3 +221,20 @@ def test_warmup_compiles_everything_and_reports_seconds():
 
     seconds = gp.warmup()
     assert isinstance(seconds, float) and seconds >= 0.0
+
+
+def test_blas_limit_nests_and_is_restored():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    from gpssm_np.ops._jit import blas_single_threaded
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with blas_single_threaded():
+        assert all(n == 1 for n in blas_threads())
+        with blas_single_threaded():
+            assert all(n == 1 for n in blas_threads())
+        assert all(n == 1 for n in blas_threads())
+    assert blas_threads() == before
