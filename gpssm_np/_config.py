@@ -24,10 +24,14 @@ POSITIVE_FLOOR = 1e-6
 NUMBA_CACHE = os.environ.get("GPSSM_NP_NUMBA_CACHE", "1").strip().lower() not in ("0", "false", "no")
 
 
+#: Cores of this machine (os.cpu_count() reads /proc each time: ~0.1 ms, too slow to ask per kernel call).
+CPU_COUNT = os.cpu_count() or 1
+
+
 def _threads_from_env(value):
     value = value.strip().lower()
     if value in ("", "auto", "0"):
-        return os.cpu_count() or 1
+        return CPU_COUNT
     if value.isdigit():
         return int(value)
     raise ValueError(f"GPSSM_NP_THREADS: expected a positive integer or 'auto', got {value!r}")

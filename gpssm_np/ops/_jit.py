@@ -37,7 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array
 
-from .._config import FASTMATH, NUM_THREADS, NUMBA_CACHE, TAPE_POOL_BYTES
+from .._config import CPU_COUNT, FASTMATH, NUM_THREADS, NUMBA_CACHE, TAPE_POOL_BYTES
 
 
 def _drop_stale_cache():
@@ -206,7 +206,7 @@ def kernel_threads():
     """Threads for the fused kernels: ``_config.NUM_THREADS`` (GPSSM_NP_THREADS) or the value set by
     :func:`use_threads`, at most the number of cores."""
     wanted = NUM_THREADS if _threads_override is None else _threads_override
-    return max(1, min(wanted, os.cpu_count() or 1))
+    return max(1, min(wanted, CPU_COUNT))
 
 
 @contextlib.contextmanager
