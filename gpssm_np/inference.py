@@ -27,7 +27,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
-from .ops._jit import kernel_threads, thread_pool
+from .ops._jit import run_blocks
 from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
@@ -54,18 +54,17 @@ class Noise:
 NOISE_CHUNKS = 4
 
 
+def _fill_chunks(first, last, generators, chunks):
+    for k in range(first, last):
+        generators[k].standard_normal(out=chunks[k])
+
+
 def _fill_standard_normal(buffer, entropy):
     """Fill ``buffer`` with standard normals from NOISE_CHUNKS SFC64 generators seeded by SeedSequence(entropy),
-    on up to ``kernel_threads()`` threads (NumPy releases the GIL while it fills)."""
-    chunks = np.array_split(buffer, NOISE_CHUNKS)
+    the chunks handed to the kernel threads like the kernels' blocks (NumPy releases the GIL while it fills)."""
     generators = [np.random.Generator(np.random.SFC64(seq))
                   for seq in np.random.SeedSequence(entropy).spawn(NOISE_CHUNKS)]
-    threads = kernel_threads()
-    if threads == 1:
-        for gen, chunk in zip(generators, chunks):
-            gen.standard_normal(out=chunk)
-        return
-    list(thread_pool(threads).map(lambda k: generators[k].standard_normal(out=chunks[k]), range(NOISE_CHUNKS)))
+    run_blocks(_fill_chunks, NOISE_CHUNKS, generators, np.array_split(buffer, NOISE_CHUNKS))
 
 
 def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):

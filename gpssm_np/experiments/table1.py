@@ -30,6 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from .. import datasets as ds_module
+from .._config import CPU_COUNT
 from .._versions import versions
 from ..ops._jit import use_threads
 from ..protocols import PROTOCOLS, evaluate
@@ -200,7 +201,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
             for future in dask_completed(futures):
                 record(future.result())
     elif jobs > 1 and len(todo) > 1:
-        threads = max(1, (os.cpu_count() or 1) // jobs)  # the processes share the cores
+        threads = max(1, CPU_COUNT // jobs)  # the processes share the cores
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(run_one, d, m, s, settings, data_dir, threads) for d, m, s in todo]
             for future in as_completed(futures):

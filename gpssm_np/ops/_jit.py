@@ -436,7 +436,8 @@ def thread_pool(threads):
 
 
 def run_blocks(driver, num_blocks, *args):
-    """Run ``driver(first, last, *args)``, a jitted loop over blocks first..last-1 of independent work, over all
+    """Run ``driver(first, last, *args)``, a loop over blocks first..last-1 of independent work that releases the
+    GIL (a ``nogil`` kernel, or NumPy's random generators filling arrays), over all
     ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) on the
     calling thread and ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is
     left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile. Each block writes
@@ -466,3 +467,12 @@ def run_blocks(driver, num_blocks, *args):
         work()
         for helper in helpers:
             helper.result()
+
+
+def sum_blocks(per_block):
+    """Sum over the leading (block) axis in block order, so the result does not depend on how :func:`run_blocks`
+    ran the blocks."""
+    total = per_block[0].copy()
+    for b in range(1, per_block.shape[0]):
+        total += per_block[b]
+    return total

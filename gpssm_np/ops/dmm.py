@@ -48,7 +48,7 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH, FASTMATH_SUMS
-from ._jit import jit, run_blocks, tanh_fast, to_c_f64, vjp_all_argnums
+from ._jit import jit, run_blocks, sum_blocks, tanh_fast, to_c_f64, vjp_all_argnums
 from .rollout import particle_blocks
 
 #: The affine layers in the order of the flat parameter vector (names as ``models/dssm.py``).
@@ -428,10 +428,7 @@ def _forward(x0, U, Y, Hs, theta, obs_var, eps_x, hidden, rnn_hidden):
     run_blocks(_fwd_blocks, nb, L, S, to_c_f64(x0), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
                to_c_f64(theta), _offsets(dx, du, hidden, rnn_hidden), to_c_f64(obs_var), to_c_f64(eps_x), X,
                totals, hidden, rnn_hidden)
-    total = 0.0
-    for value in totals:  # block order
-        total += value
-    return total, X
+    return sum_blocks(totals), X
 
 
 @primitive
@@ -476,16 +473,9 @@ def _dmm_make_vjp(ans, x0, U, Y, Hs, theta, obs_var, eps_x, hidden, rnn_hidden):
         run_blocks(_vjp_blocks, nb, L, S, float(g), to_c_f64(U), to_c_f64(Y), to_c_f64(Hs),
                    to_c_f64(theta), _offsets(dx, du, hidden, rnn_hidden), to_c_f64(obs_var), to_c_f64(eps_x), X,
                    hidden, rnn_hidden, gx0, gHs, gw, gr)
-        return gx0, None, None, _sum_blocks(gHs), _sum_blocks(gw), _sum_blocks(gr), None, None, None
+        return gx0, None, None, sum_blocks(gHs), sum_blocks(gw), sum_blocks(gr), None, None, None
 
     return vjp
-
-
-def _sum_blocks(per_block):
-    total = per_block[0].copy()
-    for block in per_block[1:]:
-        total += block
-    return total
 
 
 defvjp_argnums(dmm_loop, vjp_all_argnums(_dmm_make_vjp))

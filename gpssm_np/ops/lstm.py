@@ -47,7 +47,8 @@ from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH
 from .._validation import positive_int
-from ._jit import TapeStore, gemm, jit, run_blocks, sigmoid_fast, tanh_fast, to_c_f64, vjp_all_argnums
+from ._jit import (TapeStore, gemm, jit, run_blocks, sigmoid_fast, sum_blocks, tanh_fast, to_c_f64,
+                   vjp_all_argnums)
 
 #: Most sequences per block, the unit of work of one kernel thread (``GPSSM_NP_THREADS``); fixed by B alone, so the
 #: result does not depend on the thread count. 8: the authors' batch of 16 makes two blocks, one per core here.
@@ -279,10 +280,7 @@ def _lstm_vjp(Gout, gates, C, TC, Hs, X, w, H, L):
     gX = np.empty(X.shape)
     scratch = (np.empty((B, T, H)), np.empty((B, T, 4 * H)), np.empty((B, H)), np.empty((B, H)))
     run_blocks(_vjp_blocks, nb, S, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, *scratch)
-    total = gw[0].copy()
-    for row in gw[1:]:
-        total += row
-    return gX, total
+    return gX, sum_blocks(gw)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import isbox
 
 from .._config import FASTMATH, FASTMATH_SUMS, TAPE_BYTES, VAR_FLOOR
-from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, to_c_f64, vjp_all_argnums
+from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, sum_blocks, to_c_f64, vjp_all_argnums
 from .kernels import kernel_code, kernel_matrix_reference
 
 #: Most particles per block (the unit of work of one thread; see the module docstring). Measured at the paper's
@@ -440,18 +440,10 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, residual, keep=True)[1]) as tape:
             run_blocks(_vjp_blocks, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
                        eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
-        gZ, gl, gs2, galpha, gB, gA, gsq = (_sum_blocks(b) for b in block_grads)
+        gZ, gl, gs2, galpha, gB, gA, gsq = (sum_blocks(b) for b in block_grads)
         return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None
 
     return vjp
-
-
-def _sum_blocks(per_block):
-    """Sum over the leading (block) axis in block order, so the result does not depend on how blocks were run."""
-    total = per_block[0].copy()
-    for b in range(1, per_block.shape[0]):
-        total += per_block[b]
-    return total
 
 
 defvjp_argnums(_rollout_traced, vjp_all_argnums(_rollout_make_vjp))
