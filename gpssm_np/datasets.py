@@ -475,6 +475,78 @@ def kink(T=120, seed=0, process_noise_std=0.1, obs_noise_std=float(np.sqrt(0.1))
 # ---------------------------------------------------------------------------------------------------------------
 # Windowing
 # ---------------------------------------------------------------------------------------------------------------
+def random_linear_system(dim_x=4, dim_y=1, dim_u=1, seed=0, slow=True, noise_std=0.1):
+    """A random stable linear Gaussian state-space model (F, G, H, Q, R) as a dict, the package's time convention.
+
+    Poles: a random real Schur form with eigenvalue moduli in [0.85, 0.98] (``slow``) or [0.3, 0.98] (slow and
+    fast); G, H standard normal; Q = noise_std^2 I, R = noise_std^2 I.
+    """
+    rng = np.random.default_rng(seed)
+    low = 0.85 if slow else 0.3
+    blocks, k = [], 0
+    while k < dim_x:
+        radius = rng.uniform(low, 0.98)
+        if dim_x - k >= 2 and rng.uniform() < 0.5:  # a complex pair radius e^{+-i w}
+            w = rng.uniform(0.05, 0.6)
+            blocks.append(radius * np.array([[np.cos(w), -np.sin(w)], [np.sin(w), np.cos(w)]]))
+            k += 2
+        else:
+            blocks.append(np.array([[radius * rng.choice([-1.0, 1.0]) if not slow else radius]]))
+            k += 1
+    D = np.zeros((dim_x, dim_x))
+    i = 0
+    for blk in blocks:
+        n = len(blk)
+        D[i:i + n, i:i + n] = blk
+        i += n
+    V = rng.normal(size=(dim_x, dim_x))
+    F = V @ D @ np.linalg.inv(V)
+    return {"F": F, "G": rng.normal(size=(dim_x, dim_u)), "H": rng.normal(size=(dim_y, dim_x)),
+            "Q": noise_std**2 * np.eye(dim_x), "R": noise_std**2 * np.eye(dim_y)}
+
+
+def simulate_linear(system, T, seed=0, u=None):
+    """(y (T, d_y), u (T, d_u), x (T + 1, d_x)) from ``system`` (:func:`random_linear_system`), x_0 = 0, inputs
+    i.i.d. standard normal held for 5 steps (a random multi-level signal) unless ``u`` is given."""
+    rng = np.random.default_rng(seed)
+    F, G, H, Q, R = (system[k] for k in ("F", "G", "H", "Q", "R"))
+    if u is None:
+        levels = rng.standard_normal((-(-T // 5), G.shape[1]))
+        u = np.repeat(levels, 5, axis=0)[:T]
+    x = np.zeros((T + 1, F.shape[0]))
+    LQ, LR = np.linalg.cholesky(Q), np.linalg.cholesky(R)
+    for t in range(T):
+        x[t + 1] = F @ x[t] + G @ u[t] + LQ @ rng.standard_normal(F.shape[0])
+    y = x[1:] @ H.T + rng.standard_normal((T, H.shape[0])) @ LR.T
+    return y, u, x
+
+
+def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
+    """Two cascaded tanks with square-root outflow (Torricelli), a nonlinear plant of the system-identification
+    literature. Levels h1, h2 >= 0, input flow u >= 0 (a random multi-level signal in [0, 2] held 25 steps)::
+
+        dh1/dt = k u - a1 sqrt(h1),   dh2/dt = a1 sqrt(h1) - a2 sqrt(h2),   y = h2 + e
+
+    with a1 = 0.5, a2 = 0.4, k = 0.4, integrated by 10 Euler substeps per sample, process noise on the levels
+    (std ``process_std`` per sample) and output noise (std ``obs_std``). Returns (y (T, 1), u (T, 1), levels
+    (T + 1, 2)); the steady state for a constant u is h1 = (k u / a1)^2, h2 = (k u / a2)^2, so the gain grows with
+    the input: no linear model fits every operating point."""
+    rng = np.random.default_rng(seed)
+    a1, a2, k = 0.5, 0.4, 0.4
+    u = np.repeat(rng.uniform(0.0, 2.0, size=-(-T // 25)), 25)[:T, None]
+    h = np.zeros((T + 1, 2))
+    h[0] = [(k * u[0, 0] / a1) ** 2, (k * u[0, 0] / a2) ** 2]
+    sub = dt / 10
+    for t in range(T):
+        h1, h2 = h[t]
+        for _ in range(10):
+            q1 = a1 * np.sqrt(max(h1, 0.0))
+            h1 += sub * (k * u[t, 0] - q1)
+            h2 += sub * (q1 - a2 * np.sqrt(max(h2, 0.0)))
+        h[t + 1] = np.maximum([h1, h2] + process_std * rng.standard_normal(2), 0.0)
+    return h[1:, 1:] + obs_std * rng.standard_normal((T, 1)), u, h
+
+
 def window_starts(T, seq_len, stride=1):
     """Start indices of the windows :func:`windows` cuts from a sequence of length ``T``.
 

@@ -43,10 +43,8 @@ t = T-1, ..., 0 draw x_t^j with probability proportional to W_t^j N(x_{t+1}; m(x
 is evaluated once per step at the N stored particles; the Gaussian densities of the M trajectories under the N
 components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve as the candidates for t = 0.
 
-GPSSM glue: :func:`gpssm_transition` builds the transition-moments function of a sparse-GP state-space model from
-its unconstrained parameters (``params`` module) with the package's numpy ops, :func:`gpssm_emission` gives
-(C, R) = ([I_{d_y}, 0], diag r), and :func:`filter_gpssm` runs the filter from the model's q(x_0) (the free
-Gaussian N(x0_mean, diag x0_var), or the recognition network's).
+The transition of a sparse-GP state-space model is ``transition.Transition.moments_function``; the models' ``filter``
+and ``smooth`` methods (``models/base.py``) run this module with it.
 """
 import logging
 import numbers
@@ -57,11 +55,6 @@ import numpy as np
 from scipy.special import logsumexp
 
 from . import _validation as check
-from .gp import inducing_gram
-from .ops.conditional import conditional_moments, conditional_precompute
-from .ops.kernels import kernel_matrix
-from .ops.lmc import lmc_cov, lmc_mean
-from .params import GPSSMSpec, constrain
 
 logger = logging.getLogger(__name__)
 
@@ -555,125 +548,3 @@ def smoothed_moments(trajectories, log_weights=None):
         log_w = _normalise(log_w)[0]
     moments = [_weighted_moments(traj[:, k], log_w) for k in range(traj.shape[1])]
     return np.stack([m for m, _ in moments]), np.stack([c for _, c in moments])
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# GPSSM glue
-# ---------------------------------------------------------------------------------------------------------------
-def _constrained(spec, params):
-    if not isinstance(spec, GPSSMSpec):
-        raise ValueError(f"spec: expected a GPSSMSpec, got {type(spec).__name__}")
-    shapes = spec.param_shapes()
-    if not isinstance(params, dict) or not set(shapes) <= set(params):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
-        raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
-    for name, shape in shapes.items():
-        if np.shape(params[name]) != shape:
-            raise ValueError(f"params[{name!r}]: expected shape {shape}, got {np.shape(params[name])}")
-    p = constrain({name: np.asarray(params[name], dtype=np.float64) for name in shapes}, spec)
-    return {name: np.asarray(value, dtype=np.float64) for name, value in p.items()}
-
-
-def gpssm_transition(spec, params):
-    """Transition-moments function of a sparse-GP state-space model (``models/base.py``).
-
-    With x~ = [x_{t-1}, u_t] and the marginal moments m_h, s_h (Q each) of the sparse-GP conditional at x~::
-
-        mean = mu(x_{t-1}) + A m_h,    cov = A diag(s_h) A^T + diag(q)
-
-    mu = 0, or the identity when ``spec.residual``; A = I for independent GPs (PRSSM). K(Z, Z) and the
-    conditional's (alpha, B) are computed once here; each call costs O(N Q M (M + D) + N Q d_x^2).
-
-    Parameters
-    ----------
-    spec : GPSSMSpec
-    params : dict
-        Unconstrained parameters (``GPSSM.params``; extra entries such as a recognition network's ``rec_*`` are
-        ignored); copied, so later changes to the dict have no effect.
-
-    Returns
-    -------
-    transition : callable
-        ``transition(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))``; u_t may be
-        None only when spec.dim_u == 0.
-    """
-    p = _constrained(spec, params)
-    alpha, B = conditional_precompute(inducing_gram(p, spec), p["q_mu"], p["q_sqrt"], spec.whiten)
-    A = None if spec.independent else p["A"]
-    d_x, d_u = spec.dim_x, spec.dim_u
-
-    def transition(x_prev, u_t, k=None):
-        x_prev = np.asarray(x_prev, dtype=np.float64)
-        if x_prev.ndim != 2 or x_prev.shape[1] != d_x:
-            raise ValueError(f"x_prev: expected shape (N, {d_x}), got {np.shape(x_prev)}")
-        N = x_prev.shape[0]
-        if u_t is None:
-            if d_u > 0:
-                raise ValueError(f"u_t: the model has dim_u = {d_u} inputs, got None")
-            x_in = x_prev
-        else:
-            u_t = np.asarray(u_t, dtype=np.float64)
-            if u_t.shape != (d_u,):
-                raise ValueError(f"u_t: expected shape ({d_u},), got {u_t.shape}")
-            x_in = np.concatenate([x_prev, np.broadcast_to(u_t, (N, d_u))], axis=1)  # (N, D)
-        Kxz = kernel_matrix(x_in, p["Z"], p["lengthscale"], p["variance"], spec.kernel)  # (Q, N, M)
-        kxx = np.outer(p["variance"], np.ones(N))  # stationary kernels: k_q(x, x) = s2_q
-        m_h, s_h = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
-        mean = lmc_mean(m_h.T, A)
-        if spec.residual:
-            mean = mean + x_prev
-        return np.asarray(mean), np.asarray(lmc_cov(s_h.T, A, p["process_var"]))
-
-    return transition
-
-
-def gpssm_emission(spec, params):
-    """(C, R) of the GPSSM emission y_t = C x_t + e_t: C = [I_{d_y}, 0] (d_y, d_x) and R = obs_var (d_y,), the
-    diagonal of the noise covariance."""
-    p = _constrained(spec, params)
-    C = np.eye(spec.dim_y, spec.dim_x)
-    return C, p["obs_var"]
-
-
-def filter_gpssm(model, y, u=None, num_particles=1000, **kwargs):
-    """:func:`particle_filter` for a GPSSM (anything with ``.spec`` and ``.params``, e.g. :class:`gpssm_np.ODGPSSM`).
-
-    The filter starts from the model's q(x_0): the free Gaussian N(x0_mean, diag x0_var), or, for a model with a
-    recognition network (``spec.free_x0`` False), the network's q(x_0 | y, u) for the whole sequence (y must
-    then be complete). Giving ``x0_mean`` and ``x0_cov``, or ``x0_particles``, in ``kwargs`` overrides it. The
-    other ``kwargs`` go to :func:`particle_filter` (rng, ess_threshold, proposal, store_particles).
-
-    Returns (FilterResult, transition), so that the caller can smooth or forecast with the same transition.
-    """
-    spec, params = getattr(model, "spec", None), getattr(model, "params", None)
-    if not isinstance(spec, GPSSMSpec) or not isinstance(params, dict):
-        raise ValueError(f"model: expected an object with .spec (GPSSMSpec) and .params (dict), "
-                         f"got {type(model).__name__}")
-    if spec.dim_u > 0 and u is None:
-        raise ValueError(f"u: the model has dim_u = {spec.dim_u} inputs, got u=None")
-    if spec.dim_u == 0 and u is not None and np.size(u) > 0:
-        raise ValueError(f"u: the model has no inputs (dim_u = 0), got an array of shape {np.shape(u)}")
-    u = None if spec.dim_u == 0 else u
-    transition = gpssm_transition(spec, params)
-    C, R = gpssm_emission(spec, params)
-    if not any(kwargs.get(name) is not None for name in ("x0_mean", "x0_cov", "x0_particles")):
-        kwargs["x0_mean"], kwargs["x0_cov"] = _q_x0(model, spec, params, y, u)
-    result = particle_filter(transition, C, R, y, u, num_particles=num_particles, **kwargs)
-    return result, transition
-
-
-def _q_x0(model, spec, params, y, u):
-    """Mean and diagonal variances of the model's q(x_0) (module docstring of :func:`filter_gpssm`)."""
-    if spec.free_x0:
-        p = _constrained(spec, params)
-        return p["x0_mean"], p["x0_var"]
-    recognition = getattr(model, "recognition", None)
-    if recognition is None:
-        raise ValueError("model: spec.free_x0 is False but the model has no recognition network; pass x0_mean "
-                         "and x0_cov (or x0_particles)")
-    y, u = _check_observations(y, u, spec.dim_y)
-    if np.any(np.isnan(y)):
-        raise ValueError("y: the recognition network of q(x0) needs complete outputs; pass x0_mean and x0_cov "
-                         "(or x0_particles) to filter with missing values")
-    mean, var = recognition.q_x0(params, y, u)
-    return np.asarray(mean, dtype=np.float64)[0], np.asarray(var, dtype=np.float64)[0]

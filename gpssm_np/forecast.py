@@ -2,7 +2,7 @@ r"""Free-running forecasts with a trained GPSSM, and the :class:`Forecast` they 
 
 A forecast of T steps with known inputs u_{1:T} starts from S particles x_0^(s) (from q(x0), from a particle filter
 over past data, or given) and samples x_t^(s) ~ q(x_t | x_{t-1}^(s)) = N(mu + A m_h, A S_h A^T + Q) (paper Eq.
-state_conditional; ``ops.rollout``), no observation being assimilated. The point forecast is the particle mean of
+(12); ``transition.Transition.rollout``), no observation being assimilated. The point forecast is the particle mean of
 the noise-free output C x_t (the authors' evaluation, research/odgpssm_reference.md s8); the predictive
 distribution of y_t is summarised by a Gaussian with the particle mean and variance of C x_t plus the observation
 noise R.
@@ -12,11 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from .gp import inducing_gram
 from .metrics import gaussian_interval
-from .ops.conditional import conditional_precompute
-from .ops.rollout import rollout
-from .params import constrain
 
 
 @dataclass(frozen=True)
@@ -63,13 +59,11 @@ class Forecast:
                        y_mean=None, y_std=None)
 
 
-def free_run(spec, params, x0, u, rng):
-    """Sample x_{1:T} for each row of x0 (S, d_x) with inputs u (T, d_u); returns states (S, T, d_x)."""
-    p = {name: np.asarray(value) for name, value in constrain(params, spec).items()}
-    alpha, B = conditional_precompute(inducing_gram(p, spec), p["q_mu"], p["q_sqrt"], spec.whiten)
+def free_run(transition, x0, u, rng):
+    """Sample x_{1:T} for each row of x0 (S, d_x) with inputs u (T, d_u) through ``transition``
+    (:class:`gpssm_np.transition.Transition`); returns states (S, T, d_x)."""
     S, T = x0.shape[0], u.shape[0]
-    eps_h = rng.standard_normal((T, S, spec.num_latent))
-    eps_x = rng.standard_normal((T, S, spec.dim_x))
-    X = rollout(x0, u[None], p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], np.sqrt(p["process_var"]),
-                eps_h, eps_x, spec.kernel, spec.residual)  # (T, S, d_x)
+    eps_h = rng.standard_normal((T, S, transition.spec.num_latent))
+    eps_x = rng.standard_normal((T, S, transition.spec.dim_x))
+    X = transition.rollout(x0, u[None], eps_h, eps_x)  # (T, S, d_x)
     return np.ascontiguousarray(np.transpose(X, (1, 0, 2)))

@@ -18,6 +18,9 @@ Backends (identical value and gradient for the same parameters and noise):
 * ``"ops"``: a Python loop over time built from the Numba primitives kernel_matrix, conditional_moments, lmc_mean;
 * ``"reference"``: plain autograd.numpy, no Numba.
 
+The transition itself (mean function, K(Z, Z), precompute, rollout by backend, KL(q(u) || p(u))) is
+``transition.Transition``; this module adds q(x0), the likelihood and the weighting.
+
 All noise is drawn by :func:`draw_noise` outside the differentiated function, so for fixed noise the ELBO is a
 deterministic function of the parameters.
 """
@@ -26,16 +29,12 @@ from dataclasses import dataclass
 import autograd.numpy as anp
 import numpy as np
 
-from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
+from .gp import kl_diag_standard_normal
 from .ops._jit import run_blocks
-from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
-from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
-from .ops.lmc import lmc_mean
-from .ops.rollout import rollout, rollout_reference
 from .params import constrain
+from .transition import Transition, check_backend
 
-BACKENDS = ("fused", "ops", "reference")
 KL_WEIGHTINGS = ("unbiased", "paper")
 
 
@@ -80,38 +79,6 @@ def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):
     return Noise(eps0.reshape(N, dim_x), eps_h.reshape(T, N, num_latent), eps_x.reshape(T, N, dim_x))
 
 
-def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind, residual):
-    """The rollout as a Python loop over time of Numba primitives (the ``"ops"`` backend)."""
-    T, N = eps_h.shape[:2]
-    S = N // U.shape[0]
-    x = x0
-    states = []
-    for t in range(T):
-        xt = anp.concatenate([x, np.repeat(U[:, t, :], S, axis=0)], axis=1)  # (N, D)
-        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
-        kxx = anp.outer(variance, np.ones(N))  # stationary kernels: k_q(x, x) = s2_q
-        mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each, var >= VAR_FLOOR
-        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
-        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (x if residual else 0.0)
-        states.append(x)
-    return anp.stack(states)
-
-
-_BACKEND_FUNCTIONS = {
-    # backend: (kernel matrix, (alpha, B) precompute, rollout, expected log-likelihood)
-    "fused": (kernel_matrix, conditional_precompute, rollout, expected_log_lik),
-    "ops": (kernel_matrix, conditional_precompute, _rollout_ops, expected_log_lik),
-    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference,
-                  expected_log_lik_reference),
-}
-
-
-def check_backend(backend):
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
-    return backend
-
-
 def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
     """(c_data, c_u) of the module docstring."""
     if kl_weighting == "unbiased":
@@ -130,7 +97,8 @@ def initial_state(params, spec, y, u, backend="fused", recognition=None):
     return p["x0_mean"][None], p["x0_var"][None]
 
 
-def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None, recognition=None):
+def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None, recognition=None,
+         x0=None):
     """ELBO of B sequences (see the module docstring).
 
     Parameters
@@ -145,30 +113,29 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
         From :func:`draw_noise` with the same B and T.
     recognition : recognition network or None
         Gives q(x0) from each window (``recognition.py``); None for the free Gaussian q(x0) of ``params``.
+    x0 : (mean (B, d_x), var (B, d_x)) or None
+        A fixed q(x0) for each window (e.g. the warm start's smoothed states, ``warm_start.py``); overrides the two
+        above.
     """
-    kernel_fn, precompute_fn, rollout_fn, log_lik_fn = _BACKEND_FUNCTIONS[check_backend(backend)]
     p = constrain(params, spec)
+    transition = Transition(p, spec, backend)
     nseq, T = y.shape[:2]
     S = noise.eps0.shape[0] // nseq
 
-    Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
-    alpha, B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
-    kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
-
     # q(x0) = N(m0, diag v0) per sequence; particle n belongs to sequence n // S
-    m0, v0 = initial_state(params, spec, y, u, backend, recognition)  # (B or 1, d_x)
+    m0, v0 = initial_state(params, spec, y, u, backend, recognition) if x0 is None else x0  # (B or 1, d_x)
     repeats = S if m0.shape[0] == nseq else S * nseq
     x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
     kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
 
-    X = rollout_fn(x0, u, p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], anp.sqrt(p["process_var"]),
-                   noise.eps_h, noise.eps_x, spec.kernel, spec.residual)  # (T, N, d_x)
+    X = transition.rollout(x0, u, noise.eps_h, noise.eps_x)  # (T, N, d_x)
 
     # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
+    log_lik_fn = expected_log_lik_reference if backend == "reference" else expected_log_lik
     data = log_lik_fn(X, y, p["obs_var"])  # (B,)
 
     c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
-    return c_data * anp.sum(data - kl_x0) - c_u * kl_u
+    return c_data * anp.sum(data - kl_x0) - c_u * transition.kl_u
 
 
 def transition_regression_elbo(params, spec, x_prev, u, x_next):
@@ -176,21 +143,16 @@ def transition_regression_elbo(params, spec, x_prev, u, x_next):
 
     For P pairs (x_prev[p], x_next[p]) with GP inputs x~ = [x_prev, u]::
 
-        L = sum_{p,d} E_{h ~ q(h | x~_p)} log N(x_next[p,d] | mu(x_prev[p])_d + (A h)_d, q_d) - KL(q(u) || p(u))
+        L = sum_{p,d} E_{h ~ q(h | x~_p)} log N(x_next[p,d] | mu(x_prev[p], u[p])_d + (A h)_d, q_d) - KL(q(u) || p(u))
           = sum_{p,d} [log N(x_next[p,d] | mu_d + (A m_h)_d, q_d) - 1/2 sum_q A_dq^2 var_q / q_d] - KL(q(u) || p(u))
 
     closed form because q(h | x~) = N(m_h, diag var) (Titsias 2009 / Hensman et al. 2013 style bound).
     Shapes: x_prev, x_next (P, d_x); u (P, d_u) (d_u may be 0).
     """
-    p = constrain(params, spec)
-    Kzz = inducing_gram(p, spec)
-    alpha, B = conditional_precompute(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
-    xt = np.concatenate([x_prev, u], axis=1)
-    Kxz = kernel_matrix(xt, p["Z"], p["lengthscale"], p["variance"], spec.kernel)
-    mean, var = conditional_moments(Kxz, anp.outer(p["variance"], np.ones(len(xt))), alpha, B)  # (Q, P)
-    A, q = p["A"], p["process_var"]
-    f_mean = anp.dot(A, mean).T + (x_prev if spec.residual else 0.0)  # (P, d_x)
-    f_var = anp.dot(A**2, var).T  # (P, d_x)
+    transition = Transition(constrain(params, spec), spec, "fused")
+    m_h, s_h = transition.gp_moments(x_prev, u)  # (P, Q) each
+    A, q = transition.A, transition.process_var
+    f_mean = anp.dot(m_h, A.T) + transition.mean_function(x_prev, u)  # (P, d_x)
+    f_var = anp.dot(s_h, (A**2).T)  # (P, d_x)
     ell = -0.5 * anp.sum(anp.log(2 * np.pi * q) + ((x_next - f_mean) ** 2 + f_var) / q)
-    kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
-    return ell - kl_u
+    return ell - transition.kl_u

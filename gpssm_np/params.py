@@ -16,6 +16,9 @@ process_noise   (d_x,)                   diagonal of Q = positive(raw)
 obs_noise       (d_y,)                   diagonal of R = positive(raw)
 x0_mean         (d_x,)                   mean of the free Gaussian q(x0) (absent with a recognition network)
 x0_var          (d_x,)                   its diagonal covariance = positive(raw)
+F               (d_x, d_x)               linear mean mu = F x + G u + b (mean_function="linear" only)
+G               (d_x, d_u)               its input matrix
+b               (d_x,)                   its offset
 ==============  =======================  ==========================================================
 
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
@@ -29,6 +32,17 @@ import numpy as np
 from ._config import JITTER
 from .ops.kernels import kernel_code
 from .transforms import lower_triangle, positive, positive_inverse
+
+#: Mean functions of the transition (``transition.py``): mu = 0, mu = x_{t-1}, mu = F x_{t-1} + G u_t + b.
+MEAN_FUNCTIONS = ("zero", "identity", "linear")
+
+
+def check_mean_function(mean_function):
+    """``mean_function`` if it names a mean function, else ValueError."""
+    if mean_function not in MEAN_FUNCTIONS:
+        raise ValueError(f"mean_function: expected one of {MEAN_FUNCTIONS}, got {mean_function!r}")
+    return mean_function
+
 
 #: Initial values of the authors' code, as it behaves (research/odgpssm_reference.md s3-4, s12): GPyTorch's raw
 #: zeros give softplus(0) = 0.693 for lengthscales, variances and the per-task noises; R adds the global noise 1.
@@ -52,7 +66,7 @@ class GPSSMSpec:
     num_inducing: int
     kernel: str = "matern52"
     whiten: bool = True
-    residual: bool = False
+    mean_function: str = "zero"  # "zero", "identity" or "linear" (transition.py)
     shared_inducing: bool = True
     independent: bool = False  # A = I, Q = d_x (PRSSM)
     free_x0: bool = True  # q(x0) a free Gaussian (x0_mean, x0_var); False when a recognition network gives it
@@ -72,6 +86,7 @@ class GPSSMSpec:
         if self.independent and self.num_latent != self.dim_x:
             raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
         kernel_code(self.kernel)
+        check_mean_function(self.mean_function)
 
     @property
     def dim_in(self):
@@ -95,6 +110,10 @@ class GPSSMSpec:
             shapes["x0_var"] = (self.dim_x,)
         if not self.independent:
             shapes["A"] = (self.dim_x, Q)
+        if self.mean_function == "linear":
+            shapes["F"] = (self.dim_x, self.dim_x)
+            shapes["G"] = (self.dim_x, self.dim_u)
+            shapes["b"] = (self.dim_x,)
         return shapes
 
 
@@ -104,7 +123,8 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
 
     Z ~ U[-inducing_range, inducing_range]; q_mu ~ 1e-3 N(0, 1) and q_sqrt = I (GPyTorch's first-call
     initialisation of a whitened q(u)); unwhitened q(u) starts at the prior, q_sqrt = chol(K(Z, Z)); A ~ N(0, 1);
-    q(x0) = N(0, x0_var I). Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override
+    q(x0) = N(0, x0_var I); the linear mean starts as the identity (F = I, G = 0, b = 0), i.e. as PR-SSM's residual
+    dynamics, until a warm start (``warm_start.py``) sets it. Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override
     :data:`AUTHORS_INIT`.
     """
     values = dict(AUTHORS_INIT)
@@ -122,6 +142,8 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
         params["x0_mean"] = np.zeros(spec.dim_x)
     if not spec.independent:
         params["A"] = rng.normal(size=shapes["A"])
+    if spec.mean_function == "linear":
+        params.update(F=np.eye(spec.dim_x), G=np.zeros(shapes["G"]), b=np.zeros(spec.dim_x))
     for name in ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var"):
         if name in shapes:
             params[name] = np.broadcast_to(positive_inverse(values[name]), shapes[name]).copy()
@@ -152,4 +174,6 @@ def constrain(params, spec):
     if spec.free_x0:
         constrained["x0_mean"] = params["x0_mean"]
         constrained["x0_var"] = positive(params["x0_var"])
+    if spec.mean_function == "linear":
+        constrained.update(F=params["F"], G=params["G"], b=params["b"])
     return constrained

@@ -1,10 +1,10 @@
-"""Particle filter and backward simulation against an exact Kalman filter / RTS smoother, and the GPSSM glue."""
+"""Particle filter and backward simulation against an exact Kalman filter / RTS smoother, and with a GPSSM's transition."""
 import numpy as np
 import pytest
 
 import gpssm_np
-from gpssm_np.filtering import (FilterResult, ancestral_paths, backward_simulation, filter_gpssm, gpssm_emission,
-                                gpssm_transition, particle_filter, smoothed_moments, systematic_resample)
+from gpssm_np.filtering import (FilterResult, ancestral_paths, backward_simulation, particle_filter, smoothed_moments,
+                                systematic_resample)
 from gpssm_np.gp import inducing_gram
 from gpssm_np.ops.conditional import conditional_moments_reference, conditional_precompute_reference
 from gpssm_np.ops.kernels import kernel_matrix_reference
@@ -232,25 +232,29 @@ def test_ancestors_index_the_parents():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# GPSSM glue
+# A GPSSM's transition in the filter
 # ---------------------------------------------------------------------------------------------------------------
-def gp_model(residual=False, prssm=False):
+def gp_model(mean_function="zero", prssm=False):
     if prssm:
-        model = gpssm_np.PRSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0)
+        model = gpssm_np.PRSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0, mean_function=mean_function)
     else:
-        model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0,
-                                 mean_function="identity" if residual else "zero")
+        model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0, mean_function=mean_function)
     params = model.get_params()
-    params["q_mu"] = np.random.default_rng(1).normal(size=params["q_mu"].shape)  # a GP mean that depends on x
+    rng = np.random.default_rng(1)
+    params["q_mu"] = rng.normal(size=params["q_mu"].shape)  # a GP mean that depends on x
+    if mean_function == "linear":
+        params.update(F=0.5 * np.eye(3) + 0.1 * rng.normal(size=(3, 3)), G=rng.normal(size=(3, 1)),
+                      b=rng.normal(size=3))
     model.set_params(params)
     return model
 
 
-@pytest.mark.parametrize("residual,prssm", [(False, False), (True, False), (False, True)])
-def test_gpssm_transition_matches_direct_computation(residual, prssm):
-    model = gp_model(residual, prssm)
+@pytest.mark.parametrize("mean_function,prssm", [("zero", False), ("identity", False), ("linear", False),
+                                                 ("zero", True), ("linear", True)])
+def test_gpssm_transition_matches_direct_computation(mean_function, prssm):
+    model = gp_model(mean_function, prssm)
     spec, p = model.spec, constrain(model.params, model.spec)
-    transition = gpssm_transition(spec, model.params)
+    transition = model.transition_moments()
     rng = np.random.default_rng(0)
     x, u_t = rng.normal(size=(6, 3)), rng.normal(size=1)
     mean, cov = transition(x, u_t, 0)
@@ -261,24 +265,28 @@ def test_gpssm_transition_matches_direct_computation(residual, prssm):
     alpha, B = conditional_precompute_reference(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
     Kxz = kernel_matrix_reference(x_in, p["Z"], p["lengthscale"], p["variance"], spec.kernel)
     m_h, s_h = conditional_moments_reference(Kxz, np.outer(p["variance"], np.ones(6)), alpha, B)
-    expected_mean = m_h.T @ p["A"].T + (x if residual else 0.0)
+    mu = {"zero": 0.0, "identity": x}.get(mean_function)
+    if mean_function == "linear":
+        mu = x @ p["F"].T + np.tile(u_t, (6, 1)) @ p["G"].T + p["b"]
+    expected_mean = m_h.T @ p["A"].T + mu
     np.testing.assert_allclose(mean, expected_mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(cov, lmc_cov_reference(s_h.T, p["A"], p["process_var"]), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(cov, np.swapaxes(cov, 1, 2))
 
-    C, R = gpssm_emission(spec, model.params)
+    C, R = model.emission()
     np.testing.assert_array_equal(C, [[1.0, 0.0, 0.0]])
     np.testing.assert_allclose(R, p["obs_var"])
 
 
 def test_gpssm_filter_and_smoother():
-    model = gp_model(residual=True)
+    model = gp_model("identity")
     rng = np.random.default_rng(2)
     T = 25
     u = rng.normal(size=(T, 1))
     y = np.cumsum(rng.normal(size=(T, 1)), axis=0)
     y[[4, 9]] = np.nan
-    res, transition = filter_gpssm(model, y, u, num_particles=300, rng=3, store_particles=True)
+    res = model.filter(y, u, num_particles=300, seed=3, store_particles=True)
+    transition = model.transition_moments()
     assert res.means.shape == (T, 3) and res.covs.shape == (T, 3, 3) and res.particles.shape == (300, 3)
     assert res.particles_history.shape == (T, 300, 3) and res.ancestors.shape == (T, 300)
     for value in (res.means, res.covs, res.ess, res.log_weights, res.particles, res.log_likelihood):
@@ -286,7 +294,7 @@ def test_gpssm_filter_and_smoother():
     np.testing.assert_array_equal(res.resampled, res.ess < 0.5 * 300)
     assert res.resampled.any() and not res.resampled.all()
     assert np.all(res.log_likelihood_steps[[4, 9]] == 0.0)
-    again, _ = filter_gpssm(model, y, u, num_particles=300, rng=3, store_particles=True)
+    again = model.filter(y, u, num_particles=300, seed=3, store_particles=True)
     np.testing.assert_array_equal(res.means, again.means)
     assert res.log_likelihood == again.log_likelihood
     p = model.constrained_params()
@@ -295,7 +303,7 @@ def test_gpssm_filter_and_smoother():
 
     traj = backward_simulation(transition, res, u, 20, rng=0)
     assert traj.shape == (20, T, 3) and np.all(np.isfinite(traj))
-    boot, _ = filter_gpssm(model, y, u, num_particles=300, rng=3, proposal="bootstrap")
+    boot = model.filter(y, u, num_particles=300, seed=3, proposal="bootstrap")
     assert np.isfinite(boot.log_likelihood)
     assert abs(boot.log_likelihood - res.log_likelihood) < 0.1 * abs(res.log_likelihood) + 5.0
 
@@ -305,15 +313,15 @@ def test_gpssm_filter_with_recognition_network():
                              recognition_options={"num_steps": 4, "hidden": 8})
     rng = np.random.default_rng(4)
     y, u = rng.normal(size=(12, 1)), rng.normal(size=(12, 1))
-    res, _ = filter_gpssm(model, y, u, num_particles=400, rng=0)
+    res = model.filter(y, u, num_particles=400, seed=0)
     mean, var = model.recognition.q_x0(model.params, y, u)
     err = np.abs(res.initial_particles.mean(axis=0) - mean[0])
     assert np.all(err < 4 * np.sqrt(var[0] / 400)) and np.isfinite(res.log_likelihood)
     y[3] = np.nan
-    with pytest.raises(ValueError, match="x0_mean"):
-        filter_gpssm(model, y, u, num_particles=50)
+    with pytest.raises(ValueError, match="y"):
+        model.filter(y, u, num_particles=50)
     x0 = rng.normal(size=(50, 3))
-    res, _ = filter_gpssm(model, y, u, num_particles=None, x0_particles=x0)
+    res = particle_filter(model.transition_moments(), *model.emission(), y, u, x0_particles=x0, rng=0)
     np.testing.assert_array_equal(res.initial_particles, x0)
     assert res.log_likelihood_steps[3] == 0.0
 
@@ -378,22 +386,16 @@ def test_smoother_and_gpssm_validation():
         smoothed_moments(np.zeros((3, 5, 2)), np.zeros(2))
 
     gp = gp_model()
-    with pytest.raises(ValueError, match="spec"):
-        gpssm_transition("spec", gp.params)
-    with pytest.raises(ValueError, match="params"):
-        gpssm_transition(gp.spec, {"Z": gp.params["Z"]})
     bad = gp.get_params()
     bad["A"] = np.zeros((2, 2))
     with pytest.raises(ValueError, match="params\\['A'\\]"):
-        gpssm_emission(gp.spec, bad)
-    transition = gpssm_transition(gp.spec, gp.params)
+        gp.set_params(bad)
+    transition = gp.transition_moments()
     with pytest.raises(ValueError, match="x_prev"):
         transition(np.zeros((4, 2)), np.zeros(1), 0)
     with pytest.raises(ValueError, match="u_t"):
         transition(np.zeros((4, 3)), None, 0)
     with pytest.raises(ValueError, match="u_t"):
         transition(np.zeros((4, 3)), np.zeros(2), 0)
-    with pytest.raises(ValueError, match="model"):
-        filter_gpssm(object(), y)
     with pytest.raises(ValueError, match="u"):
-        filter_gpssm(gp, y)
+        gp.filter(y)

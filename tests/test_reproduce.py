@@ -67,7 +67,7 @@ def test_dask_local_cluster(tmp_path):
 def test_prssm_style_settings_build_residual_models():
     ds = __import__("gpssm_np").datasets.load("gas_furnace", DATA)
     model = table1.make_model("odgpssm", ds, 0, table1.PRSSM_STYLE_SETTINGS)
-    assert model.spec.residual and model.constrained_params()["process_var"][0] < 1e-4
-    assert not table1.make_model("prssm", ds, 0).spec.residual
+    assert model.spec.mean_function == "identity" and model.constrained_params()["process_var"][0] < 1e-4
+    assert table1.make_model("prssm", ds, 0).spec.mean_function == "zero"
     with pytest.raises(ValueError, match="base"):
         table1.sweep(datasets=["dryer"], models=["odgpssm"], seeds=1, out="unused", base="best")

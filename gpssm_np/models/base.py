@@ -213,12 +213,13 @@ class StateSpaceModel:
         report.close()
         return self
 
-    def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections):
-        """One accepted Adam step on the minibatch (y, u), rejecting non-finite steps (see :meth:`fit`)."""
+    def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
+        """One accepted Adam step on the minibatch (y, u), rejecting non-finite steps (see :meth:`fit`); ``x0``:
+        per-window q(x0) moments (mean (B, d_x), var (B, d_x)) or None for the model's own q(x0)."""
         log = self.training_log_
         rejections = 0
         while True:
-            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows)
+            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows, *(() if x0 is None else (x0,)))
             try:
                 value, grads = value_and_grad(loss)(self.params)
             except np.linalg.LinAlgError as err:

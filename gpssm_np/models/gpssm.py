@@ -2,7 +2,8 @@
 
 Model (DESIGN.md s1; time convention of the authors' code): x_0 ~ q(x0) emits nothing; for t = 1..T,
 x_t = mu(x_{t-1}) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
-C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code) or the identity (residual=True, PR-SSM).
+C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
+(``transition.py``).
 """
 from dataclasses import replace
 
@@ -10,15 +11,34 @@ import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
-from .._config import MAX_JITTER
-from ..filtering import gpssm_transition
+from .._config import MAX_JITTER, MAX_REJECTIONS
+from .._progress import Progress
+from ..datasets import window_starts, windows
 from ..forecast import free_run
-from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..ops._jit import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
+from ..transition import Transition, check_backend
+from ..warm_start import initial_params, warm_start
 from .base import StateSpaceModel, _without, finite_elbo
+from .training import ValidationScore, check_budget, split_validation, train_steps
+
+#: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md
+#: (linear mean, LGSSM warm start, per-window initial states, validation-based stopping). ``"authors"``: the
+#: configuration of the paper's code (zero mean, random initialisation, one q(x0), 70 epochs).
+SETTINGS = {
+    "default": {"mean_function": "linear", "init": "lgssm"},
+    "authors": {"mean_function": "zero", "init": "random"},
+}
+INITS = ("lgssm", "random")
+#: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
+#: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
+INITIAL_STATES = ("smoothed", "shared")
+#: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
+DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
+               "restarts": 1}
 
 
 class GPSSM(StateSpaceModel):
@@ -40,7 +60,15 @@ class GPSSM(StateSpaceModel):
         ``recognition is None``.
     recognition_options : dict, optional
         Keyword arguments of the recognition network (hidden, num_layers / num_steps).
-    **init
+    init : {"random", "lgssm"}
+        Initial parameters: the authors' random ones, or the linear-Gaussian warm start of every ``fit``
+        (``warm_start.py``).
+    settings : {"default", "authors"}
+        Selects how :meth:`fit` trains by default (see there).
+    initial_state : {None, "smoothed", "shared"}
+        q(x0) of each training window: the warm start's smoothed state before it ("smoothed", the default with
+        init="lgssm" and no recognition network) or the model's own q(x0) ("shared").
+    **init_values
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
         obs_noise, x0_var, inducing_range).
 
@@ -53,15 +81,29 @@ class GPSSM(StateSpaceModel):
     """
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
-                 recognition_options=None, **init):
+                 recognition_options=None, init="random", settings="default", initial_state=None, **init_values):
         super().__init__(seed)
+        if settings not in SETTINGS:
+            raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
+        if init not in INITS:
+            raise ValueError(f"init: expected one of {INITS}, got {init!r}")
+        if init == "lgssm" and spec.mean_function != "linear":
+            raise ValueError(f"init: the 'lgssm' warm start needs mean_function='linear', got {spec.mean_function!r}")
+        if initial_state is None:
+            initial_state = "smoothed" if init == "lgssm" and recognition is None else "shared"
+        if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and (init != "lgssm" or recognition)):
+            raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with init='lgssm' and no recognition "
+                             f"network, got {initial_state!r}")
+        self.settings, self.init, self.initial_state = settings, init, initial_state
+        self.init_values = dict(init_values)
+        self.validation_ = []
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
         self.kl_weighting = kl_weighting
         self.recognition = make_recognition(recognition, spec, recognition_options)
         rng = np.random.default_rng(seed)
-        self.params = init_params(spec, rng, **init)
+        self.params = init_params(spec, rng, **init_values)
         if self.recognition is not None:
             self.params.update(self.recognition.init_params(rng))
 
@@ -71,9 +113,10 @@ class GPSSM(StateSpaceModel):
         s = self.spec
         config = {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
                   "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
-                  "mean_function": "identity" if s.residual else "zero", "seed": self.seed, "backend": self.backend,
+                  "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
-                  "jitter": s.jitter}
+                  "jitter": s.jitter, "init": self.init, "settings": self.settings,
+                  "initial_state": self.initial_state}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
@@ -130,16 +173,125 @@ class GPSSM(StateSpaceModel):
         return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
-    def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
+    def _minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
         spec = self.spec
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent)
         scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss
 
         def loss(params):
             return -scale * elbo(params, spec, y, u, noise, self.backend, self.kl_weighting, num_windows,
-                                 self.recognition)
+                                 self.recognition, x0)
 
         return loss
+
+    # -- training --------------------------------------------------------------------------------------------
+    def fit(self, y, u=None, epochs=None, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
+            clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
+            max_rejections=MAX_REJECTIONS, max_steps=None, validation=None, eval_every=None, patience=None,
+            min_delta=None, restarts=None):
+        """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
+
+        Two regimes:
+
+        * **Until a validation score stops improving** (``settings="default"`` with ``epochs`` not given;
+          ``models/training.py``): the last ``validation`` share of each sequence is held back, Adam runs at most
+          ``max_steps`` gradient steps, the causal forecast RMSE of the held-back block is scored every
+          ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
+          parameters (never worse than the initial ones) are kept; ``restarts`` seeds, the best on validation.
+          Defaults: :data:`DEFAULT_FIT`. The scores are in ``validation_``.
+        * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
+          authors' loop, :meth:`gpssm_np.models.base.StateSpaceModel.fit` (checkpoints and resume).
+
+        With ``init="lgssm"`` every call starts from the linear-Gaussian warm start (``warm_start.py``) fitted on
+        the training part (as scikit-learn's ``fit``, not a continuation), and, without a recognition network, each
+        training window starts from the warm start's smoothed state before it. The other arguments are those of
+        the authors' loop (windows of ``seq_len`` at ``stride``, minibatches of ``batch_size``, Adam step ``lr``,
+        ``num_samples`` particles per window).
+        """
+        step_mode = epochs is None and self.settings == "default"
+        if not step_mode and self.init == "random" and max_steps is None and validation is None:
+            return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len, stride=stride,
+                               batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
+                               fixed=fixed, progress=progress, checkpoint=checkpoint,
+                               checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections)
+        if checkpoint is not None or resume:
+            raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
+                             "training with a validation block keeps its best parameters in memory")
+        ys, us = self._checked_sequences(y, u)
+        options = dict(DEFAULT_FIT)
+        if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
+            options.update(validation=0.0, patience=10**9, eval_every=10**9)
+        given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
+                 "min_delta": min_delta, "restarts": restarts}
+        options.update({k: v for k, v in given.items() if v is not None})
+        max_steps, eval_every, patience, share, restarts, min_delta = check_budget(
+            options["max_steps"], options["eval_every"], options["patience"], options["validation"],
+            options["restarts"], options["min_delta"])
+        batch_size = check.positive_int(batch_size, "batch_size")
+        num_samples = check.positive_int(num_samples, "num_samples")
+        max_rejections = check.positive_int(max_rejections, "max_rejections")
+        lr = check.positive_float(lr, "lr")
+        seed = self.seed if seed is None else check.seed(seed)
+        train_ys, train_us, cuts = split_validation(ys, us, share)
+        seq_len = min(check.positive_int(seq_len, "seq_len"), min(len(t) for t in train_ys))
+        if not step_mode:
+            windows_count = len(windows(train_ys, train_us, seq_len, stride)[0])
+            max_steps = check.positive_int(epochs or 70, "epochs") * -(-windows_count // batch_size)
+        score = ValidationScore(ys, us, cuts, seed=seed)
+        frozen = self._check_fixed(fixed)
+        best = None
+        for restart in range(restarts):
+            run_seed = seed + restart
+            x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
+            Y, U = windows(train_ys, train_us, seq_len, stride)
+            self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
+            report = Progress(max_steps, enabled=progress)
+            with blas_single_threaded():
+                record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed), Adam(lr=lr, clip_norm=clip_norm),
+                                     frozen, score, max_steps, eval_every, patience, min_delta, batch_size,
+                                     num_samples, max_rejections, report)
+            report.close()
+            value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
+            if best is None or (value is not None and value < best[0]):
+                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
+        _, params, self.history_, self.training_log_, self.validation_, _ = best
+        self.set_params(params)
+        return self
+
+    def _checked_sequences(self, y, u):
+        """Lists of checked training sequences (T_i, d_y) and inputs (T_i, d_u)."""
+        ys = y if isinstance(y, (list, tuple)) else [y]
+        us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
+        if len(us) != len(ys):
+            raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
+        checked = [check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u) for yi, ui in zip(ys, us)]
+        return [c[0][0] for c in checked], [c[1][0] for c in checked]
+
+    def initialise(self, y, u=None, seed=None):
+        """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
+        or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
+        step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
+        ys, us = self._checked_sequences(y, u)
+        self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
+        return self
+
+    def _initialise(self, ys, us, seq_len, stride, seed):
+        """Fresh parameters for one training run: the warm start (``init="lgssm"``) or the random initialisation
+        from ``seed``; returns the per-window initial states (mean (W, d_x), var (W, d_x)) of the windows of
+        ``ys`` (None when q(x0) is the model's own)."""
+        rng = np.random.default_rng(seed)
+        params = init_params(self.spec, rng, **self.init_values)
+        if self.recognition is not None:
+            params.update(self.recognition.init_params(rng))
+        if self.init == "random":
+            self.params = params
+            return None
+        start = warm_start(ys, us, self.spec.dim_x, seed)
+        self.params = initial_params(self.spec, params, start, us, rng)
+        if self.initial_state == "shared":
+            return None
+        moments = [start.initial_states(i, window_starts(len(y), seq_len, stride)) for i, y in enumerate(ys)]
+        return np.concatenate([m for m, _ in moments]), np.concatenate([v for _, v in moments])
 
     def _increase_jitter(self):
         """Multiply the jitter of K(Z, Z) by 10 after a failed Cholesky; False once it would exceed MAX_JITTER."""
@@ -149,15 +301,19 @@ class GPSSM(StateSpaceModel):
         self.spec = replace(self.spec, jitter=jitter)
         return True
 
+    def transition(self):
+        """The model's :class:`gpssm_np.transition.Transition` at the current parameters (plain NumPy values)."""
+        return Transition(self.constrained_params(), self.spec, "fused")
+
     def transition_moments(self):
         """x_t | x_{t-1} ~ N(mu + A m_h, A S_h A^T + diag q) as a function for ``filtering.particle_filter``."""
-        return gpssm_transition(self.spec, self.params)
+        return self.transition().moments_function()
 
     def obs_var(self):
         return np.asarray(constrain(self.params, self.spec)["obs_var"])
 
     def _free_run(self, x0, u, rng):
-        return free_run(self.spec, self.params, x0, u, rng)
+        return free_run(self.transition(), x0, u, rng)
 
     def q_x0(self, y=None, u=None):
         """Mean and variance (each (d_x,)) of q(x0): the free Gaussian, or the recognition network applied to the
@@ -200,6 +356,15 @@ class GPSSM(StateSpaceModel):
             value, grads = value_and_grad(loss)(self.params)
             self.params = optimizer.step(self.params, _without(grads, frozen))
         return self
+
+
+def resolve_settings(settings, mean_function, init):
+    """(mean_function, init) with the values of ``settings`` (:data:`SETTINGS`) where they are None."""
+    if settings not in SETTINGS:
+        raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
+    chosen = SETTINGS[settings]
+    return (chosen["mean_function"] if mean_function is None else mean_function,
+            chosen["init"] if init is None else init)
 
 
 def make_recognition(kind, spec, options=None):

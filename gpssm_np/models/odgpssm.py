@@ -1,7 +1,7 @@
 """ODGPSSM: output-dependent GPSSM, Q latent GPs mixed by a learnable A (Lin et al., ICASSP 2023)."""
 from .._config import JITTER
 from ..params import GPSSMSpec
-from .gpssm import GPSSM
+from .gpssm import GPSSM, resolve_settings
 
 
 class ODGPSSM(GPSSM):
@@ -21,27 +21,32 @@ class ODGPSSM(GPSSM):
         One set of inducing inputs Z for all latent GPs (the paper) or one per latent GP (the authors' code).
     whiten : bool
         Whitened q(u) (default, as the authors' code) or q(u) on the inducing outputs directly.
-    mean_function : {"zero", "identity"}
-        mu = 0 (authors' code) or the identity (residual dynamics, PR-SSM).
+    mean_function : {"zero", "identity", "linear"}
+        mu = 0 (authors' code), the identity (residual dynamics, PR-SSM) or mu = F x_{t-1} + G u_t + b with F, G, b
+        learned (``gpssm_np.transition``).
     jitter : float
         Added to the diagonal of K(Z, Z) (default 1e-6); ``fit`` raises it tenfold when a Cholesky fails.
-    seed, backend, kl_weighting, recognition, recognition_options, **init
+    settings : {"default", "authors"}
+        "default": the package's recipe (mean_function="linear", init="lgssm", ``fit`` until a validation score
+        stops improving); "authors": the paper's code (mean_function="zero", init="random", 70 epochs). Arguments
+        given explicitly override the settings.
+    init : {"lgssm", "random"}
+        "lgssm": every ``fit`` starts from a linear-Gaussian state-space model fitted to the data
+        (``gpssm_np.warm_start``; needs mean_function="linear"); "random": the authors' initialisation.
+    seed, backend, kl_weighting, recognition, recognition_options, initial_state, **init_values
         See :class:`gpssm_np.models.GPSSM`.
     """
 
     def __init__(self, dim_x, dim_y, dim_u=0, num_latent=None, num_inducing=20, kernel="matern52",
-                 shared_inducing=True, whiten=True, mean_function="zero", seed=0, backend="fused",
-                 kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, **init):
+                 shared_inducing=True, whiten=True, mean_function=None, seed=0, backend="fused",
+                 kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, init=None,
+                 settings="default", initial_state=None, **init_values):
+        mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,
-                         residual=residual_flag(mean_function), shared_inducing=shared_inducing, independent=False,
+                         mean_function=mean_function, shared_inducing=shared_inducing, independent=False,
                          free_x0=recognition is None, jitter=jitter)
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
-                         recognition_options=recognition_options, **init)
+                         recognition_options=recognition_options, init=init, settings=settings,
+                         initial_state=initial_state, **init_values)
 
-
-def residual_flag(mean_function):
-    """True for the identity mean function (residual dynamics), False for zero; ValueError otherwise."""
-    if mean_function not in ("zero", "identity"):
-        raise ValueError(f"mean_function: expected 'zero' or 'identity', got {mean_function!r}")
-    return mean_function == "identity"

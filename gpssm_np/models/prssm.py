@@ -1,8 +1,7 @@
 """PRSSM: the output-independent GPSSM baseline (Doerr et al., ICML 2018), i.e. ODGPSSM with A = I, Q = d_x."""
 from .._config import JITTER
 from ..params import GPSSMSpec
-from .gpssm import GPSSM
-from .odgpssm import residual_flag
+from .gpssm import GPSSM, resolve_settings
 
 
 class PRSSM(GPSSM):
@@ -14,11 +13,14 @@ class PRSSM(GPSSM):
     """
 
     def __init__(self, dim_x, dim_y, dim_u=0, num_inducing=20, kernel="matern52", shared_inducing=True,
-                 whiten=True, mean_function="zero", seed=0, backend="fused", kl_weighting="unbiased",
-                 recognition=None, recognition_options=None, jitter=JITTER, **init):
+                 whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
+                 recognition=None, recognition_options=None, jitter=JITTER, init=None,
+                 settings="default", initial_state=None, **init_values):
+        mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
-                         kernel=kernel, whiten=whiten, residual=residual_flag(mean_function),
+                         kernel=kernel, whiten=whiten, mean_function=mean_function,
                          shared_inducing=shared_inducing, independent=True, free_x0=recognition is None,
                          jitter=jitter)
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
-                         recognition_options=recognition_options, **init)
+                         recognition_options=recognition_options, init=init, settings=settings,
+                         initial_state=initial_state, **init_values)

@@ -1,0 +1,112 @@
+"""The ablation of the default recipe (docs/ablation_plan.md): what each piece buys on training and validation data.
+
+Every cell fits one configuration to the **training half** of a data set (``fit`` holds back its last 20 % as the
+validation block) and records the validation scores of its run (``GPSSM.validation_``): at step 0 (the initial
+model: the warm start where there is one), of the selected parameters, and of the last iterate. The test halves
+are never read. Rows are streamed to a JSON-lines file keyed on (data set, configuration, seed, budget, commit),
+so an interrupted sweep resumes where it stopped and reuses only rows of the same code and budget.
+"""
+import json
+import logging
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from .. import datasets as ds_module
+from .._versions import versions
+from ..ops._jit import use_threads
+
+logger = logging.getLogger(__name__)
+
+#: The configurations of docs/ablation_plan.md (constructor arguments of ODGPSSM on top of its defaults).
+CONFIGS = {
+    "full": {},
+    "shared_x0": {"initial_state": "shared"},
+    "no_warm_start": {"init": "random"},
+    "zero_mean": {"init": "random", "mean_function": "zero"},
+}
+DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
+#: fit's budget in every cell (the defaults of ``models.gpssm.DEFAULT_FIT`` at the time of the plan).
+BUDGET = {"max_steps": 2000, "eval_every": 100, "patience": 5}
+
+
+def training_half(name, data_dir=None):
+    """(y, u) of the training half of a Table 1 set (standardised by its loader), or of a simulated system
+    (1000 steps generated with seed 0, the first 500 z-scored with their own statistics)."""
+    if name == "sim_linear":
+        system = ds_module.random_linear_system(dim_x=4, dim_y=1, dim_u=1, seed=0)
+        y, u, _ = ds_module.simulate_linear(system, 1000, seed=0)
+    elif name == "sim_tanks":
+        y, u, _ = ds_module.cascaded_tanks(1000, seed=0)
+    else:
+        d = ds_module.load(name, data_dir)
+        return d.y_train, d.u_train
+    y, u = y[:500], u[:500]
+    return (y - y.mean(axis=0)) / y.std(axis=0), (u - u.mean(axis=0)) / u.std(axis=0)
+
+
+def run_cell(data_name, config, seed, budget=None, data_dir=None):
+    """Fit configuration ``config`` on the training half of ``data_name``; the row of the ablation table."""
+    from .. import ODGPSSM
+
+    budget = dict(BUDGET if budget is None else budget)
+    y, u = training_half(data_name, data_dir)
+    start = time.perf_counter()
+    with use_threads(1):
+        model = ODGPSSM(dim_x=4, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed, **CONFIGS[config])
+        model.fit(y, u, **budget)
+    scores = [r["rmse"] for r in model.validation_]
+    return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget,
+            "initial": scores[0], "selected": min(scores), "last": scores[-1],
+            "steps": model.validation_[-1]["step"], "seconds": time.perf_counter() - start,
+            "commit": versions().get("git_commit")}
+
+
+def _key(row):
+    return (row["dataset"], row["config"], row["seed"], json.dumps(row["budget"], sort_keys=True), row["commit"])
+
+
+def sweep(out, datasets=DATASETS, configs=tuple(CONFIGS), seeds=2, jobs=2, budget=None, data_dir=None):
+    """Run every (data set, configuration, seed) cell not yet in ``out`` (JSON lines); returns all rows."""
+    budget = dict(BUDGET if budget is None else budget)
+    commit = versions().get("git_commit")
+    rows = []
+    if os.path.exists(out):
+        with open(out) as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+    done = {_key(r) for r in rows}
+    todo = [(d, c, s) for s in range(seeds) for d in datasets for c in configs
+            if _key({"dataset": d, "config": c, "seed": s, "budget": budget, "commit": commit}) not in done]
+    logger.info("ablation: %d cells reused, %d to run", len(rows), len(todo))
+    with ProcessPoolExecutor(max_workers=jobs) as pool, open(out, "a") as fh:
+        futures = [pool.submit(run_cell, d, c, s, budget, data_dir) for d, c, s in todo]
+        for future in futures:
+            row = future.result()
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            rows.append(row)
+            logger.info("%s %s seed %d: initial %.4f selected %.4f last %.4f (%d steps, %.0f s)", row["dataset"],
+                        row["config"], row["seed"], row["initial"], row["selected"], row["last"], row["steps"],
+                        row["seconds"])
+    return rows
+
+
+def markdown(rows):
+    """Mean validation score (and sample std over seeds) per data set and configuration, and the mean over data."""
+    configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
+    names = [d for d in DATASETS if any(r["dataset"] == d for r in rows)]
+    lines = ["| configuration | " + " | ".join(names) + " | mean |", "|---" * (len(names) + 2) + "|"]
+    for c in configs:
+        cells, means = [], []
+        for d in names:
+            vals = [r["selected"] for r in rows if r["config"] == c and r["dataset"] == d]
+            if vals:
+                means.append(np.mean(vals))
+                spread = f" +- {np.std(vals, ddof=1):.3f}" if len(vals) > 1 else ""
+                cells.append(f"{np.mean(vals):.3f}{spread} (n={len(vals)})")
+            else:
+                cells.append("-")
+        lines.append(f"| {c} | " + " | ".join(cells) + f" | {np.mean(means):.3f} |")
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+r"""Training that ends at a good model: a validation block, early stopping, a budget in gradient steps, restarts.
+
+The default ``fit`` of the GP models (``settings="default"``) does not train for a fixed number of epochs:
+
+1. **Validation block.** The last ``validation`` share (default 20 %) of every training sequence is held back
+   (never the test data). Blocks shorter than :data:`MIN_VALIDATION` steps are not cut: training then runs for its
+   whole budget and keeps the last parameters (``validation_`` says so).
+2. **Score.** Every ``eval_every`` gradient steps the model forecasts the validation block causally: for each
+   validation window (horizon H = min(100, block length), starts at stride H / 2, at most
+   :data:`MAX_VALIDATION_WINDOWS`) a particle filter over the ``burn_in`` outputs before the window (which reach
+   back into the training part), then a free run over the window with the true inputs; the score is the RMSE of
+   the particle-mean output averaged over windows. The filter and forecast use the same seed at every evaluation
+   (common random numbers), so that scores of different parameters differ by the parameters, not by the noise.
+3. **Selection.** The parameters with the lowest score are kept, starting with the initial ones (step 0): the
+   selected model is never worse on the validation block than where training started (for ``init="lgssm"`` the
+   linear-Gaussian warm start). Training stops when ``patience`` evaluations in a row bring no improvement of at
+   least ``min_delta`` (relative), or after ``max_steps`` gradient steps. The selected model is **not** continued
+   on the whole training data: the validation block then informs the model only through the filter.
+4. **Restarts.** ``restarts = N`` trains from N seeds (seed, seed + 1, ...) and keeps the run with the best
+   validation score.
+
+The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
+multiply the time. The steps are deterministic given the seed.
+"""
+import time
+
+import numpy as np
+
+from .. import _validation as check
+from ..datasets import window_starts
+
+#: Shortest validation block that is cut (steps).
+MIN_VALIDATION = 20
+#: Most validation windows scored per evaluation.
+MAX_VALIDATION_WINDOWS = 4
+#: Forecast horizon of the validation windows (steps), as the test protocols'.
+VALIDATION_HORIZON = 100
+
+
+def split_validation(ys, us, share):
+    """(training part, validation block start) of each sequence: lists of (y, u) cut at int((1 - share) T_i), and the
+    cut indices; a block shorter than MIN_VALIDATION, or share 0, leaves the sequence whole (cut = None)."""
+    train_y, train_u, cuts = [], [], []
+    for y, u in zip(ys, us):
+        cut = int(round((1.0 - share) * len(y)))
+        if share <= 0 or len(y) - cut < MIN_VALIDATION or cut < MIN_VALIDATION:
+            train_y.append(y)
+            train_u.append(u)
+            cuts.append(None)
+        else:
+            train_y.append(y[:cut])
+            train_u.append(u[:cut])
+            cuts.append(cut)
+    return train_y, train_u, cuts
+
+
+class ValidationScore:
+    """The causal forecast score of the validation blocks (module docstring, step 2); call it with a model."""
+
+    def __init__(self, ys, us, cuts, burn_in=100, num_particles=200, num_samples=50, seed=0):
+        self.tasks = []  # (y_past, u_past, u_window, y_window)
+        for y, u, cut in zip(ys, us, cuts):
+            if cut is None:
+                continue
+            block = len(y) - cut
+            horizon = min(VALIDATION_HORIZON, block)
+            for s in window_starts(block, horizon, max(1, horizon // 2))[:MAX_VALIDATION_WINDOWS]:
+                g = cut + int(s)
+                past = slice(max(0, g - burn_in), g)
+                self.tasks.append((y[past], u[past], u[g:g + horizon], y[g:g + horizon]))
+        self.num_particles, self.num_samples, self.seed = num_particles, num_samples, seed
+
+    def __bool__(self):
+        return bool(self.tasks)
+
+    def __call__(self, model):
+        errors = []
+        for k, (y_past, u_past, u_w, y_w) in enumerate(self.tasks):
+            fc = model.forecast(u_w, y_past=y_past, u_past=u_past, num_samples=self.num_samples, seed=self.seed + k,
+                                num_particles=self.num_particles)
+            errors.append(float(np.sqrt(np.mean((fc.mean - y_w) ** 2))))
+        return float(np.mean(errors))
+
+
+def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
+                batch_size, num_samples, max_rejections, report=None):
+    """Adam steps over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0`` (or None),
+    scored by ``score`` (a :class:`ValidationScore`, possibly empty) every ``eval_every`` steps; leaves the best
+    parameters in ``model`` and returns the validation record (a list of dicts: step, rmse, loss, seconds)."""
+    num_windows = Y.shape[0]
+    start_time = time.perf_counter()
+    record = []
+
+    def evaluate(step):
+        loss = float(np.mean(model.history_[-eval_every:])) if step else None
+        entry = {"step": step, "rmse": score(model) if score else None, "loss": loss,
+                 "seconds": time.perf_counter() - start_time}
+        record.append(entry)
+        return entry["rmse"]
+
+    best_score = evaluate(0)
+    best_params, since_best, step = model.get_params(), 0, 0
+    while step < max_steps and since_best < patience:
+        order = rng.permutation(num_windows)
+        for first in range(0, num_windows, batch_size):
+            idx = order[first:first + batch_size]
+            model._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections,
+                              None if x0 is None else (x0[0][idx], x0[1][idx]))
+            step += 1
+            if step % eval_every and step < max_steps:
+                continue
+            current = evaluate(step)
+            if report is not None:
+                report.update(step, model.history_[-1])
+            if current is None:
+                best_params = model.get_params()
+            elif current < best_score * (1.0 - min_delta):
+                best_score, best_params, since_best = current, model.get_params(), 0
+            else:
+                since_best += 1
+            if step >= max_steps or since_best >= patience:
+                break
+    model.set_params(best_params)
+    return record
+
+
+def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta):
+    """The training-budget arguments, validated."""
+    max_steps = check.positive_int(max_steps, "max_steps")
+    eval_every = check.positive_int(eval_every, "eval_every")
+    patience = check.positive_int(patience, "patience")
+    restarts = check.positive_int(restarts, "restarts")
+    if not (isinstance(validation, (int, float)) and 0 <= validation < 1):
+        raise ValueError(f"validation: expected a share in [0, 1), got {validation!r}")
+    if not (isinstance(min_delta, (int, float)) and 0 <= min_delta < 1):
+        raise ValueError(f"min_delta: expected a relative improvement in [0, 1), got {min_delta!r}")
+    return max_steps, eval_every, patience, float(validation), restarts, float(min_delta)

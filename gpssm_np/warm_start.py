@@ -1,0 +1,173 @@
+r"""A linear-Gaussian warm start for the sparse-GP state-space models (``init="lgssm"``).
+
+A linear Gaussian state-space model (``baselines.LGSSM``: subspace identification, then EM), fitted in about a
+second, is a strong model of most plants. The GP model starts exactly there and moves away only where the data
+say so:
+
+1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
+   model's d_x, on the training data.
+2. Change the state basis, x' = T x, so that the emission becomes C = [I_{d_y}, 0] (paper Eq. (4b)):
+   T = [H; N], where the rows of N span the null space of H Q_l, rotated so that N Q_l N^T is diagonal. Then
+   H T^{-1} = [I, 0], and T Q_l T^T = blockdiag(H Q_l H^T, N Q_l N^T) has no cross terms: it is diagonal for
+   d_y = 1 (for d_y > 1 the off-diagonal entries of H Q_l H^T are dropped). T is invertible because H Q_l H^T is
+   positive definite. F' = T F T^{-1}, G' = T G, b = 0 (the data are standardised).
+   Needs d_x >= d_y and H of full row rank (ValueError otherwise).
+3. Transition x_t = F' x_{t-1} + G' u_t + b + A h + v_t (``transition.py``, ``mean_function="linear"``) with
+   q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
+   s2 at every input, so the transition mean is the LGSSM's. A has orthonormal rows (A A^T = I; A = I for PRSSM) and
+   the kernel variance is s2 = ``gp_share`` * min_d Q'_dd, the process noise q_d = Q'_dd - s2: the transition
+   covariance s2 A A^T + diag q is then exactly diag Q'. So before any gradient step the model is the LGSSM in the
+   new basis (up to the dropped off-diagonal noise terms for d_y > 1, and when Q < d_x, where A A^T = I is
+   impossible and A is the first Q columns of an orthogonal matrix); its forecasts are the Kalman forecasts up to
+   Monte-Carlo error.
+4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(T m0, diag T P0 T^T).
+5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
+   smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
+6. Every training window gets its own initial state: the smoothed marginal N(x'_s, diag P'_s) of the state before
+   its first output (:class:`WarmStart.initial_states`).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._config import POSITIVE_FLOOR
+from .baselines import LGSSM
+from .transforms import positive_inverse
+
+#: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
+GP_SHARE = 0.5
+
+#: Smallest variance the warm start sets (the positive transform's floor is POSITIVE_FLOOR).
+_VAR_MIN = 10 * POSITIVE_FLOOR
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """What the warm start found: the LGSSM in the emission basis and the smoothed states of the training data.
+
+    Attributes
+    ----------
+    T : (d_x, d_x)     basis change x' = T x
+    F, G : (d_x, d_x), (d_x, d_u)
+    process_var : (d_x,)   diagonal of T Q_l T^T
+    obs_var : (d_y,)
+    x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
+    smoothed_means, smoothed_vars : list of (T_i + 1, d_x)   x'_0..x'_T of each training sequence
+    lgssm : the fitted :class:`gpssm_np.baselines.LGSSM`
+    """
+
+    T: np.ndarray
+    F: np.ndarray
+    G: np.ndarray
+    process_var: np.ndarray
+    obs_var: np.ndarray
+    x0_mean: np.ndarray
+    x0_var: np.ndarray
+    smoothed_means: list
+    smoothed_vars: list
+    lgssm: LGSSM
+
+    def initial_states(self, sequence, starts):
+        """(mean (n, d_x), var (n, d_x)) of the state before the windows of training sequence ``sequence`` whose
+        first outputs are y[starts] (0-based)."""
+        return self.smoothed_means[sequence][starts], self.smoothed_vars[sequence][starts]
+
+
+def emission_basis(H, Q):
+    """T (d_x, d_x) with H T^{-1} = [I, 0] and T Q T^T block diagonal (module docstring, step 2)."""
+    d_y, d_x = H.shape
+    if d_y > d_x:
+        raise ValueError(f"dim_x: the warm start needs dim_x >= dim_y, got {d_x} < {d_y}")
+    if np.linalg.matrix_rank(H) < d_y:
+        raise ValueError("init: the LGSSM's emission matrix H lacks full row rank; use init='random'")
+    if d_x == d_y:
+        return H.copy()
+    _, _, vt = np.linalg.svd(H @ Q)
+    N = vt[d_y:]  # rows span the null space of H Q: N Q H^T = 0
+    _, rotation = np.linalg.eigh(N @ Q @ N.T)
+    return np.concatenate([H, rotation.T @ N])
+
+
+def fit_lgssm(ys, us, dim_x, seed=0):
+    """The LGSSM of step 1 on training sequences ``ys`` (list of (T_i, d_y)) and ``us`` (list of (T_i, d_u))."""
+    d_y, d_u = ys[0].shape[1], us[0].shape[1]
+    return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed).fit(list(ys), list(us))
+
+
+def warm_start(ys, us, dim_x, seed=0):
+    """Fit the LGSSM and express it in the emission basis: a :class:`WarmStart` (steps 1, 2, 4, 6)."""
+    lgssm = fit_lgssm(ys, us, dim_x, seed)
+    p = lgssm.get_params()
+    T = emission_basis(p["H"], p["Q"])
+    T_inv = np.linalg.inv(T)
+    means, variances = [], []
+    for y, u in zip(ys, us):
+        m, P = lgssm.smooth(y, u)  # x_0..x_T
+        means.append(m @ T.T)
+        variances.append(np.einsum("ij,tjk,ik->ti", T, P, T))
+    return WarmStart(T=T, F=T @ p["F"] @ T_inv, G=T @ p["G"], process_var=np.diag(T @ p["Q"] @ T.T).copy(),
+                     obs_var=np.diag(p["R"]).copy(), x0_mean=T @ p["m0"], x0_var=np.diag(T @ p["P0"] @ T.T).copy(),
+                     smoothed_means=means, smoothed_vars=variances, lgssm=lgssm)
+
+
+def kmeans(points, k, rng, iterations=25):
+    """k centres (k, D) of ``points`` (P, D) by k-means++ seeding and Lloyd iterations; with k >= P the points
+    themselves and then jittered copies of them."""
+    P = len(points)
+    if k >= P:
+        extra = points[rng.integers(0, P, size=k - P)] + 1e-3 * rng.standard_normal((k - P, points.shape[1]))
+        return np.concatenate([points, extra])
+    centres = [points[rng.integers(P)]]
+    dist = np.sum((points - centres[0]) ** 2, axis=1)
+    for _ in range(1, k):
+        centres.append(points[rng.choice(P, p=dist / dist.sum()) if dist.sum() > 0 else rng.integers(P)])
+        dist = np.minimum(dist, np.sum((points - centres[-1]) ** 2, axis=1))
+    centres = np.array(centres)
+    for _ in range(iterations):
+        labels = np.argmin(((points[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+        for j in range(k):
+            members = points[labels == j]
+            if len(members):
+                centres[j] = members.mean(axis=0)
+    return centres
+
+
+def gp_inputs(start, us):
+    """GP inputs [x'_{t-1}, u_t] (sum_i T_i, D) from the smoothed means of each sequence and its inputs."""
+    return np.concatenate([np.concatenate([m[:-1], u], axis=1) for m, u in zip(start.smoothed_means, us)])
+
+
+def orthonormal_rows(d_x, Q, rng):
+    """A (d_x, Q) with orthonormal rows when Q >= d_x (else orthonormal columns): A A^T = I for Q >= d_x."""
+    q, r = np.linalg.qr(rng.standard_normal((max(d_x, Q), max(d_x, Q))))
+    q = q * np.sign(np.diag(r))  # a uniformly distributed orthogonal matrix
+    return q[:d_x, :Q]
+
+
+def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
+    """Unconstrained parameters of a ``mean_function="linear"`` GPSSM set from ``start`` (module docstring, steps 3-5);
+    ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's)."""
+    if spec.mean_function != "linear":
+        raise ValueError(f"mean_function: the LGSSM warm start needs mean_function='linear', got "
+                         f"{spec.mean_function!r}")
+    new = dict(params)
+    s2 = max(gp_share * float(np.min(start.process_var)), _VAR_MIN)
+    X = gp_inputs(start, us)
+    centres = kmeans(X, spec.num_inducing, rng)
+    new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
+    spread = np.maximum(X.std(axis=0), 1e-3)
+    new["lengthscale"] = np.broadcast_to(positive_inverse(spread), params["lengthscale"].shape).copy()
+    new["variance"] = np.full(params["variance"].shape, positive_inverse(s2))
+    new["q_mu"] = np.zeros(params["q_mu"].shape)
+    new["q_sqrt"] = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
+    if not spec.whiten:
+        raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
+    if not spec.independent:
+        new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng)
+    new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), np.zeros(spec.dim_x)
+    new["process_noise"] = positive_inverse(np.maximum(start.process_var - s2, _VAR_MIN))
+    new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
+    if spec.free_x0:
+        new["x0_mean"] = start.x0_mean.copy()
+        new["x0_var"] = positive_inverse(np.maximum(start.x0_var, _VAR_MIN))
+    return new

@@ -1,0 +1,117 @@
+"""The linear-Gaussian warm start (warm_start.py), the linear mean and training with a validation block."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.datasets import random_linear_system, simulate_linear
+from gpssm_np.models.training import ValidationScore, split_validation
+from gpssm_np.warm_start import emission_basis, kmeans, orthonormal_rows, warm_start
+
+
+def standardised_linear_data(seed=0, T=700, dim_x=3):
+    system = random_linear_system(dim_x=dim_x, dim_y=1, dim_u=1, seed=seed)
+    y, u, _ = simulate_linear(system, T, seed=seed)
+    mean, std = y[:500].mean(axis=0), y[:500].std(axis=0)
+    return (y - mean) / std, u
+
+
+def test_emission_basis_gives_identity_emission_and_block_diagonal_noise():
+    rng = np.random.default_rng(0)
+    for d_y, d_x in ((1, 1), (1, 4), (2, 5)):
+        H = rng.normal(size=(d_y, d_x))
+        L = rng.normal(size=(d_x, d_x))
+        Q = L @ L.T + 0.1 * np.eye(d_x)
+        T = emission_basis(H, Q)
+        np.testing.assert_allclose(H @ np.linalg.inv(T), np.eye(d_y, d_x), atol=1e-10)
+        Qp = T @ Q @ T.T
+        off = Qp - np.diag(np.diag(Qp))
+        off[:d_y, :d_y] = 0.0  # the output block keeps its correlations (module docstring)
+        np.testing.assert_allclose(off, 0.0, atol=1e-10)
+    with pytest.raises(ValueError, match="dim_x"):
+        emission_basis(np.ones((2, 1)), np.eye(1))
+    with pytest.raises(ValueError, match="row rank"):
+        emission_basis(np.ones((2, 3)), np.eye(3))
+
+
+def test_kmeans_and_orthonormal_rows():
+    rng = np.random.default_rng(1)
+    points = np.concatenate([rng.normal(size=(50, 2)) * 0.05 + c for c in ([0, 0], [3, 0], [0, 3])])
+    centres = kmeans(points, 3, rng)
+    assert sorted(np.round(np.linalg.norm(centres, axis=1)).tolist()) == [0.0, 3.0, 3.0]
+    assert kmeans(points[:2], 5, rng).shape == (5, 2)
+    A = orthonormal_rows(3, 5, rng)
+    np.testing.assert_allclose(A @ A.T, np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
+def test_warm_started_model_forecasts_like_the_kalman_filter(cls):
+    """Before any gradient step the model is the LGSSM in the emission basis: the same causal forecasts up to the
+    Monte-Carlo error of the particle filter and the free run."""
+    y, u = standardised_linear_data(seed=0)
+    model = cls(dim_x=3, dim_y=1, dim_u=1, seed=0).initialise(y[:500], u[:500])
+    lgssm = warm_start([y[:500]], [u[:500]], 3).lgssm
+    g = 560
+    past = slice(g - 60, g)
+    kalman = lgssm.forecast(u[g:g + 100], y_past=y[past], u_past=u[past])
+    fc = model.forecast(u[g:g + 100], y_past=y[past], u_past=u[past], num_samples=2000, num_particles=2000)
+    scale = np.abs(kalman.mean).max()
+    assert np.abs(fc.mean - kalman.mean).max() < 0.03 * scale
+    # the predictive spread matches too (sample spread of 2000 particles against the exact Kalman variance)
+    _, _, _, y_cov = lgssm.predict_moments(u[g:g + 100], *lgssm.filter(y[past], u[past]).means[-1:],
+                                           lgssm.filter(y[past], u[past]).covs[-1])
+    np.testing.assert_allclose(fc.std[:, 0], np.sqrt(y_cov[:, 0, 0]), rtol=0.1)
+
+
+def test_warm_start_on_a_real_dataset():
+    try:
+        ds = gp.datasets.load("gas_furnace")
+    except FileNotFoundError:
+        pytest.skip("GPSSM_NP_DATA does not point at the data")
+    model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, seed=0).initialise(ds.y_train, ds.u_train)
+    lgssm = warm_start([ds.y_train], [ds.u_train], 4).lgssm
+    g = 40
+    past = slice(0, g)
+    kalman = lgssm.forecast(ds.u_test[g:g + 60], y_past=ds.y_test[past], u_past=ds.u_test[past])
+    fc = model.forecast(ds.u_test[g:g + 60], y_past=ds.y_test[past], u_past=ds.u_test[past], num_samples=2000,
+                        num_particles=2000)
+    assert np.abs(fc.mean - kalman.mean).max() < 0.05 * np.abs(kalman.mean).max()
+
+
+def test_linear_mean_parameters_and_settings():
+    m = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=2)
+    assert m.spec.mean_function == "linear" and m.init == "lgssm" and m.initial_state == "smoothed"
+    assert m.params["F"].shape == (3, 3) and m.params["G"].shape == (3, 2) and m.params["b"].shape == (3,)
+    authors = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=2, settings="authors")
+    assert authors.spec.mean_function == "zero" and authors.init == "random" and "F" not in authors.params
+    with pytest.raises(ValueError, match="settings"):
+        gp.ODGPSSM(dim_x=3, dim_y=1, settings="paper")
+    with pytest.raises(ValueError, match="init"):
+        gp.ODGPSSM(dim_x=3, dim_y=1, mean_function="zero", init="lgssm")
+    with pytest.raises(ValueError, match="initial_state"):
+        gp.ODGPSSM(dim_x=3, dim_y=1, settings="authors", initial_state="smoothed")
+
+
+def test_split_validation_and_score_read_only_the_past():
+    y, u = standardised_linear_data(seed=1, T=300)
+    train_y, train_u, cuts = split_validation([y], [u], 0.2)
+    assert cuts == [240] and len(train_y[0]) == 240
+    assert split_validation([y[:60]], [u[:60]], 0.2)[2] == [None]  # a 12-step block is too short to cut
+    score = ValidationScore([y], [u], cuts, burn_in=50)
+    (y_past, u_past, u_w, y_w), = score.tasks
+    np.testing.assert_array_equal(y_past, y[190:240])
+    np.testing.assert_array_equal(y_w, y[240:300])
+
+
+def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
+    y, u = standardised_linear_data(seed=2, T=400)
+    kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8)
+    a = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs)
+    scores = [r["rmse"] for r in a.validation_]
+    assert a.validation_[0]["step"] == 0 and len(scores) >= 2
+    # the selected parameters score the minimum of the record (the warm start included)
+    check = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=3)
+    assert check(a) == pytest.approx(min(scores), rel=1e-12)
+    b = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs)
+    for name in a.params:
+        np.testing.assert_array_equal(a.params[name], b.params[name])
+    assert a.history_ == b.history_
