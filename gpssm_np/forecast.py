@@ -70,6 +70,8 @@ def free_run(spec, params, x0, u, rng):
     S, T = x0.shape[0], u.shape[0]
     eps_h = rng.standard_normal((T, S, spec.num_latent))
     eps_x = rng.standard_normal((T, S, spec.dim_x))
+    dx = spec.dim_x  # mean function: identity (spec.residual) or zero
+    F, G, b = (np.eye(dx) if spec.residual else np.zeros((dx, dx))), np.zeros((dx, u.shape[1])), np.zeros(dx)
     X = rollout(x0, u[None], p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], np.sqrt(p["process_var"]),
-                eps_h, eps_x, spec.kernel, spec.residual)  # (T, S, d_x)
+                eps_h, eps_x, F, G, b, spec.kernel)  # (T, S, d_x)
     return np.ascontiguousarray(np.transpose(X, (1, 0, 2)))

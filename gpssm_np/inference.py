@@ -80,19 +80,20 @@ def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):
     return Noise(eps0.reshape(N, dim_x), eps_h.reshape(T, N, num_latent), eps_x.reshape(T, N, dim_x))
 
 
-def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind, residual):
+def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind):
     """The rollout as a Python loop over time of Numba primitives (the ``"ops"`` backend)."""
     T, N = eps_h.shape[:2]
     S = N // U.shape[0]
     x = x0
     states = []
     for t in range(T):
-        xt = anp.concatenate([x, np.repeat(U[:, t, :], S, axis=0)], axis=1)  # (N, D)
+        u_t = np.repeat(U[:, t, :], S, axis=0)
+        xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
         Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
         kxx = anp.outer(variance, np.ones(N))  # stationary kernels: k_q(x, x) = s2_q
         mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each, var >= VAR_FLOOR
         h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
-        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (x if residual else 0.0)
+        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
         states.append(x)
     return anp.stack(states)
 
@@ -161,8 +162,10 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
     kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
 
+    dx = spec.dim_x  # mean function: identity (spec.residual) or zero
+    F, G, b = (np.eye(dx) if spec.residual else np.zeros((dx, dx))), np.zeros((dx, u.shape[2])), np.zeros(dx)
     X = rollout_fn(x0, u, p["Z"], p["lengthscale"], p["variance"], alpha, B, p["A"], anp.sqrt(p["process_var"]),
-                   noise.eps_h, noise.eps_x, spec.kernel, spec.residual)  # (T, N, d_x)
+                   noise.eps_h, noise.eps_x, F, G, b, spec.kernel)  # (T, N, d_x)
 
     # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
     data = log_lik_fn(X, y, p["obs_var"])  # (B,)
