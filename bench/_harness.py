@@ -150,7 +150,8 @@ def rollout_step(cfg, seed=0, kind="matern52"):
     args = (rng.normal(size=(N, dx)), rng.normal(size=(nseq, T, du)), rng.uniform(-2, 2, size=(Q, M, D)),
             rng.uniform(0.7, 2.0, size=(Q, D)), rng.uniform(0.5, 1.5, size=Q), rng.normal(size=(Q, M)),
             0.1 * (W + np.swapaxes(W, 1, 2)), 0.3 * rng.normal(size=(dx, Q)), rng.uniform(0.1, 0.5, size=dx),
-            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)))
+            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)), np.zeros((dx, dx)), np.zeros((dx, du)),
+            np.zeros(dx))  # zero mean function
     weights = rng.normal(size=(T, N, dx))
     gradient = grad(lambda *a: anp.sum(rollout(*a, kind=kind) * weights), [0, 2, 3, 4, 5, 6, 7, 8])
     return lambda: gradient(*args)

@@ -17,8 +17,12 @@ t, latent GP q and particle n, with M inducing points and D = d_x + d_u inputs::
         dB_q -= varbar k k^T  (BLAS)                             2 M
     reverse, per (t, q, n): hbar, dA (4 d_x), varbar, ds2        4 d_x + 4
     per (t, n): x_t = A h + sqrt(q) eps (forward) and g, dsqrt(q) (reverse)    d_x (5 + 2 Q)
+    reverse, per (t, n): d[F G] += g xt^T, db += g  (linear mean)             d_x (2 D + 1)
 
-    FLOPs = T N [Q (M (4 M + 11 D + 58) + 4 d_x + 8) + d_x (5 + 2 Q)],   N = B S.
+    FLOPs = T N [Q (M (4 M + 11 D + 58) + 4 d_x + 8) + d_x (6 + 2 Q + 2 D)],   N = B S,
+
+for the zero mean function of the benchmarks (a nonzero one adds m = [F G] xt + b, d_x (2 D + 2), to the forward
+pass and F^T g, 2 d_x^2, to the reverse).
 
 The rest of the ELBO (K(Z, Z) and the q(u) factorisation, O(Q M^3); the likelihood, O(T N d_y)) is not counted:
 the rate is given both against the rollout's own time and against the whole ELBO + gradient. The reference rate is
@@ -49,7 +53,7 @@ def rollout_flops(cfg, kind="matern52"):
     T, Q, M, dx = cfg["T"], cfg["Q"], cfg["M"], cfg["dim_x"]
     N, D = cfg["B"] * cfg["S"], cfg["dim_x"] + cfg["dim_u"]
     per_row = 4 * M + 11 * D + (58 if kind == "matern52" else 50)
-    return T * N * (Q * (M * per_row + 4 * dx + 8) + dx * (5 + 2 * Q))
+    return T * N * (Q * (M * per_row + 4 * dx + 8) + dx * (6 + 2 * Q + 2 * D))
 
 
 def matmul_rate(n, repeats):

@@ -36,14 +36,16 @@ def _forward_and_back(fn, args, argnums, **kwargs):
     return grad(scalar, list(argnums))(*args)
 
 
-def _rollout_args(rng, N):
-    """Arguments of ``ops.rollout`` with N particles (2 sequences), T=2, d_x=2, d_u=1, Q=2, M=3."""
+def _rollout_args(rng, N, identity):
+    """Arguments of ``ops.rollout`` with N particles (2 sequences), T=2, d_x=2, d_u=1, Q=2, M=3, and the identity
+    or the zero mean function."""
     nseq, T, dx, du, Q, M = 2, 2, 2, 1, 2, 3
     W = rng.normal(size=(Q, M, M)) / M
     return (rng.normal(size=(N, dx)), rng.normal(size=(nseq, T, du)), rng.uniform(-1, 1, size=(Q, M, dx + du)),
             rng.uniform(0.7, 2.0, size=(Q, dx + du)), rng.uniform(0.5, 1.5, size=Q), rng.normal(size=(Q, M)),
             0.1 * (W + np.swapaxes(W, 1, 2)), rng.normal(size=(dx, Q)), rng.uniform(0.1, 0.5, size=dx),
-            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)))
+            rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)), float(identity) * np.eye(dx),
+            np.zeros((dx, du)), np.zeros(dx))
 
 
 def warmup():
@@ -68,12 +70,12 @@ def warmup():
     h, s_h, A = rng.normal(size=(3, 2)), rng.uniform(0.1, 1.0, size=(3, 2)), rng.normal(size=(4, 2))
     _forward_and_back(lmc_mean, (h, A), (0, 1))
     _forward_and_back(lmc_cov, (s_h, A, rng.uniform(0.1, 1.0, size=4)), (0, 1, 2))
-    differentiable = (0, 2, 3, 4, 5, 6, 7, 8)
+    differentiable = (0, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13)
     for kind in KERNELS:
-        for residual in (False, True):
-            args = _rollout_args(rng, 6)
-            _forward_and_back(_rollout.rollout, args, differentiable, kind=kind, residual=residual)
-            _rollout.rollout(*args, kind=kind, residual=residual)  # untraced: no tape
+        for identity in (False, True):
+            args = _rollout_args(rng, 6, identity)
+            _forward_and_back(_rollout.rollout, args, differentiable, kind=kind)
+            _rollout.rollout(*args, kind=kind)  # untraced: no tape
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))

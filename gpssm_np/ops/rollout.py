@@ -8,21 +8,26 @@ Particle n in 0..N-1 (N = B S) belongs to sequence b = n // S. For t = 1..T::
     mean_q = k_q . alpha_q                                paper m_{h_t,q} (whitened or not, via alpha and B)
     var_q = max(s2_q - k_q^T B_q k_q, VAR_FLOOR)          paper S_{h_t,q}
     h_q = mean_q + sqrt(var_q) eps_h[t, n, q]
-    x_t = mu(x_{t-1}) + A h + sqrt_q * eps_x[t, n]        mu = 0, or identity when residual=True
+    m = F x_{t-1} + G u_t + b = [F G] xt + b              linear mean function, (d_x,)
+    x_t = (sqrt_q * eps_x[t, n] + m) + A h                summed in this order, A h term by term
 
-so x_t ~ N(mu + A m_h, A S_h A^T + diag(q)) exactly. Time convention: x_0 emits nothing; y_t is emitted by x_t.
-Output X[t-1] = x_t, shape (T, N, d_x).
+so x_t ~ N(m + A m_h, A S_h A^T + diag(q)) exactly. Zero mean (the authors' code): F, G, b = 0; identity mean
+(residual dynamics, PR-SSM): F = I, G = 0, b = 0. With the identity m is x_{t-1} exactly (every other term is
+0 * x = +-0), and when F, G and b are all zero (decided in Python) the mean term is skipped: these two give exactly
+the rounding of x_{t-1} + sqrt_q eps_x + A h and of sqrt_q eps_x + A h. Time convention: x_0 emits nothing; y_t is
+emitted by x_t. Output X[t-1] = x_t, shape (T, N, d_x).
 
 Reverse (first order, back-propagation through time). With g = dL/dx_t (from X's cotangent plus what flows back
 from step t+1)::
 
-    dA += g h^T ;  dsqrt_q += g * eps_x ;  hbar = A^T g ;  (residual) dx_{t-1} += g
+    dA += g h^T ;  dsqrt_q += g * eps_x ;  hbar = A^T g
+    dF += g x_{t-1}^T ;  dG += g u_t^T ;  db += g ;  dx_{t-1} += F^T g   (the last skipped for the zero mean)
     meanbar_q = hbar_q ;  varbar_q = hbar_q eps_h / (2 sqrt(var_q))   (0 where the floor is active)
     dalpha_q += meanbar_q k_q ;  dB_q -= varbar_q k_q k_q^T ;  ds2_q += varbar_q
     kbar_q = meanbar_q alpha_q - 2 varbar_q B_q k_q
     kernel VJP of kbar_q -> dZ_q, dl_q, ds2_q and d xt, whose first d_x entries flow into dx_{t-1}
 
-Cost O(B S T (Q M^2 + Q M D + d_x Q)) per evaluation, no Python loop over time.
+Cost O(B S T (Q M^2 + Q M D + d_x Q + d_x D)) per evaluation, no Python loop over time.
 
 How it is computed (the numbers behind these choices are in bench/README.md):
 
@@ -42,8 +47,8 @@ How it is computed (the numbers behind these choices are in bench/README.md):
   then B k (one more BLAS product) instead. A call with no autograd tracing (a forecast) keeps no tape at all.
 
 Shapes: x0 (N, d_x); U (B, T, d_u) (d_u may be 0); Z (Q, M, D); lengthscale (Q, D); variance (Q,); alpha (Q, M);
-B (Q, M, M) symmetric; A (d_x, Q); sqrt_q (d_x,); eps_h (T, N, Q); eps_x (T, N, d_x). Differentiable: x0, Z,
-lengthscale, variance, alpha, B, A, sqrt_q.
+B (Q, M, M) symmetric; A (d_x, Q); sqrt_q (d_x,); eps_h (T, N, Q); eps_x (T, N, d_x); F (d_x, d_x); G (d_x, d_u);
+b (d_x,). Differentiable: x0, Z, lengthscale, variance, alpha, B, A, sqrt_q, F, G, b.
 """
 import math
 
@@ -66,8 +71,7 @@ _THIRD = 1.0 / 3.0  # multiplied, not divided by 3: a vector division costs seve
 # ---------------------------------------------------------------------------------------------------------------
 # Reference (autograd.numpy, loop over time)
 # ---------------------------------------------------------------------------------------------------------------
-def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52",
-                      residual=False):
+def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
     """The rollout in plain autograd.numpy; same arguments and result as :func:`rollout`."""
     T, N = eps_h.shape[:2]
     S = N // U.shape[0]
@@ -80,7 +84,7 @@ def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_
         mean = anp.einsum("qnm,qm->nq", K, alpha)
         var = variance - anp.einsum("qnm,qmk,qnk->nq", K, B, K)
         h = mean + anp.sqrt(anp.maximum(var, VAR_FLOOR)) * eps_h[t]  # (N, Q)
-        x = anp.dot(h, A.T) + sqrt_q * eps_x[t] + (x if residual else 0.0)
+        x = anp.dot(h, A.T) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
         states.append(x)
     return anp.stack(states)
 
@@ -96,7 +100,7 @@ def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_
 #   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
 # Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
 @jit(fastmath=FASTMATH)
-def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual,
+def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
                X, XT, K, BK, P, H, SD):
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
@@ -108,6 +112,7 @@ def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_
     xs = np.empty((D, L))
     mean = np.empty(L)
     kbk = np.empty(L)
+    mu = np.empty(L)
     floor_sd = math.sqrt(VAR_FLOOR)
     for t in range(T):
         s = t if XT.shape[1] == T else 0  # tape slots (see above)
@@ -182,24 +187,33 @@ def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_
                     sdrow[i] = -1.0
                 hrow[i] = mean[i] + sd * eps_h[t, n0 + i, q]
         for d in range(dx):
-            row = xt[d]
+            if linear:  # m_d = [F G]_d . xt + b_d, complete before it joins the sum
+                for i in range(nl):
+                    mu[i] = 0.0
+                for c in range(D):
+                    f = FG[d, c]
+                    row = xt[c]
+                    for i in range(nl):
+                        mu[i] += f * row[i]
+                for i in range(nl):
+                    mu[i] += b[d]
             for i in range(nl):
                 acc = sqrt_q[d] * eps_x[t, n0 + i, d]
-                if residual:
-                    acc += row[i]
+                if linear:
+                    acc += mu[i]
                 for q in range(Q):
                     acc += A[d, q] * H[blk, s, q, i]
                 X[t, n0 + i, d] = acc
 
 
 @jit(fastmath=FASTMATH_SUMS)
-def _vjp_block(blk, n0, nl, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code, residual,
-               gx0, gZ_all, gl_all, gs2_all, galpha_all, gB_all, gA_all, gsq_all):
-    # Gradients of this block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all arrays, zero on
-    # entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M), gB (Q, M, M), gA (d_x, Q),
-    # gsq (d_x,).
+def _vjp_block(blk, n0, nl, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+               code, gx0, gZ_all, gl_all, gs2_all, galpha_all, gB_all, gA_all, gsq_all, gFG_all, gb_all):
+    # GX = dL/dX. Gradients of this block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all
+    # arrays, zero on entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M),
+    # gB (Q, M, M), gA (d_x, Q), gsq (d_x,), gFG (d_x, D) = [dF dG], gb (d_x,).
     gZ, gl, gs2, galpha = gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk]
-    gB, gA, gsq = gB_all[blk], gA_all[blk], gsq_all[blk]
+    gB, gA, gsq, gFG, gb = gB_all[blk], gA_all[blk], gsq_all[blk], gFG_all[blk], gb_all[blk]
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
     dx = A.shape[0]
@@ -217,13 +231,35 @@ def _vjp_block(blk, n0, nl, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B
         for d in range(dx):
             acc = 0.0
             for i in range(nl):
-                v = G[t, n0 + i, d] + carry[d, i]
+                v = GX[t, n0 + i, d] + carry[d, i]
                 g[d, i] = v
                 acc += v * eps_x[t, n0 + i, d]
             gsq[d] += acc
-        for d in range(D):
+        # m = [F G] xt + b: d[F G] += g xt^T, db += g, and dxt = [F G]^T g, of which only dx_{t-1} = F^T g is
+        # needed; F = 0 for the zero mean. Own loops, so that the sums above vectorise as they would without them.
+        for d in range(dx):
+            grow = g[d]
+            acc = 0.0
             for i in range(nl):
-                gxt[d, i] = g[d, i] if residual and d < dx else 0.0
+                acc += grow[i]
+            gb[d] += acc
+            for c in range(D):
+                row = xt[c]
+                acc = 0.0
+                for i in range(nl):
+                    acc += grow[i] * row[i]
+                gFG[d, c] += acc
+        for c in range(D):
+            grow = gxt[c]
+            for i in range(nl):
+                grow[i] = 0.0
+        if linear:
+            for c in range(dx):
+                grow = gxt[c]
+                for d in range(dx):
+                    f = FG[d, c]
+                    for i in range(nl):
+                        grow[i] += f * g[d, i]
         for q in range(Q):
             Kq = K[blk, t, q]
             if BK.shape[1] == T:
@@ -344,21 +380,21 @@ def _vjp_block(blk, n0, nl, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B
 
 # Drivers: blocks first..last-1 one after the other (``_jit.run_blocks`` hands them to the kernel threads).
 @jit
-def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, code, residual, X, XT,
-                K, BK, P, H, SD):
+def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
+                X, XT, K, BK, P, H, SD):
     N = eps_h.shape[1]
     for blk in range(first, last):
         _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
-                   code, residual, X, XT, K, BK, P, H, SD)
+                   FG, b, linear, code, X, XT, K, BK, P, H, SD)
 
 
 @jit
-def _vjp_blocks(first, last, L, G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, code,
-                residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq):
+def _vjp_blocks(first, last, L, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+                code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb):
     N = eps_h.shape[1]
     for blk in range(first, last):
-        _vjp_block(blk, blk * L, min(L, N - blk * L), G, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
-                   eps_h, eps_x, code, residual, gx0, gZ, gl, gs2, galpha, gB, gA, gsq)
+        _vjp_block(blk, blk * L, min(L, N - blk * L), GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
+                   eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -377,6 +413,16 @@ def _prepare(*arrays):
     return [to_c_f64(a) for a in arrays]
 
 
+def _linear_mean(x0, U, F, G, b):
+    """([F G] (d_x, D), b, linear) for the kernels; linear is False when F, G and b are all zero, and the kernels
+    then skip the mean term (adding it would change nothing: 0 * x + 0 = +-0)."""
+    dx, du = x0.shape[1], U.shape[2]
+    if F.shape != (dx, dx) or G.shape != (dx, du) or b.shape != (dx,):
+        raise ValueError(f"rollout: F, G, b must have shapes {(dx, dx)}, {(dx, du)}, {(dx,)}; "
+                         f"got {F.shape}, {G.shape}, {b.shape}")
+    return np.concatenate([F, G], axis=1), b, bool(F.any() or G.any() or b.any())
+
+
 def _tape_shapes(nb, steps, Q, M, L, D, code):
     """Shapes of the tape arrays (XT, K, BK, P, H, SD) for ``steps`` time steps (T, or 1 when nothing is kept).
 
@@ -389,9 +435,9 @@ def _tape_shapes(nb, steps, Q, M, L, D, code):
             (nb, steps if keep_p else 1, Q, M, L if code != 0 else 0), (nb, steps, Q, L), (nb, steps, Q, L))
 
 
-def _forward(arrays, kind, residual, keep):
+def _forward(arrays, kind, keep):
     """X and the tape (None unless ``keep``)."""
-    x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x = arrays
+    x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b = arrays
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
     code = kernel_code(kind)
@@ -399,7 +445,7 @@ def _forward(arrays, kind, residual, keep):
     tape = _TAPES.acquire(_tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
     X = np.empty((T, N, x0.shape[1]))
     run_blocks(_fwd_blocks, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h,
-               eps_x, code, bool(residual), X, *tape)
+               eps_x, *_linear_mean(x0, U, F, G, b), code, X, *tape)
     if keep:
         return X, tape
     _TAPES.release(tape)
@@ -407,41 +453,42 @@ def _forward(arrays, kind, residual, keep):
 
 
 @primitive
-def _rollout_traced(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52",
-                    residual=False):
-    X, tape = _forward(_prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x), kind, residual,
+def _rollout_traced(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
+    X, tape = _forward(_prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b), kind,
                        keep=True)
     _TAPES.attach(X, tape)
     return X
 
 
-def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52", residual=False):
+def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
     """Sample T steps of all N particles; returns X (T, N, d_x) with X[t-1] = x_t. See the module docstring.
 
     Differentiable by autograd; when no argument is being traced (no gradient can be asked for) no tape is kept."""
-    args = (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x)
+    args = (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b)
     if any(isbox(a) for a in args):
-        return _rollout_traced(*args, kind=kind, residual=residual)
-    return _forward(_prepare(*args), kind, residual, keep=False)[0]
+        return _rollout_traced(*args, kind=kind)
+    return _forward(_prepare(*args), kind, keep=False)[0]
 
 
-def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, kind="matern52",
-                      residual=False):
-    def vjp(G):
-        arrays = _prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x)
-        _, _, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_ = arrays
+def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
+                      kind="matern52"):
+    def vjp(GX):
+        arrays = _prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b)
+        x0_, U_, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_, F_, G_, b_ = arrays
         T, N, Q = eps_h_.shape
         M, D = Z_.shape[1], Z_.shape[2]
         dx = A_.shape[0]
         nb, L = particle_blocks(N)
+        FG, _, linear = _linear_mean(x0_, U_, F_, G_, b_)
         gx0 = np.empty((N, dx))
         block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
-                       np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)))
-        with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, residual, keep=True)[1]) as tape:
-            run_blocks(_vjp_blocks, nb, L, to_c_f64(G), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
-                       eps_x_, kernel_code(kind), bool(residual), gx0, *block_grads)
-        gZ, gl, gs2, galpha, gB, gA, gsq = (sum_blocks(b) for b in block_grads)
-        return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None
+                       np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)), np.zeros((nb, dx, D)),
+                       np.zeros((nb, dx)))
+        with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, keep=True)[1]) as tape:
+            run_blocks(_vjp_blocks, nb, L, to_c_f64(GX), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
+                       eps_x_, FG, linear, kernel_code(kind), gx0, *block_grads)
+        gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb = (sum_blocks(g) for g in block_grads)
+        return gx0, None, gZ, gl / l_, gs2, galpha, gB, gA, gsq, None, None, gFG[:, :dx], gFG[:, dx:], gb
 
     return vjp
 
@@ -450,8 +497,8 @@ defvjp_argnums(_rollout_traced, vjp_all_argnums(_rollout_make_vjp))
 
 
 def rollout_example(rng):
-    """Small valid arguments (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x):
-    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5."""
+    """Small valid arguments (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b):
+    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5, and a linear mean near 0.9 I."""
     nseq, S, T, dx, du, Q, M = 2, 3, 4, 3, 1, 2, 5
     N, D = nseq * S, dx + du
     W = rng.normal(size=(Q, M, M)) / M
@@ -467,4 +514,7 @@ def rollout_example(rng):
         rng.uniform(0.1, 0.5, size=dx),
         rng.normal(size=(T, N, Q)),
         rng.normal(size=(T, N, dx)),
+        0.9 * np.eye(dx) + 0.1 * rng.normal(size=(dx, dx)),
+        0.3 * rng.normal(size=(dx, du)),
+        0.2 * rng.normal(size=dx),
     )

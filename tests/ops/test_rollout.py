@@ -5,7 +5,18 @@ import pytest
 from gpssm_np.ops.rollout import rollout, rollout_example, rollout_reference
 from tests.gradcheck import check_vjp_against_reference, check_vjp_finite_differences
 
-DIFFERENTIABLE = (0, 2, 3, 4, 5, 6, 7, 8)
+DIFFERENTIABLE = (0, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13)  # x0, Z, l, s2, alpha, B, A, sqrt_q, F, G, b
+MEANS = ("zero", "identity", "linear")
+
+
+def with_mean(args, mean):
+    """args with (F, G, b) the zero mean, the identity mean (residual dynamics) or the example's linear mean."""
+    args = tuple(args)
+    dx, du = args[0].shape[1], args[1].shape[2]
+    if mean == "linear":
+        return args
+    F = np.eye(dx) if mean == "identity" else np.zeros((dx, dx))
+    return args[:11] + (F, np.zeros((dx, du)), np.zeros(dx))
 
 
 def symmetric_B(fn):
@@ -18,23 +29,73 @@ def symmetric_B(fn):
 
 
 @pytest.mark.parametrize("kind", ["matern52", "se"])
-@pytest.mark.parametrize("residual", [False, True])
-def test_forward_matches_reference(kind, residual, rng):
-    args = rollout_example(rng)
-    np.testing.assert_allclose(
-        rollout(*args, kind=kind, residual=residual),
-        rollout_reference(*args, kind=kind, residual=residual),
-        rtol=1e-12, atol=1e-12,
-    )
+@pytest.mark.parametrize("mean", MEANS)
+def test_forward_matches_reference(kind, mean, rng):
+    args = with_mean(rollout_example(rng), mean)
+    np.testing.assert_allclose(rollout(*args, kind=kind), rollout_reference(*args, kind=kind), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["matern52", "se"])
-@pytest.mark.parametrize("residual", [False, True])
-def test_vjp_matches_autograd_and_finite_differences(kind, residual, rng):
-    args = rollout_example(rng)
+@pytest.mark.parametrize("mean", MEANS)
+def test_vjp_matches_autograd_and_finite_differences(kind, mean, rng):
+    # all 11 differentiable arguments, also F, G, b at the zero and the identity mean
+    args = with_mean(rollout_example(rng), mean)
     fn, ref = symmetric_B(rollout), symmetric_B(rollout_reference)
-    check_vjp_against_reference(fn, ref, args, DIFFERENTIABLE, rng, kind=kind, residual=residual)
-    check_vjp_finite_differences(fn, args, DIFFERENTIABLE, rng, kind=kind, residual=residual)
+    check_vjp_against_reference(fn, ref, args, DIFFERENTIABLE, rng, kind=kind)
+    check_vjp_finite_differences(fn, args, DIFFERENTIABLE, rng, kind=kind)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+@pytest.mark.parametrize("du", [0, 2])
+def test_linear_mean_value_and_gradients(kind, du, rng, monkeypatch):
+    # nonzero F, G, b with no inputs (G is (d_x, 0)) and with two, over several particle blocks
+    from gpssm_np.ops import rollout as module
+
+    monkeypatch.setattr(module, "PARTICLE_BLOCK", 4)
+    args = list(_bigger_example(rng, du=du))
+    dx = args[0].shape[1]
+    args[11] = 0.9 * np.eye(dx) + 0.2 * rng.normal(size=(dx, dx))
+    args[12] = 0.5 * rng.normal(size=(dx, du))
+    args[13] = 0.5 * rng.normal(size=dx)
+    args = tuple(args)
+    fn, ref = symmetric_B(rollout), symmetric_B(rollout_reference)
+    np.testing.assert_allclose(fn(*args, kind=kind), ref(*args, kind=kind), rtol=1e-12, atol=1e-12)
+    argnums = tuple(i for i in DIFFERENTIABLE if args[i].size)  # an empty G has nothing to compare
+    check_vjp_against_reference(fn, ref, args, argnums, rng, kind=kind)
+    check_vjp_finite_differences(fn, args, argnums, rng, kind=kind)
+    if du == 0:
+        from autograd import grad
+
+        assert grad(lambda G: anp.sum(fn(*args[:12], G, args[13], kind=kind)))(args[12]).shape == (dx, 0)
+
+
+@pytest.mark.parametrize("mean", MEANS)
+def test_without_the_gp_the_rollout_is_the_linear_recursion(mean, rng):
+    # A = 0 leaves only the mean function: x_t = F x_{t-1} + G u_t + b + sqrt_q eps_x. The zero mean gives
+    # x_t = sqrt_q eps_x exactly, nothing of x_{t-1}, and no gradient to x0.
+    from autograd import grad
+
+    args = list(with_mean(_bigger_example(rng), mean))
+    args[7] = np.zeros_like(args[7])
+    x0, U, sqrt_q, eps_x, F, G, b = args[0], args[1], args[8], args[10], args[11], args[12], args[13]
+    S = x0.shape[0] // U.shape[0]
+    x, expected = x0, []
+    for t in range(eps_x.shape[0]):
+        x = x @ F.T + np.repeat(U[:, t], S, axis=0) @ G.T + b + sqrt_q * eps_x[t]
+        expected.append(x)
+    X = rollout(*args)
+    np.testing.assert_allclose(X, np.stack(expected), rtol=1e-12, atol=1e-12)
+    if mean == "zero":
+        np.testing.assert_array_equal(X, sqrt_q * eps_x)
+        gx0 = grad(lambda x0_: anp.sum(rollout(x0_, *args[1:])))(x0)
+        np.testing.assert_array_equal(gx0, np.zeros_like(x0))
+
+
+def test_mean_shapes_are_checked(rng):
+    args = list(rollout_example(rng))
+    args[12] = np.zeros((args[0].shape[1], 2))  # d_u is 1
+    with pytest.raises(ValueError, match="F, G, b must have shapes"):
+        rollout(*args)
 
 
 def test_variance_floor_blocks_gradient(rng):
@@ -51,6 +112,8 @@ def test_no_inputs_and_layout_invariance(rng):
     args[1] = np.zeros((args[1].shape[0], args[1].shape[1], 0))
     args[2] = args[2][:, :, :3]
     args[3] = args[3][:, :3]  # strided slices, and d_u = 0
+    args[11] = np.asfortranarray(args[11])
+    args[12] = args[12][:, :0]
     out = rollout(*args)
     np.testing.assert_allclose(out, rollout_reference(*args), rtol=1e-12, atol=1e-12)
     f32 = [a.astype(np.float32) for a in args]
@@ -114,21 +177,24 @@ def _value_and_grads(fn, args, weights, **kwargs):
     return np.asarray(value), [np.asarray(g) for g in grads]
 
 
-def _bigger_example(rng, nseq=3, S=5, T=6):
-    """rollout_example's sizes but 15 particles over 3 sequences and 6 steps."""
+def _bigger_example(rng, nseq=3, S=5, T=6, du=1):
+    """rollout_example's sizes but 15 particles over 3 sequences and 6 steps (and d_u inputs)."""
     args = list(rollout_example(rng))
-    dx, Q = args[0].shape[1], args[9].shape[2]
-    N = nseq * S
+    dx, (Q, M) = args[0].shape[1], args[5].shape
+    N, D = nseq * S, dx + du
     args[0] = rng.normal(size=(N, dx))
-    args[1] = rng.normal(size=(nseq, T, args[1].shape[2]))
+    args[1] = rng.normal(size=(nseq, T, du))
+    args[2] = rng.uniform(-2, 2, size=(Q, M, D))
+    args[3] = rng.uniform(0.7, 2.0, size=(Q, D))
     args[9] = rng.normal(size=(T, N, Q))
     args[10] = rng.normal(size=(T, N, dx))
+    args[12] = 0.3 * rng.normal(size=(dx, du))
     return tuple(args)
 
 
 @pytest.mark.parametrize("kind", ["matern52", "se"])
-@pytest.mark.parametrize("residual", [False, True])
-def test_fused_matches_reference_to_1e10_over_several_blocks(kind, residual, rng, monkeypatch):
+@pytest.mark.parametrize("mean", MEANS)
+def test_fused_matches_reference_to_1e10_over_several_blocks(kind, mean, rng, monkeypatch):
     # fast-math contraction and reassociation, exp_fast and BLAS change only rounding: 1e-10 relative is a bound
     # far tighter than the gradient checks above, and blocks of 4 particles (the last one partly filled) check
     # the block bookkeeping
@@ -136,11 +202,11 @@ def test_fused_matches_reference_to_1e10_over_several_blocks(kind, residual, rng
     from tests.gradcheck import rel_err
 
     monkeypatch.setattr(module, "PARTICLE_BLOCK", 4)
-    args = _bigger_example(rng)
+    args = with_mean(_bigger_example(rng), mean)
     args = args[:6] + (0.5 * (args[6] + np.swapaxes(args[6], 1, 2)),) + args[7:]
     weights = rng.normal(size=(args[9].shape[0],) + args[0].shape)
-    X, grads = _value_and_grads(rollout, args, weights, kind=kind, residual=residual)
-    X_ref, grads_ref = _value_and_grads(rollout_reference, args, weights, kind=kind, residual=residual)
+    X, grads = _value_and_grads(rollout, args, weights, kind=kind)
+    X_ref, grads_ref = _value_and_grads(rollout_reference, args, weights, kind=kind)
     np.testing.assert_allclose(X, X_ref, rtol=1e-10, atol=1e-12)
     for g, g_ref in zip(grads, grads_ref):
         assert rel_err(g, g_ref) <= 1e-10
