@@ -14,12 +14,15 @@ say so:
    Needs d_x >= d_y and H of full row rank (ValueError otherwise).
 3. Transition x_t = F' x_{t-1} + G' u_t + b + A h + v_t (``transition.py``, ``mean_function="linear"``) with
    q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
-   s2 at every input, so the transition mean is the LGSSM's. A has orthonormal rows (A A^T = I; A = I for PRSSM) and
-   the kernel variance is s2 = ``gp_share`` * min_d Q'_dd, the process noise q_d = Q'_dd - s2: the transition
-   covariance s2 A A^T + diag q is then exactly diag Q'. So before any gradient step the model is the LGSSM in the
-   new basis (up to the dropped off-diagonal noise terms for d_y > 1, and when Q < d_x, where A A^T = I is
-   impossible and A is the first Q columns of an orthogonal matrix); its forecasts are the Kalman forecasts up to
-   Monte-Carlo error.
+   s2 at every input, so the transition mean is the LGSSM's. The GP's share of the process noise is
+   g = ``gp_share`` * min_d Q'_dd and the process noise q_d = Q'_dd - g. For ODGPSSM the kernel variance keeps its
+   initial value s2 (order one, the data being standardised) and A = a V with V of orthonormal rows (V V^T = I) and a = sqrt(g / s2), so s2 A A^T = g I; for
+   PRSSM (A = I fixed) the kernel variance is s2 = g. Either way the transition covariance s2 A A^T + diag q is
+   exactly diag Q', so before any gradient step the model is the LGSSM in the new basis (up to the dropped
+   off-diagonal noise terms for d_y > 1, and when Q < d_x, where V V^T = I is impossible and V is the first Q
+   columns of an orthogonal matrix); its forecasts are the Kalman forecasts up to Monte-Carlo error. Scaling A
+   rather than the kernel variance keeps the GP quick to learn: Adam moves A additively, while a tiny kernel
+   variance would have to grow by orders of magnitude through its log-like parameter.
 4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(T m0, diag T P0 T^T).
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
    smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
@@ -32,13 +35,13 @@ import numpy as np
 
 from ._config import POSITIVE_FLOOR
 from .baselines import LGSSM
-from .transforms import positive_inverse
+from .transforms import positive, positive_inverse
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
 GP_SHARE = 0.5
 
 #: Smallest variance the warm start sets (the positive transform's floor is POSITIVE_FLOOR).
-_VAR_MIN = 10 * POSITIVE_FLOOR
+_VAR_MIN = 2 * POSITIVE_FLOOR
 
 
 @dataclass(frozen=True)
@@ -150,22 +153,24 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     if spec.mean_function != "linear":
         raise ValueError(f"mean_function: the LGSSM warm start needs mean_function='linear', got "
                          f"{spec.mean_function!r}")
+    if not spec.whiten:
+        raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
     new = dict(params)
-    s2 = max(gp_share * float(np.min(start.process_var)), _VAR_MIN)
+    g = max(gp_share * float(np.min(start.process_var)), _VAR_MIN)
     X = gp_inputs(start, us)
     centres = kmeans(X, spec.num_inducing, rng)
     new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
     spread = np.maximum(X.std(axis=0), 1e-3)
     new["lengthscale"] = np.broadcast_to(positive_inverse(spread), params["lengthscale"].shape).copy()
-    new["variance"] = np.full(params["variance"].shape, positive_inverse(s2))
     new["q_mu"] = np.zeros(params["q_mu"].shape)
     new["q_sqrt"] = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
-    if not spec.whiten:
-        raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
-    if not spec.independent:
-        new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng)
+    if spec.independent:
+        new["variance"] = np.full(params["variance"].shape, positive_inverse(g))
+    else:
+        s2 = positive(params["variance"])  # (Q,), equal entries from init_params
+        new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng) * np.sqrt(g / s2)
     new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), np.zeros(spec.dim_x)
-    new["process_noise"] = positive_inverse(np.maximum(start.process_var - s2, _VAR_MIN))
+    new["process_noise"] = positive_inverse(np.maximum(start.process_var - g, _VAR_MIN))
     new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
     if spec.free_x0:
         new["x0_mean"] = start.x0_mean.copy()

@@ -95,7 +95,7 @@ def test_authors_initialisation():
         (dict(dim_x=2, dim_y=1, kernel="rbf"), "kernel"),
         (dict(dim_x=2, dim_y=1, backend="gpu"), "backend"),
         (dict(dim_x=2, dim_y=1, kl_weighting="none"), "kl_weighting"),
-        (dict(dim_x=2, dim_y=1, mean_function="linear"), "mean_function"),
+        (dict(dim_x=2, dim_y=1, mean_function="quadratic"), "mean_function"),
         (dict(dim_x=2, dim_y=1, seed=-1), "seed"),
     ],
 )

@@ -15,7 +15,7 @@ def toy_data(T=40, seed=0):
 
 
 def small_model(**kwargs):
-    return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, seed=0, **kwargs)
+    return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, seed=0, settings="authors", **kwargs)
 
 
 FIT = dict(epochs=3, seq_len=10, stride=3, batch_size=4, lr=0.02, num_samples=4)
@@ -128,7 +128,7 @@ def test_checkpoint_argument_errors(tmp_path):
     with pytest.raises(ValueError, match="resume"):
         small_model().fit(y, u, resume=True, **FIT)
     path = str(tmp_path / "prssm.ckpt")
-    gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, checkpoint=path, **dict(FIT, epochs=1))
+    gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, settings="authors").fit(y, u, checkpoint=path, **dict(FIT, epochs=1))
     with pytest.raises(ValueError, match="checkpoint"):
         small_model().fit(y, u, checkpoint=path, resume=True, **FIT)
     model_file = str(tmp_path / "model.npz")

@@ -64,7 +64,10 @@ class StateSpaceModel:
             raise ValueError(f"params: expected a dict with keys {sorted(shapes)}, got {got}")
         new = {}
         for name, shape in shapes.items():
-            value = check.finite_array(params[name], f"params[{name!r}]", (len(shape),)).copy()
+            if 0 in shape:  # e.g. G (d_x, 0) of an autonomous model: nothing to check but the shape
+                value = np.asarray(params[name], dtype=np.float64).copy()
+            else:
+                value = check.finite_array(params[name], f"params[{name!r}]", (len(shape),)).copy()
             if value.shape != shape:
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
             new[name] = value

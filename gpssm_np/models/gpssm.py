@@ -359,12 +359,15 @@ class GPSSM(StateSpaceModel):
 
 
 def resolve_settings(settings, mean_function, init):
-    """(mean_function, init) with the values of ``settings`` (:data:`SETTINGS`) where they are None."""
+    """(mean_function, init) with the values of ``settings`` (:data:`SETTINGS`) where they are None; a mean function
+    other than "linear" given explicitly implies init="random" (the warm start needs the linear mean)."""
     if settings not in SETTINGS:
         raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
     chosen = SETTINGS[settings]
-    return (chosen["mean_function"] if mean_function is None else mean_function,
-            chosen["init"] if init is None else init)
+    mean_function = chosen["mean_function"] if mean_function is None else mean_function
+    if init is None:
+        init = chosen["init"] if mean_function == "linear" else "random"
+    return mean_function, init
 
 
 def make_recognition(kind, spec, options=None):
