@@ -23,13 +23,17 @@ logger = logging.getLogger(__name__)
 #: The configurations of docs/ablation_plan.md (constructor arguments of ODGPSSM on top of its defaults).
 CONFIGS = {
     "full": {},
+    "full_w10": {"seq_len": 10},
+    "full_w50": {"seq_len": 50},
     "shared_x0": {"initial_state": "shared"},
     "no_warm_start": {"init": "random"},
     "zero_mean": {"init": "random", "mean_function": "zero"},
 }
+#: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
+FIT_ARGUMENTS = ("seq_len",)
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: fit's budget in every cell (the defaults of ``models.gpssm.DEFAULT_FIT`` at the time of the plan).
-BUDGET = {"max_steps": 2000, "eval_every": 100, "patience": 5}
+BUDGET = {"max_steps": 2000, "eval_every": 100, "patience": 5, "seq_len": 20}
 
 
 def training_half(name, data_dir=None):
@@ -55,8 +59,10 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     y, u = training_half(data_name, data_dir)
     start = time.perf_counter()
     with use_threads(1):
-        model = ODGPSSM(dim_x=4, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed, **CONFIGS[config])
-        model.fit(y, u, **budget)
+        config_args = dict(CONFIGS[config])
+        fit_args = dict(budget, **{k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
+        model = ODGPSSM(dim_x=4, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed, **config_args)
+        model.fit(y, u, **fit_args)
     scores = [r["rmse"] for r in model.validation_]
     return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget,
             "initial": scores[0], "selected": min(scores), "last": scores[-1],
