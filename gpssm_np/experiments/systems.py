@@ -1,0 +1,151 @@
+"""Simulated systems with a known truth: does the default fit reach the Kalman filter on linear systems, and beat the
+linear-Gaussian model on a nonlinear one? (Targets of issue #12.)
+
+Systems (``datasets.random_linear_system`` / ``datasets.cascaded_tanks``), 1000 steps each: the first 500 train
+(standardised with their own statistics, like the data sets' training halves), the last 500 test:
+
+* five random stable linear Gaussian systems, 2-6 states, slow or slow-and-fast poles, 1-2 inputs and outputs
+  (:data:`LINEAR_SYSTEMS`); the model has the true state dimension;
+* the cascaded tanks (nonlinear: square-root outflow), d_x = 4.
+
+Score: the causal protocol of ``protocols.py`` on the test part: 100-step windows at stride 100 (five), the state
+at each window start filtered from the 100 outputs before it; RMSE of the mean forecast, standardised units,
+averaged over windows and outputs. References: the Kalman filter and forecast with the **true** linear model (the
+best possible forecast of a linear system), and the package's LGSSM fitted on the same training part.
+
+Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out docs/results`` (JSON lines streamed to
+``systems.jsonl``, resumable; Markdown to ``systems.md``).
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+from scipy.linalg import solve_discrete_lyapunov
+
+from .. import datasets as ds_module
+from .._versions import versions
+from ..ops._jit import use_threads
+
+#: (name, d_x, d_y, d_u, slow poles only, generator seed)
+LINEAR_SYSTEMS = [("lin_2x1x1_slow", 2, 1, 1, True, 11), ("lin_3x1x2_fast", 3, 1, 2, False, 12),
+                  ("lin_4x2x1_slow", 4, 2, 1, True, 13), ("lin_5x1x1_fast", 5, 1, 1, False, 14),
+                  ("lin_6x2x2_slow", 6, 2, 2, True, 15)]
+SYSTEMS = [s[0] for s in LINEAR_SYSTEMS] + ["tanks"]
+T_TRAIN, T_TOTAL, WINDOW, BURN_IN = 500, 1000, 100, 100
+
+
+def make_system(name):
+    """(y (1000, d_y), u (1000, d_u), true LGSSM params or None, d_x of the model) of system ``name``."""
+    if name == "tanks":
+        y, u, _ = ds_module.cascaded_tanks(T_TOTAL, seed=21)
+        return y, u, None, 4
+    _, dx, dy, du, slow, seed = next(s for s in LINEAR_SYSTEMS if s[0] == name)
+    system = ds_module.random_linear_system(dim_x=dx, dim_y=dy, dim_u=du, seed=seed, slow=slow)
+    y, u, _ = ds_module.simulate_linear(system, T_TOTAL, seed=seed)
+    return y, u, system, dx
+
+
+def causal_rmse(forecast, y, u):
+    """Mean RMSE over the test windows of ``forecast(u_window, y_past, u_past) -> mean (W, d_y)``."""
+    errors = []
+    for g in range(T_TRAIN, T_TOTAL - WINDOW + 1, WINDOW):
+        past = slice(g - BURN_IN, g)
+        mean = forecast(u[g:g + WINDOW], y[past], u[past])
+        errors.append(np.sqrt(np.mean((mean - y[g:g + WINDOW]) ** 2)))
+    return float(np.mean(errors))
+
+
+def run_cell(name, seed):
+    """Scores of the default ODGPSSM (``seed``), the LGSSM and (linear systems) the true Kalman filter on ``name``."""
+    from .. import LGSSM, ODGPSSM
+
+    y_raw, u_raw, system, dx = make_system(name)
+    y_mean, y_std = y_raw[:T_TRAIN].mean(axis=0), y_raw[:T_TRAIN].std(axis=0)
+    u_mean, u_std = u_raw[:T_TRAIN].mean(axis=0), u_raw[:T_TRAIN].std(axis=0)
+    y, u = (y_raw - y_mean) / y_std, (u_raw - u_mean) / u_std
+    row = {"system": name, "seed": int(seed), "commit": versions().get("git_commit")}
+    start = time.perf_counter()
+    with use_threads(1):
+        model = ODGPSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
+        row["fit_seconds"] = time.perf_counter() - start
+        row["odgpssm"] = causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean,
+                                     y, u)
+    lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
+    row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
+    if system is not None:  # the true model works on raw units: filter raw data, then standardise its forecast
+        truth = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1])
+        truth.set_params({"F": system["F"], "G": system["G"], "H": system["H"], "Q": system["Q"], "R": system["R"],
+                          "m0": np.zeros(dx),
+                          "P0": solve_discrete_lyapunov(system["F"], system["G"] @ system["G"].T + system["Q"])})
+
+        def kalman(uw, yp, up):
+            raw = truth.forecast(uw * u_std + u_mean, y_past=yp * y_std + y_mean, u_past=up * u_std + u_mean)
+            return (raw.mean - y_mean) / y_std
+
+        row["kalman_true"] = causal_rmse(kalman, y, u)
+    return row
+
+
+def sweep(out_dir, seeds=5, systems=SYSTEMS):
+    """Run every (system, seed) not yet in ``out_dir/systems.jsonl``; returns all rows."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "systems.jsonl")
+    commit = versions().get("git_commit")
+    rows = []
+    if os.path.exists(path):
+        with open(path) as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+    done = {(r["system"], r["seed"], r["commit"]) for r in rows}
+    with open(path, "a") as fh:
+        for seed in range(seeds):
+            for name in systems:
+                if (name, seed, commit) in done:
+                    continue
+                row = run_cell(name, seed)
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    return rows
+
+
+def markdown(rows):
+    """Per system: mean +- sample std over seeds of each model's causal RMSE and the ratios to the references."""
+    lines = ["| system | ODGPSSM (default) | LGSSM | Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | "
+             "fit s |", "|---|---|---|---|---|---|---|"]
+    for name in SYSTEMS:
+        sel = [r for r in rows if r["system"] == name]
+        if not sel:
+            continue
+
+        def cell(key):
+            vals = [r[key] for r in sel if r.get(key) is not None]
+            if not vals:
+                return "-"
+            return f"{np.mean(vals):.4f} +- {np.std(vals, ddof=1):.4f}" if len(vals) > 1 else f"{vals[0]:.4f}"
+
+        od = np.mean([r["odgpssm"] for r in sel])
+        kal = [r["kalman_true"] for r in sel if r.get("kalman_true") is not None]
+        ratio_k = f"{od / np.mean(kal):.3f}" if kal else "-"
+        lines.append(f"| {name} (n={len(sel)}) | {cell('odgpssm')} | {cell('lgssm')} | {cell('kalman_true')} | "
+                     f"{ratio_k} | {od / np.mean([r['lgssm'] for r in sel]):.3f} | "
+                     f"{np.mean([r['fit_seconds'] for r in sel]):.0f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--out", default="results")
+    parser.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
+    args = parser.parse_args(argv)
+    rows = sweep(args.out, args.seeds, args.systems)
+    with open(os.path.join(args.out, "systems.md"), "w") as fh:
+        fh.write(markdown(rows) + "\n")
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
