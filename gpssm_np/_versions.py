@@ -33,7 +33,7 @@ def versions():
     import scipy
 
     from . import __version__
-    from .ops._jit import kernel_threads
+    from .ops.threads import kernel_threads
 
     return {"gpssm_np": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "numba": numba.__version__,

@@ -27,7 +27,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from .gp import inducing_gram, kl_diag_standard_normal, kl_inducing
-from .ops._jit import run_blocks
+from .ops.threads import run_blocks
 from .ops.conditional import (conditional_moments, conditional_precompute, conditional_precompute_reference)
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference

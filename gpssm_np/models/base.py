@@ -26,7 +26,7 @@ from .._progress import Progress
 from ..datasets import windows
 from ..filtering import backward_simulation, particle_filter
 from ..forecast import Forecast
-from ..ops._jit import blas_single_threaded
+from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 
 logger = logging.getLogger(__name__)

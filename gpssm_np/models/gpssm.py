@@ -14,7 +14,7 @@ from .._config import MAX_JITTER
 from ..filtering import gpssm_transition
 from ..forecast import free_run
 from ..inference import check_backend, draw_noise, elbo, kl_weights, transition_regression_elbo
-from ..ops._jit import blas_single_threaded
+from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS

@@ -37,7 +37,8 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import VAR_FLOOR
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 from .triangular import solve_lower
 
 

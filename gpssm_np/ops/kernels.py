@@ -19,7 +19,7 @@ Shapes: X (N, D) shared by all latent GPs, or (Q, N, D); Z (Q, M, D); lengthscal
 result K (Q, N, M). D = d_x + d_u is the GP input dimension.
 
 The fused rollout (``ops/rollout.py``) evaluates the same two profiles inline in its particle-vectorised loops
-(with ``_jit.exp_fast``); ``tests/test_backends.py`` holds the two to the reference.
+(with ``_fastmath.exp_fast``); ``tests/test_backends.py`` holds the two to the reference.
 """
 import math
 
@@ -27,7 +27,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 
 #: Kernel names and the integer codes the jitted code branches on.
 KERNELS = {"se": 0, "matern52": 1}

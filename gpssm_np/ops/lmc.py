@@ -28,7 +28,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 
 
 def _check_shapes(name, h, A, q_diag=None):

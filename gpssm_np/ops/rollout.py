@@ -53,7 +53,12 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import isbox
 
 from .._config import FASTMATH, FASTMATH_SUMS, TAPE_BYTES, VAR_FLOOR
-from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, sum_blocks, to_c_f64, vjp_all_argnums
+from ._blas import gemm
+from ._compile import jit
+from ._fastmath import exp_fast
+from ._primitive import to_c_f64, vjp_all_argnums
+from ._tape import TapeStore
+from .threads import run_blocks, sum_blocks
 from .kernels import kernel_code, kernel_matrix_reference
 
 #: Most particles per block (the unit of work of one thread; see the module docstring). Measured at the paper's
