@@ -40,6 +40,7 @@ import zlib
 
 import numpy as np
 
+from ._version import __version__
 from .models import DSSM, ODGPSSM, PRSSM
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "load", "read_checkpoint", "save"]
@@ -84,7 +85,7 @@ def save(model, path, training=None):
     if training is not None:
         arrays.update({_TRAIN + key: np.asarray(value, dtype=np.float64) for key, value in training["arrays"].items()})
     meta = {"format_version": FORMAT_VERSION, "class": name, "config": model.get_config(),
-            "gpssm_np_version": _package_version(), "numpy_version": np.__version__,
+            "gpssm_np_version": __version__, "numpy_version": np.__version__,
             "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "checksum": checksum(arrays)}
     if training is not None:
@@ -185,12 +186,6 @@ def _extra_arrays(model):
                              f"array, got dtype {array.dtype}")
         out[_EXTRA + key] = array
     return out
-
-
-def _package_version():
-    from . import __version__  # lazy: the package's __init__ may import this module
-
-    return __version__
 
 
 def _atomic_write(path, arrays):

@@ -22,7 +22,7 @@ particle mean and variance of C x_t plus R) and the coverage of its 95% interval
 import numpy as np
 
 from . import _validation as check
-from .datasets import window_starts
+from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
 PROTOCOLS = ("paper", "causal", "freerun")

@@ -23,7 +23,7 @@ from autograd import value_and_grad
 from .. import _validation as check
 from .._config import MAX_REJECTIONS
 from .._progress import Progress
-from ..datasets import windows
+from ..datasets.windowing import sequence_lists, windows
 from ..filtering import backward_simulation, particle_filter
 from ..forecast import Forecast
 from ..ops.threads import blas_single_threaded
@@ -186,11 +186,7 @@ class StateSpaceModel:
         lr = check.positive_float(lr, "lr")
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
-        ys = y if isinstance(y, (list, tuple)) else [y]
-        us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
-        if len(us) != len(ys):
-            raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
-        checked = [check.sequences(yi, ui, spec.dim_y, spec.dim_u) for yi, ui in zip(ys, us)]
+        checked = [check.sequences(yi, ui, spec.dim_y, spec.dim_u) for yi, ui in zip(*sequence_lists(y, u))]
         Y, U = windows([c[0][0] for c in checked], [c[1][0] for c in checked], seq_len, stride)
         num_windows = Y.shape[0]
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))

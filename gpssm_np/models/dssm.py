@@ -79,6 +79,7 @@ import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
+from .._init import fan_in_uniform
 from ..gp import kl_diag_standard_normal
 from ..inference import draw_noise, kl_weights
 from ..ops.dmm import STD_FLOOR, dmm_loop, dmm_loop_reference, dmm_pack, gated_transition
@@ -103,7 +104,7 @@ class DSSMSpec:
     def __post_init__(self):
         for name in ("dim_x", "dim_y", "hidden", "rnn_hidden"):
             check.positive_int(getattr(self, name), name)
-        check.seed(self.dim_u, "dim_u")  # a non-negative integer
+        check.non_negative_int(self.dim_u, "dim_u")
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: expected at most dim_x = {self.dim_x} (C = [I, 0]), got {self.dim_y}")
 
@@ -111,11 +112,6 @@ class DSSMSpec:
 def _linear(p, layer, a):
     """a W^T + b of the layer named ``layer`` (parameters ``layer + "_W"``, ``layer + "_b"``)."""
     return anp.dot(a, p[layer + "_W"].T) + p[layer + "_b"]
-
-
-def _uniform(rng, fan_in, shape):
-    bound = 1.0 / np.sqrt(fan_in)
-    return rng.uniform(-bound, bound, size=shape)
 
 
 def _layer_shapes(layers):
@@ -130,8 +126,8 @@ def _init_layers(rng, layers):
     """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases of the layers given as (name, out, in)."""
     params = {}
     for name, n_out, n_in in layers:
-        params[name + "_W"] = _uniform(rng, n_in, (n_out, n_in))
-        params[name + "_b"] = _uniform(rng, n_in, (n_out,))
+        params[name + "_W"] = fan_in_uniform(rng, n_in, (n_out, n_in))
+        params[name + "_b"] = fan_in_uniform(rng, n_in, (n_out,))
     return params
 
 
@@ -155,7 +151,7 @@ class BackwardRNN:
         return dict(_layer_shapes(self.layers()), rnn_hh_W=(self.hidden, self.hidden))
 
     def init_params(self, rng):
-        return dict(_init_layers(rng, self.layers()), rnn_hh_W=_uniform(rng, self.hidden, (self.hidden,) * 2))
+        return dict(_init_layers(rng, self.layers()), rnn_hh_W=fan_in_uniform(rng, self.hidden, (self.hidden,) * 2))
 
     def hidden_states(self, p, y, u):
         """h_1..h_T as a list of T arrays (B, H_r): the RNN over [y_t, u_t] (B, T, .) read from t = T down to 1."""
