@@ -21,7 +21,7 @@ Inference network (the "structured" ST-R variant of the paper: q factorises as t
 ``q_x0(y, u)`` -- what the paper protocol uses -- is q(x_0 | y_{1:T}, u_{1:T}) of the window given: the heads
 x0_mean, x0_var on the RNN state h_1 after it has read the whole window backwards (as the authors' LSTM recognition
 network of the GPSSMs, which also reads the window reversed). ``filter``/``forecast(y_past=...)`` start the
-particle filter from q_x0 of the first ``init_window`` observed steps (``StateSpaceModel.filter``), and a forecast
+particle filter from q_x0 of the first ``init_window`` observed steps (``GradientTrainedModel.filter``), and a forecast
 with neither x0 nor past data starts from p(x_0) = N(0, I).
 
 ELBO of one window, with S reparameterised samples x^(s)_{0:T} ~ q (noise drawn outside the differentiated
@@ -84,7 +84,7 @@ from ..gp import kl_diag_standard_normal
 from ..inference import draw_noise, kl_weights
 from ..ops.dmm import STD_FLOOR, dmm_loop, dmm_loop_reference, dmm_pack, gated_transition
 from ..transforms import positive, positive_inverse
-from .base import StateSpaceModel, finite_elbo
+from .base import GradientTrainedModel, finite_elbo
 
 DSSM_BACKENDS = ("fused", "reference")
 
@@ -185,7 +185,7 @@ def dssm_elbo(params, network, y, u, noise, kl_weighting="unbiased", num_windows
     return c_data * (total / S - anp.sum(kl_diag_standard_normal(m0, v0)))
 
 
-class DSSM(StateSpaceModel):
+class DSSM(GradientTrainedModel):
     """Deep Markov model (Krishnan et al. 2017) with the GPSSMs' linear Gaussian emission (module docstring).
 
     Parameters
@@ -295,7 +295,7 @@ class DSSM(StateSpaceModel):
             value, grad = value_and_grad(objective)(self.params)
         return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
-    # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
+    # -- hooks of GradientTrainedModel -------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], self.spec.dim_x, 0)
         scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss

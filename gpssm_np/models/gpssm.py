@@ -18,7 +18,7 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
-from .base import StateSpaceModel, _without, finite_elbo
+from .base import GradientTrainedModel as StateSpaceModel, finite_elbo, without_frozen as _without
 
 
 class GPSSM(StateSpaceModel):

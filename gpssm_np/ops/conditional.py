@@ -39,6 +39,7 @@ from autograd.extend import defvjp_argnums, primitive
 from .._config import VAR_FLOOR
 from ._compile import jit
 from ._primitive import to_c_f64, vjp_all_argnums
+from .linalg import symmetrise
 from .triangular import solve_lower
 
 
@@ -100,11 +101,6 @@ def conditional_moments_reference(Kxz, kxx, alpha, B):
 # Jitted building blocks, forward and VJP
 # ---------------------------------------------------------------------------------------------------------------
 @jit
-def _sym(X):
-    return 0.5 * (X + X.T)
-
-
-@jit
 def lower_inverse(L):
     """W = L^{-1} for a lower-triangular L with nonzero diagonal: forward substitution L W = I, column by column,
     O(M^3 / 3). W is lower triangular."""
@@ -130,7 +126,7 @@ def cholesky_vjp(L, W, Lbar):
     P = np.tril(np.dot(L.T, np.tril(Lbar)))
     for i in range(P.shape[0]):
         P[i, i] *= 0.5
-    return _sym(np.dot(np.dot(W.T, P), W))
+    return symmetrise(np.dot(np.dot(W.T, P), W))
 
 
 @jit
@@ -138,7 +134,7 @@ def _factors(K, q_sqrt, whiten):
     # L = chol(K), W = L^{-1}, K^{-1}, R = tril(q_sqrt), P = W (whitened) or K^{-1}; all (M, M).
     L = np.linalg.cholesky(K)
     W = lower_inverse(L)
-    Kinv = _sym(np.dot(W.T, W))
+    Kinv = symmetrise(np.dot(W.T, W))
     R = np.tril(q_sqrt)
     P = W if whiten else Kinv
     return L, W, Kinv, R, P
@@ -147,7 +143,7 @@ def _factors(K, q_sqrt, whiten):
 @jit
 def _alpha_B(mu, Kinv, R, P):
     V = np.dot(P.T, R)  # (M, M): V V^T = P^T S P
-    return np.dot(P.T, mu), _sym(Kinv - np.dot(V, V.T))
+    return np.dot(P.T, mu), symmetrise(Kinv - np.dot(V, V.T))
 
 
 @jit
@@ -170,7 +166,7 @@ def _precompute_vjp(g_alpha, g_B, Kzz, q_mu, q_sqrt, whiten):
     for q in range(q_mu.shape[0]):
         L, W, Kinv, R, P = _factors(Kzz[q], q_sqrt[q], whiten)
         alpha, B = _alpha_B(q_mu[q], Kinv, R, P)
-        G = _sym(g_B[q])
+        G = symmetrise(g_B[q])
         ga = g_alpha[q]
         gmu[q] = np.dot(P, ga)
         gR[q] = np.tril(-2.0 * np.dot(np.dot(np.dot(P, G), P.T), R))
@@ -179,7 +175,7 @@ def _precompute_vjp(g_alpha, g_B, Kzz, q_mu, q_sqrt, whiten):
             gK[q] = cholesky_vjp(L, W, Lbar)
         else:
             KGB = np.dot(np.dot(Kinv, G), B)
-            gK[q] = _sym(-np.outer(gmu[q], alpha) - 2.0 * KGB + np.dot(np.dot(Kinv, G), Kinv))
+            gK[q] = symmetrise(-np.outer(gmu[q], alpha) - 2.0 * KGB + np.dot(np.dot(Kinv, G), Kinv))
     return gK, gmu, gR
 
 

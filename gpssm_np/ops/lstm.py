@@ -12,9 +12,9 @@ with zero initial state h^l_0 = c^l_0 = 0. For t = 1..T::
 Output: the last layer's hidden state at the last step, h^L_T, shape (B, H). The sequence is read in the order it
 is stored (reverse it before the call to read it backwards). The jitted code evaluates sigmoid(z) = 1 / (1 + e^-z)
 (accurate for every z; e^-z = inf gives 0) and tanh(z) = (1 - e) / (1 + e), e = e^-2|z| (its Taylor series below
-|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_fastmath.exp_fast`` (``_fastmath.sigmoid_fast``,
-``_fastmath.tanh_fast``); the reference uses
-(1 + tanh(z / 2)) / 2 and NumPy's tanh, which raise no overflow warning.
+|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_fastmath.exp_fast``
+(``_fastmath.sigmoid_fast``, ``_fastmath.tanh_fast``); the reference uses (1 + tanh(z / 2)) / 2 and NumPy's tanh,
+which raise no overflow warning.
 
 Reverse (back-propagation through time, layer L down to 1). With dh_t = dL/dh_t (from the layer above at the same
 step, plus what flows back from step t+1) and dc_t carried back from step t+1::
