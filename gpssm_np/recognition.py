@@ -6,7 +6,7 @@ Both networks end in the same two heads on a feature vector e (B, E)::
     m_x0 = e W_m^T + b_m                               (B, d_x)
     S_x0 = softplus(e W_s^T + b_s) + VAR_OFFSET        (B, d_x), diagonal covariance; b_s starts at 1.0
 
-so the initial variance is about softplus(1) + 1e-4 = 1.3134 (research/odgpssm_reference.md s5).
+so the initial variance is about softplus(1) + 1e-4 = 1.3134 (docs/design.md, authors' code s5).
 
 * :class:`LSTMRecognition` (the authors' network): the features [y_t, u_t] of the whole window are read **reversed
   in time**, t = T..1, by an L-layer unidirectional LSTM (``ops/lstm.py``) with zero initial state; e = h^L at its

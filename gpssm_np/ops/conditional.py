@@ -1,6 +1,6 @@
 r"""Sparse-GP conditional for Q latent GPs with a full-covariance q(u) per latent GP, with hand-derived VJPs.
 
-Maths (paper: the m_{h_t,q} and S_{h_t,q} equations under Eq. (state_conditional); the whitened form is that of
+Maths (paper: the m_{h_t,q} and S_{h_t,q} equations after Eq. (12); the whitened form is that of
 Hensman et al. 2015 and GPflow's ``base_conditional``). Per latent GP q, with K = Kzz[q] (symmetric positive
 definite, jitter already added by the caller), L = chol(K), W = L^{-1}, R = tril(q_sqrt[q]) (only the lower
 triangle, diagonal included, is read), S = R R^T and mu = q_mu[q]::
@@ -331,7 +331,7 @@ defvjp_argnums(conditional_moments, vjp_all_argnums(_conditional_moments_make_vj
 def conditional(Kxz, kxx, Kzz, q_mu, q_sqrt, whiten=True):
     """Sparse-GP marginal conditional q(h_q(x_n)) = N(mean[q, n], var[q, n]) for every latent GP and point.
 
-    The paper's m_{h_t,q} and S_{h_t,q} (equations under Eq. (state_conditional)); whitened form as in
+    The paper's m_{h_t,q} and S_{h_t,q} (equations after Eq. (12)); whitened form as in
     Hensman et al. 2015 / GPflow's ``base_conditional``. Plain composition of :func:`conditional_precompute`
     (O(Q M^3)) and :func:`conditional_moments` (O(Q N M^2)); when the same q(u) is evaluated at many batches of
     points, call the two separately and reuse (alpha, B).

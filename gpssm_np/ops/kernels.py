@@ -1,7 +1,7 @@
 r"""Stationary ARD kernel matrices K(X, Z) for Q latent GPs, with a hand-derived VJP.
 
 Maths (Rasmussen & Williams 2006, Eqs. 4.9 and 4.17; one kernel k_q per latent GP h_q of the paper's
-Eq. (MOGP_LMC); the authors' code uses Matern-5/2, see research/odgpssm_reference.md s3)::
+Eq. (6); the authors' code uses Matern-5/2, see docs/design.md, authors' code s3)::
 
     r2[q, n, j] = sum_d (X[q, n, d] - Z[q, j, d])^2 / l[q, d]^2
     squared exponential ("se"):  k = s2[q] * exp(-r2 / 2)
