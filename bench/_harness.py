@@ -32,7 +32,7 @@ def versions():
     import scipy
 
     import gpssm_np
-    from gpssm_np.ops._jit import kernel_threads
+    from gpssm_np.ops.threads import kernel_threads
 
     info = {
         "python": platform.python_version(),

@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import PAPER, SMALL, blas_threads, elbo_step, emit, measure, parser, rollout_step, versions  # noqa: E402
 
-from gpssm_np.ops._jit import kernel_threads, use_threads  # noqa: E402
+from gpssm_np.ops.threads import kernel_threads, use_threads  # noqa: E402
 
 
 def main(argv=None):

@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import PAPER, SMALL, blas_threads, elbo_step, emit, measure, parser, rollout_step, versions  # noqa: E402
 
-from gpssm_np.ops._jit import use_threads  # noqa: E402
+from gpssm_np.ops.threads import use_threads  # noqa: E402
 
 
 def rollout_flops(cfg, kind="matern52"):

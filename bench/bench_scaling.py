@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import PAPER, SMALL, blas_threads, elbo_step, emit, measure, parser, rollout_step, versions  # noqa: E402
 from bench_flops import rollout_flops  # noqa: E402
 
-from gpssm_np.ops._jit import use_threads  # noqa: E402
+from gpssm_np.ops.threads import use_threads  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = {"T": "T", "M": "M", "Q": "Q", "d_x": "dim_x", "S": "S"}

@@ -21,7 +21,7 @@ from _harness import PAPER, SMALL, blas_threads, emit, measure, parser, problem,
 from gpssm_np._config import POSITIVE_FLOOR, VAR_FLOOR  # noqa: E402
 from gpssm_np.inference import draw_noise  # noqa: E402
 from gpssm_np.optim import Adam  # noqa: E402
-from gpssm_np.ops._jit import kernel_threads  # noqa: E402
+from gpssm_np.ops.threads import kernel_threads  # noqa: E402
 
 
 def torch_elbo(torch, raw, spec, y, u, noise):

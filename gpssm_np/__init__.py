@@ -13,9 +13,9 @@ from .io import load, save
 from .baselines import ARX, LGSSM
 from .models import DSSM, GPSSM, ODGPSSM, PRSSM
 from .protocols import evaluate
+from ._version import __version__
 from ._warmup import warmup
 
-__version__ = "0.1.0"
 __all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "save", "warmup",
            "__version__"]
 

@@ -10,15 +10,26 @@ def positive_int(value, name):
     return int(value)
 
 
-def seed(value, name="seed"):
+def non_negative_int(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
     return int(value)
 
 
+def seed(value, name="seed"):
+    """A random seed: a non-negative integer (dimensions and orders use :func:`non_negative_int`)."""
+    return non_negative_int(value, name)
+
+
 def positive_float(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+    return float(value)
+
+
+def non_negative_float(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
     return float(value)
 
 

@@ -7,6 +7,9 @@ from importlib import metadata
 
 import numpy as np
 
+from ._version import __version__
+from .ops.threads import kernel_threads
+
 
 def _distribution_version(name):
     try:
@@ -31,9 +34,6 @@ def versions():
     import matplotlib
     import numba
     import scipy
-
-    from . import __version__
-    from .ops._jit import kernel_threads
 
     return {"gpssm_np": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "numba": numba.__version__,

@@ -53,7 +53,7 @@ def warmup():
     both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
     expected log-likelihood and the DSSM's loop.
 
-    The same compiled kernels serve any number of kernel threads (``_jit.run_blocks``).
+    The same compiled kernels serve any number of kernel threads (``ops.threads.run_blocks``).
 
     Returns
     -------

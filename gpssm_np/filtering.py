@@ -1,6 +1,6 @@
 r"""Particle filtering and backward-simulation smoothing for Gaussian-transition, linear-Gaussian-emission models.
 
-Model (the package's time convention, ``models/base.py``): x_0 ~ p(x_0) emits nothing; for t = 1..T::
+Model (the package's time convention, ``estimator.py``): x_0 ~ p(x_0) emits nothing; for t = 1..T::
 
     x_t | x_{t-1} ~ N(m(x_{t-1}, u_t, t), S(x_{t-1}, u_t, t))       the "transition moments" function
     y_t | x_t     ~ N(C x_t, R)
@@ -21,7 +21,8 @@ Proposals (N particles x^i with normalised weights W^i, g^i the weight increment
       x_t^i ~ p(x_t | x_{t-1}^{a_i}, y_t) = N(m + K (y_t - C m), (I - K C) S (I - K C)^T + K R K^T),
               K = S C^T (C S C^T + R)^{-1}, evaluated at the ancestor a_i          (Kalman update, Joseph form)
 
-  The new particles carry the weights W_t exactly (uniform after resampling): no second weighting is needed.
+  The new particles carry the weights W_t exactly (uniform after resampling): no second weighting is needed. The
+  update is :func:`gpssm_np.kalman.condition`, the one the linear-Gaussian baseline's Kalman filter uses.
 * ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
   W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
 
@@ -44,7 +45,7 @@ is evaluated once per step at the N stored particles; the Gaussian densities of 
 components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve as the candidates for t = 0.
 
 The transition of a sparse-GP state-space model is ``transition.Transition.moments_function``; the models' ``filter``
-and ``smooth`` methods (``models/base.py``) run this module with it.
+and ``smooth`` methods (``estimator.py``) run this module with it.
 """
 import logging
 import numbers
@@ -55,12 +56,12 @@ import numpy as np
 from scipy.special import logsumexp
 
 from . import _validation as check
+from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol
+from .ops.linalg import symmetrise
 
 logger = logging.getLogger(__name__)
 
 PROPOSALS = ("adapted", "bootstrap")
-
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 # Upper bound on the number of (particle, trajectory, d_x) entries held at once by backward simulation.
 _BACKWARD_BLOCK_ENTRIES = 4_000_000
@@ -153,47 +154,13 @@ def _weighted_moments(x, log_w):
     mean = w @ x
     centred = x - mean
     cov = np.einsum("n,ni,nj->ij", w, centred, centred)
-    return mean, 0.5 * (cov + cov.T)
-
-
-def _cholesky(cov, name):
-    """Batched lower Cholesky factors of symmetric positive-definite matrices (..., d, d), or a ValueError."""
-    try:
-        return np.linalg.cholesky(0.5 * (cov + np.swapaxes(cov, -1, -2)))
-    except np.linalg.LinAlgError:
-        raise ValueError(f"{name}: expected symmetric positive-definite covariance matrices") from None
+    return mean, symmetrise(cov)
 
 
 def _sample_gaussians(mean, chol, rng):
     """One draw from each N(mean[n], chol[n] chol[n]^T); mean (N, d), chol (N, d, d)."""
     eps = rng.standard_normal(mean.shape)
     return mean + np.einsum("nij,nj->ni", chol, eps)
-
-
-def _gaussian_logpdf_chol(resid, chol):
-    """log N(resid; 0, L L^T) for resid (..., d) and a lower Cholesky factor L (d, d) or (..., d, d)."""
-    d = resid.shape[-1]
-    z = (np.linalg.inv(chol) @ resid[..., None])[..., 0]  # L^{-1} resid; inverse of each distinct factor once
-    logdet = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
-    return -0.5 * (d * _LOG_2PI + logdet + np.sum(z * z, axis=-1))
-
-
-def _kalman_condition(mean, cov, C, R, y):
-    """Condition N(mean[n], cov[n]) on y = C x + e, e ~ N(0, R), for every n.
-
-    Returns (post_mean (N, d), post_cov (N, d, d), log N(y; C mean[n], C cov[n] C^T + R) (N,)). The posterior
-    covariance is in Joseph form (I - K C) S (I - K C)^T + K R K^T, symmetric positive definite by construction.
-    """
-    d = mean.shape[1]
-    CS = np.einsum("kd,nde->nke", C, cov)  # (N, k, d)
-    Sy = np.einsum("nkd,jd->nkj", CS, C) + R  # (N, k, k)
-    resid = y - mean @ C.T  # (N, k)
-    log_lik = _gaussian_logpdf_chol(resid, _cholesky(Sy, "transition"))
-    gain = np.swapaxes(np.linalg.solve(Sy, CS), 1, 2)  # (N, d, k): S C^T Sy^{-1}
-    post_mean = mean + np.einsum("ndk,nk->nd", gain, resid)
-    I_KC = np.eye(d) - np.einsum("ndk,ke->nde", gain, C)
-    post_cov = I_KC @ cov @ np.swapaxes(I_KC, 1, 2) + gain @ R @ np.swapaxes(gain, 1, 2)
-    return post_mean, post_cov, log_lik
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -264,7 +231,7 @@ def _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng):
     if cov.shape != (d_x, d_x) or not np.allclose(cov, cov.T):
         raise ValueError(f"x0_cov: expected a symmetric ({d_x}, {d_x}) matrix, got shape {cov.shape}")
     # eigen-decomposition so that a singular (e.g. deterministic) initial state is allowed
-    lam, vec = np.linalg.eigh(0.5 * (cov + cov.T))
+    lam, vec = np.linalg.eigh(symmetrise(cov))
     if lam.min() < -1e-10 * max(1.0, lam.max()):
         raise ValueError("x0_cov: expected a positive semi-definite matrix")
     root = vec * np.sqrt(np.maximum(lam, 0.0))
@@ -396,10 +363,10 @@ def _adapted_step(mean, cov, log_w, observed, ess_threshold, rng):
     increment, ESS, resampled, carried particles, carried log-weights, parents of the carried particles)."""
     inc = 0.0
     if observed is not None:
-        mean, cov, log_g = _kalman_condition(mean, cov, *observed)
+        mean, cov, log_g = condition(mean, cov, *observed)
         log_w, inc = _normalise(log_w + log_g)
     ess, resampled, anc, log_w = _maybe_resample(log_w, ess_threshold, rng)
-    x = _sample_gaussians(mean[anc], _cholesky(cov[anc], "transition"), rng)
+    x = _sample_gaussians(mean[anc], cholesky(cov[anc], "transition"), rng)
     return x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0])
 
 
@@ -407,11 +374,11 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
     """Bootstrap step; same returns as :func:`_adapted_step`. The stored particles are those before resampling;
     the carried ones are resampled from them (their parents are the resampling indices)."""
     N = mean.shape[0]
-    x = _sample_gaussians(mean, _cholesky(cov, "transition"), rng)
+    x = _sample_gaussians(mean, cholesky(cov, "transition"), rng)
     inc = 0.0
     if observed is not None:
         Co, Ro, yo = observed
-        log_g = _gaussian_logpdf_chol(yo - x @ Co.T, np.linalg.cholesky(Ro))
+        log_g = gaussian_logpdf_chol(yo - x @ Co.T, np.linalg.cholesky(Ro))
         log_w, inc = _normalise(log_w + log_g)
     ess, resampled, idx, carried_log_w = _maybe_resample(log_w, ess_threshold, rng)
     return x, log_w, np.arange(N), inc, ess, resampled, x[idx], carried_log_w, idx
@@ -440,7 +407,7 @@ class _GaussianMixtureDensity:
     """
 
     def __init__(self, mean, cov):
-        L = _cholesky(cov, "transition")
+        L = cholesky(cov, "transition")
         L_inv = np.linalg.inv(L)
         N, d = mean.shape
         self.d = d
@@ -450,7 +417,7 @@ class _GaussianMixtureDensity:
         self.P_flat = P.reshape(N, d * d)
         self.Pm = np.einsum("nij,nj->ni", P, m)
         self.mPm = np.sum(self.Pm * m, axis=1)
-        self.log_norm = d * _LOG_2PI + 2.0 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), axis=1)
+        self.log_norm = d * LOG_2PI + 2.0 * np.sum(np.log(np.diagonal(L, axis1=1, axis2=2)), axis=1)
 
     def log_pdf(self, x):
         """(M, N) log-densities of the points x (M, d) under the N components."""

@@ -1,6 +1,6 @@
 r"""Sparse-GP pieces evaluated once per iteration: K(Z, Z), and the KL divergences of the ELBO.
 
-KL terms (paper Eq. ELBO_final), per latent GP q with M inducing outputs, S_q = L_S L_S^T:
+KL terms (paper Eq. (11)), per latent GP q with M inducing outputs, S_q = L_S L_S^T:
 
     whitened   KL(N(mu, S) || N(0, I))   = 1/2 [tr S + mu^T mu - M - log|S|]
     unwhitened KL(N(mu, S) || N(0, Kzz)) = 1/2 [tr(Kzz^{-1} S) + mu^T Kzz^{-1} mu - M + log|Kzz| - log|S|]

@@ -30,7 +30,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from .gp import kl_diag_standard_normal
-from .ops._jit import run_blocks
+from .ops.threads import run_blocks
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
 from .params import constrain
 from .transition import Transition, check_backend

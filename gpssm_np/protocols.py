@@ -4,7 +4,7 @@ r"""Forecast evaluation protocols on a standardised data set (``datasets.Dataset
 All three forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
 initial state of that span is chosen:
 
-* ``"paper"``: the authors' protocol exactly (research/odgpssm_reference.md s8): 100-step windows of the test half
+* ``"paper"``: the authors' protocol exactly (docs/design.md, authors' code s8): 100-step windows of the test half
   at stride 100 plus a tail window, at most the first 6; q(x0) from the model's recognition network (or its free
   q(x0)) **applied to the same window it then forecasts**, i.e. it sees the window's future outputs when choosing
   x0; 50 particles; the particle mean of the noise-free output; RMSE per window on the standardised scale,
@@ -22,7 +22,7 @@ particle mean and variance of C x_t plus R) and the coverage of its 95% interval
 import numpy as np
 
 from . import _validation as check
-from .datasets import window_starts
+from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
 PROTOCOLS = ("paper", "causal", "freerun")

@@ -6,7 +6,7 @@ Both networks end in the same two heads on a feature vector e (B, E)::
     m_x0 = e W_m^T + b_m                               (B, d_x)
     S_x0 = softplus(e W_s^T + b_s) + VAR_OFFSET        (B, d_x), diagonal covariance; b_s starts at 1.0
 
-so the initial variance is about softplus(1) + 1e-4 = 1.3134 (research/odgpssm_reference.md s5).
+so the initial variance is about softplus(1) + 1e-4 = 1.3134 (docs/design.md, authors' code s5).
 
 * :class:`LSTMRecognition` (the authors' network): the features [y_t, u_t] of the whole window are read **reversed
   in time**, t = T..1, by an L-layer unidirectional LSTM (``ops/lstm.py``) with zero initial state; e = h^L at its
@@ -40,6 +40,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from . import _validation
+from ._init import fan_in_uniform
 from .ops.lstm import lstm, lstm_num_params, lstm_reference
 
 #: Added to the softplus of the variance head, as in the authors' code.
@@ -53,17 +54,6 @@ VAR_BIAS_INIT = 1.0
 BACKENDS = ("fused", "ops", "reference")
 
 
-def _uniform(rng, fan_in, shape):
-    bound = 1.0 / np.sqrt(fan_in)
-    return rng.uniform(-bound, bound, size=shape)
-
-
-def _non_negative_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")
-    return int(value)
-
-
 class _Recognition:
     """Shared configuration, heads and checks; subclasses supply the feature extractor."""
 
@@ -72,7 +62,7 @@ class _Recognition:
     def __init__(self, dim_x, dim_y, dim_u, hidden):
         self.dim_x = _validation.positive_int(dim_x, "dim_x")
         self.dim_y = _validation.positive_int(dim_y, "dim_y")
-        self.dim_u = _non_negative_int(dim_u, "dim_u")
+        self.dim_u = _validation.non_negative_int(dim_u, "dim_u")
         self.hidden = _validation.positive_int(hidden, "hidden")
 
     @property
@@ -104,8 +94,8 @@ class _Recognition:
         """Initial parameters (see the module docstring); ``rng`` is a numpy Generator."""
         params = self._init_body(rng)
         for head in ("mean", "var"):
-            params[f"rec_{head}_W"] = _uniform(rng, self.hidden, (self.dim_x, self.hidden))
-            params[f"rec_{head}_b"] = _uniform(rng, self.hidden, (self.dim_x,))
+            params[f"rec_{head}_W"] = fan_in_uniform(rng, self.hidden, (self.dim_x, self.hidden))
+            params[f"rec_{head}_b"] = fan_in_uniform(rng, self.hidden, (self.dim_x,))
         params["rec_var_b"] = np.full(self.dim_x, VAR_BIAS_INIT)
         return params
 
@@ -144,7 +134,7 @@ class LSTMRecognition(_Recognition):
         return {"rec_lstm": (lstm_num_params(self.num_features, self.hidden, self.num_layers),)}
 
     def _init_body(self, rng):
-        return {"rec_lstm": _uniform(rng, self.hidden, self._body_shapes()["rec_lstm"])}
+        return {"rec_lstm": fan_in_uniform(rng, self.hidden, self._body_shapes()["rec_lstm"])}
 
     def _features(self, params, steps, backend):
         reversed_steps = steps[:, ::-1, :]  # t = T..1
@@ -170,7 +160,7 @@ class MLPRecognition(_Recognition):
 
     def _init_body(self, rng):
         fan_in = self.num_steps * self.num_features
-        return {name: _uniform(rng, fan_in, shape) for name, shape in self._body_shapes().items()}
+        return {name: fan_in_uniform(rng, fan_in, shape) for name, shape in self._body_shapes().items()}
 
     def _features(self, params, steps, backend):
         B, T, F = steps.shape

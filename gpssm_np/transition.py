@@ -23,9 +23,10 @@ q_sqrt_q q_sqrt_q^T), the conditional moments at x~ are computed from the precom
 then gives
 
 * :meth:`Transition.rollout`: particles x_{1:T} sampled through the latent GPs, by backend --
-  ``"fused"`` one Numba primitive for the whole rollout (``ops.rollout``), ``"ops"`` a Python loop over time of the
-  Numba primitives kernel_matrix, conditional_moments and lmc_mean (below), ``"reference"`` plain autograd.numpy
-  (``ops.rollout_reference`` with the reference kernels and precompute);
+  ``"fused"`` one Numba primitive for the whole rollout (``ops.rollout.rollout``), ``"ops"`` a Python loop over
+  time of the Numba primitives kernel_matrix, conditional_moments and lmc_mean (``ops.rollout.rollout_ops``),
+  ``"reference"`` plain autograd.numpy (``ops.rollout.rollout_reference`` with the reference kernels and
+  precompute);
 * :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
   filter's fully adapted proposal and the regression ELBO of pre-training;
 * :attr:`Transition.kl_u`: KL(q(u) || p(u)) (paper Eq. (11), second term).
@@ -39,7 +40,7 @@ from .gp import inducing_gram, kl_inducing
 from .ops.conditional import conditional_moments, conditional_precompute, conditional_precompute_reference
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.lmc import lmc_cov, lmc_mean
-from .ops.rollout import rollout, rollout_reference
+from .ops.rollout import rollout, rollout_ops, rollout_reference
 
 BACKENDS = ("fused", "ops", "reference")
 
@@ -59,24 +60,6 @@ def linear_mean_coefficients(p, spec):
     return F, np.zeros((spec.dim_x, spec.dim_u)), np.zeros(spec.dim_x)
 
 
-def _rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
-    """The rollout as a Python loop over time of Numba primitives (the ``"ops"`` backend); arguments and result as
-    :func:`gpssm_np.ops.rollout.rollout`."""
-    T, N = eps_h.shape[:2]
-    S = N // U.shape[0]
-    x = x0
-    states = []
-    for t in range(T):
-        u_t = np.repeat(U[:, t, :], S, axis=0)  # (N, d_u), particle n reads sequence n // S
-        xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
-        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
-        mean, var = conditional_moments(Kxz, _kernel_diagonal(variance, N), alpha, B)  # (Q, N), var >= VAR_FLOOR
-        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
-        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
-        states.append(x)
-    return anp.stack(states)
-
-
 def _kernel_diagonal(variance, N):
     """k_q(x, x) = s2_q for every point (stationary kernels): (Q, N)."""
     return anp.outer(variance, np.ones(N))
@@ -85,7 +68,7 @@ def _kernel_diagonal(variance, N):
 _BACKEND_FUNCTIONS = {
     # backend: (kernel matrix, (alpha, B) precompute, rollout)
     "fused": (kernel_matrix, conditional_precompute, rollout),
-    "ops": (kernel_matrix, conditional_precompute, _rollout_ops),
+    "ops": (kernel_matrix, conditional_precompute, rollout_ops),
     "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference),
 }
 

@@ -90,7 +90,7 @@ def test_same_model_seed_same_parameters():
 
 def test_noise_depends_on_the_seed_only_not_on_threads():
     from gpssm_np.inference import draw_noise
-    from gpssm_np.ops._jit import use_threads
+    from gpssm_np.ops.threads import use_threads
 
     draws = []
     for threads in (1, 2, 3):

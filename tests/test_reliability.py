@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
-from gpssm_np import io
-from gpssm_np.models.base import TrainingError
+from gpssm_np import archive, io
+from gpssm_np.estimator import TrainingError
 
 
 def toy_data(T=40, seed=0):
@@ -86,7 +86,7 @@ def test_interrupted_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
 
     path = str(tmp_path / "run.ckpt")
     crashing = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
-    real_replace = io.os.replace
+    real_replace = archive.os.replace
     calls = {"n": 0}
 
     def replace_then_crash(src, dst):
@@ -95,10 +95,10 @@ def test_interrupted_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
             raise KeyboardInterrupt("killed")
         return real_replace(src, dst)
 
-    monkeypatch.setattr(io.os, "replace", replace_then_crash)
+    monkeypatch.setattr(archive.os, "replace", replace_then_crash)
     with pytest.raises(KeyboardInterrupt):
         crashing.fit(y, u, checkpoint=path, **FIT)
-    monkeypatch.setattr(io.os, "replace", real_replace)
+    monkeypatch.setattr(archive.os, "replace", real_replace)
     _, training = io.read_checkpoint(path)  # the first checkpoint is intact
     assert training["info"]["epochs_done"] == 1
 

@@ -10,7 +10,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.experiments.table1 import make_model
-from gpssm_np.models.base import TrainingError
+from gpssm_np.estimator import TrainingError
 
 DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 

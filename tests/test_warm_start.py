@@ -5,7 +5,7 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.warm_start import emission_basis, kmeans, orthonormal_rows, warm_start
+from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows, warm_start
 
 
 def standardised_linear_data(seed=0, T=700, dim_x=3):

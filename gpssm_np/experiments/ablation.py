@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import datasets as ds_module
 from .._versions import versions
-from ..ops._jit import use_threads
+from ..ops.threads import use_threads
 
 logger = logging.getLogger(__name__)
 

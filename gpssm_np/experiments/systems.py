@@ -26,7 +26,7 @@ from scipy.linalg import solve_discrete_lyapunov
 
 from .. import datasets as ds_module
 from .._versions import versions
-from ..ops._jit import use_threads
+from ..ops.threads import use_threads
 
 #: (name, d_x, d_y, d_u, slow poles only, generator seed)
 LINEAR_SYSTEMS = [("lin_2x1x1_slow", 2, 1, 1, True, 11), ("lin_3x1x2_fast", 3, 1, 2, False, 12),

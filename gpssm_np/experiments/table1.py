@@ -32,7 +32,7 @@ import numpy as np
 from .. import datasets as ds_module
 from .._config import CPU_COUNT
 from .._versions import versions
-from ..ops._jit import use_threads
+from ..ops.threads import use_threads
 from ..protocols import PROTOCOLS, evaluate
 
 logger = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """Model facades: configuration in the constructor, learned arrays in ``params``, maths in the functional core."""
-from .base import StateSpaceModel
+from ..estimator import GradientTrainedModel, StateSpaceModel
 from .dssm import DSSM
 from .gpssm import GPSSM
 from .odgpssm import ODGPSSM
 from .prssm import PRSSM
 
-__all__ = ["StateSpaceModel", "GPSSM", "ODGPSSM", "PRSSM", "DSSM"]
+__all__ = ["StateSpaceModel", "GradientTrainedModel", "GPSSM", "ODGPSSM", "PRSSM", "DSSM"]

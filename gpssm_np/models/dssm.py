@@ -1,6 +1,6 @@
 r"""DSSM: the deep Markov model of Krishnan, Shalit & Sontag (AAAI 2017), the paper's "DSSM" baseline.
 
-Generative model (the package's time convention, ``models/base.py``): x_0 ~ p(x_0) = N(0, I) emits nothing; for
+Generative model (the package's time convention, ``estimator.py``): x_0 ~ p(x_0) = N(0, I) emits nothing; for
 t = 1..T, with z_t = [x_{t-1}, u_t] (d_x + d_u) and each affine layer "name" written name(a) = W a + b::
 
     g_t = sigmoid(trans_gate_2(relu(trans_gate_1(z_t))))          (d_x,) gate
@@ -21,7 +21,7 @@ Inference network (the "structured" ST-R variant of the paper: q factorises as t
 ``q_x0(y, u)`` -- what the paper protocol uses -- is q(x_0 | y_{1:T}, u_{1:T}) of the window given: the heads
 x0_mean, x0_var on the RNN state h_1 after it has read the whole window backwards (as the authors' LSTM recognition
 network of the GPSSMs, which also reads the window reversed). ``filter``/``forecast(y_past=...)`` start the
-particle filter from q_x0 of the first ``init_window`` observed steps (``StateSpaceModel.filter``), and a forecast
+particle filter from q_x0 of the first ``init_window`` observed steps (``GradientTrainedModel.filter``), and a forecast
 with neither x0 nor past data starts from p(x_0) = N(0, I).
 
 ELBO of one window, with S reparameterised samples x^(s)_{0:T} ~ q (noise drawn outside the differentiated
@@ -79,11 +79,12 @@ import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
+from .._init import fan_in_uniform
 from ..gp import kl_diag_standard_normal
 from ..inference import draw_noise, kl_weights
 from ..ops.dmm import STD_FLOOR, dmm_loop, dmm_loop_reference, dmm_pack, gated_transition
 from ..transforms import positive, positive_inverse
-from .base import StateSpaceModel, finite_elbo
+from ..estimator import GradientTrainedModel, finite_elbo
 
 DSSM_BACKENDS = ("fused", "reference")
 
@@ -103,7 +104,7 @@ class DSSMSpec:
     def __post_init__(self):
         for name in ("dim_x", "dim_y", "hidden", "rnn_hidden"):
             check.positive_int(getattr(self, name), name)
-        check.seed(self.dim_u, "dim_u")  # a non-negative integer
+        check.non_negative_int(self.dim_u, "dim_u")
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: expected at most dim_x = {self.dim_x} (C = [I, 0]), got {self.dim_y}")
 
@@ -111,11 +112,6 @@ class DSSMSpec:
 def _linear(p, layer, a):
     """a W^T + b of the layer named ``layer`` (parameters ``layer + "_W"``, ``layer + "_b"``)."""
     return anp.dot(a, p[layer + "_W"].T) + p[layer + "_b"]
-
-
-def _uniform(rng, fan_in, shape):
-    bound = 1.0 / np.sqrt(fan_in)
-    return rng.uniform(-bound, bound, size=shape)
 
 
 def _layer_shapes(layers):
@@ -130,8 +126,8 @@ def _init_layers(rng, layers):
     """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) weights and biases of the layers given as (name, out, in)."""
     params = {}
     for name, n_out, n_in in layers:
-        params[name + "_W"] = _uniform(rng, n_in, (n_out, n_in))
-        params[name + "_b"] = _uniform(rng, n_in, (n_out,))
+        params[name + "_W"] = fan_in_uniform(rng, n_in, (n_out, n_in))
+        params[name + "_b"] = fan_in_uniform(rng, n_in, (n_out,))
     return params
 
 
@@ -155,7 +151,7 @@ class BackwardRNN:
         return dict(_layer_shapes(self.layers()), rnn_hh_W=(self.hidden, self.hidden))
 
     def init_params(self, rng):
-        return dict(_init_layers(rng, self.layers()), rnn_hh_W=_uniform(rng, self.hidden, (self.hidden,) * 2))
+        return dict(_init_layers(rng, self.layers()), rnn_hh_W=fan_in_uniform(rng, self.hidden, (self.hidden,) * 2))
 
     def hidden_states(self, p, y, u):
         """h_1..h_T as a list of T arrays (B, H_r): the RNN over [y_t, u_t] (B, T, .) read from t = T down to 1."""
@@ -189,7 +185,7 @@ def dssm_elbo(params, network, y, u, noise, kl_weighting="unbiased", num_windows
     return c_data * (total / S - anp.sum(kl_diag_standard_normal(m0, v0)))
 
 
-class DSSM(StateSpaceModel):
+class DSSM(GradientTrainedModel):
     """Deep Markov model (Krishnan et al. 2017) with the GPSSMs' linear Gaussian emission (module docstring).
 
     Parameters
@@ -299,7 +295,7 @@ class DSSM(StateSpaceModel):
             value, grad = value_and_grad(objective)(self.params)
         return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
-    # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
+    # -- hooks of GradientTrainedModel -------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], self.spec.dim_x, 0)
         scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss

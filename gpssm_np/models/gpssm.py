@@ -13,16 +13,16 @@ from autograd import value_and_grad
 from .. import _validation as check
 from .._config import MAX_JITTER, MAX_REJECTIONS
 from .._progress import Progress
-from ..datasets import window_starts, windows
+from ..datasets.windowing import window_starts, windows
 from ..forecast import free_run
 from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
-from ..ops._jit import blas_single_threaded
+from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from ..warm_start import initial_params, warm_start
-from .base import StateSpaceModel, _without, finite_elbo
+from .warm_start import initial_params, warm_start
+from ..estimator import GradientTrainedModel, finite_elbo, without_frozen
 from .training import ValidationScore, check_budget, split_validation, train_steps
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md
@@ -41,7 +41,7 @@ DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patienc
                "restarts": 1}
 
 
-class GPSSM(StateSpaceModel):
+class GPSSM(GradientTrainedModel):
     """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. ELBO_final.
 
     Parameters
@@ -200,7 +200,7 @@ class GPSSM(StateSpaceModel):
           parameters (never worse than the initial ones) are kept; ``restarts`` seeds, the best on validation.
           Defaults: :data:`DEFAULT_FIT`. The scores are in ``validation_``.
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
-          authors' loop, :meth:`gpssm_np.models.base.StateSpaceModel.fit` (checkpoints and resume).
+          authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
         With ``init="lgssm"`` every call starts from the linear-Gaussian warm start (``warm_start.py``) fitted on
         the training part (as scikit-learn's ``fit``, not a continuation), and, without a recognition network, each
@@ -217,7 +217,7 @@ class GPSSM(StateSpaceModel):
         if checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
                              "training with a validation block keeps its best parameters in memory")
-        ys, us = self._checked_sequences(y, u)
+        ys, us = (list(part) for part in zip(*self._sequences(y, u)))
         options = dict(DEFAULT_FIT)
         if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
             options.update(validation=0.0, patience=10**9, eval_every=10**9)
@@ -258,20 +258,11 @@ class GPSSM(StateSpaceModel):
         self.set_params(params)
         return self
 
-    def _checked_sequences(self, y, u):
-        """Lists of checked training sequences (T_i, d_y) and inputs (T_i, d_u)."""
-        ys = y if isinstance(y, (list, tuple)) else [y]
-        us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
-        if len(us) != len(ys):
-            raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
-        checked = [check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u) for yi, ui in zip(ys, us)]
-        return [c[0][0] for c in checked], [c[1][0] for c in checked]
-
     def initialise(self, y, u=None, seed=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
         or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
-        ys, us = self._checked_sequences(y, u)
+        ys, us = (list(part) for part in zip(*self._sequences(y, u)))
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self
 
@@ -354,7 +345,7 @@ class GPSSM(StateSpaceModel):
 
         for _ in range(iterations):
             value, grads = value_and_grad(loss)(self.params)
-            self.params = optimizer.step(self.params, _without(grads, frozen))
+            self.params = optimizer.step(self.params, without_frozen(grads, frozen))
         return self
 
 

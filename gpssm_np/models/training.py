@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from .. import _validation as check
-from ..datasets import window_starts
+from ..datasets.windowing import window_starts
 
 #: Shortest validation block that is cut (steps).
 MIN_VALIDATION = 20

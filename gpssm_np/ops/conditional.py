@@ -1,6 +1,6 @@
 r"""Sparse-GP conditional for Q latent GPs with a full-covariance q(u) per latent GP, with hand-derived VJPs.
 
-Maths (paper: the m_{h_t,q} and S_{h_t,q} equations under Eq. (state_conditional); the whitened form is that of
+Maths (paper: the m_{h_t,q} and S_{h_t,q} equations after Eq. (12); the whitened form is that of
 Hensman et al. 2015 and GPflow's ``base_conditional``). Per latent GP q, with K = Kzz[q] (symmetric positive
 definite, jitter already added by the caller), L = chol(K), W = L^{-1}, R = tril(q_sqrt[q]) (only the lower
 triangle, diagonal included, is read), S = R R^T and mu = q_mu[q]::
@@ -37,7 +37,9 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import VAR_FLOOR
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
+from .linalg import symmetrise
 from .triangular import solve_lower
 
 
@@ -99,11 +101,6 @@ def conditional_moments_reference(Kxz, kxx, alpha, B):
 # Jitted building blocks, forward and VJP
 # ---------------------------------------------------------------------------------------------------------------
 @jit
-def _sym(X):
-    return 0.5 * (X + X.T)
-
-
-@jit
 def lower_inverse(L):
     """W = L^{-1} for a lower-triangular L with nonzero diagonal: forward substitution L W = I, column by column,
     O(M^3 / 3). W is lower triangular."""
@@ -129,7 +126,7 @@ def cholesky_vjp(L, W, Lbar):
     P = np.tril(np.dot(L.T, np.tril(Lbar)))
     for i in range(P.shape[0]):
         P[i, i] *= 0.5
-    return _sym(np.dot(np.dot(W.T, P), W))
+    return symmetrise(np.dot(np.dot(W.T, P), W))
 
 
 @jit
@@ -137,7 +134,7 @@ def _factors(K, q_sqrt, whiten):
     # L = chol(K), W = L^{-1}, K^{-1}, R = tril(q_sqrt), P = W (whitened) or K^{-1}; all (M, M).
     L = np.linalg.cholesky(K)
     W = lower_inverse(L)
-    Kinv = _sym(np.dot(W.T, W))
+    Kinv = symmetrise(np.dot(W.T, W))
     R = np.tril(q_sqrt)
     P = W if whiten else Kinv
     return L, W, Kinv, R, P
@@ -146,7 +143,7 @@ def _factors(K, q_sqrt, whiten):
 @jit
 def _alpha_B(mu, Kinv, R, P):
     V = np.dot(P.T, R)  # (M, M): V V^T = P^T S P
-    return np.dot(P.T, mu), _sym(Kinv - np.dot(V, V.T))
+    return np.dot(P.T, mu), symmetrise(Kinv - np.dot(V, V.T))
 
 
 @jit
@@ -169,7 +166,7 @@ def _precompute_vjp(g_alpha, g_B, Kzz, q_mu, q_sqrt, whiten):
     for q in range(q_mu.shape[0]):
         L, W, Kinv, R, P = _factors(Kzz[q], q_sqrt[q], whiten)
         alpha, B = _alpha_B(q_mu[q], Kinv, R, P)
-        G = _sym(g_B[q])
+        G = symmetrise(g_B[q])
         ga = g_alpha[q]
         gmu[q] = np.dot(P, ga)
         gR[q] = np.tril(-2.0 * np.dot(np.dot(np.dot(P, G), P.T), R))
@@ -178,7 +175,7 @@ def _precompute_vjp(g_alpha, g_B, Kzz, q_mu, q_sqrt, whiten):
             gK[q] = cholesky_vjp(L, W, Lbar)
         else:
             KGB = np.dot(np.dot(Kinv, G), B)
-            gK[q] = _sym(-np.outer(gmu[q], alpha) - 2.0 * KGB + np.dot(np.dot(Kinv, G), Kinv))
+            gK[q] = symmetrise(-np.outer(gmu[q], alpha) - 2.0 * KGB + np.dot(np.dot(Kinv, G), Kinv))
     return gK, gmu, gR
 
 
@@ -334,7 +331,7 @@ defvjp_argnums(conditional_moments, vjp_all_argnums(_conditional_moments_make_vj
 def conditional(Kxz, kxx, Kzz, q_mu, q_sqrt, whiten=True):
     """Sparse-GP marginal conditional q(h_q(x_n)) = N(mean[q, n], var[q, n]) for every latent GP and point.
 
-    The paper's m_{h_t,q} and S_{h_t,q} (equations under Eq. (state_conditional)); whitened form as in
+    The paper's m_{h_t,q} and S_{h_t,q} (equations after Eq. (12)); whitened form as in
     Hensman et al. 2015 / GPflow's ``base_conditional``. Plain composition of :func:`conditional_precompute`
     (O(Q M^3)) and :func:`conditional_moments` (O(Q N M^2)); when the same q(u) is evaluated at many batches of
     points, call the two separately and reuse (alpha, B).

@@ -25,9 +25,9 @@ Reverse (g_x = dtotal/dx_t carried back from step t+1; ' marks the derivative of
     dc -> dh_t += dc / 2 and dx_{t-1} += W_c^T (dc / 2 (1 - tanh^2)),  dz -> dx_{t-1} += dz[:d_x]
 
 How it is computed: the particles are split into blocks (``rollout.particle_blocks``); each block runs the whole
-time loop, on its own kernel thread when there are several (``_jit.run_blocks``). Inside a block the activations
+time loop, on its own kernel thread when there are several (``threads.run_blocks``). Inside a block the activations
 are (features, particles) arrays, so every inner loop runs over particles and vectorises (tanh by
-``_jit.tanh_fast``; the few sigmoids and softplus per particle and step use libm's exp, which measured faster here,
+``_fastmath.tanh_fast``; the few sigmoids and softplus per particle and step use libm's exp, which measured faster here,
 and faster to compile, than the inlined ``exp_fast``). The forward pass keeps only the states x_0..x_T (T N d_x
 numbers); the reverse pass recomputes each step's activations from x_{t-1} (one more forward, cheaper than a tape
 of ~120 numbers per particle and step).
@@ -48,7 +48,10 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH, FASTMATH_SUMS
-from ._jit import jit, run_blocks, sum_blocks, tanh_fast, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._fastmath import tanh_fast
+from ._primitive import to_c_f64, vjp_all_argnums
+from .threads import run_blocks, sum_blocks
 from .rollout import particle_blocks
 
 #: The affine layers in the order of the flat parameter vector (names as ``models/dssm.py``).
@@ -379,7 +382,7 @@ def _vjp_block(blk, n0, nl, S, g_total, U, Y, Hs, w, offs, r, eps_x, X, H, Hr, g
             gx0[n0 + i, d] = gx[d, i]
 
 
-# Drivers: blocks first..last-1 one after the other (``_jit.run_blocks`` hands them to the kernel threads).
+# Drivers: blocks first..last-1 one after the other (``threads.run_blocks`` hands them to the kernel threads).
 @jit
 def _fwd_blocks(first, last, L, S, x0, U, Y, Hs, w, offs, r, eps_x, X, totals, H, Hr):
     N = x0.shape[0]

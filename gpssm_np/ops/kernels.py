@@ -1,7 +1,7 @@
 r"""Stationary ARD kernel matrices K(X, Z) for Q latent GPs, with a hand-derived VJP.
 
 Maths (Rasmussen & Williams 2006, Eqs. 4.9 and 4.17; one kernel k_q per latent GP h_q of the paper's
-Eq. (MOGP_LMC); the authors' code uses Matern-5/2, see research/odgpssm_reference.md s3)::
+Eq. (6); the authors' code uses Matern-5/2, see docs/design.md, authors' code s3)::
 
     r2[q, n, j] = sum_d (X[q, n, d] - Z[q, j, d])^2 / l[q, d]^2
     squared exponential ("se"):  k = s2[q] * exp(-r2 / 2)
@@ -19,7 +19,7 @@ Shapes: X (N, D) shared by all latent GPs, or (Q, N, D); Z (Q, M, D); lengthscal
 result K (Q, N, M). D = d_x + d_u is the GP input dimension.
 
 The fused rollout (``ops/rollout.py``) evaluates the same two profiles inline in its particle-vectorised loops
-(with ``_jit.exp_fast``); ``tests/test_backends.py`` holds the two to the reference.
+(with ``_fastmath.exp_fast``); ``tests/test_backends.py`` holds the two to the reference.
 """
 import math
 
@@ -27,7 +27,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 
 #: Kernel names and the integer codes the jitted code branches on.
 KERNELS = {"se": 0, "matern52": 1}

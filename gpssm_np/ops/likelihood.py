@@ -1,6 +1,6 @@
 r"""Expected Gaussian log-likelihood of the outputs under the particles, with a hand-derived VJP.
 
-Maths (the data term of the paper's Eq. ELBO_final, C = [I_{d_y}, 0], R = diag r): for B sequences with S
+Maths (the data term of the paper's Eq. (11), C = [I_{d_y}, 0], R = diag r): for B sequences with S
 particles each (particle n = b S + s belongs to sequence b)::
 
     ell[b] = sum_t sum_{d < d_y} (1/S) sum_s log N(y[b, t, d] | X[t, b S + s, d], r_d)
@@ -21,7 +21,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 

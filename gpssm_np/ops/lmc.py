@@ -1,6 +1,6 @@
 r"""Moments of the linear model of coregionalization (LMC) transition, with hand-derived VJPs.
 
-Maths (paper Eq. (state_conditional)): given the marginal moments of the Q latent GPs at a point, h ~ N(m_h,
+Maths (paper Eq. (12)): given the marginal moments of the Q latent GPs at a point, h ~ N(m_h,
 diag(s_h)) (independent across q), the state x = A h + v, v ~ N(0, diag(q)), has::
 
     m_{t|t-1} = A m_h                                       lmc_mean
@@ -28,7 +28,8 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
-from ._jit import jit, to_c_f64, vjp_all_argnums
+from ._compile import jit
+from ._primitive import to_c_f64, vjp_all_argnums
 
 
 def _check_shapes(name, h, A, q_diag=None):
@@ -155,7 +156,7 @@ defvjp_argnums(_lmc_cov_dense, vjp_all_argnums(_lmc_cov_dense_make_vjp))
 
 
 def lmc_mean(h, A):
-    """LMC mean m_{t|t-1}[n] = A h[n] for every point n (paper Eq. (state_conditional)).
+    """LMC mean m_{t|t-1}[n] = A h[n] for every point n (paper Eq. (12)).
 
     Parameters
     ----------
@@ -175,8 +176,8 @@ def lmc_mean(h, A):
 
 
 def lmc_cov(s_h, A, q_diag):
-    """LMC covariance S_{t|t-1}[n] = A diag(s_h[n]) A^T + diag(q_diag) for every point n (paper Eq.
-    (state_conditional)); symmetric positive semi-definite (definite when q_diag > 0).
+    """LMC covariance S_{t|t-1}[n] = A diag(s_h[n]) A^T + diag(q_diag) for every point n (paper Eq. (12));
+    symmetric positive semi-definite (definite when q_diag > 0).
 
     Parameters
     ----------

@@ -12,9 +12,9 @@ with zero initial state h^l_0 = c^l_0 = 0. For t = 1..T::
 Output: the last layer's hidden state at the last step, h^L_T, shape (B, H). The sequence is read in the order it
 is stored (reverse it before the call to read it backwards). The jitted code evaluates sigmoid(z) = 1 / (1 + e^-z)
 (accurate for every z; e^-z = inf gives 0) and tanh(z) = (1 - e) / (1 + e), e = e^-2|z| (its Taylor series below
-|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_jit.exp_fast`` (``_jit.sigmoid_fast``,
-``_jit.tanh_fast``); the reference uses
-(1 + tanh(z / 2)) / 2 and NumPy's tanh, which raise no overflow warning.
+|z| = 1/8, where that loses relative accuracy), both with the vectorising ``_fastmath.exp_fast``
+(``_fastmath.sigmoid_fast``, ``_fastmath.tanh_fast``); the reference uses (1 + tanh(z / 2)) / 2 and NumPy's tanh,
+which raise no overflow warning.
 
 Reverse (back-propagation through time, layer L down to 1). With dh_t = dL/dh_t (from the layer above at the same
 step, plus what flows back from step t+1) and dc_t carried back from step t+1::
@@ -26,9 +26,9 @@ step, plus what flows back from step t+1) and dc_t carried back from step t+1::
 
 Cost O(B T L 4H (F_in + H)) per evaluation, no Python loop over time or layers. The products that do not wait for
 the recurrence (W_ih x_t for all steps; in the reverse pass dW_ih, dW_hh and W_ih^T dz_t) are one BLAS product per
-layer, W_hh h_{t-1} and W_hh^T dz_t one small product per step (``_jit.gemm``, BLAS at one thread). The forward pass
+layer, W_hh h_{t-1} and W_hh^T dz_t one small product per step (``_blas.gemm``, BLAS at one thread). The forward pass
 keeps the gate activations, c, tanh(c) and h of every layer and step (O(L T B H) memory, reused from call to call:
-``_jit.TapeStore``) for the reverse pass.
+``_tape.TapeStore``) for the reverse pass.
 
 Parameter layout. All weights live in one flat vector ``weights`` so that any number of layers is one autograd
 argument. Layer l (F_in = F for the first layer, H above it) contributes, in this order and row-major::
@@ -47,8 +47,12 @@ from autograd.extend import defvjp_argnums, primitive
 
 from .._config import FASTMATH
 from .._validation import positive_int
-from ._jit import (TapeStore, gemm, jit, run_blocks, sigmoid_fast, sum_blocks, tanh_fast, to_c_f64,
-                   vjp_all_argnums)
+from ._blas import gemm
+from ._compile import jit
+from ._fastmath import sigmoid_fast, tanh_fast
+from ._primitive import to_c_f64, vjp_all_argnums
+from ._tape import TapeStore
+from .threads import run_blocks, sum_blocks
 
 #: Most sequences per block, the unit of work of one kernel thread (``GPSSM_NP_THREADS``); fixed by B alone, so the
 #: result does not depend on the thread count. 8: the authors' batch of 16 makes two blocks, one per core here.
@@ -249,7 +253,7 @@ def _lstm_vjp_block(blk, b0, b1, Gout, gates, C, TC, Hs, X, w, H, L, gw, gX, dH,
                  b0 * T * F_in, F_in)
 
 
-# Drivers: blocks of sequences first..last-1 one after the other (``_jit.run_blocks`` hands them to the threads).
+# Drivers: blocks of sequences first..last-1 one after the other (``threads.run_blocks`` hands them to the threads).
 @jit
 def _fwd_blocks(first, last, S, X, w, H, L, gates, C, TC, Hs, Z):
     B = X.shape[0]

@@ -58,8 +58,15 @@ from autograd.extend import defvjp_argnums, primitive
 from autograd.tracer import isbox
 
 from .._config import FASTMATH, FASTMATH_SUMS, TAPE_BYTES, VAR_FLOOR
-from ._jit import TapeStore, exp_fast, gemm, jit, run_blocks, sum_blocks, to_c_f64, vjp_all_argnums
-from .kernels import kernel_code, kernel_matrix_reference
+from ._blas import gemm
+from ._compile import jit
+from ._fastmath import exp_fast
+from ._primitive import to_c_f64, vjp_all_argnums
+from ._tape import TapeStore
+from .threads import run_blocks, sum_blocks
+from .conditional import conditional_moments
+from .kernels import kernel_code, kernel_matrix, kernel_matrix_reference
+from .lmc import lmc_mean
 
 #: Most particles per block (the unit of work of one thread; see the module docstring). Measured at the paper's
 #: setting on one thread: 400 (two blocks of N = 800) 6 % faster than 256 (four), 800 no faster; at M = 128 equal.
@@ -85,6 +92,26 @@ def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_
         var = variance - anp.einsum("qnm,qmk,qnk->nq", K, B, K)
         h = mean + anp.sqrt(anp.maximum(var, VAR_FLOOR)) * eps_h[t]  # (N, Q)
         x = anp.dot(h, A.T) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
+        states.append(x)
+    return anp.stack(states)
+
+
+def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
+    """The rollout as a Python loop over time of the Numba primitives kernel_matrix, conditional_moments and
+    lmc_mean (the ``"ops"`` backend, which checks each primitive's VJP in context); arguments and result as
+    :func:`rollout`."""
+    T, N = eps_h.shape[:2]
+    S = N // U.shape[0]
+    x = x0
+    states = []
+    for t in range(T):
+        u_t = np.repeat(U[:, t, :], S, axis=0)  # (N, d_u), particle n reads sequence n // S
+        xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
+        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
+        kxx = anp.outer(variance, np.ones(N))  # k_q(x, x) = s2_q: stationary kernels
+        mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
+        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
+        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
         states.append(x)
     return anp.stack(states)
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from autograd import grad
 
-from gpssm_np.ops._jit import use_threads
+from gpssm_np.ops.threads import use_threads
 from gpssm_np.ops.dmm import (LAYERS, dmm_loop, dmm_loop_example, dmm_loop_reference, dmm_num_params, dmm_pack,
                               dmm_unpack)
 from tests.gradcheck import check_vjp_against_reference, check_vjp_finite_differences

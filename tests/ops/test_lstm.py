@@ -90,7 +90,7 @@ def test_saturated_gates_stay_finite(rng):
 def test_activations_are_accurate_everywhere():
     # the jitted gates use exp_fast: sigmoid = 1 / (1 + e^-z), tanh by (1 - e) / (1 + e) with e = e^-2|z| and by
     # its Taylor series below |z| = 1/8, where the former would lose relative accuracy
-    from gpssm_np.ops._jit import TANH_SERIES as _TANH_SERIES, sigmoid_fast as _sigmoid, tanh_fast as _tanh
+    from gpssm_np.ops._fastmath import TANH_SERIES as _TANH_SERIES, sigmoid_fast as _sigmoid, tanh_fast as _tanh
 
     z = np.concatenate([np.logspace(-300, 3, 3001), [_TANH_SERIES * (1 - 1e-15), _TANH_SERIES, 0.3, 19.0, 800.0]])
     z = np.concatenate([z, -z, [0.0]])
@@ -139,7 +139,7 @@ def test_tape_memory_is_reused_across_calls(rng):
 def test_blocks_of_sequences_give_the_same_bits_on_any_number_of_threads(rng):
     from autograd import grad
 
-    from gpssm_np.ops._jit import use_threads
+    from gpssm_np.ops.threads import use_threads
     from gpssm_np.ops.lstm import SEQUENCE_BLOCK, sequence_blocks
 
     B, T, F, H, L = 2 * SEQUENCE_BLOCK + 3, 7, 2, 5, 2  # three blocks, the last one shorter

@@ -140,7 +140,7 @@ def test_vjp_recomputes_when_tape_is_missing(rng):
 # Performance machinery: fast exp, BLAS blocks, particle blocks and threads, tape budget and pool
 # ---------------------------------------------------------------------------------------------------------------
 def test_exp_fast_is_accurate_and_handles_the_edges():
-    from gpssm_np.ops._jit import exp_fast
+    from gpssm_np.ops._fastmath import exp_fast
 
     x = np.concatenate([np.linspace(-708.0, 709.0, 200001), -np.logspace(-300, 2.8, 2001)])
     got = np.array([exp_fast(v) for v in x[::50]] + [exp_fast(v) for v in x[-2001:]])
@@ -155,7 +155,7 @@ def test_exp_fast_is_accurate_and_handles_the_edges():
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 def test_gemm_on_row_major_blocks(trans_a, trans_b, rng):
-    from gpssm_np.ops._jit import gemm
+    from gpssm_np.ops._blas import gemm
 
     m, n, k = 3, 4, 5
     a = rng.normal(size=(7, 9))  # op(A) is the block at row 1, column 2 (k x m when transposed)
@@ -214,7 +214,7 @@ def test_fused_matches_reference_to_1e10_over_several_blocks(kind, mean, rng, mo
 
 def test_threads_give_bit_identical_results(rng, monkeypatch):
     from gpssm_np.ops import rollout as module
-    from gpssm_np.ops._jit import use_threads
+    from gpssm_np.ops.threads import use_threads
 
     monkeypatch.setattr(module, "PARTICLE_BLOCK", 2)  # 8 blocks
     args = _bigger_example(rng)
@@ -262,7 +262,7 @@ def test_untraced_call_keeps_no_tape(rng):
 
 
 def test_tape_store_reuses_memory_for_smaller_requests():
-    from gpssm_np.ops._jit import TapeStore
+    from gpssm_np.ops._tape import TapeStore
 
     store = TapeStore(max_bytes=10**6, max_free=2)
     first = store.acquire(((4, 5), (3,)))
@@ -292,7 +292,7 @@ def test_warmup_compiles_everything_and_reports_seconds():
 def test_blas_limit_nests_and_is_restored():
     threadpoolctl = pytest.importorskip("threadpoolctl")
 
-    from gpssm_np.ops._jit import blas_single_threaded
+    from gpssm_np.ops.threads import blas_single_threaded
 
     def blas_threads():
         return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]

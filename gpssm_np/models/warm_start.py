@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._config import POSITIVE_FLOOR
-from .baselines import LGSSM
-from .transforms import positive, positive_inverse
+from .._config import POSITIVE_FLOOR
+from ..baselines.lgssm import LGSSM
+from ..transforms import positive, positive_inverse
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
 GP_SHARE = 0.5

@@ -1,44 +1,79 @@
-"""The estimator surface shared by every state-space model of the package (GPSSMs and DSSM).
+"""The model facade: the estimator surface every model of the package offers, as abstract base classes.
 
-All models here have a state x_t (d_x), inputs u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and
-e_t ~ N(0, diag r). The time convention is the authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose
-transition reads [x_{t-1}, u_t]. A subclass supplies:
+:class:`StateSpaceModel` is the surface the evaluation protocols, the sweeps and ``io`` use, shared by the GP models,
+the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract methods):
 
-* ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``), ``param_shapes()`` and ``get_config()``;
+* ``get_config()``: the constructor arguments as plain JSON types, ``type(model)(**model.get_config())`` rebuilds
+  the unfitted model;
+* ``get_params()`` / ``set_params(params)``: the learned arrays, name -> float64 ndarray (what a model file holds);
+* ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; every model accepts
+  the keyword arguments of :meth:`GradientTrainedModel.fit` (:data:`TRAINING_OPTIONS`), and one whose training is
+  not gradient-based ignores them (:func:`check_training_options`);
+* ``q_x0(y=None, u=None)``: mean and variance of the initial state x_0 before a window (ValueError for a model
+  without a latent state, ``has_latent_state = False``);
+* ``forecast(u_future, y_past, u_past, num_samples, seed, steps, x0, num_particles, init_window)``: a
+  :class:`gpssm_np.forecast.Forecast` with known future inputs;
+
+and sets ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``). The class gives the seed, ``history_`` (training loss per
+step), the output scaling (:meth:`~StateSpaceModel.set_output_scaling`) and the state that model files keep beside
+the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`).
+
+:class:`GradientTrainedModel` is the part shared by the GP models and the DSSM: all have a state x_t (d_x), inputs
+u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and e_t ~ N(0, diag r). The time convention is the
+authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition reads [x_{t-1}, u_t]
+(docs/design.md, "Time convention"). A subclass supplies, besides ``get_config`` and ``q_x0``:
+
+* ``param_shapes()``: name -> shape of every unconstrained parameter;
 * ``_minibatch_loss(y, u, rng, num_samples, num_windows)``: the training loss of a minibatch of windows
   (y (B, T, d_y), u (B, T, d_u)), as a function of the parameter dict;
-* ``q_x0(y=None, u=None)``: mean and variance of q(x0);
 * ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``;
-  ``obs_var()``: the diagonal of R;
-* ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u).
+* ``obs_var()``: the diagonal of R;
+* ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
+* ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
+  the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
-and this class gives ``get_params``/``set_params``, ``fit``, ``filter``, ``smooth`` and ``forecast``.
+and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth`` and ``forecast``.
 """
+import abc
 import logging
 import os
 
 import numpy as np
 from autograd import value_and_grad
 
-from .. import _validation as check
-from .._config import MAX_REJECTIONS
-from .._progress import Progress
-from ..datasets import windows
-from ..filtering import backward_simulation, particle_filter
-from ..forecast import Forecast
-from ..ops._jit import blas_single_threaded
-from ..optim import Adam
+from . import _validation as check
+from . import archive
+from ._config import MAX_REJECTIONS
+from ._progress import Progress
+from .datasets.windowing import sequence_lists, windows
+from .filtering import backward_simulation, particle_filter
+from .forecast import Forecast
+from .ops.threads import blas_single_threaded
+from .optim import Adam
 
 logger = logging.getLogger(__name__)
+
+#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u: every model's ``fit`` accepts them.
+TRAINING_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
+                    "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections")
 
 
 class TrainingError(RuntimeError):
     """Training cannot go on (repeated non-finite steps, or a Cholesky that fails at the largest jitter)."""
 
 
-class StateSpaceModel:
-    """Base class: parameters in ``self.params`` (dict of unconstrained arrays), training history in
-    ``self.history_``, optional output scaling in ``self.output_scaling``."""
+def check_training_options(options):
+    """For a model whose training is not gradient-based: ``options`` (the keyword arguments given to its ``fit``)
+    must be names of :data:`TRAINING_OPTIONS`, which it accepts and ignores; ValueError otherwise."""
+    unknown = sorted(set(options) - set(TRAINING_OPTIONS))
+    if unknown:
+        raise ValueError(f"fit: unexpected keyword arguments {unknown}; the GP training options {TRAINING_OPTIONS} "
+                         "are accepted and ignored")
+
+
+class StateSpaceModel(abc.ABC):
+    """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
+    behind ``get_params``, training history in ``history_``, optional output scaling in ``output_scaling``."""
 
     #: Models without a latent state (e.g. ARX) cannot infer an initial state from a window; the ``paper``
     #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
@@ -46,10 +81,128 @@ class StateSpaceModel:
 
     def __init__(self, seed=0):
         self.seed = check.seed(seed)
-        self.params = {}
         self.history_ = []
-        self.training_log_ = {"rejected_steps": [], "jitter": []}
         self.output_scaling = None
+
+    # -- hooks -----------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_config(self):
+        """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
+        (unfitted, or with freshly initialised parameters)."""
+
+    @abc.abstractmethod
+    def get_params(self):
+        """Copies of the learned arrays, name -> float64 ndarray."""
+
+    @abc.abstractmethod
+    def set_params(self, params):
+        """Replace the learned arrays with ``params`` (names and shapes as :meth:`get_params` gives them)."""
+
+    @abc.abstractmethod
+    def fit(self, y, u=None, **training_options):
+        """Learn from ``y`` (T, d_y) with inputs ``u`` (T, d_u), or lists of such sequences; returns ``self``."""
+
+    @abc.abstractmethod
+    def q_x0(self, y=None, u=None):
+        """Mean and variance, each (d_x,), of the initial state before the window ``y`` (T, d_y), ``u`` (T, d_u)."""
+
+    @abc.abstractmethod
+    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
+                 num_particles=1000, init_window=50):
+        """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
+        var)``, from the past data ``y_past``, ``u_past``, or from the model's prior: a
+        :class:`gpssm_np.forecast.Forecast`."""
+
+    # -- given -----------------------------------------------------------------------------------------------
+    def set_output_scaling(self, mean, std):
+        """Record the output standardisation y_standardised = (y - mean) / std so that forecasts can be shown in
+        original units (``Forecast.in_original_units``). ``mean``, ``std``: (d_y,)."""
+        mean = check.finite_array(np.atleast_1d(mean), "mean", (1,))
+        std = check.finite_array(np.atleast_1d(std), "std", (1,))
+        if mean.shape != (self.spec.dim_y,) or std.shape != (self.spec.dim_y,) or np.any(std <= 0):
+            raise ValueError(f"mean, std: expected two arrays of shape ({self.spec.dim_y},) with std > 0")
+        self.output_scaling = (mean, std)
+        return self
+
+    def extra_state(self):
+        """What a model file keeps beside the parameters, name -> ndarray: the output scaling, if set."""
+        if self.output_scaling is None:
+            return {}
+        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
+
+    def set_extra_state(self, state):
+        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
+        unknown = sorted(set(state) - {"y_mean", "y_std"})
+        if unknown:
+            raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
+        if "y_mean" in state:
+            self.set_output_scaling(state["y_mean"], state["y_std"])
+
+    def _sequences(self, y, u):
+        """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
+        out = []
+        for yi, ui in zip(*sequence_lists(y, u)):
+            yi, ui = check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u)
+            if yi.shape[0] != 1:
+                raise ValueError(f"y: expected a sequence (T, {self.spec.dim_y}) or a list of them, got shape "
+                                 f"{yi.shape}")
+            out.append((yi[0], ui[0]))
+        return out
+
+    def _future_inputs(self, u_future, steps):
+        """The future inputs u_future (T, d_u) checked; for a model without inputs zeros (T, 0), T = ``steps``, or
+        the length of u_future when steps is None."""
+        dim_u = self.spec.dim_u
+        if dim_u == 0:
+            return np.zeros((len(u_future) if steps is None and u_future is not None
+                             else check.positive_int(steps, "steps"), 0))
+        if u_future is None:
+            raise ValueError(f"u_future: the model has dim_u = {dim_u} inputs, got None")
+        u_future = check.finite_array(u_future, "u_future", (2,))
+        if u_future.shape[1] != dim_u:
+            raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
+        return u_future
+
+    def _forecast_result(self, samples, states, obs_var):
+        """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the
+        diagonal ``obs_var`` of R, in the model's output scaling."""
+        y_mean, y_std = self.output_scaling or (None, None)
+        return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std)
+
+
+class GradientTrainedModel(StateSpaceModel):
+    """The GP models and the DSSM (module docstring): parameters in ``self.params`` (dict of unconstrained arrays)
+    trained by Adam on the ELBO, states inferred by the particle filter."""
+
+    #: Hook (module docstring): the q(x0) network, set by the subclass; None: q(x0) is a free Gaussian.
+    recognition = None
+
+    def __init__(self, seed=0):
+        super().__init__(seed)
+        self.params = {}
+        self.training_log_ = {"rejected_steps": [], "jitter": []}
+
+    # -- hooks -----------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def param_shapes(self):
+        """Name -> shape of every unconstrained parameter."""
+
+    @abc.abstractmethod
+    def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
+        """The training loss (per window) of the windows y (B, T, d_y), u (B, T, d_u) with fresh noise from
+        ``rng``, as a function of the parameter dict."""
+
+    @abc.abstractmethod
+    def transition_moments(self):
+        """``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))`` of x_t | x_{t-1}."""
+
+    @abc.abstractmethod
+    def obs_var(self):
+        """Diagonal of R (d_y,)."""
+
+    @abc.abstractmethod
+    def _free_run(self, x0, u, rng):
+        """Sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u)."""
 
     # -- parameters ------------------------------------------------------------------------------------------
     def get_params(self):
@@ -72,25 +225,6 @@ class StateSpaceModel:
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
             new[name] = value
         self.params = new
-
-    def set_output_scaling(self, mean, std):
-        """Record the output standardisation y_standardised = (y - mean) / std so that forecasts can be shown in
-        original units (``Forecast.in_original_units``). ``mean``, ``std``: (d_y,)."""
-        mean = check.finite_array(np.atleast_1d(mean), "mean", (1,))
-        std = check.finite_array(np.atleast_1d(std), "std", (1,))
-        if mean.shape != (self.spec.dim_y,) or std.shape != (self.spec.dim_y,) or np.any(std <= 0):
-            raise ValueError(f"mean, std: expected two arrays of shape ({self.spec.dim_y},) with std > 0")
-        self.output_scaling = (mean, std)
-        return self
-
-    def _extra_state(self):
-        if self.output_scaling is None:
-            return {}
-        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
-
-    def _set_extra_state(self, state):
-        if "y_mean" in state:
-            self.set_output_scaling(state["y_mean"], state["y_std"])
 
     # -- latent states and forecasts ------------------------------------------------------------------------
     def emission(self):
@@ -126,20 +260,13 @@ class StateSpaceModel:
         The initial state comes from, in order: ``x0 = (mean, var)`` if given; a particle filter over ``y_past``
         (with ``u_past``) if given, which uses no data after the forecast origin (``num_particles`` particles,
         ``num_samples`` of them drawn by weight); else q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose
-        q(x0) is a recognition network. For an autonomous model (d_u = 0) give ``steps`` instead of u_future.
+        q(x0) is a recognition network. For an autonomous model (d_u = 0) give ``steps`` (or u_future (T, 0)).
         Returns a :class:`gpssm_np.forecast.Forecast`.
         """
         spec = self.spec
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
-        if spec.dim_u > 0:
-            if u_future is None:
-                raise ValueError(f"u_future: the model has dim_u = {spec.dim_u} inputs, got None")
-            u_future = check.finite_array(u_future, "u_future", (2,))
-            if u_future.shape[1] != spec.dim_u:
-                raise ValueError(f"u_future: expected shape (T, {spec.dim_u}), got {u_future.shape}")
-        else:
-            u_future = np.zeros((check.positive_int(steps, "steps"), 0))
+        u_future = self._future_inputs(u_future, steps)
         if x0 is None and y_past is not None:
             result = self.filter(y_past, u_past, num_particles, seed, init_window)
             weights = np.exp(result.log_weights - np.max(result.log_weights))
@@ -153,9 +280,7 @@ class StateSpaceModel:
                 mean, var = np.zeros(spec.dim_x), np.ones(spec.dim_x)
             x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
-        y_mean, y_std = self.output_scaling or (None, None)
-        return Forecast(samples=states[:, :, :spec.dim_y], states=states, obs_var=self.obs_var(), y_mean=y_mean,
-                        y_std=y_std)
+        return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var())
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
@@ -180,7 +305,6 @@ class StateSpaceModel:
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
         """
-        spec = self.spec
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
@@ -189,12 +313,8 @@ class StateSpaceModel:
         lr = check.positive_float(lr, "lr")
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
-        ys = y if isinstance(y, (list, tuple)) else [y]
-        us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
-        if len(us) != len(ys):
-            raise ValueError(f"u: expected {len(ys)} input sequences to match y, got {len(us)}")
-        checked = [check.sequences(yi, ui, spec.dim_y, spec.dim_u) for yi, ui in zip(ys, us)]
-        Y, U = windows([c[0][0] for c in checked], [c[1][0] for c in checked], seq_len, stride)
+        data = self._sequences(y, u)
+        Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], seq_len, stride)
         num_windows = Y.shape[0]
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(fixed)
@@ -241,7 +361,7 @@ class StateSpaceModel:
             if rejections >= max_rejections:
                 raise TrainingError(f"training stopped after {rejections} consecutive non-finite steps (step "
                                     f"{len(self.history_)}); the parameters are those of the last good step")
-        self.params = optimizer.step(self.params, _without(grads, frozen))
+        self.params = optimizer.step(self.params, without_frozen(grads, frozen))
         self.history_.append(float(value))
 
     def _increase_jitter(self):
@@ -249,18 +369,17 @@ class StateSpaceModel:
         return False
 
     def _write_checkpoint(self, path, optimizer, rng, epochs_done):
-        from ..io import save  # the file format lives above the models; imported when a checkpoint is asked for
-
         state = optimizer.state_dict()
         arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
         info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
                 "rng_state": rng.bit_generator.state, "training_log": self.training_log_}
-        save(self, path, training={"arrays": arrays, "info": info})
+        archive.write_model(self, type(self).__name__, path, training={"arrays": arrays, "info": info})
 
     def _restore_checkpoint(self, path, optimizer, rng):
-        from ..io import read_checkpoint
-
-        model, training = read_checkpoint(path)
+        try:
+            model, training = archive.read_checkpoint(path, {type(self).__name__: type(self)})
+        except archive.ModelFileError as err:  # say which run could not resume, not only what the file is
+            raise archive.ModelFileError(f"checkpoint: cannot resume a {type(self).__name__} from it: {err}") from None
         if type(model) is not type(self) or set(model.params) != set(self.params):
             raise ValueError(f"checkpoint: {path!r} holds a {type(model).__name__} that does not match this model")
         info, arrays = training["info"], training["arrays"]
@@ -281,7 +400,7 @@ class StateSpaceModel:
         return fixed
 
 
-def _without(grads, frozen):
+def without_frozen(grads, frozen):
     """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 

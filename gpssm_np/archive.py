@@ -1,0 +1,275 @@
+"""The model-file format: one ``.npz`` archive per model, without pickle, written atomically and checksummed.
+
+The models (for training checkpoints) and ``io`` (``save``/``load``, which knows the model classes) both use this
+module; it knows no model class itself: readers pass the classes they accept, by the name stored in the file.
+
+File layout (``FORMAT_VERSION`` 1), one ``np.savez_compressed`` archive:
+
+``params/<name>``
+    Each array of ``model.get_params()`` (for the GP models and the DSSM the unconstrained parameters), float64.
+``history/loss``
+    ``model.history_`` as a 1-D float64 array (empty for an untrained model).
+``extra/<name>``
+    Further model state, ``model.extra_state()`` (name -> ndarray; e.g. the output scaling); restored by
+    ``model.set_extra_state(dict)``.
+``train/<name>``
+    Only in training checkpoints (``fit(checkpoint=...)``): the optimizer's arrays (Adam moments).
+``__meta__``
+    A 0-d unicode array holding a JSON object with the keys ``format_version`` (int), ``class`` (e.g.
+    ``"ODGPSSM"``), ``config`` (``model.get_config()``), ``gpssm_np_version``, ``numpy_version``, ``created_at``
+    (UTC, ISO 8601) and ``checksum``; checkpoints add ``training`` (epochs done, Adam step count and learning
+    rate, the random generator's state, the training log).
+
+The checksum is the hex SHA-256 of the data entries (every entry but ``__meta__``) taken in sorted name order;
+for each entry the hash is fed, in this order::
+
+    name.encode("utf-8") + b"\\0"
+    array.dtype.str.encode("ascii") + b"\\0"          # e.g. "<f8"
+    ",".join(str(n) for n in array.shape).encode("ascii") + b"\\0"   # "" for a 0-d array
+    np.ascontiguousarray(array).tobytes()             # C order
+
+Files are written atomically (temporary file in the target's directory, fsync, ``os.replace``), so a failed
+write leaves any previous file at the path intact. Reading uses ``allow_pickle=False`` and picks the model class
+from the classes the caller passes, never by importing a name read from the file.
+"""
+import datetime
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import zipfile
+import zlib
+
+import numpy as np
+
+from ._version import __version__
+
+__all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "check_path", "read_checkpoint", "read_model",
+           "write_model"]
+
+#: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
+FORMAT_VERSION = 1
+
+_META = "__meta__"
+_PARAMS = "params/"
+_HISTORY = "history/loss"
+_EXTRA = "extra/"
+_TRAIN = "train/"
+_META_KEYS = ("format_version", "class", "config", "gpssm_np_version", "numpy_version", "created_at", "checksum")
+# What reading a damaged archive can raise (truncated or corrupted zip, bad .npy header, object arrays, a seek
+# to an offset out of range: OSError, caught only once the file has been opened, so not a missing file).
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, ValueError, EOFError, NotImplementedError, RuntimeError, struct.error,
+                OverflowError, OSError)
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip starting with a member, an empty zip
+
+
+class ModelFileError(ValueError):
+    """The file is not a valid gpssm_np model file (damaged, modified, newer format or unknown model class)."""
+
+
+def write_model(model, name, path, training=None):
+    """Write ``model`` (parameters, configuration, training history, extra state) to ``path`` as class ``name``.
+
+    ``training`` (used by ``fit`` for checkpoints) is a dict with "arrays" (name -> numeric array) and "info"
+    (plain JSON types), stored under ``train/`` and in the metadata's ``training`` entry.
+
+    ``path`` is used exactly as given (no ``.npz`` suffix is added). The write is atomic: on failure any previous
+    file at ``path`` is left as it was. Returns ``path``.
+    """
+    path = check_path(path)
+    arrays = {_PARAMS + key: np.array(value, dtype=np.float64) for key, value in model.get_params().items()}
+    arrays[_HISTORY] = np.asarray(model.history_, dtype=np.float64).reshape(-1)
+    arrays.update(_extra_arrays(model))
+    if training is not None:
+        arrays.update({_TRAIN + key: np.asarray(value, dtype=np.float64) for key, value in training["arrays"].items()})
+    meta = {"format_version": FORMAT_VERSION, "class": name, "config": model.get_config(),
+            "gpssm_np_version": __version__, "numpy_version": np.__version__,
+            "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "checksum": checksum(arrays)}
+    if training is not None:
+        meta["training"] = training["info"]
+    try:
+        text = json.dumps(meta, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"model: get_config() must return plain JSON types, got an error: {err}") from None
+    arrays[_META] = np.array(text)
+    _atomic_write(path, arrays)
+    return path
+
+
+def read_checkpoint(path, classes):
+    """(model, training) from a checkpoint written by ``fit(checkpoint=...)``: the model as :func:`read_model`
+    gives it, and a dict with "arrays" (the optimizer's arrays) and "info" (epochs done, Adam step and learning
+    rate, random generator state, training log)."""
+    model, meta, arrays = read_model(path, classes)
+    if "training" not in meta:
+        raise _invalid(path, "it is a model file without training state, not a checkpoint")
+    train = {key[len(_TRAIN):]: value for key, value in arrays.items() if key.startswith(_TRAIN)}
+    return model, {"arrays": train, "info": meta["training"]}
+
+
+def read_model(path, classes):
+    """(model, meta, arrays) from a file written by :func:`write_model`; ``classes`` maps the class names the
+    caller accepts to the classes. The model is ``classes[name](**config)`` with the stored parameters, history and
+    extra state.
+
+    Raises FileNotFoundError if ``path`` does not exist and :class:`ModelFileError` (a ValueError) if the file
+    is not a valid gpssm_np model file: not an npz archive, truncated or corrupted, modified since it was
+    written (checksum), written by a newer gpssm_np, holding pickled data, or naming a class not in ``classes``.
+    """
+    path = check_path(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"path: no such file {os.fspath(path)!r}")
+    meta, arrays = _read(path, classes)
+    name = meta["class"]
+    params = {key[len(_PARAMS):]: value for key, value in arrays.items() if key.startswith(_PARAMS)}
+    extra = {key[len(_EXTRA):]: value for key, value in arrays.items() if key.startswith(_EXTRA)}
+    try:
+        model = classes[name](**meta["config"])
+        model.set_params(params)
+    except (TypeError, ValueError) as err:
+        raise _invalid(path, f"its configuration or parameters do not fit a {name}: {err}") from None
+    model.history_ = [float(v) for v in arrays[_HISTORY]]
+    if extra:
+        try:
+            model.set_extra_state(extra)
+        except (KeyError, TypeError, ValueError) as err:
+            raise _invalid(path, f"its extra state {sorted(extra)} does not fit a {name}: {err!r}") from None
+    return model, meta, arrays
+
+
+def checksum(arrays):
+    """Hex SHA-256 of ``arrays`` (name -> ndarray) as described in the module docstring (``__meta__`` skipped)."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        if name == _META:
+            continue
+        array = np.asarray(arrays[name])
+        digest.update(name.encode("utf-8") + b"\0")
+        digest.update(array.dtype.str.encode("ascii") + b"\0")
+        digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0")
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+def check_path(path):
+    """``path`` if it is a str or os.PathLike, else a ValueError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")
+    return path
+
+
+def _extra_arrays(model):
+    state = model.extra_state()
+    if not isinstance(state, dict):
+        raise ValueError(f"model: extra_state() must return a dict name -> ndarray, got {type(state).__name__}")
+    out = {}
+    for key, value in state.items():
+        array = np.asarray(value)
+        if not isinstance(key, str) or not key or array.dtype.hasobject:
+            raise ValueError(f"model: extra_state() entry {key!r} must be a non-empty name mapped to a numeric "
+                             f"array, got dtype {array.dtype}")
+        out[_EXTRA + key] = array
+    return out
+
+
+def _atomic_write(path, arrays):
+    target = os.path.abspath(os.fspath(path))
+    directory = os.path.dirname(target)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_directory(directory)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_directory(directory):
+    """Make the rename durable where the platform allows opening a directory (POSIX)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+def _invalid(path, reason):
+    return ModelFileError(f"path: {os.fspath(path)!r} is not a valid gpssm_np model file: {reason}")
+
+
+def _read(path, classes):
+    """(meta, arrays) from the file, checked for format version, class, layout and checksum."""
+    with open(path, "rb") as f:
+        if f.read(4) not in _ZIP_MAGIC:
+            raise _invalid(path, "it is not an npz (zip) archive")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = _read_meta(path, npz, classes)
+            arrays = {key: npz[key] for key in npz.files if key != _META}
+    except ModelFileError:
+        raise
+    except _READ_ERRORS as err:
+        if isinstance(err, ValueError) and ("pickle" in str(err) or "Object arrays" in str(err)):
+            raise _invalid(path, "it contains pickled (object) data, which is never loaded") from None
+        raise _invalid(path, f"it cannot be read as an npz archive ({type(err).__name__}: {err})") from None
+    if checksum(arrays) != meta["checksum"]:
+        raise _invalid(path, "its checksum does not match; the file is corrupted or was modified")
+    _check_layout(path, arrays)
+    return meta, arrays
+
+
+def _read_meta(path, npz, classes):
+    if _META not in npz.files:
+        raise _invalid(path, f"it has no {_META!r} entry")
+    entry = npz[_META]
+    if entry.dtype.kind != "U" or entry.ndim != 0:
+        raise _invalid(path, f"its {_META!r} entry is not a JSON string")
+    try:
+        meta = json.loads(str(entry[()]))
+    except json.JSONDecodeError as err:
+        raise _invalid(path, f"its {_META!r} entry is not valid JSON ({err})") from None
+    if not isinstance(meta, dict) or any(key not in meta for key in _META_KEYS):
+        raise _invalid(path, f"its {_META!r} entry must be a JSON object with the keys {list(_META_KEYS)}")
+    version = meta["format_version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise _invalid(path, f"format_version must be a positive integer, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise _invalid(path, f"it was written by a newer gpssm_np (version {meta['gpssm_np_version']!r}, file "
+                             f"format {version}; this gpssm_np reads format {FORMAT_VERSION} and older); upgrade "
+                             f"gpssm_np to load it")
+    if meta["class"] not in classes:
+        raise _invalid(path, f"unknown model class {meta['class']!r}; known classes: {sorted(classes)}")
+    if not isinstance(meta["config"], dict) or not isinstance(meta["checksum"], str):
+        raise _invalid(path, "its 'config' must be a JSON object and its 'checksum' a string")
+    return meta
+
+
+def _check_layout(path, arrays):
+    if _HISTORY not in arrays or arrays[_HISTORY].ndim != 1 or arrays[_HISTORY].dtype.kind != "f":
+        raise _invalid(path, f"its {_HISTORY!r} entry is missing or not a 1-D float array")
+    unknown = sorted(key for key in arrays if key != _HISTORY and not key.startswith((_PARAMS, _EXTRA, _TRAIN)))
+    if unknown:
+        raise _invalid(path, f"it has unexpected entries {unknown}")

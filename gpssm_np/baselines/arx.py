@@ -1,0 +1,330 @@
+r"""ARX: a linear model of past outputs and inputs, fitted by least squares, orders chosen on the training data.
+
+For output y_t (d_y) and input u_t (d_u)::
+
+    y_t = sum_{i=1..na} A_i y_{t-i} + sum_{j=0..nb-1} B_j u_{t-j} + c + e_t,     e_t ~ N(0, diag sigma^2)
+
+so nb = 1 is the input of the same step only (the GPSSM convention) and nb = 0 no input at all. With the regressor
+phi_t = [y_{t-1}, ..., y_{t-na}, u_t, ..., u_{t-nb+1}, 1] and Theta = [A_1 .. A_na, B_0 .. B_{nb-1}, c]^T,
+y_t = Theta^T phi_t + e_t is fitted by ordinary least squares over every t with a full regressor (t >= max(na,
+nb - 1)); sigma^2 is the residual variance with n - p degrees of freedom (p regressors).
+
+Order selection uses **only the training data given to fit**. Candidates: 1 <= na <= max_order and 0 <= nb <=
+max_order (nb = 0 when d_u = 0; a given na or nb is kept fixed); a candidate whose fit on the whole training data
+is unstable (AR companion matrix with spectral radius >= 1) is rejected, as its free runs diverge.
+
+* ``selection="simulation"`` (default): blocked cross-validation of the task the protocols score. Each training
+  sequence is cut into ``folds`` contiguous blocks; for each block, the model is fitted on every other step (also
+  leaving out the max_order steps after the block, whose regressors read it) and scored by the RMSE of noise-free
+  simulations -- free runs from the true past, fed back their own outputs -- over windows of min(100, block) steps
+  at stride 25 inside the block. The score is the mean RMSE over all windows.
+* ``selection="bic"``: every candidate is fitted on the common rows t >= max_order of the training data and the
+  smallest BIC = n sum_d log sigma_d^2 + p d_y log n wins.
+
+The chosen orders are then refitted on the whole training data.
+
+Forecast: simulation from the na outputs (and nb - 1 inputs) before the forecast start, feeding back its own sampled
+outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` holds the conditional means
+Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
+variance (sample variance + obs_var) is the exact variance of the simulated outputs; ``Forecast.states`` holds the
+sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Missing past outputs or inputs (a short or absent ``y_past``)
+are filled with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
+``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
+
+The fitted arrays (:meth:`ARX.get_params`, what a model file keeps) are the coefficients A_i, B_j, c, sigma^2 and the
+training means that fill a short past; the orders are the lengths of A and B.
+
+Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares).
+"""
+import numpy as np
+
+from .. import _validation as check
+from ..estimator import check_training_options
+from ._base import COV_FLOOR, LinearBaseline
+
+#: Length and stride of the simulation windows of the ARX order selection.
+SELECTION_WINDOW = 100
+SELECTION_STRIDE = 25
+
+
+def _order(value, name):
+    """None or a non-negative integer."""
+    return None if value is None else check.non_negative_int(value, name)
+
+
+def arx_regressors(y, u, na, nb, first):
+    """Rows phi_t (module docstring) for t = first..T-1 of one sequence: array (T - first, na d_y + nb d_u + 1)."""
+    T = len(y)
+    blocks = [y[first - i:T - i] for i in range(1, na + 1)] + [u[first - j:T - j] for j in range(nb)]
+    return np.concatenate(blocks + [np.ones((T - first, 1))], axis=1)
+
+
+def arx_simulate(theta, na, nb, y_lags, u_inputs, noise=None):
+    """Free runs of M ARX trajectories over H steps.
+
+    ``y_lags`` (M, na, d_y): y_{t0-1}, ..., y_{t0-na} (most recent first); ``u_inputs`` (M, nb - 1 + H, d_u): the
+    inputs u_{t0-nb+1}, ..., u_{t0+H-1} in time order (one leading input fewer when nb = 0: then (M, H, d_u));
+    ``noise`` (M, H, d_y) added to each output before it is fed back (None: noise-free). Returns the conditional
+    means Theta^T phi_t and the outputs (mean + noise), each (M, H, d_y).
+    """
+    M, dy, du = y_lags.shape[0], theta.shape[1], u_inputs.shape[2]
+    H = u_inputs.shape[1] - max(nb - 1, 0)
+    lags = y_lags.reshape(M, na * dy)
+    means, outputs = np.empty((M, H, dy)), np.empty((M, H, dy))
+    shift = max(nb - 1, 0)
+    for h in range(H):
+        u_part = u_inputs[:, h + shift - nb + 1:h + shift + 1][:, ::-1].reshape(M, nb * du)  # u_t, ..., u_{t-nb+1}
+        means[:, h] = np.concatenate([lags, u_part, np.ones((M, 1))], axis=1) @ theta
+        outputs[:, h] = means[:, h] if noise is None else means[:, h] + noise[:, h]
+        if na:
+            lags = np.concatenate([outputs[:, h], lags[:, :(na - 1) * dy]], axis=1)
+    return means, outputs
+
+
+def _lstsq(rows, targets):
+    """Least-squares coefficients (p, d_y) and residual variances (d_y,) with n - p degrees of freedom."""
+    theta = np.linalg.lstsq(rows, targets, rcond=None)[0]
+    resid = targets - rows @ theta
+    dof = max(len(rows) - rows.shape[1], 1)
+    return theta, np.sum(resid**2, axis=0) / dof + COV_FLOOR
+
+
+def arx_is_stable(theta, na):
+    """Whether the AR part of Theta (module docstring) is stable: the block companion matrix of A_1..A_na has
+    spectral radius < 1 (always true for na = 0)."""
+    dy = theta.shape[1]
+    if na == 0:
+        return True
+    companion = np.eye(na * dy, k=-dy)
+    companion[:dy] = theta[:na * dy].T
+    return bool(np.max(np.abs(np.linalg.eigvals(companion))) < 1.0)
+
+
+class ARX(LinearBaseline):
+    """Linear ARX model fitted by least squares, orders chosen on the training data (module docstring).
+
+    Parameters
+    ----------
+    na, nb : int or None
+        Output and input orders (nb counts u_t, u_{t-1}, ..., so nb = 1 is u_t alone); None: chosen in fit.
+    max_order : int
+        Largest na and nb tried by the order selection.
+    selection : {"simulation", "bic"}
+        Order selection criterion (module docstring).
+    folds : int
+        Cross-validation blocks per training sequence (``selection="simulation"``), >= 2.
+    dim_y, dim_u : int
+        Output and input dimensions (dim_u may be 0).
+    seed : int
+        Kept for a uniform interface (fitting is deterministic; forecasts take their own seed).
+
+    Attributes (after fit)
+    ----------------------
+    na_, nb_ : int
+        The orders used.
+    theta_ : ndarray (na d_y + nb d_u + 1, d_y)
+        Theta (module docstring); :meth:`coefficients` splits it.
+    noise_var_ : ndarray (d_y,)
+        sigma^2.
+    selection_scores_ : dict
+        (na, nb) -> cross-validated RMSE or BIC of every candidate, inf for a rejected one (empty when both orders
+        were given).
+    """
+
+    has_latent_state = False
+
+    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=4, dim_y=1, dim_u=1, seed=0):
+        super().__init__(dim_y, dim_y, dim_u, seed)
+        self.na = _order(na, "na")
+        self.nb = _order(nb, "nb")
+        self.max_order = check.positive_int(max_order, "max_order")
+        if selection not in ("simulation", "bic"):
+            raise ValueError(f"selection: expected 'simulation' or 'bic', got {selection!r}")
+        self.selection = selection
+        self.folds = check.positive_int(folds, "folds")
+        if self.folds < 2:
+            raise ValueError(f"folds: expected at least 2 cross-validation blocks, got {folds!r}")
+        if dim_u == 0 and self.nb not in (None, 0):
+            raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
+
+    def get_config(self):
+        """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""
+        return {"na": self.na, "nb": self.nb, "max_order": self.max_order, "selection": self.selection,
+                "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
+                "seed": self.seed}
+
+    def get_params(self):
+        """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
+        (d_y,) of :meth:`coefficients`, "noise_var" sigma^2 (d_y,), and the training means "y_mean" (d_y,) and
+        "u_mean" (d_u,) that fill a short past. ``selection_scores_`` is not part of them."""
+        if not self.fitted:
+            return {}
+        return dict(self.coefficients(), noise_var=self.noise_var_.copy(), y_mean=self.y_mean_.copy(),
+                    u_mean=self.u_mean_.copy())
+
+    def set_params(self, params):
+        """Set the arrays of :meth:`get_params` (the orders are the lengths of "a" and "b"); the model then counts as
+        fitted. An empty dict leaves it unfitted."""
+        if isinstance(params, dict) and not params:
+            self.fitted = False
+            return self
+        dy, du = self.spec.dim_y, self.spec.dim_u
+        names = ("a", "b", "c", "noise_var", "y_mean", "u_mean")
+        if not isinstance(params, dict) or set(params) != set(names):
+            raise ValueError(f"params: expected an empty dict or one with keys {sorted(names)}")
+        a, b, c, noise_var, y_mean, u_mean = (np.array(params[name], dtype=np.float64) for name in names)
+        for name, value, ok in (("a", a, a.ndim == 3 and a.shape[1:] == (dy, dy)),
+                                ("b", b, b.ndim == 3 and b.shape[1:] == (dy, du)),
+                                ("c", c, c.shape == (dy,)), ("noise_var", noise_var, noise_var.shape == (dy,)),
+                                ("y_mean", y_mean, y_mean.shape == (dy,)), ("u_mean", u_mean, u_mean.shape == (du,))):
+            if not ok or not np.all(np.isfinite(value)):
+                raise ValueError(f"params[{name!r}]: expected a finite array shaped as get_params() gives it, got "
+                                 f"shape {value.shape}")
+        if np.any(noise_var <= 0):
+            raise ValueError("params['noise_var']: expected positive variances")
+        if du == 0 and len(b):
+            raise ValueError(f"params['b']: a model without inputs has nb = 0, got {len(b)} input lags")
+        na, nb = len(a), len(b)
+        # the inverse of coefficients(): Theta^T = [A_1 .. A_na, B_0 .. B_{nb-1}, c]; C order as least squares
+        # gives it, since BLAS may round a product differently for another memory layout
+        self.theta_ = np.ascontiguousarray(np.concatenate([a.transpose(1, 0, 2).reshape(dy, na * dy),
+                                                           b.transpose(1, 0, 2).reshape(dy, nb * du), c[:, None]],
+                                                          axis=1).T)
+        self.na_, self.nb_ = na, nb
+        self.noise_var_, self.y_mean_, self.u_mean_ = noise_var, y_mean, u_mean
+        self.fitted = True
+        return self
+
+    # -- fitting ---------------------------------------------------------------------------------------------
+    def _candidates(self):
+        nas = range(1, self.max_order + 1) if self.na is None else [self.na]
+        nbs = [0] if self.spec.dim_u == 0 else (range(self.max_order + 1) if self.nb is None else [self.nb])
+        return [(na, nb) for na in nas for nb in nbs]
+
+    @staticmethod
+    def _fit_orders(data, na, nb, first=None, skip=None):
+        """Least squares on the rows t >= ``first`` (default: the first full regressor) of every sequence, leaving
+        out the rows t in [lo, hi) of sequence k when ``skip = (k, lo, hi)``."""
+        first = max(na, nb - 1) if first is None else first
+        rows, targets = [], []
+        for k, (y, u) in enumerate(data):
+            if len(y) <= first:
+                continue
+            keep = np.ones(len(y) - first, dtype=bool)
+            if skip is not None and skip[0] == k:
+                keep[max(skip[1] - first, 0):max(skip[2] - first, 0)] = False
+            rows.append(arx_regressors(y, u, na, nb, first)[keep])
+            targets.append(y[first:][keep])
+        rows = np.concatenate(rows) if rows else np.zeros((0, 1))
+        if len(rows) <= rows.shape[1]:
+            raise ValueError(f"y: {len(rows)} usable steps cannot fit the {rows.shape[1]} coefficients of the "
+                             f"orders na = {na}, nb = {nb}")
+        return _lstsq(rows, np.concatenate(targets))
+
+    def _cross_validation(self, data, na, nb):
+        """Mean RMSE of noise-free free runs over the windows of every held-out block (module docstring)."""
+        errors = []
+        for k, (y, u) in enumerate(data):
+            for block in np.array_split(np.arange(len(y)), self.folds):
+                lo, hi = block[0], block[-1] + 1
+                start = max(lo, self.max_order)
+                if hi - start < 1:
+                    continue
+                theta, _ = self._fit_orders(data, na, nb, skip=(k, lo, hi + self.max_order))
+                length = min(SELECTION_WINDOW, hi - start)
+                starts = np.arange(start, hi - length + 1, SELECTION_STRIDE)
+                lags = np.stack([y[s - na:s][::-1] for s in starts])
+                inputs = np.stack([u[s - max(nb - 1, 0):s + length] for s in starts])
+                with np.errstate(over="ignore", invalid="ignore"):
+                    means, _ = arx_simulate(theta, na, nb, lags, inputs)
+                    target = np.stack([y[s:s + length] for s in starts])
+                    errors.extend(np.sqrt(np.mean((means - target) ** 2, axis=(1, 2))))
+        return float(np.mean(errors)) if errors else np.inf
+
+    def _bic(self, data, na, nb):
+        theta, noise_var = self._fit_orders(data, na, nb, first=self.max_order)
+        n = sum(len(y) - self.max_order for y, _ in data)
+        return float(n * np.sum(np.log(noise_var)) + theta.size * np.log(n))
+
+    def _score(self, data, na, nb):
+        """The selection criterion of (na, nb); inf when the orders cannot be fitted or give an unstable model."""
+        try:
+            theta, _ = self._fit_orders(data, na, nb)
+            if not arx_is_stable(theta, na):
+                return np.inf
+            score = self._cross_validation(data, na, nb) if self.selection == "simulation" else self._bic(data, na, nb)
+        except ValueError:  # too few steps for these orders
+            return np.inf
+        return score if np.isfinite(score) else np.inf
+
+    def fit(self, y, u=None, **gp_training_options):
+        """Choose the orders (unless both given) and fit by least squares on ``y`` (T, d_y) with ``u`` (T, d_u), or
+        lists of such sequences. Keyword arguments of the GP models' ``fit`` are accepted and ignored. Returns
+        ``self``."""
+        check_training_options(gp_training_options)
+        data = self._sequences(y, u)
+        candidates = self._candidates()
+        self.selection_scores_ = {}
+        best = candidates[0]
+        if len(candidates) > 1:
+            self.selection_scores_ = {orders: self._score(data, *orders) for orders in candidates}
+            best = min(self.selection_scores_, key=self.selection_scores_.get)
+            if not np.isfinite(self.selection_scores_[best]):
+                raise ValueError("y: no candidate ARX orders give a stable model that can be fitted and "
+                                 "cross-validated on the training data; lower max_order or give longer sequences")
+        self.na_, self.nb_ = best
+        self.theta_, self.noise_var_ = self._fit_orders(data, *best)
+        all_y = np.concatenate([y_i for y_i, _ in data])
+        all_u = np.concatenate([u_i for _, u_i in data])
+        self.y_mean_, self.u_mean_ = all_y.mean(axis=0), all_u.mean(axis=0)
+        self.fitted = True
+        return self
+
+    def coefficients(self):
+        """The fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}."""
+        self._check_fitted()
+        dy, du = self.spec.dim_y, self.spec.dim_u
+        theta = self.theta_.T  # (d_y, p)
+        a = theta[:, :self.na_ * dy].reshape(dy, self.na_, dy).transpose(1, 0, 2)
+        b = theta[:, self.na_ * dy:-1].reshape(dy, self.nb_, du).transpose(1, 0, 2)
+        return {"a": a, "b": b, "c": theta[:, -1].copy()}
+
+    # -- protocol surface ------------------------------------------------------------------------------------
+    def q_x0(self, y=None, u=None):
+        """Not available: the ARX has no latent state (``has_latent_state`` is False); raises ValueError."""
+        raise ValueError("model: the ARX has no latent state, so there is no q(x0); forecast from past data "
+                         "(y_past, u_past) instead")
+
+    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
+                 num_particles=None, init_window=None):
+        """Simulated forecast from the outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) before the
+        forecast start, with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0); module
+        docstring. ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
+        Returns a :class:`gpssm_np.forecast.Forecast`."""
+        self._check_fitted()
+        if x0 is not None:
+            raise ValueError("x0: the ARX has no latent state; give the past outputs y_past (and u_past) instead")
+        num_samples = check.positive_int(num_samples, "num_samples")
+        rng = np.random.default_rng(check.seed(seed))
+        u_future = self._future_inputs(u_future, steps)
+        na, nb, dy = self.na_, self.nb_, self.spec.dim_y
+        y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
+        u_hist = self._past(u_past, "u_past", self.spec.dim_u, max(nb - 1, 0), self.u_mean_)
+        lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
+        inputs = np.broadcast_to(np.concatenate([u_hist, u_future]), (num_samples, len(u_hist) + len(u_future),
+                                                                      self.spec.dim_u))
+        noise = np.sqrt(self.noise_var_) * rng.standard_normal((num_samples, len(u_future), dy))
+        means, outputs = arx_simulate(self.theta_, na, nb, lags, inputs, noise)
+        return self._forecast_result(means, outputs, self.noise_var_.copy())
+
+    @staticmethod
+    def _past(values, name, width, count, fill):
+        """The last ``count`` rows of ``values`` (T_p, width), left-padded with ``fill`` rows."""
+        if values is None:
+            values = np.zeros((0, width))
+        else:
+            values = check.finite_array(values, name, (2,))
+            if values.shape[1] != width:
+                raise ValueError(f"{name}: expected shape (T, {width}), got {values.shape}")
+        values = values[len(values) - min(count, len(values)):]
+        return np.concatenate([np.tile(fill, (count - len(values), 1)), values])

@@ -1,0 +1,347 @@
+r"""LGSSM: the linear Gaussian state-space model, identified by subspace identification or EM.
+
+Model (the package's time convention: x_0 emits nothing; t = 1..T)::
+
+    x_0 ~ N(m_0, P_0),   x_t = F x_{t-1} + G u_t + w_t,  w_t ~ N(0, Q),   y_t = H x_t + v_t,  v_t ~ N(0, R)
+
+State inference is exact: the Kalman filter (Joseph-form update) and the Rauch-Tung-Striebel smoother with the
+lag-one covariances Cov(x_t, x_{t-1} | y_{1:T}) of ``gpssm_np.kalman``.
+
+* ``method="subspace"``: N4SID-style identification (Van Overschee & De Moor 1994). With i block rows, the block
+  Hankel matrices of past and future inputs and outputs give the oblique projection O = Y_f /_{U_f} [U_p; Y_p]
+  (least squares of Y_f on [U_p; Y_p; U_f], keeping the [U_p; Y_p] part); its SVD O ~ U_n S_n V_n^T gives the state
+  sequence X = S_n^{1/2} V_n^T, column k estimating the state before step i + k (ours: x_{i+k-1} in 0-based time).
+  Then [F G] is the least-squares regression of x_t on [x_{t-1}, u_t], H that of y_t on x_t, and Q, R the residual
+  covariances. m_0, P_0: mean and covariance of the estimated states.
+* ``method="em"`` (default): expectation-maximisation (Shumway & Stoffer 1982; Ghahramani & Hinton 1996) from the
+  subspace estimate (``init="subspace"``) or a random stable model (``init="random"``), ``num_iters`` iterations.
+  The M-step is exact for F, G, Q (joint regression of x_t on [x_{t-1}, u_t] under the smoothed moments) and H, R;
+  m_0, P_0 stay fixed during EM, so the log-likelihood cannot decrease (generalised EM) -- unless the stability
+  constraint below acts. ``history_`` holds -log p(y_{1:T}) of the training data before each M-step. After EM,
+  m_0 and P_0 are set to the mean and covariance of the smoothed states (a stationary-like prior for windows
+  anywhere in a sequence).
+
+Stability: an F with spectral radius above ``max_spectral_radius`` (default 0.999) -- e.g. on Ballbeam, an
+open-loop unstable process -- has its outlying eigenvalues scaled back onto that circle (F = V diag(lambda) V^{-1}),
+after the regression (subspace) or after each M-step, G (and Q) being then re-estimated given that F. Unstable
+linear models make free runs diverge (the ARX rejects unstable candidates for the same reason, ``arx.py``); the
+projection is a heuristic M-step, so with it EM need not increase the likelihood monotonically.
+
+``q_x0(y, u)`` is the smoothed posterior of the state x_0 before a window's first step given the whole window,
+p(x_0 | y_{1:T}, u_{1:T}) (the exact analogue of the paper protocol's recognition network); forecasts propagate the
+Gaussian exactly (:meth:`LGSSM.predict_moments`) and also draw ``num_samples`` joint trajectories for the Forecast,
+re-centred so that their mean is the exact predictive mean.
+
+References: P. Van Overschee and B. De Moor, "N4SID", Automatica 30(1), 1994; R. H. Shumway and D. S. Stoffer,
+J. Time Series Anal. 3(4), 1982; Z. Ghahramani and G. E. Hinton, "Parameter estimation for linear dynamical
+systems", Tech. Rep. CRG-TR-96-2, 1996.
+"""
+import numpy as np
+
+from .. import _validation as check
+from ..kalman import kalman_filter, rts_smoother
+from ..estimator import check_training_options
+from ..ops.linalg import symmetrise
+from ._base import COV_FLOOR, LinearBaseline
+
+
+def _hankel(a, first, rows, cols):
+    """Block Hankel matrix (rows d, cols): block r, column k holds a[first + r + k] (d = a.shape[1])."""
+    return np.concatenate([a[first + r:first + r + cols].T for r in range(rows)], axis=0)
+
+
+def subspace_states(data, dim_x, block_rows):
+    """N4SID state sequences (module docstring) of every sequence in ``data`` (list of (y, u)): a list of arrays
+    (T_i - 2 i + 1, d_x), row k estimating x_{i+k-1} (0-based time), i = ``block_rows``."""
+    i = block_rows
+    cols = [len(y) - 2 * i + 1 for y, _ in data]
+    past, future_u, future_y = [], [], []
+    for (y, u), j in zip(data, cols):
+        past.append(np.concatenate([_hankel(u, 0, i, j), _hankel(y, 0, i, j)]))
+        future_u.append(_hankel(u, i, i, j))
+        future_y.append(_hankel(y, i, i, j))
+    W_p, U_f, Y_f = (np.concatenate(blocks, axis=1) for blocks in (past, future_u, future_y))
+    coef = np.linalg.lstsq(np.concatenate([W_p, U_f]).T, Y_f.T, rcond=None)[0].T  # Y_f ~ L_w W_p + L_u U_f
+    O = coef[:, :len(W_p)] @ W_p
+    _, s, right = np.linalg.svd(O, full_matrices=False)
+    X = np.sqrt(s[:dim_x])[:, None] * right[:dim_x]  # (d_x, sum_j)
+    return np.split(X.T, np.cumsum(cols)[:-1])
+
+
+def _regress(targets, inputs):
+    """Least squares targets ~ inputs W^T: (W, residual covariance)."""
+    W = np.linalg.lstsq(inputs, targets, rcond=None)[0].T
+    resid = targets - inputs @ W.T
+    return W, symmetrise(resid.T @ resid / len(resid))
+
+
+class LGSSM(LinearBaseline):
+    """Linear Gaussian state-space model, identified by subspace identification or EM (module docstring).
+
+    Parameters
+    ----------
+    dim_x, dim_y, dim_u : int
+        State, output and input dimensions (dim_u may be 0).
+    method : {"em", "subspace"}
+        EM from an initial estimate, or the subspace estimate alone.
+    init : {"subspace", "random"}
+        EM's initial estimate.
+    num_iters : int
+        EM iterations.
+    block_rows : int or None
+        Block rows i of the subspace Hankel matrices (default max(10, dim_x + 1)).
+    max_spectral_radius : float or None
+        Stability constraint on F (module docstring); None leaves F unconstrained.
+    seed : int
+        Seeds the random initialisation.
+
+    Attributes (after fit)
+    ----------------------
+    params_ : dict
+        F (d_x, d_x), G (d_x, d_u), H (d_y, d_x), Q (d_x, d_x), R (d_y, d_y), m0 (d_x,), P0 (d_x, d_x).
+    history_ : list of float
+        EM: -log p(y) of the training data at each iteration (before its M-step); empty for "subspace".
+    """
+
+    def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
+                 max_spectral_radius=0.999, seed=0):
+        super().__init__(dim_x, dim_y, dim_u, seed)
+        if method not in ("em", "subspace"):
+            raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
+        if init not in ("subspace", "random"):
+            raise ValueError(f"init: expected 'subspace' or 'random', got {init!r}")
+        self.method, self.init = method, init
+        self.num_iters = check.positive_int(num_iters, "num_iters")
+        self.block_rows = max(10, dim_x + 1) if block_rows is None else check.positive_int(block_rows, "block_rows")
+        if self.block_rows * dim_y < dim_x:
+            raise ValueError(f"block_rows: expected block_rows * dim_y >= dim_x = {dim_x}, got {self.block_rows}")
+        if max_spectral_radius is not None:
+            max_spectral_radius = check.positive_float(max_spectral_radius, "max_spectral_radius")
+        self.max_spectral_radius = max_spectral_radius
+
+    def get_config(self):
+        """Constructor arguments as plain JSON types: ``LGSSM(**model.get_config())`` rebuilds the unfitted model."""
+        s = self.spec
+        return {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "method": self.method, "init": self.init,
+                "num_iters": self.num_iters, "block_rows": self.block_rows,
+                "max_spectral_radius": self.max_spectral_radius, "seed": self.seed}
+
+    def get_params(self):
+        """Copies of the fitted parameters (``params_``), empty before fit."""
+        return {k: v.copy() for k, v in self.params_.items()} if self.fitted else {}
+
+    def set_params(self, params):
+        """Set F, G, H, Q, R, m0, P0 (shapes as ``params_``); the model then counts as fitted. An empty dict leaves it
+        unfitted."""
+        if isinstance(params, dict) and not params:
+            self.fitted = False
+            return self
+        s = self.spec
+        shapes = {"F": (s.dim_x, s.dim_x), "G": (s.dim_x, s.dim_u), "H": (s.dim_y, s.dim_x), "Q": (s.dim_x, s.dim_x),
+                  "R": (s.dim_y, s.dim_y), "m0": (s.dim_x,), "P0": (s.dim_x, s.dim_x)}
+        if not isinstance(params, dict) or set(params) != set(shapes):
+            raise ValueError(f"params: expected an empty dict or one with keys {sorted(shapes)}")
+        new = {}
+        for name, shape in shapes.items():
+            value = np.array(params[name], dtype=np.float64, order="C")
+            if value.shape != shape or not np.all(np.isfinite(value)):
+                raise ValueError(f"params[{name!r}]: expected a finite array of shape {shape}, got {value.shape}")
+            if name in ("Q", "R", "P0"):
+                value = symmetrise(value)
+                if np.linalg.eigvalsh(value)[0] < (0.0 if name != "R" else 1e-12):
+                    raise ValueError(f"params[{name!r}]: expected a symmetric positive "
+                                     f"{'definite' if name == 'R' else 'semi-definite'} matrix")
+            new[name] = value
+        self.params_ = new
+        self.fitted = True
+        return self
+
+    # -- fitting ---------------------------------------------------------------------------------------------
+    def _subspace_init(self, data):
+        i = self.block_rows
+        if any(len(y) - 2 * i + 1 < 2 for y, _ in data):
+            raise ValueError(f"y: every sequence needs more than 2 block_rows = {2 * i} steps for subspace "
+                             "identification")
+        states = subspace_states(data, self.spec.dim_x, i)
+        prev, nxt, inp, emit, out = [], [], [], [], []
+        for (y, u), X in zip(data, states):  # row k of X is x_{i+k-1}
+            prev.append(X[:-1])
+            nxt.append(X[1:])
+            inp.append(u[i:i + len(X) - 1])
+            emit.append(X)
+            out.append(y[i - 1:i - 1 + len(X)])
+        prev, nxt, inp, emit, out = (np.concatenate(a) for a in (prev, nxt, inp, emit, out))
+        FG, Q = _regress(nxt, np.concatenate([prev, inp], axis=1))
+        F = self._stabilise(FG[:, :self.spec.dim_x])
+        if F is not FG[:, :self.spec.dim_x]:  # refit G and Q given the projected F
+            G, Q = _regress(nxt - prev @ F.T, inp)
+            FG = np.concatenate([F, G], axis=1)
+        H, R = _regress(out, emit)
+        dx = self.spec.dim_x
+        floor = COV_FLOOR * np.eye(dx)
+        return {"F": FG[:, :dx], "G": FG[:, dx:], "H": H, "Q": Q + floor, "R": R + COV_FLOOR * np.eye(len(R)),
+                "m0": emit.mean(axis=0), "P0": symmetrise(np.cov(emit.T).reshape(dx, dx)) + floor}
+
+    def _random_init(self, data):
+        rng = np.random.default_rng(self.seed)
+        s = self.spec
+        F = rng.normal(size=(s.dim_x, s.dim_x))
+        F *= 0.9 / max(np.max(np.abs(np.linalg.eigvals(F))), 1e-12)  # spectral radius 0.9
+        y_var = np.var(np.concatenate([y for y, _ in data]), axis=0)
+        return {"F": F, "G": rng.normal(scale=0.5, size=(s.dim_x, s.dim_u)),
+                "H": rng.normal(scale=1.0 / np.sqrt(s.dim_x), size=(s.dim_y, s.dim_x)), "Q": 0.1 * np.eye(s.dim_x),
+                "R": np.diag(0.5 * y_var + COV_FLOOR), "m0": np.zeros(s.dim_x), "P0": np.eye(s.dim_x)}
+
+    def _em_step(self, data):
+        """One EM iteration; returns the log-likelihood of the parameters before the M-step."""
+        p = self.params_
+        dx, du = self.spec.dim_x, self.spec.dim_u
+        D = dx + du
+        Phi, Psi, Sxx, Syx, Syy = np.zeros((D, D)), np.zeros((dx, D)), np.zeros((dx, dx)), 0.0, 0.0
+        log_lik, n = 0.0, 0
+        for y, u in data:
+            result = kalman_filter(p, y, u, p["m0"], p["P0"])
+            log_lik += result.log_likelihood
+            means, covs, cross = rts_smoother(p, result, p["m0"], p["P0"])
+            second = covs + means[:, :, None] * means[:, None, :]  # E[x_t x_t^T], t = 0..T
+            z_mean = np.concatenate([means[:-1], u], axis=1)  # E[z_t], z_t = [x_{t-1}, u_t], t = 1..T
+            Phi += z_mean.T @ z_mean
+            Phi[:dx, :dx] += covs[:-1].sum(axis=0)
+            Psi += means[1:].T @ z_mean
+            Psi[:, :dx] += cross.sum(axis=0)
+            Sxx = Sxx + second[1:].sum(axis=0)
+            Syx = Syx + y.T @ means[1:]
+            Syy = Syy + y.T @ y
+            n += len(y)
+        FG = np.linalg.solve(Phi, Psi.T).T
+        F = self._stabilise(FG[:, :dx])
+        if F is not FG[:, :dx] and du:  # F was projected: the best G given that F
+            FG = np.concatenate([F, np.linalg.solve(Phi[dx:, dx:], (Psi[:, dx:] - F @ Phi[:dx, dx:]).T).T], axis=1)
+        H = np.linalg.solve(Sxx, Syx.T).T
+        Q = Sxx - FG @ Psi.T - Psi @ FG.T + FG @ Phi @ FG.T  # E sum (x_t - [F G] z_t)(x_t - [F G] z_t)^T
+        self.params_ = dict(p, F=FG[:, :dx], G=FG[:, dx:], H=H, Q=symmetrise(Q) / n + COV_FLOOR * np.eye(dx),
+                            R=symmetrise(Syy - H @ Syx.T) / n + COV_FLOOR * np.eye(len(H)))
+        return log_lik
+
+    def _stabilise(self, F):
+        """F itself when its spectral radius is at most ``max_spectral_radius`` (or that is None); otherwise F with
+        every eigenvalue of larger modulus scaled back onto that circle, V diag(lambda') V^{-1}."""
+        if self.max_spectral_radius is None:
+            return F
+        values, vectors = np.linalg.eig(F)
+        if np.max(np.abs(values)) <= self.max_spectral_radius:
+            return F
+        scale = np.minimum(1.0, self.max_spectral_radius / np.abs(values))
+        return np.real(vectors @ np.diag(values * scale) @ np.linalg.inv(vectors))
+
+    def _stationary_prior(self, data):
+        """m0, P0 from the mean and covariance of the smoothed states of the training data."""
+        p = self.params_
+        first, second, n = 0.0, 0.0, 0
+        for y, u in data:
+            means, covs, _ = rts_smoother(p, kalman_filter(p, y, u, p["m0"], p["P0"]), p["m0"], p["P0"])
+            first = first + means[1:].sum(axis=0)
+            second = second + (covs[1:] + means[1:, :, None] * means[1:, None, :]).sum(axis=0)
+            n += len(y)
+        m0 = first / n
+        self.params_ = dict(p, m0=m0, P0=symmetrise(second / n - np.outer(m0, m0)) + COV_FLOOR * np.eye(len(m0)))
+
+    def fit(self, y, u=None, **gp_training_options):
+        """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. Keyword arguments
+        of the GP models' ``fit`` are accepted and ignored. Returns ``self``."""
+        check_training_options(gp_training_options)
+        data = self._sequences(y, u)
+        use_subspace = self.method == "subspace" or self.init == "subspace"
+        self.params_ = self._subspace_init(data) if use_subspace else self._random_init(data)
+        self.fitted = True
+        self.history_ = []
+        if self.method == "em":
+            for _ in range(self.num_iters):
+                self.history_.append(-self._em_step(data))
+            self._stationary_prior(data)
+        # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
+        return self.set_params(self.params_)
+
+    # -- state inference -------------------------------------------------------------------------------------
+    def _window(self, y, u):
+        self._check_fitted()
+        [(y, u)] = self._sequences(y, u)
+        return y, u
+
+    def filter(self, y, u=None):
+        """Kalman filter over y (T, d_y), u (T, d_u) from the prior N(m0, P0): a :class:`KalmanResult`."""
+        y, u = self._window(y, u)
+        return kalman_filter(self.params_, y, u, self.params_["m0"], self.params_["P0"])
+
+    def log_likelihood(self, y, u=None):
+        """log p(y_{1:T} | u_{1:T}) (exact)."""
+        return self.filter(y, u).log_likelihood
+
+    def smooth(self, y, u=None):
+        """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence."""
+        y, u = self._window(y, u)
+        p = self.params_
+        means, covs, _ = rts_smoother(p, kalman_filter(p, y, u, p["m0"], p["P0"]), p["m0"], p["P0"])
+        return means, covs
+
+    def q_x0(self, y=None, u=None, full_cov=False):
+        """p(x_0 | y_{1:T}, u_{1:T}) of the state before the window y (T, d_y), u (T, d_u): mean (d_x,) and variances
+        (d_x,), or the covariance (d_x, d_x) with ``full_cov``. Without y: the prior N(m0, P0)."""
+        if y is None:
+            self._check_fitted()
+            mean, cov = self.params_["m0"], self.params_["P0"]
+        else:
+            means, covs = self.smooth(y, u)
+            mean, cov = means[0], covs[0]
+        return mean.copy(), (cov.copy() if full_cov else np.diag(cov).copy())
+
+    # -- forecasts -------------------------------------------------------------------------------------------
+    def predict_moments(self, u_future, x0_mean, x0_cov):
+        """Exact predictive moments over the steps of ``u_future`` (T, d_u) from x_0 ~ N(x0_mean, x0_cov): state
+        means (T, d_x) and covariances (T, d_x, d_x), output means (T, d_y) and covariances (T, d_y, d_y) (with R)."""
+        p = self.params_
+        m, P = x0_mean, x0_cov
+        means, covs = [], []
+        for u_t in u_future:
+            m = p["F"] @ m + p["G"] @ u_t
+            P = symmetrise(p["F"] @ P @ p["F"].T + p["Q"])
+            means.append(m)
+            covs.append(P)
+        means, covs = np.array(means), np.array(covs)
+        H = p["H"]
+        return means, covs, means @ H.T, np.einsum("ij,tjk,lk->til", H, covs, H) + p["R"]
+
+    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
+                 num_particles=None, init_window=None):
+        """Forecast with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0).
+
+        The initial state is, in order: ``x0 = (mean, var)`` (var (d_x,) variances or (d_x, d_x) covariance); the
+        Kalman filter over ``y_past``, ``u_past`` (from the prior N(m0, P0)); the prior. ``num_samples`` joint
+        trajectories are drawn and re-centred on the exact predictive mean (module docstring); ``Forecast.samples``
+        are H x_t, ``obs_var`` the diagonal of R. ``num_particles`` and ``init_window`` are ignored.
+        """
+        self._check_fitted()
+        num_samples = check.positive_int(num_samples, "num_samples")
+        rng = np.random.default_rng(check.seed(seed))
+        u_future = self._future_inputs(u_future, steps)
+        p, dx = self.params_, self.spec.dim_x
+        if x0 is not None:
+            mean = check.finite_array(x0[0], "x0", (1,))
+            cov = check.finite_array(x0[1], "x0", (1, 2))
+            cov = np.diag(cov) if cov.ndim == 1 else cov
+            if mean.shape != (dx,) or cov.shape != (dx, dx):
+                raise ValueError(f"x0: expected (mean ({dx},), var ({dx},) or ({dx}, {dx})), got shapes {mean.shape} "
+                                 f"and {cov.shape}")
+        elif y_past is not None:
+            result = self.filter(y_past, u_past)
+            mean, cov = result.means[-1], result.covs[-1]
+        else:
+            mean, cov = p["m0"], p["P0"]
+        means, _, _, _ = self.predict_moments(u_future, mean, cov)
+        x = rng.multivariate_normal(mean, cov, size=num_samples, method="eigh")
+        noise = rng.multivariate_normal(np.zeros(dx), p["Q"], size=(len(u_future), num_samples), method="eigh")
+        states = np.empty((num_samples, len(u_future), dx))
+        for t, u_t in enumerate(u_future):
+            x = states[:, t] = x @ p["F"].T + p["G"] @ u_t + noise[t]
+        states += means - states.mean(axis=0)
+        return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy())

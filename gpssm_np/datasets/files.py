@@ -1,0 +1,260 @@
+r"""The five real system-identification benchmarks on disk: locating, verifying and reading their files, and the
+split and standardisation of the ODGPSSM / PR-SSM / RGP protocol (see ``shared/data/SOURCES.md``).
+
+:func:`load` reads one of ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``, ``"gas_furnace"`` from
+disk (no downloads), checks its sha256, and applies the protocol:
+
+* **split** -- the first ``N // 2`` samples are the training half, the rest the test half;
+* **standardisation** -- u and y are z-scored separately with the mean and the *population* standard deviation
+  (``ddof=0``, NumPy's default) of the training half only; the test half uses the same statistics.
+
+The data folder is, in order of precedence: the ``data_dir`` argument, the environment variable
+``GPSSM_NP_DATA``, or the per-user cache folder ``$XDG_CACHE_HOME/gpssm_np/data`` (``~/.cache/gpssm_np/data``
+when ``XDG_CACHE_HOME`` is unset). Inside it a file is looked for as ``<dir>/<name>/<file>`` (the layout of
+``shared/data``) and then as ``<dir>/<file>`` (the flat layout of RGP's ``datasets/system_identification``).
+"""
+import dataclasses
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+#: Environment variable naming the data folder.
+DATA_ENV_VAR = "GPSSM_NP_DATA"
+
+#: Where the five files can be obtained (they are copied unchanged from this repository and folder).
+DATA_URL = "https://github.com/zhenwendai/RGP (folder datasets/system_identification/, commit be679607)"
+
+#: Dataset name -> file path relative to the data folder.
+DATASET_FILES = {
+    "actuator": "actuator/actuator.mat",
+    "ballbeam": "ballbeam/ballbeam.dat",
+    "drive": "drive/drive.mat",
+    "dryer": "dryer/dryer.dat",
+    "gas_furnace": "gas_furnace/gas_furnace.csv",
+}
+
+#: Expected sha256 of each file, from ``shared/data/SOURCES.md``.
+DATASET_SHA256 = {
+    "actuator": "35d1f95176afd856eb4fe0e2f87e3dff39657db8e6fcf7c531078c8f4eb571e4",
+    "ballbeam": "e9c48a4f7474953969d4950b4ef72558084b1995f776792ac0cbc80550e6ff42",
+    "drive": "47d0825678d854d8a1bbcfb0ad1188026b853f69beb2067ea00cfd88d13dc4ca",
+    "dryer": "adcb2f5a1d9e174d08dd49f7f037626745b5e69cbda0bc1e8dca2a7c687d4538",
+    "gas_furnace": "ce46e11490a11ac254a959d42d5858f66b3c8013a1b667e553b3d890c67e4d43",
+}
+
+DATASET_NAMES = tuple(DATASET_FILES)
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset file is not in the data folder; the message says where it was looked for and how to fix it."""
+
+
+def _readonly(a):
+    a = np.array(a, dtype=np.float64)  # always a fresh copy, so freezing it cannot affect the caller
+    a.setflags(write=False)
+    return a
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Dataset:
+    """One real benchmark, split in halves and standardised with training-half statistics.
+
+    All arrays are float64 and read-only. ``T_train = N // 2`` and ``T_test = N - N // 2``; ``d_y = d_u = 1``
+    for the five benchmarks.
+
+    Attributes
+    ----------
+    name : str
+        Dataset name, one of :data:`DATASET_NAMES`.
+    y_train, u_train : ndarray, shapes (T_train, d_y) and (T_train, d_u)
+        Standardised outputs and inputs of the training half (mean 0, population std 1 per column).
+    y_test, u_test : ndarray, shapes (T_test, d_y) and (T_test, d_u)
+        Standardised outputs and inputs of the test half (same statistics as the training half).
+    y_mean, y_std : ndarray, shape (d_y,)
+        Training-half mean and population standard deviation (``ddof=0``) of the raw outputs.
+    u_mean, u_std : ndarray, shape (d_u,)
+        The same for the raw inputs.
+    y_raw, u_raw : ndarray, shapes (N, d_y) and (N, d_u)
+        The full raw series, in original units.
+    """
+
+    name: str
+    y_train: np.ndarray
+    u_train: np.ndarray
+    y_test: np.ndarray
+    u_test: np.ndarray
+    y_mean: np.ndarray
+    y_std: np.ndarray
+    u_mean: np.ndarray
+    u_std: np.ndarray
+    y_raw: np.ndarray
+    u_raw: np.ndarray
+
+    def to_original_y(self, y_std_units):
+        """Undo the output standardisation: ``y_std_units * y_std + y_mean``.
+
+        Parameters
+        ----------
+        y_std_units : array_like, shape (..., d_y)
+            Outputs on the standardised scale (any leading shape; the last axis is the output dimension).
+
+        Returns
+        -------
+        ndarray, shape (..., d_y)
+            Outputs in original units.
+        """
+        return _unstandardise(y_std_units, self.y_mean, self.y_std, "y_std_units")
+
+    def to_original_u(self, u_std_units):
+        """Undo the input standardisation: ``u_std_units * u_std + u_mean``; shapes as :meth:`to_original_y`."""
+        return _unstandardise(u_std_units, self.u_mean, self.u_std, "u_std_units")
+
+
+def _unstandardise(a, mean, std, argname):
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 0 or a.shape[-1] != mean.shape[0]:
+        raise ValueError(f"{argname}: expected an array whose last axis has length {mean.shape[0]}, "
+                         f"got shape {a.shape}")
+    return a * std + mean
+
+
+def default_data_dir():
+    """The per-user data folder: ``$XDG_CACHE_HOME/gpssm_np/data``, else ``~/.cache/gpssm_np/data``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(cache) if cache else Path.home() / ".cache"
+    return base / "gpssm_np" / "data"
+
+
+def resolve_data_dir(data_dir=None):
+    """The data folder to use and why: the argument, else ``$GPSSM_NP_DATA``, else :func:`default_data_dir`.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike or None
+
+    Returns
+    -------
+    path : pathlib.Path
+    origin : str
+        Human-readable description of where ``path`` came from (used in error messages).
+    """
+    if data_dir is not None:
+        if not isinstance(data_dir, (str, os.PathLike)):
+            raise ValueError(f"data_dir: expected a str or os.PathLike path or None, got {type(data_dir).__name__}")
+        return Path(data_dir).expanduser(), "the data_dir argument"
+    env = os.environ.get(DATA_ENV_VAR, "").strip()
+    if env:
+        return Path(env).expanduser(), f"the environment variable {DATA_ENV_VAR}"
+    return default_data_dir(), f"the default per-user folder ({DATA_ENV_VAR} is not set)"
+
+
+def _check_name(name):
+    if not isinstance(name, str) or name not in DATASET_FILES:
+        raise ValueError(f"name: expected one of {', '.join(repr(n) for n in DATASET_NAMES)}, got {name!r}")
+
+
+def dataset_path(name, data_dir=None):
+    """Path of the file of dataset ``name``; raises :class:`DatasetNotFoundError` if it is in neither layout.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`DATASET_NAMES`.
+    data_dir : str or os.PathLike or None
+        See :func:`resolve_data_dir`.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    _check_name(name)
+    root, origin = resolve_data_dir(data_dir)
+    rel = Path(DATASET_FILES[name])
+    candidates = [root / rel, root / rel.name]
+    for path in candidates:
+        if path.is_file():
+            return path
+    looked = "\n".join(f"  {p}" for p in candidates)
+    raise DatasetNotFoundError(
+        f"dataset {name!r}: file not found. Looked at:\n{looked}\n"
+        f"(data folder {root}, taken from {origin}).\n"
+        f"Put the file at {root / rel}, or pass data_dir=..., or set the environment variable {DATA_ENV_VAR} "
+        f"to the folder holding it, e.g. `export {DATA_ENV_VAR}=/path/to/data`.\n"
+        f"The file can be obtained from {DATA_URL}."
+    )
+
+
+def _verify_sha256(name, path):
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    expected = DATASET_SHA256[name]
+    if digest != expected:
+        raise ValueError(f"dataset {name!r}: file {path} is corrupted or not the expected version "
+                         f"(sha256 {digest}, expected {expected}); replace it with a fresh copy from {DATA_URL}")
+
+
+def _read_raw(name, path):
+    """(u, y) raw arrays of shape (N, 1) in float64 (native byte order)."""
+    if path.suffix == ".mat":
+        from scipy.io import loadmat
+
+        raw = loadmat(str(path))
+        u_key, y_key = ("u", "p") if name == "actuator" else ("u1", "z1")
+        u, y = raw[u_key], raw[y_key]
+    else:
+        kwargs = {"skiprows": 1, "delimiter": ","} if path.suffix == ".csv" else {}
+        table = np.loadtxt(path, **kwargs)
+        u, y = table[:, 0], table[:, 1]
+    return np.asarray(u, dtype=np.float64).reshape(-1, 1), np.asarray(y, dtype=np.float64).reshape(-1, 1)
+
+
+def _standardise(train, test, argname):
+    mean = train.mean(axis=0)
+    std = train.std(axis=0)  # population std, ddof=0
+    if np.any(std == 0.0):
+        raise ValueError(f"{argname}: the training half is constant in some column, so it cannot be standardised")
+    return (train - mean) / std, (test - mean) / std, mean, std
+
+
+def load(name, data_dir=None):
+    """Load a real benchmark, split it in halves and standardise it with training-half statistics.
+
+    Parameters
+    ----------
+    name : str
+        One of ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``, ``"gas_furnace"``.
+    data_dir : str or os.PathLike or None
+        Data folder; when None, ``$GPSSM_NP_DATA`` and then :func:`default_data_dir` are used.
+
+    Returns
+    -------
+    Dataset
+        N (train / test): actuator 1024 (512 / 512), ballbeam 1000 (500 / 500), drive 500 (250 / 250),
+        dryer 1000 (500 / 500), gas_furnace 296 (148 / 148); d_y = d_u = 1.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``name``, or the file's sha256 does not match :data:`DATASET_SHA256` (corrupted file).
+    DatasetNotFoundError
+        (a FileNotFoundError) The file is missing; the message lists the paths tried and how to provide it.
+    """
+    path = dataset_path(name, data_dir)
+    _verify_sha256(name, path)
+    u_raw, y_raw = _read_raw(name, path)
+    n_train = y_raw.shape[0] // 2
+    y_train, y_test, y_mean, y_std = _standardise(y_raw[:n_train], y_raw[n_train:], "y")
+    u_train, u_test, u_mean, u_std = _standardise(u_raw[:n_train], u_raw[n_train:], "u")
+    logger.debug("loaded %s from %s: N=%d, %d training samples", name, path, y_raw.shape[0], n_train)
+    return Dataset(name=name, y_train=_readonly(y_train), u_train=_readonly(u_train), y_test=_readonly(y_test),
+                   u_test=_readonly(u_test), y_mean=_readonly(y_mean), y_std=_readonly(y_std),
+                   u_mean=_readonly(u_mean), u_std=_readonly(u_std), y_raw=_readonly(y_raw), u_raw=_readonly(u_raw))

@@ -1,0 +1,263 @@
+r"""Synthetic state-space data: :func:`car_tracking` (Sarkka 2013, Example 4.3, a linear-Gaussian constant-velocity
+model), :func:`kink` (the 1-D kink transition of Ialongo et al. 2019), random stable linear Gaussian systems
+(:func:`random_linear_system`, :func:`simulate_linear`) and the nonlinear :func:`cascaded_tanks`.
+
+Both use the package's time convention: ``x_0`` given, ``x_t = f(x_{t-1}) + w_t`` and ``y_t = h(x_t) + r_t`` for
+``t = 1..T``, so ``x`` has ``T + 1`` rows (row 0 is ``x_0``) and ``y`` has ``T`` rows (row ``t - 1`` is ``y_t``).
+"""
+import dataclasses
+
+import numpy as np
+
+from .. import _validation as check
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CarTracking:
+    """A simulated car-tracking trajectory (Sarkka 2013, Example 4.3); see :func:`car_tracking`.
+
+    Attributes
+    ----------
+    x : ndarray, shape (T + 1, 4)
+        States ``[p1, p2, v1, v2]``; row 0 is ``x_0``, row t is ``x_t``.
+    y : ndarray, shape (T, 2)
+        Noisy positions; row ``t - 1`` is ``y_t = H x_t + r_t``.
+    x0 : ndarray, shape (4,)
+        Initial state.
+    F : ndarray, shape (4, 4)
+        Transition matrix.
+    Q : ndarray, shape (4, 4)
+        Process-noise covariance.
+    H : ndarray, shape (2, 4)
+        Observation matrix ``[I_2, 0]``.
+    R : ndarray, shape (2, 2)
+        Observation-noise covariance ``obs_std**2 I_2``.
+    dt : float
+        Sampling interval.
+    u : None
+        The model has no control inputs.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    x0: np.ndarray
+    F: np.ndarray
+    Q: np.ndarray
+    H: np.ndarray
+    R: np.ndarray
+    dt: float
+    u: None = None
+
+
+def car_tracking(T=120, seed=0, dt=0.1, q=1.0, obs_std=0.5):
+    r"""Simulate the constant-velocity car model of Sarkka (2013), Example 4.3.
+
+    State ``x = [p1, p2, v1, v2]``, ``x_0 = [0, 0, 1, -1]``, and for ``t = 1..T``::
+
+        x_t = F x_{t-1} + w_t,   w_t ~ N(0, Q)
+        y_t = H x_t + r_t,       r_t ~ N(0, obs_std^2 I_2)
+
+        F = [[1, 0, dt, 0], [0, 1, 0, dt], [0, 0, 1, 0], [0, 0, 0, 1]],   H = [I_2, 0]
+        Q = q [[dt^3/3, 0, dt^2/2, 0], [0, dt^3/3, 0, dt^2/2], [dt^2/2, 0, dt, 0], [0, dt^2/2, 0, dt]]
+
+    Parameters
+    ----------
+    T : int
+        Number of transitions and observations (the ODGPSSM paper's car-tracking run uses 120).
+    seed : int or None
+        Seed of ``numpy.random.default_rng``; equal seeds give equal trajectories.
+    dt : float
+        Sampling interval, > 0.
+    q : float
+        Spectral density of the continuous-time white-noise acceleration, >= 0.
+    obs_std : float
+        Observation-noise standard deviation, >= 0.
+
+    Returns
+    -------
+    CarTracking
+        ``x`` of shape (T + 1, 4) including ``x_0``, ``y`` of shape (T, 2), and the model matrices.
+    """
+    T = check.positive_int(T, "T")
+    dt = check.positive_float(dt, "dt")
+    q = check.non_negative_float(q, "q")
+    obs_std = check.non_negative_float(obs_std, "obs_std")
+    rng = np.random.default_rng(seed)
+
+    eye2 = np.eye(2)
+    F = np.block([[eye2, dt * eye2], [np.zeros((2, 2)), eye2]])
+    Q_unit = np.kron(np.array([[dt**3 / 3.0, dt**2 / 2.0], [dt**2 / 2.0, dt]]), eye2)  # Q for q = 1
+    H = np.hstack([eye2, np.zeros((2, 2))])
+    R = obs_std**2 * eye2
+    x0 = np.array([0.0, 0.0, 1.0, -1.0])
+
+    w = np.sqrt(q) * rng.standard_normal((T, 4)) @ np.linalg.cholesky(Q_unit).T
+    r = obs_std * rng.standard_normal((T, 2))
+    x = np.empty((T + 1, 4))
+    x[0] = x0
+    for t in range(1, T + 1):
+        x[t] = F @ x[t - 1] + w[t - 1]
+    y = x[1:] @ H.T + r
+    return CarTracking(x=x, y=y, x0=x0, F=F, Q=q * Q_unit, H=H, R=R, dt=dt)
+
+
+def kink_function(x):
+    r"""The kink transition ``f(x) = 0.8 + (x + 0.2) (1 - 5 / (1 + exp(-2 x)))`` (Ialongo et al. 2019).
+
+    Parameters
+    ----------
+    x : array_like, any shape
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+    """
+    x = np.asarray(x, dtype=np.float64)
+    # 5 / (1 + exp(-2x)) = 5 * sigmoid(2x); 0.5 * (1 + tanh(x)) is the overflow-free form of sigmoid(2x)
+    return 0.8 + (x + 0.2) * (1.0 - 2.5 * (1.0 + np.tanh(x)))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Kink:
+    """A simulated kink-function trajectory; see :func:`kink`.
+
+    Attributes
+    ----------
+    x : ndarray, shape (T + 1, 1)
+        Latent states; row 0 is ``x_0``.
+    y : ndarray, shape (T, 1)
+        Observations; row ``t - 1`` is ``y_t = x_t + r_t``.
+    x0 : float
+        Initial state.
+    process_noise_std, obs_noise_std : float
+        Noise standard deviations used.
+    u : None
+        No control inputs.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    x0: float
+    process_noise_std: float
+    obs_noise_std: float
+    u: None = None
+
+    #: The noise-free transition, :func:`kink_function`.
+    kink_function = staticmethod(kink_function)
+
+
+def kink(T=120, seed=0, process_noise_std=0.1, obs_noise_std=float(np.sqrt(0.1)), x0=0.5):
+    r"""Simulate the 1-D kink-function state-space model used as a GPSSM benchmark (Ialongo et al. 2019).
+
+    For ``t = 1..T``::
+
+        x_t = f(x_{t-1}) + w_t,   w_t ~ N(0, process_noise_std^2)
+        y_t = x_t + r_t,          r_t ~ N(0, obs_noise_std^2)
+
+    with ``f`` = :func:`kink_function`. The defaults are a choice, not a value taken from the paper:
+    process-noise variance 0.01 (std 0.1), observation-noise variance 0.1 (std ~0.316) and ``x_0 = 0.5``, the
+    settings of common public GPSSM kink generators. The states then stay roughly within [-3, 1.5].
+
+    Parameters
+    ----------
+    T : int
+        Number of transitions and observations.
+    seed : int or None
+        Seed of ``numpy.random.default_rng``; equal seeds give equal trajectories.
+    process_noise_std, obs_noise_std : float
+        Noise standard deviations, >= 0.
+    x0 : float
+        Initial state.
+
+    Returns
+    -------
+    Kink
+        ``x`` of shape (T + 1, 1) including ``x_0`` and ``y`` of shape (T, 1).
+    """
+    T = check.positive_int(T, "T")
+    process_noise_std = check.non_negative_float(process_noise_std, "process_noise_std")
+    obs_noise_std = check.non_negative_float(obs_noise_std, "obs_noise_std")
+    if isinstance(x0, bool) or not isinstance(x0, (int, float, np.integer, np.floating)) or not np.isfinite(x0):
+        raise ValueError(f"x0: expected a finite number, got {x0!r}")
+    rng = np.random.default_rng(seed)
+    w = process_noise_std * rng.standard_normal(T)
+    r = obs_noise_std * rng.standard_normal(T)
+    x = np.empty(T + 1)
+    x[0] = x0
+    for t in range(1, T + 1):
+        x[t] = kink_function(x[t - 1]) + w[t - 1]
+    y = x[1:] + r
+    return Kink(x=x[:, None], y=y[:, None], x0=float(x0), process_noise_std=process_noise_std,
+                obs_noise_std=obs_noise_std)
+
+
+def random_linear_system(dim_x=4, dim_y=1, dim_u=1, seed=0, slow=True, noise_std=0.1):
+    """A random stable linear Gaussian state-space model (F, G, H, Q, R) as a dict, the package's time convention.
+
+    Poles: a random real Schur form with eigenvalue moduli in [0.85, 0.98] (``slow``) or [0.3, 0.98] (slow and
+    fast); G, H standard normal; Q = noise_std^2 I, R = noise_std^2 I.
+    """
+    rng = np.random.default_rng(seed)
+    low = 0.85 if slow else 0.3
+    blocks, k = [], 0
+    while k < dim_x:
+        radius = rng.uniform(low, 0.98)
+        if dim_x - k >= 2 and rng.uniform() < 0.5:  # a complex pair radius e^{+-i w}
+            w = rng.uniform(0.05, 0.6)
+            blocks.append(radius * np.array([[np.cos(w), -np.sin(w)], [np.sin(w), np.cos(w)]]))
+            k += 2
+        else:
+            blocks.append(np.array([[radius * rng.choice([-1.0, 1.0]) if not slow else radius]]))
+            k += 1
+    D = np.zeros((dim_x, dim_x))
+    i = 0
+    for blk in blocks:
+        n = len(blk)
+        D[i:i + n, i:i + n] = blk
+        i += n
+    V = rng.normal(size=(dim_x, dim_x))
+    F = V @ D @ np.linalg.inv(V)
+    return {"F": F, "G": rng.normal(size=(dim_x, dim_u)), "H": rng.normal(size=(dim_y, dim_x)),
+            "Q": noise_std**2 * np.eye(dim_x), "R": noise_std**2 * np.eye(dim_y)}
+
+
+def simulate_linear(system, T, seed=0, u=None):
+    """(y (T, d_y), u (T, d_u), x (T + 1, d_x)) from ``system`` (:func:`random_linear_system`), x_0 = 0, inputs
+    i.i.d. standard normal held for 5 steps (a random multi-level signal) unless ``u`` is given."""
+    rng = np.random.default_rng(seed)
+    F, G, H, Q, R = (system[k] for k in ("F", "G", "H", "Q", "R"))
+    if u is None:
+        levels = rng.standard_normal((-(-T // 5), G.shape[1]))
+        u = np.repeat(levels, 5, axis=0)[:T]
+    x = np.zeros((T + 1, F.shape[0]))
+    LQ, LR = np.linalg.cholesky(Q), np.linalg.cholesky(R)
+    for t in range(T):
+        x[t + 1] = F @ x[t] + G @ u[t] + LQ @ rng.standard_normal(F.shape[0])
+    y = x[1:] @ H.T + rng.standard_normal((T, H.shape[0])) @ LR.T
+    return y, u, x
+
+
+def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
+    """Two cascaded tanks with square-root outflow (Torricelli), a nonlinear plant of the system-identification
+    literature. Levels h1, h2 >= 0, input flow u >= 0 (a random multi-level signal in [0, 2] held 25 steps)::
+
+        dh1/dt = k u - a1 sqrt(h1),   dh2/dt = a1 sqrt(h1) - a2 sqrt(h2),   y = h2 + e
+
+    with a1 = 0.5, a2 = 0.4, k = 0.4, integrated by 10 Euler substeps per sample, process noise on the levels
+    (std ``process_std`` per sample) and output noise (std ``obs_std``). Returns (y (T, 1), u (T, 1), levels
+    (T + 1, 2)); the steady state for a constant u is h1 = (k u / a1)^2, h2 = (k u / a2)^2, so the gain grows with
+    the input: no linear model fits every operating point."""
+    rng = np.random.default_rng(seed)
+    a1, a2, k = 0.5, 0.4, 0.4
+    u = np.repeat(rng.uniform(0.0, 2.0, size=-(-T // 25)), 25)[:T, None]
+    h = np.zeros((T + 1, 2))
+    h[0] = [(k * u[0, 0] / a1) ** 2, (k * u[0, 0] / a2) ** 2]
+    sub = dt / 10
+    for t in range(T):
+        h1, h2 = h[t]
+        for _ in range(10):
+            q1 = a1 * np.sqrt(max(h1, 0.0))
+            h1 += sub * (k * u[t, 0] - q1)
+            h2 += sub * (q1 - a2 * np.sqrt(max(h2, 0.0)))
+        h[t + 1] = np.maximum([h1, h2] + process_std * rng.standard_normal(2), 0.0)
+    return h[1:, 1:] + obs_std * rng.standard_normal((T, 1)), u, h

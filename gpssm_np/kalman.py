@@ -1,0 +1,115 @@
+r"""Exact Gaussian conditioning: the Joseph-form Kalman update, the Kalman filter and the Rauch-Tung-Striebel smoother.
+
+One conditioning routine, :func:`condition`, serves the linear-Gaussian state-space model's filter (``baselines/
+lgssm.py``, one Gaussian) and the particle filter's fully adapted proposal (``filtering.py``, one Gaussian per
+particle). For N Gaussians N(m_n, S_n) and an observation y = C x + e, e ~ N(0, R)::
+
+    S_y = C S_n C^T + R                          predictive covariance of y
+    K   = S_n C^T S_y^{-1}                       gain
+    m'  = m_n + K (y - C m_n)
+    S'  = (I - K C) S_n (I - K C)^T + K R K^T    Joseph form: symmetric positive definite for any K
+    log N(y; C m_n, S_y)                         the marginal likelihood of y under the n-th Gaussian
+
+Linear Gaussian state-space model (the package's time convention; x_0 emits nothing; t = 1..T)::
+
+    x_0 ~ N(m_0, P_0),   x_t = F x_{t-1} + G u_t + w_t,  w_t ~ N(0, Q),   y_t = H x_t + v_t,  v_t ~ N(0, R)
+
+:func:`kalman_filter` alternates the prediction m = F m + G u_t, P = F P F^T + Q with :func:`condition`;
+:func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
+covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ops.linalg import symmetrise
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def cholesky(cov, name):
+    """Lower Cholesky factors of the symmetric positive-definite matrices ``cov`` (..., d, d), symmetrised first;
+    a ValueError naming ``name`` when one is not positive definite."""
+    try:
+        return np.linalg.cholesky(symmetrise(cov))
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name}: expected symmetric positive-definite covariance matrices") from None
+
+
+def gaussian_logpdf_chol(resid, chol):
+    """log N(resid; 0, L L^T) for resid (..., d) and a lower Cholesky factor L (d, d) or (..., d, d)."""
+    d = resid.shape[-1]
+    z = (np.linalg.inv(chol) @ resid[..., None])[..., 0]  # L^{-1} resid; inverse of each distinct factor once
+    logdet = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    return -0.5 * (d * LOG_2PI + logdet + np.sum(z * z, axis=-1))
+
+
+def condition(mean, cov, C, R, y):
+    """Condition N(mean[n], cov[n]) on y = C x + e, e ~ N(0, R), for every n (module docstring).
+
+    ``mean`` (N, d), ``cov`` (N, d, d), ``C`` (k, d), ``R`` (k, k), ``y`` (k,). Returns (post_mean (N, d), post_cov
+    (N, d, d), log N(y; C mean[n], C cov[n] C^T + R) (N,)); the posterior covariances are in Joseph form and
+    exactly symmetric. A ValueError names "transition" when a predictive covariance is not positive definite.
+    """
+    d = mean.shape[1]
+    CS = np.einsum("kd,nde->nke", C, cov)  # (N, k, d)
+    Sy = np.einsum("nkd,jd->nkj", CS, C) + R  # (N, k, k)
+    resid = y - mean @ C.T  # (N, k)
+    log_lik = gaussian_logpdf_chol(resid, cholesky(Sy, "transition"))
+    gain = np.swapaxes(np.linalg.solve(Sy, CS), 1, 2)  # (N, d, k): S C^T Sy^{-1}
+    post_mean = mean + np.einsum("ndk,nk->nd", gain, resid)
+    I_KC = np.eye(d) - np.einsum("ndk,ke->nde", gain, C)
+    post_cov = I_KC @ cov @ np.swapaxes(I_KC, 1, 2) + gain @ R @ np.swapaxes(gain, 1, 2)
+    return post_mean, symmetrise(post_cov), log_lik
+
+
+@dataclass
+class KalmanResult:
+    """Output of :func:`kalman_filter` over T steps: filtered and one-step predicted moments, log-likelihood.
+
+    means, covs : (T, d_x), (T, d_x, d_x)   p(x_t | y_{1:t})
+    pred_means, pred_covs : (T, d_x), (T, d_x, d_x)   p(x_t | y_{1:t-1})
+    log_likelihood : float   log p(y_{1:T})
+    """
+
+    means: np.ndarray
+    covs: np.ndarray
+    pred_means: np.ndarray
+    pred_covs: np.ndarray
+    log_likelihood: float
+
+
+def kalman_filter(params, y, u, m0, P0):
+    """Exact Kalman filter of the linear Gaussian model (module docstring) with parameters ``params`` (dict F, G, H,
+    Q, R) over y (T, d_y) with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a :class:`KalmanResult`."""
+    F, G, H, Q, R = (params[k] for k in ("F", "G", "H", "Q", "R"))
+    T, dx = len(y), len(m0)
+    means, covs = np.empty((T, dx)), np.empty((T, dx, dx))
+    pred_means, pred_covs = np.empty((T, dx)), np.empty((T, dx, dx))
+    drive = u @ G.T  # G u_t of every step
+    m, P, log_lik = m0, P0, 0.0
+    for t in range(T):
+        m = F @ m + drive[t]
+        P = symmetrise(F @ P @ F.T + Q)
+        pred_means[t], pred_covs[t] = m, P
+        post_mean, post_cov, log_g = condition(m[None], P[None], H, R, y[t])
+        m, P = post_mean[0], post_cov[0]
+        log_lik += log_g[0]
+        means[t], covs[t] = m, P
+    return KalmanResult(means, covs, pred_means, pred_covs, float(log_lik))
+
+
+def rts_smoother(params, result, m0, P0):
+    """Rauch-Tung-Striebel smoother from a :class:`KalmanResult`: smoothed means (T + 1, d_x) and covariances
+    (T + 1, d_x, d_x) of x_0..x_T, and the lag-one covariances Cov(x_t, x_{t-1} | y_{1:T}) (T, d_x, d_x), t = 1..T."""
+    F = params["F"]
+    T, dx = result.means.shape
+    filt_means = np.concatenate([m0[None], result.means])
+    filt_covs = np.concatenate([P0[None], result.covs])
+    means, covs, cross = filt_means.copy(), filt_covs.copy(), np.empty((T, dx, dx))
+    for t in range(T, 0, -1):  # x_{t-1} given the smoothed x_t
+        J = np.linalg.solve(result.pred_covs[t - 1], F @ filt_covs[t - 1]).T  # P_{t-1|t-1} F^T P_{t|t-1}^{-1}
+        means[t - 1] = filt_means[t - 1] + J @ (means[t] - result.pred_means[t - 1])
+        covs[t - 1] = symmetrise(filt_covs[t - 1] + J @ (covs[t] - result.pred_covs[t - 1]) @ J.T)
+        cross[t - 1] = covs[t] @ J.T
+    return means, covs, cross

@@ -1,0 +1,139 @@
+"""Thread settings of the fused kernels, public for the models, the experiments and the benchmarks.
+
+* :func:`kernel_threads` is the number of threads the fused kernels use (``GPSSM_NP_THREADS``, one per core by
+  default); :func:`use_threads` overrides it for a block of code.
+* :func:`run_blocks` hands the kernels' fixed blocks of work to a pool of Python threads (:func:`thread_pool`; the
+  kernels release the GIL), and :func:`sum_blocks` adds per-block results in block order, so the bits do not depend
+  on the thread count.
+* :func:`blas_single_threaded` keeps BLAS at one thread while the kernels run, so the kernels' and BLAS's threads
+  never compete.
+"""
+import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from .._config import CPU_COUNT, NUM_THREADS
+from ._blas import resolve_blas
+
+
+_threads_override = None
+
+
+def kernel_threads():
+    """Threads for the fused kernels: ``_config.NUM_THREADS`` (GPSSM_NP_THREADS) or the value set by
+    :func:`use_threads`, at most the number of cores."""
+    wanted = NUM_THREADS if _threads_override is None else _threads_override
+    return max(1, min(wanted, CPU_COUNT))
+
+
+@contextlib.contextmanager
+def use_threads(n):
+    """Run the body with the fused kernels on ``n`` threads (process-wide; for benchmarks, tests and warm-up)."""
+    global _threads_override
+    previous = _threads_override
+    _threads_override = max(1, int(n))
+    try:
+        yield
+    finally:
+        _threads_override = previous
+
+
+_controller = None
+_controller_lock = threading.Lock()
+
+
+def _blas_controller():
+    global _controller
+    with _controller_lock:
+        if _controller is None:
+            try:
+                import scipy.linalg.cython_blas  # noqa: F401  (the BLAS that jitted code calls: load it first)
+                from threadpoolctl import ThreadpoolController
+            except ImportError:  # optional: without it BLAS keeps its own thread setting
+                _controller = False
+            else:
+                _controller = ThreadpoolController()
+    return _controller
+
+
+_blas_limit_depth = 0  # how many blas_single_threaded bodies are running (the limit is process-wide)
+
+
+@contextlib.contextmanager
+def blas_single_threaded():
+    """Run the body with every loaded BLAS limited to one thread (needs threadpoolctl; a no-op without it).
+
+    The kernels call BLAS on small blocks from inside their own loops (and threads): a multi-threaded BLAS would
+    only add synchronisation there, and on a busy machine its spinning threads cost far more than they save.
+    Nested uses (a kernel inside ``fit``) do nothing: setting the limit costs ~0.1 ms, eight times per training
+    step otherwise."""
+    global _blas_limit_depth
+    controller = _blas_controller()
+    with _controller_lock:
+        outermost = _blas_limit_depth == 0
+        _blas_limit_depth += 1
+    try:
+        if controller and outermost:
+            with controller.limit(limits=1, user_api="blas"):
+                yield
+        else:
+            yield
+    finally:
+        with _controller_lock:
+            _blas_limit_depth -= 1
+
+
+_pools = {}  # thread count -> ThreadPoolExecutor
+_pools_lock = threading.Lock()
+
+
+def thread_pool(threads):
+    """A process-wide pool of ``threads`` Python threads (created on first use). The kernels release the GIL
+    (``nogil=True``), so blocks of work handed to these threads run in parallel."""
+    with _pools_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="gpssm_np")
+        return _pools[threads]
+
+
+def run_blocks(driver, num_blocks, *args):
+    """Run ``driver(first, last, *args)``, a loop over blocks first..last-1 of independent work that releases the
+    GIL (a ``nogil`` kernel, or NumPy's random generators filling arrays), over all
+    ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) on the
+    calling thread and ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is
+    left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile. Each block writes
+    its own results, so the bits do not depend on the thread count.
+
+    Python threads rather than ``numba.prange``: a ``parallel=True`` driver compiles its own copy of every block
+    function (doubling the cold-cache compile time), and OpenMP's spinning workers slowed the code that ran between
+    the kernels."""
+    threads = min(kernel_threads(), num_blocks)
+    with blas_single_threaded():
+        if threads == 1:
+            driver(0, num_blocks, *args)
+            return
+        resolve_blas()
+        blocks = iter(range(num_blocks))
+        lock = threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    k = next(blocks, None)
+                if k is None:
+                    return
+                driver(k, k + 1, *args)
+
+        helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+        work()
+        for helper in helpers:
+            helper.result()
+
+
+def sum_blocks(per_block):
+    """Sum over the leading (block) axis in block order, so the result does not depend on how :func:`run_blocks`
+    ran the blocks."""
+    total = per_block[0].copy()
+    for b in range(1, per_block.shape[0]):
+        total += per_block[b]
+    return total

@@ -1,0 +1,174 @@
+"""Imports go one way (docs/design.md, "Layers"): the package's import graph has no cycle and no edge pointing to a
+higher layer, and no module outside a sub-package imports that sub-package's private modules.
+
+The graph is read from the source with ``ast`` (top-level and function-level imports alike), not by importing it.
+An edge A -> B means that A imports B; importing ``p.q.m`` from outside the sub-package ``p.q`` also runs
+``p.q/__init__.py``, so it adds the edge A -> p.q as well. Every module must appear in :data:`LAYERS`: a new module
+has to be placed.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "gpssm_np"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+#: Layer of every module, lowest first; a module may import modules of its own layer or of lower ones.
+LAYERS = {
+    0: ("_config", "_validation", "_version", "_progress", "_init"),
+    1: ("ops", "ops._compile", "ops._primitive", "ops._tape", "ops._fastmath", "ops._blas", "ops.threads",
+        "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
+        "ops.rollout", "ops.dmm"),
+    2: ("transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.simulators",
+        "datasets.windowing"),
+    3: ("transition",),
+    4: ("inference", "filtering", "forecast", "recognition", "metrics", "protocols", "archive", "estimator"),
+    5: ("models", "models.gpssm", "models.odgpssm", "models.prssm", "models.dssm", "models.training",
+        "models.warm_start", "baselines",
+        "baselines._base", "baselines.arx", "baselines.lgssm"),
+    6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
+        "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems"),
+}
+
+LAYER_OF = {f"{PACKAGE}.{name}" if name else PACKAGE: layer for layer, names in LAYERS.items() for name in names}
+
+
+def package_modules(root=ROOT, package=PACKAGE):
+    """Dotted name -> (path, is_package) of every module of the package."""
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        name = ".".join((package,) + (parts[:-1] if is_package else parts))
+        modules[name] = (path, is_package)
+    return modules
+
+
+def imported_names(tree, name, is_package):
+    """The absolute dotted names each import statement of ``tree`` (module ``name``) refers to, with the names
+    imported from it: a list of (module, [names] or None)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = name.split(".") if is_package else name.split(".")[:-1]
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module
+            out.append((target, [alias.name for alias in node.names]))
+    return out
+
+
+def import_graph(modules):
+    """Module -> set of package modules it imports (see the module docstring)."""
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        edges = set()
+        for target, names in imported_names(ast.parse(path.read_text(), str(path)), name, is_package):
+            if target != PACKAGE and not target.startswith(PACKAGE + "."):
+                continue
+            found = [f"{target}.{n}" for n in names or () if f"{target}.{n}" in modules]
+            if len(found) < len(names or ()) or not found:
+                found.append(target)  # names that are not modules come from the module ``target`` itself
+            for module in found:
+                edges.add(module)
+                parent = module.rpartition(".")[0]
+                if parent not in ("", PACKAGE) and not name.startswith(parent + ".") and name != parent:
+                    edges.add(parent)  # importing p.q.m runs p/q/__init__.py
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph):
+    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt, stack)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node, [])
+            if cycle:
+                return cycle
+    return None
+
+
+def upward_edges(graph, layer_of):
+    """Edges A -> B with B in a higher layer than A."""
+    return sorted((a, b, layer_of[a], layer_of[b]) for a, targets in graph.items() for b in targets
+                  if a in layer_of and b in layer_of and layer_of[b] > layer_of[a])
+
+
+def private_imports(graph):
+    """Edges into a private module (``_name``) of a sub-package from outside that sub-package."""
+    bad = []
+    for a, targets in graph.items():
+        for b in targets:
+            parent, _, last = b.rpartition(".")
+            if last.startswith("_") and not last.startswith("__") and parent != PACKAGE \
+                    and not a.startswith(parent + ".") and a != parent:
+                bad.append((a, b))
+    return sorted(bad)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(package_modules())
+
+
+def test_every_module_has_a_layer(graph):
+    missing = sorted(set(graph) - set(LAYER_OF))
+    assert not missing, f"modules without a layer (add them to LAYERS in this test and to docs/design.md): {missing}"
+
+
+def test_no_import_cycle(graph):
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_upward_import(graph):
+    bad = upward_edges(graph, LAYER_OF)
+    assert not bad, "imports from a higher layer: " + "; ".join(f"{a} (layer {la}) -> {b} (layer {lb})"
+                                                               for a, b, la, lb in bad)
+
+
+def test_private_modules_stay_inside_their_package(graph):
+    bad = private_imports(graph)
+    assert not bad, "private modules imported from outside their package: " + "; ".join(f"{a} -> {b}"
+                                                                                          for a, b in bad)
+
+
+def test_the_checks_catch_what_they_should(tmp_path):
+    """The checks on a small package with a function-level upward import that closes a cycle, and a private
+    import from outside a sub-package."""
+    pkg = tmp_path / PACKAGE
+    (pkg / "sub").mkdir(parents=True)
+    files = {"__init__.py": "", "low.py": "def f():\n    from .high import g\n", "high.py": "from . import low\n",
+             "sub/__init__.py": "", "sub/_hidden.py": "", "user.py": "from .sub._hidden import x\n"}
+    for name, text in files.items():
+        (pkg / name).write_text(text)
+    small = import_graph(package_modules(pkg))
+    assert small[f"{PACKAGE}.low"] == {f"{PACKAGE}.high"}
+    assert find_cycle(small) in ([f"{PACKAGE}.high", f"{PACKAGE}.low", f"{PACKAGE}.high"],
+                                 [f"{PACKAGE}.low", f"{PACKAGE}.high", f"{PACKAGE}.low"])
+    layers = {f"{PACKAGE}.low": 0, f"{PACKAGE}.high": 1}
+    assert upward_edges(small, layers) == [(f"{PACKAGE}.low", f"{PACKAGE}.high", 0, 1)]
+    assert private_imports(small) == [(f"{PACKAGE}.user", f"{PACKAGE}.sub._hidden")]
+    assert f"{PACKAGE}.sub" in small[f"{PACKAGE}.user"]
