@@ -157,7 +157,7 @@ class StateSpaceModel:
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -173,7 +173,9 @@ class StateSpaceModel:
         step. Both are recorded in ``training_log_``.
 
         Checkpoints: with ``checkpoint=path`` the model, Adam state, random-generator state, history and training
-        log are written atomically to ``path`` every ``checkpoint_every`` epochs and after the last one.
+        log are written atomically to ``path`` every ``checkpoint_every`` epochs and after the last one; with
+        ``checkpoint_steps=n`` also after every n-th step inside an epoch (the checkpoint then records the epoch's
+        order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
         """
@@ -182,10 +184,14 @@ class StateSpaceModel:
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         checkpoint_every = check.positive_int(checkpoint_every, "checkpoint_every")
+        if checkpoint_steps is not None:
+            checkpoint_steps = check.positive_int(checkpoint_steps, "checkpoint_steps")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
         lr = check.positive_float(lr, "lr")
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
+        if checkpoint_steps is not None and checkpoint is None:
+            raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
         ys = y if isinstance(y, (list, tuple)) else [y]
         us = u if isinstance(u, (list, tuple)) else [u] * len(ys)
         if len(us) != len(ys):
@@ -196,17 +202,22 @@ class StateSpaceModel:
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        first_epoch = 0
+        first_epoch, position = 0, None
         if resume and os.path.exists(checkpoint):
-            first_epoch = self._restore_checkpoint(checkpoint, optimizer, rng)
+            first_epoch, position = self._restore_checkpoint(checkpoint, optimizer, rng)
         report = Progress(epochs, enabled=progress)
         with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
             for epoch in range(first_epoch, epochs):
-                order = rng.permutation(num_windows)
-                for start in range(0, num_windows, batch_size):
+                # a checkpoint written inside this epoch holds its order of windows and the next position
+                order, first = position if position is not None else (rng.permutation(num_windows), 0)
+                position = None
+                for start in range(first, num_windows, batch_size):
                     idx = order[start:start + batch_size]
                     self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen,
                                      max_rejections)
+                    if (checkpoint is not None and checkpoint_steps is not None and start + batch_size < num_windows
+                            and len(self.history_) % checkpoint_steps == 0):
+                        self._write_checkpoint(checkpoint, optimizer, rng, epoch, (order, start + batch_size))
                 report.update(epoch + 1, self.history_[-1])
                 if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
                     self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
@@ -244,13 +255,15 @@ class StateSpaceModel:
         """Hook for models with a Cholesky in their loss: raise the jitter, True if it could still be raised."""
         return False
 
-    def _write_checkpoint(self, path, optimizer, rng, epochs_done):
+    def _write_checkpoint(self, path, optimizer, rng, epochs_done, position=None):
         from ..io import save  # the file format lives above the models; imported when a checkpoint is asked for
 
         state = optimizer.state_dict()
         arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
         info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
                 "rng_state": rng.bit_generator.state, "training_log": self.training_log_}
+        if position is not None:  # inside epoch epochs_done + 1: its order of windows and the next position
+            info["position"] = {"order": [int(i) for i in position[0]], "next": int(position[1])}
         save(self, path, training={"arrays": arrays, "info": info})
 
     def _restore_checkpoint(self, path, optimizer, rng):
@@ -267,7 +280,10 @@ class StateSpaceModel:
         optimizer.load_state_dict(dict(arrays, t=info["adam_t"]))
         optimizer.lr = info["lr"]
         rng.bit_generator.state = info["rng_state"]
-        return int(info["epochs_done"])
+        position = info.get("position")
+        if position is not None:
+            position = (np.asarray(position["order"], dtype=np.intp), int(position["next"]))
+        return int(info["epochs_done"]), position
 
     def _check_fixed(self, fixed):
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
