@@ -512,9 +512,11 @@ def _as_sequence_list(a, argname):
         raise ValueError(f"{argname}: expected a 2-D array (T, d) or a non-empty list of them, got an empty list")
     out = []
     for i, s in enumerate(seqs):
+        where = f"{argname}[{i}]" if isinstance(a, (list, tuple)) else argname
+        if np.asarray(s).dtype.kind not in "biuf":
+            raise ValueError(f"{where}: expected a real numeric array, got dtype {np.asarray(s).dtype}")
         s = np.asarray(s, dtype=np.float64)
         if s.ndim != 2:
-            where = f"{argname}[{i}]" if isinstance(a, (list, tuple)) else argname
             raise ValueError(f"{where}: expected a 2-D array of shape (T, d), got shape {s.shape}")
         out.append(s)
     return out

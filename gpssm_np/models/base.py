@@ -298,10 +298,13 @@ def _without(grads, frozen):
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 
 
-def finite_elbo(value):
+def finite_elbo(value, y=None, u=None):
     """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals): say so instead of returning a NaN or an infinity."""
+    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
+    (both when neither does), instead of returning a NaN or an infinity."""
     if not np.isfinite(value):
-        raise ValueError(f"y: the ELBO is not finite ({value}) for these data; standardise y and u "
-                         "(gpssm_np.datasets does) so that their values are of order one")
+        huge = [name for name, a in (("y", y), ("u", u))
+                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
+        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
+                         "y and u (gpssm_np.datasets does) so that their values are of order one")
     return value

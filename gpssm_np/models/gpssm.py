@@ -120,14 +120,14 @@ class GPSSM(StateSpaceModel):
         unbiased weighting (default: the sequences given are the whole data).
         """
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        return finite_elbo(float(objective(self.params)))
+        return finite_elbo(float(objective(self.params)), y, u)
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
         """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
         with blas_single_threaded():
             value, grad = value_and_grad(objective)(self.params)
-        return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
