@@ -43,7 +43,7 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
 
 
 def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(table1, "AUTHORS_SETTINGS", dict(table1.AUTHORS_SETTINGS, **TINY))
+    monkeypatch.setitem(table1.SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
     assert main(["reproduce", "qstudy", "--datasets", "gas_furnace", "--models", "odgpssm_q1", "odgpssm_q2",
                  "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA]) == 0
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
