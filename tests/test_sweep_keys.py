@@ -94,7 +94,7 @@ def test_legacy_files_are_read_with_their_file_level_provenance(tmp_path, capsys
     code, out, resumed = cli(tmp_path, capsys, "--allow-mixed-versions", epochs=2)
     assert code == 0 and "reused 1" in out
     assert all(r["provenance"]["code"] == "legacy" for r in resumed["runs"])
-    assert "Runs by code version: `legacy` 1" in (tmp_path / "table1.md").read_text()
+    assert "Runs by code version: `legacy, commit not recorded` 1" in (tmp_path / "table1.md").read_text()
 
 
 @pytest.mark.parametrize("name", ["table1", "table1_prssm_style", "qstudy"])

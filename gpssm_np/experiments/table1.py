@@ -370,7 +370,11 @@ def markdown(document):
         lines.append("")
     codes = {}
     for row in document["runs"]:
-        codes.setdefault(row.get("code", runs_module.LEGACY), set()).add(_identity(row))
+        code = row.get("code", runs_module.LEGACY)
+        if code == runs_module.LEGACY:
+            commit = row.get("provenance", {}).get("commit")
+            code = f"legacy, commit {commit}" if commit else "legacy, commit not recorded"
+        codes.setdefault(code, set()).add(_identity(row))
     if codes:
         lines.append("Runs by code version: " + "; ".join(
             f"`{code}` {len(ids)}" for code, ids in sorted(codes.items())) + " (each row's provenance is in the JSON).")
