@@ -57,7 +57,8 @@ def test_bad_names_are_value_errors(tmp_path):
 
 
 def test_dask_local_cluster(tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
+    distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] is not installed; the test extra "
+                                                                "(CI) installs it")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
                            data_dir=DATA, scheduler=cluster.scheduler_address)
