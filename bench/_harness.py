@@ -2,12 +2,15 @@
 the paper's problem; BLAS thread control; peak memory.
 
 Every script in bench/ prints a human-readable table, or one JSON document with ``--json``; ``--small`` runs a
-tiny configuration (smoke test). BLAS is held at one thread while a script measures (``--blas-threads`` changes
+tiny configuration (smoke test). Each run also writes its numbers with their provenance (script, options, date,
+git commit, machine, versions, load average) to ``bench/results/<script>.json`` (``--results-dir`` elsewhere, ``''``
+for none; :func:`save_result`); ``bench/build_readme.py`` renders those files into bench/README.md. BLAS is held at one thread while a script measures (``--blas-threads`` changes
 that; 0 leaves BLAS as it is): on shared machines a multi-threaded BLAS competing with other processes costs far
 more than it saves on the small matrices of these models (/work/shared/DESIGN.md s2).
 """
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import platform
@@ -84,7 +87,13 @@ def parser(description):
     p.add_argument("--small", action="store_true", help="a tiny configuration (smoke test)")
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads while measuring (default 1; 0 leaves BLAS's own setting)")
+    p.add_argument("--results-dir", default=RESULTS_DIR,
+                   help="folder of the result file <script>.json (default bench/results; '' writes none)")
     return p
+
+
+#: Where each script writes ``<script>.json`` (rendered into bench/README.md by bench/build_readme.py).
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def emit(args, report, table_lines):
@@ -93,6 +102,28 @@ def emit(args, report, table_lines):
         sys.stdout.write("\n")
     else:
         sys.stdout.write("\n".join(table_lines) + "\n")
+    if getattr(args, "results_dir", "") and "skipped" not in report:
+        save_result(args.results_dir, report)
+
+
+def save_result(folder, report, script=None, argv=None):
+    """Write ``report`` with its provenance to ``folder/<script>.json`` (atomically); returns the path. The
+    document: script, argv (the options of the run), date (UTC), code (git commit, with a hash of uncommitted
+    changes; ``gpssm_np.experiments.runs.code_version``), machine, versions and the report itself."""
+    from gpssm_np.experiments import runs
+
+    script = script or os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    document = {"script": script, "argv": list(sys.argv[1:] if argv is None else argv),
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "code": runs.code_version(), "machine": runs.machine(), "versions": versions(), "report": report}
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{script}.json")
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as fh:
+        json.dump(document, fh, indent=1, default=float)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path
 
 
 @contextlib.contextmanager

@@ -1,4 +1,9 @@
-"""Copy the Markdown summaries that the sweeps write (docs/results/*.md) into docs/results.md.
+"""Rebuild the Markdown summaries docs/results/*.md from the sweeps' JSON files (no sweep is re-run) and copy them
+into docs/results.md.
+
+The JSON files hold every run's numbers and provenance (``gpssm_np/experiments/runs.py``: one row per protocol or
+model, each with its key and provenance; files written before that were migrated by ``docs/migrate_results.py``
+and are read as legacy rows). ``table1.markdown`` and ``car_tracking.markdown`` turn a document into its summary.
 
 docs/results.md holds the prose; each summary sits between an include marker and an end marker::
 
@@ -13,12 +18,32 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+#: Summaries rebuilt from their JSON: file stem -> which module's ``markdown`` renders it.
+SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "qstudy": "table1", "car_tracking": "car_tracking"}
 BLOCK = re.compile(r"(<!-- include (?P<path>\S+) -->\n).*?(<!-- end include -->)", re.S)
 
 
 def demote(text):
     """Headings one level deeper (the summaries start at ###, results.md sections at ##)."""
     return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
+
+
+def rebuild_summaries(folder=os.path.join(HERE, "results")):
+    """Rewrite ``<stem>.md`` from ``<stem>.json`` for every file of :data:`SWEEP_FILES` present; returns the count."""
+    from gpssm_np.experiments import car_tracking, table1
+
+    modules = {"table1": table1, "car_tracking": car_tracking}
+    count = 0
+    for stem, module_name in SWEEP_FILES.items():
+        module = modules[module_name]
+        document = module.read_document(os.path.join(folder, f"{stem}.json"))
+        if document is None:
+            continue
+        with open(os.path.join(folder, f"{stem}.md"), "w") as fh:
+            fh.write(module.markdown(document))
+        count += 1
+    return count
 
 
 def build(path=os.path.join(HERE, "results.md")):
@@ -37,5 +62,6 @@ def build(path=os.path.join(HERE, "results.md")):
 
 
 if __name__ == "__main__":
+    print(f"rebuilt {rebuild_summaries()} summaries from their JSON")
     print(f"filled {build()} include blocks")
     sys.exit(0)

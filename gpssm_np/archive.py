@@ -18,7 +18,8 @@ File layout (``FORMAT_VERSION`` 1), one ``np.savez_compressed`` archive:
     A 0-d unicode array holding a JSON object with the keys ``format_version`` (int), ``class`` (e.g.
     ``"ODGPSSM"``), ``config`` (``model.get_config()``), ``gpssm_np_version``, ``numpy_version``, ``created_at``
     (UTC, ISO 8601) and ``checksum``; checkpoints add ``training`` (epochs done, Adam step count and learning
-    rate, the random generator's state, the training log).
+    rate, the random generator's state, the training log, and for a checkpoint written inside an epoch the
+    epoch's order of windows and the next position in it).
 
 The checksum is the hex SHA-256 of the data entries (every entry but ``__meta__``) taken in sorted name order;
 for each entry the hash is fed, in this order::

@@ -8,6 +8,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 import time
 
@@ -151,7 +152,9 @@ def cmd_reproduce(args):
         settings = {} if args.epochs is None else {"epochs": args.epochs}
         doc = table1.sweep(datasets=args.datasets or list(table1.DATASETS), models=models, seeds=args.seeds,
                            settings=settings, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
-                           data_dir=args.data_dir, name=args.name or args.what, base=args.settings)
+                           data_dir=args.data_dir, name=args.name or args.what, base=args.settings,
+                           allow_mixed_versions=args.allow_mixed_versions, command=args.command_line)
+        _print_reuse(doc["invocations"][-1])
         if args.what == "qstudy":
             from .experiments.q_study import write_figure
 
@@ -161,10 +164,18 @@ def cmd_reproduce(args):
         return 0
     from .experiments import car_tracking
 
-    paths = car_tracking.reproduce(seeds=args.seeds, out=args.out,
-                                   epochs=300 if args.epochs is None else args.epochs)
+    paths, doc = car_tracking.reproduce(seeds=args.seeds, out=args.out,
+                                        epochs=300 if args.epochs is None else args.epochs,
+                                        allow_mixed_versions=args.allow_mixed_versions, command=args.command_line,
+                                        return_document=True)
+    _print_reuse(doc["invocations"][-1])
     print("\n".join(f"wrote {p}" for p in paths))
     return 0
+
+
+def _print_reuse(invocation):
+    print(f"reused {invocation['reused']} finished runs with the same settings and code, computed "
+          f"{invocation['computed']}; {invocation['superseded']} runs with other settings moved to superseded_runs")
 
 
 def cmd_info(args):
@@ -232,6 +243,9 @@ def make_parser():
     p.add_argument("--settings", default="authors", choices=["authors", "prssm_style"],
                    help="model and training configuration (experiments/table1.py)")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
+    p.add_argument("--allow-mixed-versions", action="store_true",
+                   help="reuse finished runs of other code versions (legacy rows included) in the same file; "
+                        "each row keeps its own commit (default: an error)")
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser("info", help="print the versions that matter")
@@ -240,7 +254,9 @@ def make_parser():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = make_parser().parse_args(argv)
+    args.command_line = shlex.join(["gpssm-np"] + argv)
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:

@@ -53,9 +53,13 @@ from .optim import Adam
 
 logger = logging.getLogger(__name__)
 
-#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u: every model's ``fit`` accepts them.
-TRAINING_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
-                    "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections")
+#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u.
+EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
+                 "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
+#: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
+STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts")
+#: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
+TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS
 
 
 class TrainingError(RuntimeError):
@@ -285,7 +289,7 @@ class GradientTrainedModel(StateSpaceModel):
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -301,7 +305,9 @@ class GradientTrainedModel(StateSpaceModel):
         step. Both are recorded in ``training_log_``.
 
         Checkpoints: with ``checkpoint=path`` the model, Adam state, random-generator state, history and training
-        log are written atomically to ``path`` every ``checkpoint_every`` epochs and after the last one.
+        log are written atomically to ``path`` every ``checkpoint_every`` epochs and after the last one; with
+        ``checkpoint_steps=n`` also after every n-th step inside an epoch (the checkpoint then records the epoch's
+        order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
         """
@@ -309,27 +315,36 @@ class GradientTrainedModel(StateSpaceModel):
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         checkpoint_every = check.positive_int(checkpoint_every, "checkpoint_every")
+        if checkpoint_steps is not None:
+            checkpoint_steps = check.positive_int(checkpoint_steps, "checkpoint_steps")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
         lr = check.positive_float(lr, "lr")
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
+        if checkpoint_steps is not None and checkpoint is None:
+            raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
         data = self._sequences(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], seq_len, stride)
         num_windows = Y.shape[0]
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        first_epoch = 0
+        first_epoch, position = 0, None
         if resume and os.path.exists(checkpoint):
-            first_epoch = self._restore_checkpoint(checkpoint, optimizer, rng)
+            first_epoch, position = self._restore_checkpoint(checkpoint, optimizer, rng)
         report = Progress(epochs, enabled=progress)
         with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
             for epoch in range(first_epoch, epochs):
-                order = rng.permutation(num_windows)
-                for start in range(0, num_windows, batch_size):
+                # a checkpoint written inside this epoch holds its order of windows and the next position
+                order, first = position if position is not None else (rng.permutation(num_windows), 0)
+                position = None
+                for start in range(first, num_windows, batch_size):
                     idx = order[start:start + batch_size]
                     self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen,
                                      max_rejections)
+                    if (checkpoint is not None and checkpoint_steps is not None and start + batch_size < num_windows
+                            and len(self.history_) % checkpoint_steps == 0):
+                        self._write_checkpoint(checkpoint, optimizer, rng, epoch, (order, start + batch_size))
                 report.update(epoch + 1, self.history_[-1])
                 if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
                     self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
@@ -368,11 +383,13 @@ class GradientTrainedModel(StateSpaceModel):
         """Hook for models with a Cholesky in their loss: raise the jitter, True if it could still be raised."""
         return False
 
-    def _write_checkpoint(self, path, optimizer, rng, epochs_done):
+    def _write_checkpoint(self, path, optimizer, rng, epochs_done, position=None):
         state = optimizer.state_dict()
         arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
         info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
                 "rng_state": rng.bit_generator.state, "training_log": self.training_log_}
+        if position is not None:  # inside epoch epochs_done + 1: its order of windows and the next position
+            info["position"] = {"order": [int(i) for i in position[0]], "next": int(position[1])}
         archive.write_model(self, type(self).__name__, path, training={"arrays": arrays, "info": info})
 
     def _restore_checkpoint(self, path, optimizer, rng):
@@ -390,7 +407,10 @@ class GradientTrainedModel(StateSpaceModel):
         optimizer.load_state_dict(dict(arrays, t=info["adam_t"]))
         optimizer.lr = info["lr"]
         rng.bit_generator.state = info["rng_state"]
-        return int(info["epochs_done"])
+        position = info.get("position")
+        if position is not None:
+            position = (np.asarray(position["order"], dtype=np.intp), int(position["next"]))
+        return int(info["epochs_done"]), position
 
     def _check_fixed(self, fixed):
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
@@ -405,10 +425,13 @@ def without_frozen(grads, frozen):
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 
 
-def finite_elbo(value):
+def finite_elbo(value, y=None, u=None):
     """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals): say so instead of returning a NaN or an infinity."""
+    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
+    (both when neither does), instead of returning a NaN or an infinity."""
     if not np.isfinite(value):
-        raise ValueError(f"y: the ELBO is not finite ({value}) for these data; standardise y and u "
-                         "(gpssm_np.datasets does) so that their values are of order one")
+        huge = [name for name, a in (("y", y), ("u", u))
+                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
+        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
+                         "y and u (gpssm_np.datasets does) so that their values are of order one")
     return value

@@ -124,8 +124,8 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     Z ~ U[-inducing_range, inducing_range]; q_mu ~ 1e-3 N(0, 1) and q_sqrt = I (GPyTorch's first-call
     initialisation of a whitened q(u)); unwhitened q(u) starts at the prior, q_sqrt = chol(K(Z, Z)); A ~ N(0, 1);
     q(x0) = N(0, x0_var I); the linear mean starts as the identity (F = I, G = 0, b = 0), i.e. as PR-SSM's residual
-    dynamics, until a warm start (``warm_start.py``) sets it. Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override
-    :data:`AUTHORS_INIT`.
+    dynamics, until a warm start (``models/warm_start.py``) sets it. Scalars given for lengthscale, variance,
+    process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`.
     """
     values = dict(AUTHORS_INIT)
     for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),

@@ -65,28 +65,42 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
     return _summarise("paper", starts, scores, dataset.y_std)
 
 
-def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
-                    num_particles=1000):
-    """Same windows as the paper protocol, initial state filtered from the ``burn_in`` preceding steps only."""
+def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
+                     num_particles=1000):
+    """The forecasts the causal protocol scores: a list of (start in the test half, ``Forecast``) per window, each
+    made from the ``burn_in`` observations before the window only (``tests/test_no_lookahead.py`` holds it to
+    that)."""
     burn_in = check.positive_int(burn_in, "burn_in")
     y_all = np.concatenate([dataset.y_train, dataset.y_test])
     u_all = np.concatenate([dataset.u_train, dataset.u_test])
     offset = len(dataset.y_train)
-    starts = scored_windows(len(dataset.y_test), window, max_windows)
-    scores = []
-    for k, s in enumerate(starts):
+    forecasts = []
+    for k, s in enumerate(scored_windows(len(dataset.y_test), window, max_windows)):
         g = offset + s  # window start in the whole series
         past = slice(max(0, g - burn_in), g)
-        fc = model.forecast(u_all[g:g + window], y_past=y_all[past], u_past=u_all[past], num_samples=num_samples,
-                            seed=seed + k, num_particles=num_particles)
-        scores.append(_scores(fc, y_all[g:g + window]))
-    return _summarise("causal", starts, scores, dataset.y_std)
+        forecasts.append((s, model.forecast(u_all[g:g + window], y_past=y_all[past], u_past=u_all[past],
+                                            num_samples=num_samples, seed=seed + k, num_particles=num_particles)))
+    return forecasts
+
+
+def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
+                    num_particles=1000):
+    """Same windows as the paper protocol, initial state filtered from the ``burn_in`` preceding steps only."""
+    forecasts = causal_forecasts(model, dataset, num_samples, seed, window, max_windows, burn_in, num_particles)
+    scores = [_scores(fc, dataset.y_test[s:s + window]) for s, fc in forecasts]
+    return _summarise("causal", [s for s, _ in forecasts], scores, dataset.y_std)
+
+
+def freerun_forecast(model, dataset, num_samples=50, seed=0, num_particles=1000):
+    """The forecast the freerun protocol scores: the whole test half from the state filtered over the training
+    half."""
+    return model.forecast(dataset.u_test, y_past=dataset.y_train, u_past=dataset.u_train, num_samples=num_samples,
+                          seed=seed, num_particles=num_particles)
 
 
 def evaluate_freerun(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """One free run over the test half from the state filtered over the whole training half."""
-    fc = model.forecast(dataset.u_test, y_past=dataset.y_train, u_past=dataset.u_train, num_samples=num_samples,
-                        seed=seed, num_particles=num_particles)
+    fc = freerun_forecast(model, dataset, num_samples, seed, num_particles)
     return _summarise("freerun", [0], [_scores(fc, dataset.y_test)], dataset.y_std)
 
 

@@ -7,7 +7,8 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.io import MODEL_CLASSES
-from gpssm_np.estimator import TRAINING_OPTIONS, GradientTrainedModel, StateSpaceModel
+from gpssm_np.estimator import EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS, GradientTrainedModel, StateSpaceModel
+from gpssm_np.models.gpssm import GPSSM
 
 
 def test_the_base_classes_are_abstract_and_name_their_hooks():
@@ -29,7 +30,9 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
 
 def test_training_options_are_the_keyword_arguments_of_fit():
     names = list(inspect.signature(GradientTrainedModel.fit).parameters)
-    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == TRAINING_OPTIONS
+    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS
+    names = list(inspect.signature(GPSSM.fit).parameters)
+    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS + STEP_OPTIONS == TRAINING_OPTIONS
 
 
 def test_every_saved_class_implements_the_facade():

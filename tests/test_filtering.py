@@ -1,4 +1,5 @@
-"""Particle filter and backward simulation against an exact Kalman filter / RTS smoother, and with a GPSSM's transition."""
+"""Particle filter and backward simulation against an exact Kalman filter / RTS smoother, and with a GPSSM's
+transition."""
 import numpy as np
 import pytest
 

@@ -28,7 +28,8 @@ LAYERS = {
         "models.warm_start", "baselines",
         "baselines._base", "baselines.arx", "baselines.lgssm"),
     6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
-        "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems"),
+        "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems",
+        "experiments.runs", "experiments.stats"),
 }
 
 LAYER_OF = {f"{PACKAGE}.{name}" if name else PACKAGE: layer for layer, names in LAYERS.items() for name in names}

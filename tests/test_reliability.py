@@ -128,7 +128,8 @@ def test_checkpoint_argument_errors(tmp_path):
     with pytest.raises(ValueError, match="resume"):
         small_model().fit(y, u, resume=True, **FIT)
     path = str(tmp_path / "prssm.ckpt")
-    gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, settings="authors").fit(y, u, checkpoint=path, **dict(FIT, epochs=1))
+    model = gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, settings="authors")
+    model.fit(y, u, checkpoint=path, **dict(FIT, epochs=1))
     with pytest.raises(ValueError, match="checkpoint"):
         small_model().fit(y, u, checkpoint=path, resume=True, **FIT)
     model_file = str(tmp_path / "model.npz")

@@ -43,7 +43,7 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
 
 
 def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(table1, "AUTHORS_SETTINGS", dict(table1.AUTHORS_SETTINGS, **TINY))
+    monkeypatch.setitem(table1.SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
     assert main(["reproduce", "qstudy", "--datasets", "gas_furnace", "--models", "odgpssm_q1", "odgpssm_q2",
                  "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA]) == 0
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
@@ -57,7 +57,8 @@ def test_bad_names_are_value_errors(tmp_path):
 
 
 def test_dask_local_cluster(tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
+    distributed = pytest.importorskip("dask.distributed", reason="dask[distributed] is not installed; the test extra "
+                                                                "(CI) installs it")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
                            data_dir=DATA, scheduler=cluster.scheduler_address)

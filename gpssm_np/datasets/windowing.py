@@ -51,6 +51,8 @@ def sequence_lists(y, u):
 
 
 def _matrix(a, name):
+    if np.asarray(a).dtype.kind not in "biuf":  # strings and objects are not silently converted
+        raise ValueError(f"{name}: expected a real numeric array, got dtype {np.asarray(a).dtype}")
     a = np.asarray(a, dtype=np.float64)
     if a.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array of shape (T, d), got shape {a.shape}")

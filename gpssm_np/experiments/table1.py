@@ -5,7 +5,10 @@ One *run* trains one model on one data set with one seed and evaluates it under 
 ``freerun`` protocols (``protocols`` module), giving one row per protocol. A sweep runs the product of data sets,
 models and seeds, in parallel on local processes (``jobs``) or on a Dask cluster (``scheduler``), and streams every
 finished run into ``table1.json`` (atomically rewritten), so an interrupted sweep resumes without redoing finished
-runs. ``table1.md`` summarises mean +- std over seeds beside the paper's numbers.
+runs. A run is keyed on its data set, model and seed, the settings (name and every value), the protocol options
+and the code version, and each row carries its own provenance (``experiments/runs.py``): a resumed sweep reuses only
+runs with the same key and says how many. ``table1.md`` summarises mean +- population standard deviation (ddof 0)
+over seeds beside the paper's numbers, and paired bootstrap intervals of per-seed differences (``stats.py``).
 
 Settings (the authors' code, research/odgpssm_reference.md s7 and s12; see :data:`AUTHORS_SETTINGS`): d_x = 4,
 Q = 4, M = 20 inducing points per latent GP (one set of Z per GP, as their code), Matern-5/2, zero mean, whitened
@@ -34,6 +37,8 @@ from .._config import CPU_COUNT
 from .._versions import versions
 from ..ops.threads import use_threads
 from ..protocols import PROTOCOLS, evaluate
+from . import runs as runs_module
+from .stats import paired_bootstrap, paired_scores
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +62,12 @@ AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, 
 PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
 
 SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS}
+
+#: Options of the evaluation protocols (``protocols.py``): 100-step windows, at most 6 of them, 100 burn-in steps.
+PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
+
+#: The models compared with ODGPSSM in the summary's paired intervals.
+LINEAR_MODELS = ("arx", "lgssm")
 
 #: Data sets on which the authors' code initialises lengthscale 2 and outputscale 0.5 (with ARD).
 _ARD_INIT = ("ballbeam", "drive")
@@ -102,14 +113,26 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     return model
 
 
-def run_one(dataset_name, model_name, seed, settings=AUTHORS_SETTINGS, data_dir=None, threads=None):
-    """Train and evaluate one model; returns the list of rows (one per protocol). ``threads``: kernel threads of
-    the run (None: ``GPSSM_NP_THREADS``); the results do not depend on it."""
+def run_config(settings, name="authors", protocol_options=None):
+    """Everything besides (dataset, model, seed) and the code that determines a run's numbers."""
+    return {"settings_name": name, "settings": dict(settings),
+            "protocol_options": dict(PROTOCOL_OPTIONS if protocol_options is None else protocol_options)}
+
+
+def run_one(dataset_name, model_name, seed, settings=AUTHORS_SETTINGS, data_dir=None, threads=None,
+            protocol_options=None, command=None):
+    """Train and evaluate one model; returns the list of rows (one per protocol), each with the run's provenance
+    (``runs.provenance``). ``threads``: kernel threads of the run (None: ``GPSSM_NP_THREADS``); the results do not
+    depend on it."""
+    started, start = runs_module.utc_now(), time.perf_counter()
     with contextlib.nullcontext() if threads is None else use_threads(threads):
-        return _run_one(dataset_name, model_name, seed, settings, data_dir)
+        rows = _run_one(dataset_name, model_name, seed, settings, data_dir,
+                        dict(PROTOCOL_OPTIONS if protocol_options is None else protocol_options))
+    prov = runs_module.provenance(started, time.perf_counter() - start, command)
+    return [dict(row, provenance=prov) for row in rows]
 
 
-def _run_one(dataset_name, model_name, seed, settings, data_dir):
+def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_options):
     start = time.perf_counter()
     dataset = ds_module.load(dataset_name, data_dir)
     model = make_model(model_name, dataset, seed, settings)
@@ -117,10 +140,14 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir):
               stride=settings["stride"], batch_size=settings["batch_size"], lr=settings["lr"],
               num_samples=settings["num_samples"], progress=False)
     train_seconds = time.perf_counter() - start
+    windows = {k: protocol_options[k] for k in ("window", "max_windows")}
     rows = []
     for protocol in PROTOCOLS:
         t0 = time.perf_counter()
-        options = {} if protocol == "paper" else {"num_particles": settings["eval_num_particles"]}
+        options = {"paper": windows, "freerun": {},
+                   "causal": dict(windows, burn_in=protocol_options["burn_in"])}[protocol]
+        if protocol != "paper":
+            options["num_particles"] = settings["eval_num_particles"]
         res = evaluate(model, dataset, protocol, num_samples=settings["eval_num_samples"], seed=seed, **options)
         rows.append({"dataset": dataset_name, "model": model_name, "seed": int(seed), "protocol": protocol,
                      "rmse": res["rmse"], "rmse_original_units": res["rmse_original_units"], "nlpd": res["nlpd"],
@@ -139,28 +166,54 @@ def _atomic_write(path, text):
     os.replace(tmp, path)
 
 
-def _load_existing(path):
-    """(runs, wall seconds spent so far) of an earlier, possibly interrupted, sweep writing ``path``."""
+#: Options of the protocols when sweep files did not record them (the defaults of protocols.py then).
+LEGACY_PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
+
+
+def legacy_config(document):
+    """The configuration a sweep file written before rows had keys says it ran: its file-level settings, and as
+    their name the configuration of :data:`SETTINGS` that differs from them in the fewest values (the sweeps built
+    them as ``dict(SETTINGS[base], **overrides)``, the command line overriding only epochs; None on a tie)."""
+    settings = document.get("settings") or {}
+    distance = {n: sum(values.get(k) != settings.get(k) for k in set(values) | set(settings))
+                for n, values in SETTINGS.items()}
+    best = min(distance.values())
+    names = [n for n, d in distance.items() if d == best]
+    return run_config(settings, names[0] if len(names) == 1 else None, LEGACY_PROTOCOL_OPTIONS)
+
+
+def read_document(path, stated=None):
+    """A sweep document from ``path`` with every row in the current form: rows of a legacy file (no per-row
+    provenance) are read with their file-level provenance (``runs.legacy_rows``). None if there is no file."""
     if not os.path.exists(path):
-        return [], 0.0
+        return None
     with open(path) as fh:
-        doc = json.load(fh)
-    return doc.get("runs", []), float(doc.get("wall_seconds") or 0.0)
+        document = json.load(fh)
+    if any("provenance" not in row for row in document.get("runs", [])):
+        config = document.get("config") or legacy_config(document)
+        document["runs"] = runs_module.legacy_rows(document, config, stated)
+        document.setdefault("config", config)
+        document.setdefault("invocations", [{"legacy": True, "command": document.get("command"),
+                                             "versions": document.get("versions"),
+                                             "wall_seconds": document.get("wall_seconds")}])
+    return document
 
 
-def _done(runs):
-    """(dataset, model, seed) triples with a row for every protocol."""
-    seen = {}
-    for row in runs:
-        seen.setdefault((row["dataset"], row["model"], row["seed"]), set()).add(row["protocol"])
-    return {key for key, protocols in seen.items() if protocols >= set(PROTOCOLS)}
+def _identity(row):
+    return row["dataset"], row["model"], row["seed"]
 
 
 def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results", jobs=1, scheduler=None,
-          data_dir=None, name="table1", base="authors"):
-    """Run every (dataset, model, seed) not already in ``out/<name>.json`` and write ``<name>.json`` and
-    ``<name>.md``. ``base`` names the configuration in :data:`SETTINGS` ("authors" or "prssm_style") that
-    ``settings`` overrides. Returns the JSON document."""
+          data_dir=None, name="table1", base="authors", allow_mixed_versions=False, command=None):
+    """Run every (dataset, model, seed) whose run is not already in ``out/<name>.json`` with the same key, and
+    write ``<name>.json`` and ``<name>.md``. ``base`` names the configuration in :data:`SETTINGS` ("authors" or
+    "prssm_style") that ``settings`` overrides.
+
+    Resuming (``runs.reconcile``): finished runs with the same settings, protocol options and code version are
+    reused; runs of other settings move to the document's ``superseded_runs``; finished runs of another code
+    version raise ValueError unless ``allow_mixed_versions``. ``command``: how the sweep was invoked, recorded in
+    every new row. Returns the JSON document; its ``invocations[-1]`` says how many runs were reused, computed and
+    superseded."""
     if base not in SETTINGS:
         raise ValueError(f"base: expected one of {sorted(SETTINGS)}, got {base!r}")
     settings = dict(SETTINGS[base], **(settings or {}))
@@ -173,50 +226,67 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     os.makedirs(out, exist_ok=True)
     json_path = os.path.join(out, f"{name}.json")
-    runs, earlier_seconds = _load_existing(json_path)
-    done = _done(runs)
-    runs = [r for r in runs if (r["dataset"], r["model"], r["seed"]) in done]  # drop partial runs
-    todo = [(d, m, s) for d in datasets for m in models for s in seed_list if (d, m, s) not in done]
+    config = run_config(settings, base)
+    code = runs_module.code_version()
+    if command is None:
+        command = {"function": "gpssm_np.experiments.table1.sweep", "datasets": list(datasets),
+                   "models": list(models), "seeds": seed_list, "settings": base, "jobs": jobs,
+                   "scheduler": scheduler, "name": name}
+    earlier = read_document(json_path) or {}
+    kept, superseded, done = runs_module.reconcile(earlier.get("runs", []), _identity, lambda r: r["protocol"],
+                                                   PROTOCOLS, config, code, allow_mixed_versions, json_path)
+    requested = [(d, m, s) for d in datasets for m in models for s in seed_list]
+    todo = [key for key in requested if key not in done]
+    runs = list(kept)
+    invocation = {"command": command, "code": code, "started": runs_module.utc_now(), "versions": versions(),
+                  "machine": runs_module.machine(), "reused": len(requested) - len(todo), "computed": 0,
+                  "superseded": len({_identity(r) for r in superseded}), "wall_seconds": None}
+    document = {"config": config, "config_key": runs_module.config_key(config), "settings": settings,
+                "runs": runs, "superseded_runs": earlier.get("superseded_runs", []) + superseded,
+                "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
+    logger.info("%s: reusing %d of %d runs, computing %d; %d runs with other settings superseded", json_path,
+                invocation["reused"], len(requested), len(todo), invocation["superseded"])
     started = time.perf_counter()
-    document = {"runs": runs, "settings": settings, "versions": versions(), "wall_seconds": None,
-                "command": {"datasets": list(datasets), "models": list(models), "seeds": seed_list, "jobs": jobs,
-                            "scheduler": scheduler}}
-
-    finished = []
+    earlier_seconds = float(earlier.get("wall_seconds") or 0.0)
 
     def record(rows):
-        runs.extend(rows)
-        finished.append(rows[0])
-        document["wall_seconds"] = earlier_seconds + time.perf_counter() - started
-        _atomic_write(json_path, json.dumps(document, indent=1))
+        runs.extend(dict(row, config_key=document["config_key"], code=code) for row in rows)
+        invocation["computed"] += 1
+        invocation["wall_seconds"] = time.perf_counter() - started
+        document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
+        _atomic_write(json_path, runs_module.dumps(document))
         logger.info("finished %s/%s seed %s (%d of %d)", rows[0]["dataset"], rows[0]["model"], rows[0]["seed"],
-                    len(finished), len(todo))
+                    invocation["computed"], len(todo))
 
     if scheduler:
         from dask.distributed import Client, as_completed as dask_completed
 
         with Client(scheduler) as client:
             # one kernel thread per task: a Dask worker may run several tasks in its threads at once
-            futures = [client.submit(run_one, d, m, s, settings, data_dir, 1, pure=False) for d, m, s in todo]
+            futures = [client.submit(run_one, d, m, s, settings, data_dir, 1, PROTOCOL_OPTIONS, command, pure=False)
+                       for d, m, s in todo]
             for future in dask_completed(futures):
                 record(future.result())
     elif jobs > 1 and len(todo) > 1:
         threads = max(1, CPU_COUNT // jobs)  # the processes share the cores
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_one, d, m, s, settings, data_dir, threads) for d, m, s in todo]
+            futures = [pool.submit(run_one, d, m, s, settings, data_dir, threads, PROTOCOL_OPTIONS, command)
+                       for d, m, s in todo]
             for future in as_completed(futures):
                 record(future.result())
     else:
         for d, m, s in todo:
-            record(run_one(d, m, s, settings, data_dir))
-    document["wall_seconds"] = earlier_seconds + time.perf_counter() - started
-    _atomic_write(json_path, json.dumps(document, indent=1))
+            record(run_one(d, m, s, settings, data_dir, None, PROTOCOL_OPTIONS, command))
+    invocation["wall_seconds"] = time.perf_counter() - started
+    document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
+    _atomic_write(json_path, runs_module.dumps(document))
     _atomic_write(os.path.join(out, f"{name}.md"), markdown(document))
     return document
 
 
 def summarise(runs):
-    """{protocol: {model: {dataset: (mean, std, n)}}} of the standardised RMSE over seeds."""
+    """{protocol: {model: {dataset: (mean, std, n)}}} of the standardised RMSE over seeds; std is the population
+    standard deviation (ddof 0)."""
     cells = {}
     for row in runs:
         cells.setdefault(row["protocol"], {}).setdefault(row["model"], {}).setdefault(row["dataset"], []).append(
@@ -225,15 +295,40 @@ def summarise(runs):
                 for m, by_d in by_m.items()} for p, by_m in cells.items()}
 
 
+def paired_comparisons(runs, model="odgpssm", others=("prssm", "best linear")):
+    """{protocol: {label: {dataset: (paired_bootstrap result, other model)}}}: ``model`` minus each of ``others``
+    per seed (negative: ``model`` better). "best linear" is, per data set and protocol, the model of
+    :data:`LINEAR_MODELS` with the lowest mean RMSE."""
+    summary = summarise(runs)
+    out = {}
+    for protocol, by_model in summary.items():
+        if model not in by_model:
+            continue
+        for label in others:
+            for dataset in by_model[model]:
+                if label == "best linear":
+                    linear = [m for m in LINEAR_MODELS if dataset in by_model.get(m, {})]
+                    if not linear:
+                        continue
+                    other = min(linear, key=lambda m: by_model[m][dataset][0])
+                else:
+                    other = label
+                seeds, a, b = paired_scores(runs, model, other, dataset, protocol)
+                if seeds:
+                    out.setdefault(protocol, {}).setdefault(label, {})[dataset] = (paired_bootstrap(a, b), other)
+    return out
+
+
 def markdown(document):
-    """Markdown tables: one per protocol, models x data sets, mean +- std over seeds; the paper's row beside."""
+    """Markdown tables: one per protocol, models x data sets, mean +- population std over seeds, the paper's row
+    beside; paired bootstrap intervals of ODGPSSM's per-seed differences; the code versions of the rows."""
     summary = summarise(document["runs"])
     datasets = [d for d in DATASETS if any(d == r["dataset"] for r in document["runs"])]
     lines = []
     for protocol in PROTOCOLS:
         if protocol not in summary:
             continue
-        lines += [f"### Protocol `{protocol}` (standardised RMSE, mean +- std over seeds)", "",
+        lines += [f"### Protocol `{protocol}` (standardised RMSE, mean +- population std over seeds)", "",
                   "| model | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
         for model, by_d in sorted(summary[protocol].items()):
             cells = [f"{by_d[d][0]:.4f} +- {by_d[d][1]:.4f} (n={by_d[d][2]})" if d in by_d else "" for d in datasets]
@@ -243,7 +338,7 @@ def markdown(document):
                              + " | ".join(f"{PAPER_TABLE1[model][d]:.4f}" for d in datasets) + " |")
         lines.append("")
     if "freerun" in summary:
-        lines += ["### Protocol `freerun` in original units (mean +- std over seeds)", "",
+        lines += ["### Protocol `freerun` in original units (mean +- population std over seeds)", "",
                   "| model | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
         orig = {}
         for row in document["runs"]:
@@ -253,6 +348,36 @@ def markdown(document):
             lines.append(f"| {model} | " + " | ".join(
                 f"{np.mean(by_d[d]):.4f} +- {np.std(by_d[d]):.4f}" if d in by_d else "" for d in datasets) + " |")
         lines.append("")
+    paired = paired_comparisons(document["runs"])
+    if paired:
+        lines += ["### ODGPSSM minus other models, paired by seed (standardised RMSE)", "",
+                  "Mean of the per-seed differences [95 % percentile bootstrap interval over seeds]; negative means "
+                  "ODGPSSM is better. Best linear: the one of ARX and LGSSM with the lower mean on that data set "
+                  "and protocol (named in brackets).", "",
+                  "| protocol | compared with | " + " | ".join(datasets) + " |",
+                  "|---|---|" + "---|" * len(datasets)]
+        for protocol in PROTOCOLS:
+            for label, by_d in paired.get(protocol, {}).items():
+                cells = []
+                for d in datasets:
+                    if d not in by_d:
+                        cells.append("")
+                        continue
+                    r, other = by_d[d]
+                    name = f" ({other})" if label == "best linear" else ""
+                    cells.append(f"{r['mean']:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}]{name}")
+                lines.append(f"| {protocol} | {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    codes = {}
+    for row in document["runs"]:
+        code = row.get("code", runs_module.LEGACY)
+        if code == runs_module.LEGACY:
+            commit = row.get("provenance", {}).get("commit")
+            code = f"legacy, commit {commit}" if commit else "legacy, commit not recorded"
+        codes.setdefault(code, set()).add(_identity(row))
+    if codes:
+        lines.append("Runs by code version: " + "; ".join(
+            f"`{code}` {len(ids)}" for code, ids in sorted(codes.items())) + " (each row's provenance is in the JSON).")
     wall = document.get("wall_seconds")
     if wall:
         lines.append(f"Wall time of the sweep (all invocations): {wall:.0f} s.")

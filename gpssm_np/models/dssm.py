@@ -286,14 +286,14 @@ class DSSM(GradientTrainedModel):
         non-finite value (data far outside the model's scale) raises ValueError."""
         objective = self._objective(y, u, num_samples, seed, num_windows)
         with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
-            return finite_elbo(float(objective(self.params)))
+            return finite_elbo(float(objective(self.params)), y, u)
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None):
         """(ELBO, gradient), the gradient a dict keyed like :meth:`get_params` (w.r.t. the unconstrained values)."""
         objective = self._objective(y, u, num_samples, seed, num_windows)
         with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
             value, grad = value_and_grad(objective)(self.params)
-        return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of GradientTrainedModel -------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows):

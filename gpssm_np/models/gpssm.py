@@ -163,14 +163,14 @@ class GPSSM(GradientTrainedModel):
         unbiased weighting (default: the sequences given are the whole data).
         """
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        return finite_elbo(float(objective(self.params)))
+        return finite_elbo(float(objective(self.params)), y, u)
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
         """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
         objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
         with blas_single_threaded():
             value, grad = value_and_grad(objective)(self.params)
-        return finite_elbo(float(value)), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
     # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
     def _minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
@@ -187,8 +187,8 @@ class GPSSM(GradientTrainedModel):
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=None, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, max_steps=None, validation=None, eval_every=None, patience=None,
-            min_delta=None, restarts=None):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
+            patience=None, min_delta=None, restarts=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -213,7 +213,8 @@ class GPSSM(GradientTrainedModel):
             return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len, stride=stride,
                                batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
                                fixed=fixed, progress=progress, checkpoint=checkpoint,
-                               checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections)
+                               checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
+                               checkpoint_steps=checkpoint_steps)
         if checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
                              "training with a validation block keeps its best parameters in memory")

@@ -1,0 +1,131 @@
+"""Render the result files bench/results/<script>.json into bench/README.md.
+
+Each bench script writes its numbers with their provenance (``_harness.save_result``). This script replaces the
+block between the markers ``<!-- begin generated: bench/build_readme.py -->`` and ``<!-- end generated -->`` of
+bench/README.md with one subsection per result file: where the numbers come from (file, options, date, commit,
+machine, load average) and the numbers themselves. Usage: ``python bench/build_readme.py`` after running benches.
+"""
+import glob
+import json
+import os
+import re
+import shlex
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BEGIN = "<!-- begin generated: bench/build_readme.py -->"
+END = "<!-- end generated -->"
+
+
+def _ms(seconds):
+    return f"{1e3 * seconds:.2f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def _elbo(report):
+    lines = ["| backend | median | first call | repeats |", "|---|---|---|---|"]
+    for name, r in report["seconds"].items():
+        lines.append(f"| {name} | {_ms(r['median'])} | {_ms(r['first_call'])} | {r['repeats']} |")
+    for threads, r in report["rollout_seconds_by_threads"].items():
+        lines.append(f"| rollout alone (fwd + reverse), {threads} kernel thread(s) | {_ms(r['median'])} | "
+                     f"{_ms(r['first_call'])} | {r['repeats']} |")
+    speedups = report.get("speedup_of_fused", {})
+    if speedups:
+        lines += ["", "fused backend faster than: " + ", ".join(f"{b} {x:.1f}x" for b, x in speedups.items())]
+    return lines
+
+
+def _flops(report):
+    rate = report["dense_matmul"]["flops_per_second"]
+    lines = [f"Dense matmul (one BLAS thread): {rate / 1e9:.1f} GFLOP/s.", "",
+             "| M | FLOPs (rollout fwd + rev) | rollout | rate | of matmul | ELBO + grad | of matmul |",
+             "|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        lines.append(f"| {r['M']} | {r['flops'] / 1e9:.3g} G | {_ms(r['rollout_seconds'])} | "
+                     f"{r['rollout_rate'] / 1e9:.1f} GFLOP/s | {r['rollout_fraction']:.0%} | "
+                     f"{_ms(r['elbo_seconds'])} | {r['elbo_fraction']:.0%} |")
+    return lines
+
+
+def _fit(report):
+    s = report["settings"]
+    lines = [f"{report['steps']} steps ({s['epochs']} epochs, {s['train_points']} training points, M = "
+             f"{s['num_inducing']}, seq_len {s['seq_len']}, batch {s['batch_size']}, S = {s['num_samples']}): "
+             f"{report['fit_seconds']:.2f} s, {_ms(report['step_seconds'])} per step; kernels compiled or loaded "
+             f"in {report['compile_or_cache_seconds']:.2f} s; peak RSS {report['peak_rss_mb']:.0f} MiB "
+             f"({report['rss_before_fit_mb']:.0f} MiB before the fit).", "", "| part | per step | share |",
+             "|---|---|---|"]
+    for part, value in report["step_breakdown_seconds"].items():
+        lines.append(f"| {part} | {_ms(value)} | {value / report['step_seconds']:.0%} |")
+    return lines
+
+
+def _scaling(report):
+    lines = ["| size | values | ELBO slope | rollout slope | formula | FLOP count | asymptotic |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in report["sweeps"].items():
+        values = r["values"]
+        lines.append(f"| {name} | {values[0]} .. {values[-1]} | {r['elbo_slope']:.2f} | {r['rollout_slope']:.2f} | "
+                     f"{r['formula_slope']:.2f} | {r['flops_slope']:.2f} | {r['asymptotic_slope']:.0f} |")
+    return lines
+
+
+def _torch(report):
+    times = report["seconds"]
+    return [f"Same numbers: ELBO relative error {report['check']['value_rel_err']:.1e}, gradient "
+            f"{report['check']['grad_rel_err']:.1e} (torch {report['torch_version']}, "
+            f"{report['torch_threads']} thread(s)).", "",
+            "| step (ELBO + gradient + Adam) | median |", "|---|---|",
+            f"| PyTorch | {_ms(times['torch']['median'])} |",
+            f"| fused ({report['fused_kernel_threads']} kernel thread(s)) | {_ms(times['fused']['median'])} |", "",
+            f"PyTorch takes {report['torch_over_fused']:.1f}x the time of the fused backend."]
+
+
+RENDER = {"bench_elbo": _elbo, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
+          "bench_torch": _torch}
+
+
+def _config(report):
+    cfg = report.get("config") or report.get("base_config")
+    if not cfg:
+        return ""
+    return " Configuration: " + ", ".join(f"{k}={v}" for k, v in cfg.items()) + "."
+
+
+def render(folder=os.path.join(HERE, "results")):
+    """Markdown of every result file in ``folder``."""
+    lines = ["These numbers are rendered from the result files by `python bench/build_readme.py`; each subsection",
+             "names its file, the options of the run, its date, the code version (of the package) and the machine",
+             "(with the load average when the file was written: the machine is shared, so timings vary).", ""]
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        with open(path) as fh:
+            doc = json.load(fh)
+        report, versions, machine = doc["report"], doc.get("versions", {}), doc.get("machine", {})
+        load = versions.get("load_average")
+        load_text = f", load average {', '.join(f'{x:.2f}' for x in load)}" if load else ""
+        name = doc["script"]
+        lines += [f"### `{name}.py` (from `bench/results/{os.path.basename(path)}`)", "",
+                  f"`{shlex.join(['python', f'bench/{name}.py'] + doc['argv'])}` on {doc['date']}, code `{doc['code']}`, "
+                  f"{machine.get('cpu') or machine.get('platform')} ({machine.get('cpu_count')} cores, kernel "
+                  f"threads {versions.get('kernel_threads')}{load_text}), numpy {versions.get('numpy')}, numba "
+                  f"{versions.get('numba')}.{_config(report)}", ""]
+        lines += RENDER.get(name, lambda r: ["```json", json.dumps(r, indent=1, default=float), "```"])(report)
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def build(readme=os.path.join(HERE, "README.md"), folder=os.path.join(HERE, "results")):
+    with open(readme) as fh:
+        text = fh.read()
+    block = f"{BEGIN}\n{render(folder)}{END}"
+    if BEGIN in text:
+        text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n## Numbers from the result files\n\n" + block + "\n"
+    with open(readme, "w") as fh:
+        fh.write(text)
+    return readme
+
+
+if __name__ == "__main__":
+    print(f"wrote {build()}")
+    sys.exit(0)

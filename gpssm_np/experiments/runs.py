@@ -1,0 +1,180 @@
+r"""What the sweeps share: the key of a run, its provenance, and which rows of an earlier result file a resumed
+sweep may reuse.
+
+A *run* is one unit of work of a sweep (Table 1: one model trained on one data set with one seed, then evaluated
+under every protocol; car tracking: both models on one seed), stored as one or more rows of the sweep's JSON file
+(one per protocol, or per model). Its **key** is everything that determines its numbers:
+
+* its identity (e.g. dataset, model, seed);
+* the configuration (``config``): the settings' name and every one of their values, and the protocol options;
+* the code version (:func:`code_version`): the git commit of the package, with a hash of any uncommitted change to
+  its sources.
+
+Every row records the key's parts (``config_key``, ``code``) and its own **provenance** (:func:`provenance`):
+code version and commit, versions of the libraries, machine, command, start and end time (UTC) and wall time of its
+run. A resumed sweep (:func:`reconcile`) reuses a finished run of an earlier file only if its configuration and
+code version are those asked for; rows of another configuration move to ``superseded_runs`` (kept, never in a
+table); finished runs of another code version stop the sweep with an error unless ``allow_mixed_versions`` (then
+they are reused, each keeping its own commit). Files written before rows had keys are read as *legacy*
+(:func:`legacy_rows`): their rows get the file-level versions and command as provenance and the code version
+``"legacy"``, which never equals a current one.
+"""
+import datetime
+import hashlib
+import json
+import os
+import platform
+import subprocess
+
+from .._versions import versions
+
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LEGACY = "legacy"
+
+
+def _git(*args):
+    try:
+        out = subprocess.run(["git", "-C", PACKAGE_DIR, *args], capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def code_version():
+    """The version of the code that runs: ``<commit>`` of the git checkout the package is imported from,
+    ``<commit>+dirty.<hash>`` when the package's sources differ from that commit (the hash covers the diff and the
+    untracked files, so two different uncommitted states never share a version), or ``gpssm_np <version>`` outside
+    a git checkout."""
+    commit = _git("rev-parse", "HEAD")
+    if not commit:
+        from .. import __version__
+
+        return f"gpssm_np {__version__}"
+    commit = commit.decode().strip()
+    diff = _git("diff", "HEAD", "--no-ext-diff", "--binary", "--", ".") or b""
+    untracked = [name for name in (_git("ls-files", "--others", "--exclude-standard", "--", ".") or b"").split()
+                 if not name.endswith(b".pyc") and b"__pycache__" not in name]
+    if not diff and not untracked:
+        return commit
+    digest = hashlib.sha256(diff)
+    for name in sorted(untracked):
+        digest.update(name + b"\0")
+        try:
+            with open(os.path.join(PACKAGE_DIR, name.decode()), "rb") as fh:
+                digest.update(fh.read())
+        except OSError:
+            pass
+    return f"{commit}+dirty.{digest.hexdigest()[:12]}"
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def machine():
+    """The machine a run ran on: host name, CPU model, core count, platform."""
+    return {"node": platform.node(), "cpu": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform()}
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def provenance(started, wall_seconds, command):
+    """The provenance of a run that started at ``started`` (UTC ISO string) and took ``wall_seconds``; measured in
+    the process that ran it (a Dask worker may be another machine)."""
+    info = versions()
+    return {"code": code_version(), "commit": info.get("git_commit"), "versions": info, "machine": machine(),
+            "command": command, "started": started, "finished": utc_now(), "wall_seconds": wall_seconds}
+
+
+def config_key(config):
+    """A short hash of a configuration dict (canonical JSON)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def legacy_rows(document, config, stated=None):
+    """The rows of a sweep file written before rows had keys, each with ``config_key`` from ``config`` (the
+    configuration the file says it ran), the code version ``"legacy"`` and the file-level versions and command as
+    its provenance. ``stated``: optional {model: {"commit": ..., "command": ..., "source": ...}} known from
+    elsewhere (e.g. docs/results.md), recorded with its source; otherwise the file's last command is recorded,
+    marked as such."""
+    rows = []
+    file_versions = document.get("versions") or {}
+    for row in document.get("runs", []):
+        if "provenance" in row:
+            rows.append(row)
+            continue
+        known = (stated or {}).get(row.get("model"), {})
+        prov = {"code": LEGACY, "commit": known.get("commit") or file_versions.get("git_commit"),
+                "versions": file_versions, "machine": {"platform": file_versions.get("platform"),
+                                                       "cpu_count": file_versions.get("cpu_count")},
+                "command": known.get("command", document.get("command")), "started": None, "finished": None,
+                "wall_seconds": row.get("seconds"),
+                "note": "legacy row, written before rows had their own provenance: versions are the file's; "
+                        + (f"commit and command from {known['source']}" if known.get("source") else
+                           "the command is the file's last invocation")}
+        rows.append(dict(row, config_key=config_key(config), code=LEGACY, provenance=prov))
+    return rows
+
+
+def reconcile(rows, identity, part, parts, config, code, allow_mixed_versions, path):
+    """Sort the rows of an earlier sweep file for a sweep with ``config`` and ``code``.
+
+    ``identity(row)`` gives the run a row belongs to (e.g. (dataset, model, seed)), ``part(row)`` which of the
+    run's ``parts`` it is (e.g. its protocol). Returns (kept, superseded, done): the rows of finished runs with this
+    configuration (of this code version, or of any with ``allow_mixed_versions``; one run per identity, this
+    code's first), the rows of runs with another configuration, and the identities of the kept runs. Rows of
+    unfinished runs are dropped (their run is redone). Finished runs with this configuration but another code
+    version raise ValueError unless ``allow_mixed_versions``.
+    """
+    want = config_key(config)
+    groups = {}
+    for row in rows:
+        groups.setdefault((identity(row), row.get("config_key"), row.get("code")), []).append(row)
+    kept, superseded, other_code, chosen = [], [], set(), {}
+    for (ident, key, row_code), group in groups.items():
+        if {part(r) for r in group} < set(parts):
+            continue  # unfinished: redone
+        if key != want:
+            superseded.extend(group)
+        elif row_code != code and not allow_mixed_versions:
+            other_code.add(row_code)
+        elif ident not in chosen or (row_code == code and chosen[ident][0] != code):
+            if ident in chosen:
+                superseded.extend(chosen[ident][1])
+            chosen[ident] = (row_code, group)
+        else:
+            superseded.extend(group)
+    if other_code:
+        raise ValueError(f"out: {path} holds finished runs with these settings from other code versions "
+                         f"{sorted(other_code)}; this code is {code}. Write to another --out (or --name), or pass "
+                         "--allow-mixed-versions (allow_mixed_versions=True) to reuse them, each row keeping its "
+                         "own commit")
+    for _, group in chosen.values():
+        kept.extend(group)
+    return kept, superseded, set(chosen)
+
+
+def dumps(document):
+    """JSON text of a sweep document with one line per row (short diffs, readable), other fields indented."""
+    lines = ["{"]
+    items = list(document.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            body = ",\n".join("  " + json.dumps(v, sort_keys=False, allow_nan=True) for v in value)
+            lines.append(f" {json.dumps(key)}: [\n{body}\n ]{comma}")
+        else:
+            text = json.dumps(value, indent=1, allow_nan=True).replace("\n", "\n ")
+            lines.append(f" {json.dumps(key)}: {text}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""Sweeps keyed on everything that determines a run (data set, model, seed, settings, protocol options, code
+version), with per-row provenance that survives resuming, and mixing code versions only on request."""
+import json
+import os
+
+import pytest
+
+from gpssm_np.cli import main
+from gpssm_np.experiments import car_tracking, runs, table1
+
+DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+TINY = {"num_samples": 4, "eval_num_samples": 4, "eval_num_particles": 30}
+PROVENANCE = {"code", "commit", "versions", "machine", "command", "started", "finished", "wall_seconds"}
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    for name in ("authors", "prssm_style"):
+        monkeypatch.setitem(table1.SETTINGS, name, dict(table1.SETTINGS[name], **TINY))
+
+
+def cli(tmp_path, capsys, *extra, epochs=2, seeds=1):
+    argv = ["reproduce", "table1", "--datasets", "gas_furnace", "--models", "prssm", "--seeds", str(seeds),
+            "--epochs", str(epochs), "--out", str(tmp_path), "--data-dir", DATA, *extra]
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out + out.err, json.loads((tmp_path / "table1.json").read_text())
+
+
+def test_changed_epochs_or_settings_recompute_and_supersede(tmp_path, capsys, tiny):
+    code, out, first = cli(tmp_path, capsys, epochs=2)
+    assert code == 0 and "reused 0" in out and "computed 1" in out
+    assert first["config"]["settings"]["epochs"] == 2 and len(first["runs"]) == 3
+
+    code, out, second = cli(tmp_path, capsys, epochs=3)  # the stale 2-epoch run must not be returned
+    assert code == 0 and "reused 0" in out and "computed 1" in out and "1 runs with other settings" in out
+    assert second["config"]["settings"]["epochs"] == 3
+    assert all(r["config_key"] == second["config_key"] for r in second["runs"])
+    assert {r["train_seconds"] for r in second["runs"]} != {r["train_seconds"] for r in first["runs"]}
+    assert [r["rmse"] for r in second["superseded_runs"]] == [r["rmse"] for r in first["runs"]]
+
+    code, out, third = cli(tmp_path, capsys, epochs=3)
+    assert code == 0 and "reused 1" in out and "computed 0" in out
+    assert third["runs"] == second["runs"]
+
+    code, out, fourth = cli(tmp_path, capsys, "--settings", "prssm_style", epochs=3)
+    assert code == 0 and "computed 1" in out
+    assert fourth["config"]["settings_name"] == "prssm_style"
+    assert fourth["config"]["settings"]["mean_function"] == "identity"
+    assert len(fourth["superseded_runs"]) == 6
+
+
+def test_rows_keep_their_own_provenance_when_resumed(tmp_path, capsys, tiny):
+    _, _, first = cli(tmp_path, capsys, epochs=2, seeds=1)
+    _, out, second = cli(tmp_path, capsys, epochs=2, seeds=2)
+    assert "reused 1" in out and "computed 1" in out
+    seed0 = [r for r in second["runs"] if r["seed"] == 0]
+    seed1 = [r for r in second["runs"] if r["seed"] == 1]
+    assert seed0 == first["runs"]  # untouched, provenance included
+    for row in second["runs"]:
+        prov = row["provenance"]
+        assert set(prov) >= PROVENANCE
+        assert prov["wall_seconds"] > 0 and prov["started"] <= prov["finished"]
+        assert prov["versions"]["numpy"] and prov["machine"]["cpu_count"] >= 1
+        assert row["code"] == runs.code_version()
+    assert "--seeds 1" in seed0[0]["provenance"]["command"] and "--seeds 2" in seed1[0]["provenance"]["command"]
+    assert [inv["computed"] for inv in second["invocations"]] == [1, 1]
+    assert second["invocations"][1]["reused"] == 1
+
+
+def test_mixing_code_versions_needs_the_flag(tmp_path, capsys, monkeypatch, tiny):
+    cli(tmp_path, capsys, epochs=2)
+    monkeypatch.setattr(runs, "code_version", lambda: "0000000")  # as if the code had changed since
+    code, out, _ = cli(tmp_path, capsys, epochs=2)
+    assert code == 2 and "out:" in out and "--allow-mixed-versions" in out and "0000000" in out
+    code, out, doc = cli(tmp_path, capsys, "--allow-mixed-versions", epochs=2)
+    assert code == 0 and "reused 1" in out and "computed 0" in out
+    assert {r["code"] for r in doc["runs"]} != {"0000000"}  # the reused rows keep their own version
+    assert doc["invocations"][-1]["code"] == "0000000"
+
+
+def test_legacy_files_are_read_with_their_file_level_provenance(tmp_path, capsys, tiny):
+    _, _, doc = cli(tmp_path, capsys, epochs=2)
+    legacy = {"runs": [{k: v for k, v in r.items() if k not in ("provenance", "config_key", "code")}
+                       for r in doc["runs"]],
+              "settings": doc["config"]["settings"], "versions": {"numpy": "1.0", "git_commit": None},
+              "command": {"models": ["prssm"]}, "wall_seconds": 5.0}
+    (tmp_path / "table1.json").write_text(json.dumps(legacy))
+    read = table1.read_document(str(tmp_path / "table1.json"))
+    assert all(r["code"] == "legacy" and r["provenance"]["versions"] == {"numpy": "1.0", "git_commit": None}
+               for r in read["runs"])
+    code, out, _ = cli(tmp_path, capsys, epochs=2)
+    assert code == 2 and "legacy" in out
+    code, out, resumed = cli(tmp_path, capsys, "--allow-mixed-versions", epochs=2)
+    assert code == 0 and "reused 1" in out
+    assert all(r["provenance"]["code"] == "legacy" for r in resumed["runs"])
+    assert "Runs by code version: `legacy, commit not recorded` 1" in (tmp_path / "table1.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["table1", "table1_prssm_style", "qstudy"])
+def test_committed_results_stay_readable(name):
+    path = os.path.join(os.path.dirname(__file__), "..", "docs", "results", f"{name}.json")
+    document = table1.read_document(path)
+    assert document["runs"] and all(set(r["provenance"]) >= PROVENANCE for r in document["runs"])
+    assert document["config"]["settings_name"] in table1.SETTINGS
+    md = table1.markdown(document)
+    assert "population std" in md
+    with open(path[:-5] + ".md") as fh:
+        assert fh.read() == md  # the committed summaries are what markdown() makes of the committed JSON
+
+
+def test_car_tracking_keys_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setattr(car_tracking, "SETTINGS", dict(car_tracking.SETTINGS, T=30, pretrain_iterations=3,
+                                                       num_particles=30, num_trajectories=5, num_samples=3))
+    paths, doc = car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=1, return_document=True)
+    assert [r["model"] for r in doc["runs"]] == ["prssm", "odgpssm"] and len(paths) == 3
+    assert doc["config"]["settings"]["epochs"] == 1 and all(set(r["provenance"]) >= PROVENANCE for r in doc["runs"])
+    _, again = car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=1, return_document=True)
+    assert again["invocations"][-1]["reused"] == 1 and again["invocations"][-1]["computed"] == 1
+    assert again["runs"][:2] == doc["runs"]
+    _, longer = car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=2, return_document=True)
+    assert longer["invocations"][-1]["computed"] == 1 and len(longer["superseded_runs"]) == 4
+    assert "paired" in (tmp_path / "car_tracking.md").read_text()
