@@ -75,11 +75,16 @@ def cmd_fit(args):
     from .experiments.table1 import make_model
     from .io import save
 
+    from .experiments.table1 import SETTINGS
+
     ds = datasets.load(args.dataset, args.data_dir)
-    model = make_model(args.model, ds, args.seed)
+    model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
+    options = {"epochs": args.epochs, "seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr,
+               "num_samples": args.num_samples}
+    if args.settings == "authors":  # the authors' loop: 70 epochs unless told otherwise
+        options["epochs"] = options["epochs"] or 70
     start = time.perf_counter()
-    model.fit(ds.y_train, ds.u_train, epochs=args.epochs, seq_len=args.seq_len, batch_size=args.batch_size,
-              lr=args.lr, num_samples=args.num_samples, progress=True)
+    model.fit(ds.y_train, ds.u_train, progress=True, **{k: v for k, v in options.items() if v is not None})
     out = args.out or f"{args.dataset}_{args.model}_seed{args.seed}.npz"
     save(model, out)
     print(f"trained {args.model} on {args.dataset}: {len(model.history_)} steps in "
@@ -202,13 +207,16 @@ def make_parser():
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--num-samples", type=int, default=50, help="particles (default 50)")
 
-    p = sub.add_parser("fit", help="train a model with the authors' settings and save it (.npz)")
+    p = sub.add_parser("fit", help="train a model (the package's defaults, or the authors' settings) and save it")
     data_args(p)
     p.add_argument("--model", default="odgpssm", choices=MODELS)
-    p.add_argument("--epochs", type=int, default=70)
-    p.add_argument("--seq-len", type=int, default=50)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--settings", default="default", choices=["default", "authors"],
+                   help="default: the package's recipe (warm start, validation-based stopping); authors: the "
+                        "paper's code (70 epochs)")
+    p.add_argument("--epochs", type=int, default=None, help="a fixed number of epochs instead of the stopping rule")
+    p.add_argument("--seq-len", type=int, default=None)
+    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--lr", type=float, default=None)
     p.add_argument("--out", default=None, help="model file (default DATASET_MODEL_seedSEED.npz)")
     p.set_defaults(func=cmd_fit)
 
@@ -240,7 +248,7 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
-    p.add_argument("--settings", default="authors", choices=["authors", "prssm_style"],
+    p.add_argument("--settings", default="authors", choices=["authors", "prssm_style", "default"],
                    help="model and training configuration (experiments/table1.py)")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
     p.add_argument("--allow-mixed-versions", action="store_true",

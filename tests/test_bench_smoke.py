@@ -97,3 +97,10 @@ def test_bench_fit():
     assert set(report["step_breakdown_seconds"]) == {"rollout", "recognition network", "precompute", "noise",
                                                      "optimizer", "Python overhead"}
     assert report["peak_rss_mb"] >= report["rss_before_fit_mb"] > 0
+
+
+def test_bench_default_fit():
+    report = run_json("bench_default_fit.py")
+    (r,) = report["runs"]
+    assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
+    assert r["selected_validation_rmse"] <= r["warm_start_validation_rmse"]

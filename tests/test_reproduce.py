@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+import gpssm_np as gp
 from gpssm_np.cli import main
 from gpssm_np.experiments import table1
 
@@ -72,3 +73,13 @@ def test_prssm_style_settings_build_residual_models():
     assert table1.make_model("prssm", ds, 0).spec.mean_function == "zero"
     with pytest.raises(ValueError, match="base"):
         table1.sweep(datasets=["dryer"], models=["odgpssm"], seeds=1, out="unused", base="best")
+
+
+def test_default_settings_build_the_package_defaults(tmp_path):
+    ds = gp.datasets.load("gas_furnace", DATA)
+    model = table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS)
+    assert model.settings == "default" and model.spec.mean_function == "linear" and model.init == "lgssm"
+    assert table1.make_model("odgpssm", ds, 0).settings == "authors"
+    doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
+                       out=str(tmp_path), data_dir=DATA, base="default")
+    assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun"}

@@ -61,7 +61,14 @@ AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, 
 #: s9): residual dynamics (identity mean) and small initial process noise, everything else as the authors'.
 PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
 
-SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS}
+#: The package's defaults (issue #12): the GP models built as ``ODGPSSM(dim_x=4, dim_y=..., dim_u=..., seed=...)``
+#: and fitted with ``fit(y, u)`` (linear mean, LGSSM warm start, validation-based stopping: models/gpssm.py);
+#: the other models as in the authors' settings. ``None`` means "the model's default".
+DEFAULT_SETTINGS = dict(AUTHORS_SETTINGS, gp_settings="default", epochs=None, seq_len=None, stride=None,
+                        batch_size=None, lr=None, num_samples=None, num_latent=None, num_inducing=None, kernel=None,
+                        recognition=None, kl_weighting=None, shared_inducing=None, mean_function=None)
+
+SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS}
 
 #: Options of the evaluation protocols (``protocols.py``): 100-step windows, at most 6 of them, 100 burn-in steps.
 PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
@@ -81,18 +88,22 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     from .. import ODGPSSM, PRSSM
 
     dims = dict(dim_x=settings["dim_x"], dim_y=dataset.y_train.shape[1], dim_u=dataset.u_train.shape[1])
-    gp_common = dict(num_inducing=settings["num_inducing"], kernel=settings["kernel"], seed=seed,
-                     recognition=settings["recognition"], kl_weighting=settings["kl_weighting"],
-                     shared_inducing=settings["shared_inducing"], mean_function=settings["mean_function"])
-    for noise in ("process_noise", "obs_noise"):
-        if settings.get(noise) is not None:
-            gp_common[noise] = settings[noise]
-    if dataset.name in _ARD_INIT:
-        gp_common.update(lengthscale=2.0, variance=0.5)
+    if settings.get("gp_settings") == "default":  # the constructor's defaults, nothing tuned per data set
+        gp_common = {"seed": seed}
+    else:
+        gp_common = dict(num_inducing=settings["num_inducing"], kernel=settings["kernel"], seed=seed,
+                         recognition=settings["recognition"], kl_weighting=settings["kl_weighting"],
+                         shared_inducing=settings["shared_inducing"], mean_function=settings["mean_function"],
+                         settings="authors")
+        for noise in ("process_noise", "obs_noise"):
+            if settings.get(noise) is not None:
+                gp_common[noise] = settings[noise]
+        if dataset.name in _ARD_INIT:
+            gp_common.update(lengthscale=2.0, variance=0.5)
     q_match = _Q_MODEL.match(name)
     if name == "odgpssm" or q_match:
         num_latent = int(q_match.group(1)) if q_match else settings["num_latent"]
-        model = ODGPSSM(num_latent=num_latent, **dims, **gp_common)
+        model = ODGPSSM(**({} if num_latent is None else {"num_latent": num_latent}), **dims, **gp_common)
     elif name == "prssm":
         model = PRSSM(**dims, **gp_common)
     elif name == "dssm":
@@ -136,9 +147,9 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
     start = time.perf_counter()
     dataset = ds_module.load(dataset_name, data_dir)
     model = make_model(model_name, dataset, seed, settings)
-    model.fit(dataset.y_train, dataset.u_train, epochs=settings["epochs"], seq_len=settings["seq_len"],
-              stride=settings["stride"], batch_size=settings["batch_size"], lr=settings["lr"],
-              num_samples=settings["num_samples"], progress=False)
+    fit_options = {k: settings[k] for k in ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples")
+                   if settings[k] is not None}
+    model.fit(dataset.y_train, dataset.u_train, progress=False, **fit_options)
     train_seconds = time.perf_counter() - start
     windows = {k: protocol_options[k] for k in ("window", "max_windows")}
     rows = []

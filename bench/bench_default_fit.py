@@ -1,0 +1,56 @@
+"""Wall time of a default fit, ``ODGPSSM(dim_x=4, dim_y=1, dim_u=1).fit(y, u)``, on a 500-step and a 2000-step
+single-output series (issue #12's targets: within 60 s and within 3 minutes on the project's 2-core machine).
+
+The series are the cascaded tanks (``gpssm_np.datasets.cascaded_tanks``, seed 0), standardised, so the benchmark
+needs no data files. Kernels are compiled (or loaded from the cache) first and timed apart. Reported per length:
+fit seconds, gradient steps run (the stopping rule decides), validation scores of the warm start and of the
+selected model, and the seconds per step. Usage::
+
+    python bench/bench_default_fit.py [--json] [--small] [--lengths 500 2000]
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import blas_threads, emit, parser, versions  # noqa: E402
+
+import gpssm_np as gp  # noqa: E402
+
+
+def series(T):
+    y, u, _ = gp.datasets.cascaded_tanks(T, seed=0)
+    return (y - y.mean(axis=0)) / y.std(axis=0), (u - u.mean(axis=0)) / u.std(axis=0)
+
+
+def main(argv=None):
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--lengths", type=int, nargs="+", default=None, help="series lengths (default 500 2000)")
+    args = p.parse_args(argv)
+    lengths = args.lengths or ([200] if args.small else [500, 2000])
+    fit_options = {"max_steps": 20, "eval_every": 10} if args.small else {}
+    compile_seconds = gp.warmup()
+    runs = []
+    with blas_threads(args.blas_threads):
+        for T in lengths:
+            y, u = series(T)
+            start = time.perf_counter()
+            model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, seed=0).fit(y, u, **fit_options)
+            seconds = time.perf_counter() - start
+            steps = model.validation_[-1]["step"]
+            scores = [r["rmse"] for r in model.validation_]
+            runs.append({"T": T, "fit_seconds": seconds, "steps": steps, "seconds_per_step": seconds / max(steps, 1),
+                         "warm_start_validation_rmse": scores[0], "selected_validation_rmse": min(scores)})
+    report = {"compile_or_cache_seconds": compile_seconds, "fit_options": fit_options, "runs": runs,
+              "targets_seconds": {"500": 60, "2000": 180}, "versions": versions()}
+    lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
+             "   T   fit s   steps   ms/step   validation RMSE (warm start -> selected)"]
+    for r in runs:
+        lines.append(f"{r['T']:>5} {r['fit_seconds']:>7.1f} {r['steps']:>7d} {1e3 * r['seconds_per_step']:>9.1f}   "
+                     f"{r['warm_start_validation_rmse']:.4f} -> {r['selected_validation_rmse']:.4f}")
+    emit(args, report, lines)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
