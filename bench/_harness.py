@@ -4,9 +4,10 @@ the paper's problem; BLAS thread control; peak memory.
 Every script in bench/ prints a human-readable table, or one JSON document with ``--json``; ``--small`` runs a
 tiny configuration (smoke test). Each run also writes its numbers with their provenance (script, options, date,
 git commit, machine, versions, load average) to ``bench/results/<script>.json`` (``--results-dir`` elsewhere, ``''``
-for none; :func:`save_result`); ``bench/build_readme.py`` renders those files into bench/README.md. BLAS is held at one thread while a script measures (``--blas-threads`` changes
-that; 0 leaves BLAS as it is): on shared machines a multi-threaded BLAS competing with other processes costs far
-more than it saves on the small matrices of these models (/work/shared/DESIGN.md s2).
+for none; :func:`save_result`); ``bench/build_readme.py`` renders those files into bench/README.md. BLAS is held
+at one thread while a script measures (``--blas-threads`` changes that; 0 leaves BLAS as it is): on shared
+machines a multi-threaded BLAS competing with other processes costs far more than it saves on the small matrices
+of these models (docs/design.md).
 """
 import argparse
 import contextlib
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-#: The paper's configuration (research/odgpssm_reference.md s12): B windows of T steps, S particles, Q latent GPs,
+#: The paper's configuration (docs/design.md, authors' code s12): B windows of T steps, S particles, Q latent GPs,
 #: M inducing points, Matern-5/2.
 PAPER = dict(B=16, T=50, S=50, Q=4, M=20, dim_x=4, dim_u=1, dim_y=1)
 #: A tiny configuration for smoke tests.

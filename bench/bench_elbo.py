@@ -1,6 +1,6 @@
 """One ELBO + gradient per backend at the paper's configuration, and the speed-up of the fused backend.
 
-Paper configuration (research/odgpssm_reference.md s12): B=16 windows, T=50, S=50 particles, Q=4 latent GPs,
+Paper configuration (docs/design.md, authors' code s12): B=16 windows, T=50, S=50 particles, Q=4 latent GPs,
 M=20 inducing points, d_x=4, d_u=1, d_y=1, Matern-5/2. The fused rollout alone (forward and reverse) is timed
 too, on the configured number of kernel threads (GPSSM_NP_THREADS) and on ``--threads`` if given. Usage::
 

@@ -104,7 +104,8 @@ def render(folder=os.path.join(HERE, "results")):
         load_text = f", load average {', '.join(f'{x:.2f}' for x in load)}" if load else ""
         name = doc["script"]
         lines += [f"### `{name}.py` (from `bench/results/{os.path.basename(path)}`)", "",
-                  f"`{shlex.join(['python', f'bench/{name}.py'] + doc['argv'])}` on {doc['date']}, code `{doc['code']}`, "
+                  f"`{shlex.join(['python', f'bench/{name}.py'] + doc['argv'])}` on {doc['date']}, "
+                  f"code `{doc['code']}`, "
                   f"{machine.get('cpu') or machine.get('platform')} ({machine.get('cpu_count')} cores, kernel "
                   f"threads {versions.get('kernel_threads')}{load_text}), numpy {versions.get('numpy')}, numba "
                   f"{versions.get('numba')}.{_config(report)}", ""]

@@ -1,16 +1,16 @@
-r"""The ELBO of the paper (Eq. ELBO_final), reparameterised, with three interchangeable backends.
+r"""The ELBO of the paper (Eq. (11)), reparameterised, with three interchangeable backends.
 
 For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each::
 
     L = c_data * sum_b [sum_t mean_s log N(y_t^b | C x_t^(b,s), diag r) - KL(q(x0) || p(x0))] - c_u * KL(q(u) || p(u))
 
 with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn from q(x_t | x_{t-1}) (paper Eq.
-state_conditional) by ``ops.rollout``. The KL weighting (c_data, c_u) is selectable:
+(12)) by ``ops.rollout``. The KL weighting (c_data, c_u) is selectable:
 
 * ``"unbiased"``: c_data = num_windows / B, c_u = 1. With num_windows the number of windows in the whole data set
   (B when the sequences given are all the data) this is an unbiased estimate of the full-data ELBO.
 * ``"paper"``: c_data = 1 / B, c_u = 1 / T (the authors' code: data term averaged over the batch, KL(q(u)||p(u))
-  divided by the window length; research/odgpssm_reference.md s6).
+  divided by the window length; docs/design.md, authors' code s6).
 
 Backends (identical value and gradient for the same parameters and noise):
 

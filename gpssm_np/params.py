@@ -44,7 +44,7 @@ def check_mean_function(mean_function):
     return mean_function
 
 
-#: Initial values of the authors' code, as it behaves (research/odgpssm_reference.md s3-4, s12): GPyTorch's raw
+#: Initial values of the authors' code, as it behaves (docs/design.md, authors' code s3-4, s12): GPyTorch's raw
 #: zeros give softplus(0) = 0.693 for lengthscales, variances and the per-task noises; R adds the global noise 1.
 AUTHORS_INIT = {
     "lengthscale": float(np.log(2.0)),

@@ -10,7 +10,7 @@ and the code version, and each row carries its own provenance (``experiments/run
 runs with the same key and says how many. ``table1.md`` summarises mean +- population standard deviation (ddof 0)
 over seeds beside the paper's numbers, and paired bootstrap intervals of per-seed differences (``stats.py``).
 
-Settings (the authors' code, research/odgpssm_reference.md s7 and s12; see :data:`AUTHORS_SETTINGS`): d_x = 4,
+Settings (the authors' code, docs/design.md s7 and s12; see :data:`AUTHORS_SETTINGS`): d_x = 4,
 Q = 4, M = 20 inducing points per latent GP (one set of Z per GP, as their code), Matern-5/2, zero mean, whitened
 q(u), 2-layer LSTM recognition over the reversed window, KL(q(u)||p(u)) / T, windows of 50 at stride 1, batch 16,
 Adam lr 0.01, 70 epochs, 50 particles; initial lengthscale 2 and kernel variance 0.5 on ballbeam and drive, 0.693
@@ -57,8 +57,9 @@ AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, 
                     "kl_weighting": "paper", "shared_inducing": False, "eval_num_samples": 50,
                     "eval_num_particles": 1000, "mean_function": "zero", "process_noise": None, "obs_noise": None}
 
-#: A second configuration fixed before any result was seen, from the PR-SSM reference settings (research notes
-#: s9): residual dynamics (identity mean) and small initial process noise, everything else as the authors'.
+#: A second configuration fixed before any result was seen, from the PR-SSM reference settings (docs/design.md,
+#: authors' code s9): residual dynamics (identity mean) and small initial process noise, everything else as the
+#: authors'.
 PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
 
 #: The package's defaults (issue #12): the GP models built as ``ODGPSSM(dim_x=4, dim_y=..., dim_u=..., seed=...)``

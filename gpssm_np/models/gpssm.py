@@ -1,7 +1,7 @@
 """The sparse-GP state-space model shared by ODGPSSM and PRSSM.
 
-Model (DESIGN.md s1; time convention of the authors' code): x_0 ~ q(x0) emits nothing; for t = 1..T,
-x_t = mu(x_{t-1}) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
+Model (docs/design.md, "Notation" and "Time convention", the authors' code's): x_0 ~ q(x0) emits nothing; for
+t = 1..T, x_t = mu(x_{t-1}, u_t) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, diag q), and y_t = C x_t + e_t with
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
 (``transition.py``).
 """
@@ -42,7 +42,7 @@ DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patienc
 
 
 class GPSSM(GradientTrainedModel):
-    """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. ELBO_final.
+    """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. (11).
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ from .gpssm import GPSSM, resolve_settings
 
 
 class ODGPSSM(GPSSM):
-    """Output-dependent GPSSM: f(x~) = mu(x_{t-1}) + A h(x~) with Q independent latent GPs h_q (paper Eq. MOGP_LMC).
+    """Output-dependent GPSSM: f(x~) = mu(x_{t-1}) + A h(x~) with Q independent latent GPs h_q (paper Eq. (6)).
 
     Parameters
     ----------

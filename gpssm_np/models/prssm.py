@@ -7,7 +7,7 @@ from .gpssm import GPSSM, resolve_settings
 class PRSSM(GPSSM):
     """Probabilistic recurrent state-space model: one independent sparse GP per state dimension.
 
-    This is the "LMC off" variant of the authors' code (research/odgpssm_reference.md s1-2), which is how the
+    This is the "LMC off" variant of the authors' code (docs/design.md, authors' code s1-2), which is how the
     paper's PRSSM baseline is defined there. Parameters as :class:`gpssm_np.ODGPSSM`, without num_latent (= dim_x)
     and A (= I).
     """

@@ -1,6 +1,6 @@
 r"""Fused particle rollout of a sparse-GP state-space model: one autograd primitive for all B x S x T steps.
 
-Forward (paper Eq. state_conditional, sampled through the latent GPs so the d_x x d_x covariance is never formed).
+Forward (paper Eq. (12), sampled through the latent GPs so the d_x x d_x covariance is never formed).
 Particle n in 0..N-1 (N = B S) belongs to sequence b = n // S. For t = 1..T::
 
     xt = [x_{t-1}, u_t]                                   GP input, (D,) with D = d_x + d_u
@@ -33,16 +33,16 @@ How it is computed (the numbers behind these choices are in bench/README.md):
 
 * Particles are split into blocks of at most ``PARTICLE_BLOCK`` (equal sizes, fixed by N alone). Every particle's
   trajectory is independent of the others, so each block runs the whole time loop on its own, forward and reverse;
-  with ``GPSSM_NP_THREADS`` > 1 blocks run in parallel (``_jit.run_blocks``). Parameter gradients are summed per block
-  and the block sums added in block order afterwards, so the result is bit-identical for any number of threads.
+  with ``GPSSM_NP_THREADS`` > 1 blocks run in parallel (``threads.run_blocks``). Parameter gradients are summed per
+  block and the block sums added in block order afterwards, so the result is bit-identical for any thread count.
 * Inside a block every per-step array is particle-minor ((..., L) contiguous), so the inner loops run over the
-  block's particles and vectorise: the kernel rows (one sqrt and one :func:`~gpssm_np.ops._jit.exp_fast` per
+  block's particles and vectorise: the kernel rows (one sqrt and one :func:`~gpssm_np.ops._fastmath.exp_fast` per
   entry, 3.2 million per rollout at the paper's setting) and the kernel VJP.
 * The O(M^2) work per step and latent GP, B_q k for all particles of the block and dB_q -= sum varbar k k^T, is one
-  BLAS product each (``_jit.gemm``, BLAS held at one thread).
+  BLAS product each (``_blas.gemm``, BLAS held at one thread).
 * The forward pass keeps, per block and step, the GP inputs, k, B k, dk/dr2 (Matern only; for the squared exponential
   it is -k/2), h and sqrt(var) for the reverse pass, which then needs no transcendental function at all. The tape is
-  O(T N Q M) memory (80 MB at the paper's setting), reused from call to call (``_jit.TapeStore``). Past
+  O(T N Q M) memory (80 MB at the paper's setting), reused from call to call (``_tape.TapeStore``). Past
   ``_config.TAPE_BYTES`` (GPSSM_NP_TAPE_MB, 512 MiB) the reverse pass recomputes dk/dr2 (one sqrt per entry) and
   then B k (one more BLAS product) instead. A call with no autograd tracing (a forecast) keeps no tape at all.
 
@@ -405,7 +405,7 @@ def _vjp_block(blk, n0, nl, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, 
             gx0[n0 + i, d] = carry[d, i]
 
 
-# Drivers: blocks first..last-1 one after the other (``_jit.run_blocks`` hands them to the kernel threads).
+# Drivers: blocks first..last-1 one after the other (``threads.run_blocks`` hands them to the kernel threads).
 @jit
 def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
                 X, XT, K, BK, P, H, SD):
