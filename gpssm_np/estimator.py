@@ -24,8 +24,9 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 (docs/design.md, "Time convention"). A subclass supplies, besides ``get_config`` and ``q_x0``:
 
 * ``param_shapes()``: name -> shape of every unconstrained parameter;
-* ``_minibatch_loss(y, u, rng, num_samples, num_windows)``: the training loss of a minibatch of windows
-  (y (B, T, d_y), u (B, T, d_u)), as a function of the parameter dict;
+* ``elbo_function(y, u, rng, num_samples, num_windows=None, **options)``: the ELBO of windows y (B, T, d_y), u (B,
+  T, d_u) with noise drawn from ``rng``, as a function of the parameter dict; :meth:`GradientTrainedModel.elbo`,
+  :meth:`~GradientTrainedModel.elbo_and_grad` and the training loss are built on it;
 * ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``;
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
@@ -192,9 +193,47 @@ class GradientTrainedModel(StateSpaceModel):
         """Name -> shape of every unconstrained parameter."""
 
     @abc.abstractmethod
-    def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
-        """The training loss (per window) of the windows y (B, T, d_y), u (B, T, d_u) with fresh noise from
-        ``rng``, as a function of the parameter dict."""
+    def elbo_function(self, y, u, rng, num_samples, num_windows=None, **options):
+        """The ELBO of the windows y (B, T, d_y), u (B, T, d_u) (checked arrays) with noise drawn from ``rng``, as
+        a function of the parameter dict; ``num_windows`` is the data-set size for the unbiased weighting (None:
+        the windows given are all the data); ``options`` are the model's own (e.g. a backend)."""
+
+    def _objective(self, y, u, num_samples, seed, num_windows, **options):
+        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+        num_samples = check.positive_int(num_samples, "num_samples")
+        if num_windows is not None:
+            num_windows = check.positive_int(num_windows, "num_windows")
+        rng = np.random.default_rng(check.seed(seed))
+        return self.elbo_function(y, u, rng, num_samples, num_windows, **options)
+
+    def elbo(self, y, u=None, num_samples=50, seed=0, num_windows=None, **options):
+        """The ELBO of sequences ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape.
+
+        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters;
+        ``num_windows`` is the data-set size for the unbiased weighting (default: the sequences given are the whole
+        data); ``options`` are the model's (:meth:`elbo_function`). A non-finite value (data far outside the
+        model's scale) raises ValueError."""
+        objective = self._objective(y, u, num_samples, seed, num_windows, **options)
+        with np.errstate(over="ignore", invalid="ignore"):  # reported by finite_elbo
+            return finite_elbo(float(objective(self.params)), y, u)
+
+    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None, **options):
+        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
+        objective = self._objective(y, u, num_samples, seed, num_windows, **options)
+        with blas_single_threaded(), np.errstate(over="ignore", invalid="ignore"):
+            value, grad = value_and_grad(objective)(self.params)
+        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
+
+    def _minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
+        """The training loss of the windows y (B, T, d_y), u (B, T, d_u) with fresh noise from ``rng``: -ELBO, per
+        window under the unbiased weighting; ``x0`` per-window initial-state moments (models that take them)."""
+        objective = self.elbo_function(y, u, rng, num_samples, num_windows, **({} if x0 is None else {"x0": x0}))
+        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0
+
+        def loss(params):
+            return -scale * objective(params)
+
+        return loss
 
     @abc.abstractmethod
     def transition_moments(self):
@@ -357,7 +396,7 @@ class GradientTrainedModel(StateSpaceModel):
         log = self.training_log_
         rejections = 0
         while True:
-            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows, *(() if x0 is None else (x0,)))
+            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows, x0)
             try:
                 value, grads = value_and_grad(loss)(self.params)
             except np.linalg.LinAlgError as err:

@@ -33,7 +33,7 @@ from .gp import kl_diag_standard_normal
 from .ops.threads import run_blocks
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
 from .params import constrain
-from .transition import Transition, check_backend
+from .transition import Transition
 
 KL_WEIGHTINGS = ("unbiased", "paper")
 

@@ -18,11 +18,11 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
         GradientTrainedModel()
     assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_params", "set_params", "fit", "q_x0",
                                                    "forecast"}
-    assert GradientTrainedModel.__abstractmethods__ == {"get_config", "q_x0", "param_shapes", "_minibatch_loss",
+    assert GradientTrainedModel.__abstractmethods__ == {"get_config", "q_x0", "param_shapes", "elbo_function",
                                                         "transition_moments", "obs_var", "_free_run"}
 
     class Incomplete(GradientTrainedModel):  # every hook but the free run
-        get_config = q_x0 = param_shapes = _minibatch_loss = transition_moments = obs_var = lambda self: None
+        get_config = q_x0 = param_shapes = elbo_function = transition_moments = obs_var = lambda self: None
 
     with pytest.raises(TypeError, match="_free_run"):
         Incomplete()

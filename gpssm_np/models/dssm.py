@@ -34,8 +34,8 @@ The inner expectation and the KLs are in closed form given x_{t-1}^(s) (Rao-Blac
 ``TraceMeanField_ELBO``); x_t^(s) = mu_t + sigma_t eps_t then feeds the next step. The KL weighting conventions are
 those of ``inference.py``: :meth:`DSSM.elbo` is c_data * sum_b ELBO_b with c_data = num_windows / B ("unbiased") or
 1 / B ("paper"). The model has no global latent variable (no KL(q(u) || p(u))), so both weightings give the same
-training loss, the minibatch mean of -ELBO_b (``_minibatch_loss``, the per-window scale of
-``GPSSM._minibatch_loss``).
+training loss, the minibatch mean of -ELBO_b (``GradientTrainedModel._minibatch_loss``, per window as for the GP
+models).
 
 Differences from Pyro's ``dmm`` example: inputs u_t enter the transition (z_t) and the RNN; the RNN is a tanh Elman
 network with zero initial state (Pyro: ReLU and a learned h_0); q(x_0) is a Gaussian from the RNN rather than a
@@ -76,15 +76,14 @@ from dataclasses import dataclass
 
 import autograd.numpy as anp
 import numpy as np
-from autograd import value_and_grad
 
 from .. import _validation as check
 from .._init import fan_in_uniform
+from ..estimator import GradientTrainedModel
 from ..gp import kl_diag_standard_normal
 from ..inference import draw_noise, kl_weights
 from ..ops.dmm import STD_FLOOR, dmm_loop, dmm_loop_reference, dmm_pack, gated_transition
 from ..transforms import positive, positive_inverse
-from ..estimator import GradientTrainedModel, finite_elbo
 
 DSSM_BACKENDS = ("fused", "reference")
 
@@ -269,42 +268,12 @@ class DSSM(GradientTrainedModel):
         return shapes
 
     # -- ELBO ------------------------------------------------------------------------------------------------
-    def _objective(self, y, u, num_samples, seed, num_windows):
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-        num_samples = check.positive_int(num_samples, "num_samples")
-        if num_windows is not None:
-            num_windows = check.positive_int(num_windows, "num_windows")
-        noise = draw_noise(np.random.default_rng(check.seed(seed)), y.shape[0], num_samples, y.shape[1],
-                           self.spec.dim_x, 0)
+    def elbo_function(self, y, u, rng, num_samples, num_windows=None):
+        """The ELBO of windows y (B, T, d_y), u (B, T, d_u) weighted as the module docstring says, as a function of
+        the parameters, with noise drawn from ``rng``."""
+        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], self.spec.dim_x, 0)
         return lambda params: dssm_elbo(params, self.recognition, y, u, noise, self.kl_weighting, num_windows,
                                         self.backend)
-
-    def elbo(self, y, u=None, num_samples=50, seed=0, num_windows=None):
-        """The ELBO of windows ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape, weighted
-        as the module docstring says (``num_windows``: the data-set size for the unbiased weighting; default B).
-        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters. A
-        non-finite value (data far outside the model's scale) raises ValueError."""
-        objective = self._objective(y, u, num_samples, seed, num_windows)
-        with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
-            return finite_elbo(float(objective(self.params)), y, u)
-
-    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None):
-        """(ELBO, gradient), the gradient a dict keyed like :meth:`get_params` (w.r.t. the unconstrained values)."""
-        objective = self._objective(y, u, num_samples, seed, num_windows)
-        with np.errstate(over="ignore", invalid="ignore"):  # reported by _finite
-            value, grad = value_and_grad(objective)(self.params)
-        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
-
-    # -- hooks of GradientTrainedModel -------------------------------------------------------------------------
-    def _minibatch_loss(self, y, u, rng, num_samples, num_windows):
-        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], self.spec.dim_x, 0)
-        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss
-
-        def loss(params):
-            return -scale * dssm_elbo(params, self.recognition, y, u, noise, self.kl_weighting, num_windows,
-                                      self.backend)
-
-        return loss
 
     def transition_moments(self):
         """x_t | x_{t-1} ~ N(m_t, diag s_t^2) of the gated transition, as a function for

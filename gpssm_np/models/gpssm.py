@@ -20,10 +20,10 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
+from ..estimator import GradientTrainedModel, without_frozen
 from ..transition import Transition, check_backend
-from .warm_start import initial_params, warm_start
-from ..estimator import GradientTrainedModel, finite_elbo, without_frozen
 from .training import ValidationScore, check_budget, split_validation, train_steps
+from .warm_start import initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md
 #: (linear mean, LGSSM warm start, per-window initial states, validation-based stopping). ``"authors"``: the
@@ -139,50 +139,20 @@ class GPSSM(GradientTrainedModel):
         return {name: np.asarray(value) for name, value in constrain(self.params, self.spec).items()}
 
     # -- ELBO ------------------------------------------------------------------------------------------------
-    def _objective(self, y, u, num_samples, seed, backend, kl_weighting, num_windows):
-        spec = self.spec
-        y, u = check.sequences(y, u, spec.dim_y, spec.dim_u)
-        num_samples = check.positive_int(num_samples, "num_samples")
-        if num_windows is not None:
-            num_windows = check.positive_int(num_windows, "num_windows")
-        noise = draw_noise(np.random.default_rng(seed), y.shape[0], num_samples, y.shape[1], spec.dim_x,
-                           spec.num_latent)
-        backend = check_backend(backend or self.backend)
-        kl_weighting = kl_weighting or self.kl_weighting
-
-        def objective(params):
-            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition)
-
-        return objective
-
-    def elbo(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
-        """The ELBO of sequences ``y`` (T, d_y) or (B, T, d_y) with inputs ``u`` of the same leading shape.
-
-        The same ``seed`` draws the same noise, so the value is a deterministic function of the parameters.
-        ``backend`` and ``kl_weighting`` default to the model's; ``num_windows`` is the data-set size for the
-        unbiased weighting (default: the sequences given are the whole data).
-        """
-        objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        return finite_elbo(float(objective(self.params)), y, u)
-
-    def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, backend=None, kl_weighting=None, num_windows=None):
-        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
-        objective = self._objective(y, u, num_samples, seed, backend, kl_weighting, num_windows)
-        with blas_single_threaded():
-            value, grad = value_and_grad(objective)(self.params)
-        return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
-
-    # -- hooks of StateSpaceModel ----------------------------------------------------------------------------
-    def _minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
+    def elbo_function(self, y, u, rng, num_samples, num_windows=None, backend=None, kl_weighting=None, x0=None):
+        """The ELBO of windows y (B, T, d_y), u (B, T, d_u) (``inference.elbo``) as a function of the parameters,
+        with noise drawn from ``rng``. ``backend`` and ``kl_weighting`` default to the model's; ``x0``: per-window
+        q(x0) moments (mean (B, d_x), var (B, d_x)) instead of the model's own."""
         spec = self.spec
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent)
-        scale = 1.0 / num_windows if self.kl_weighting == "unbiased" else 1.0  # per-window loss
+        backend = check_backend(backend or self.backend)
+        kl_weighting = kl_weighting or self.kl_weighting
+        kl_weights(kl_weighting, 1, 1)  # validates the name
 
-        def loss(params):
-            return -scale * elbo(params, spec, y, u, noise, self.backend, self.kl_weighting, num_windows,
-                                 self.recognition, x0)
+        def objective(params):
+            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition, x0)
 
-        return loss
+        return objective
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=None, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
