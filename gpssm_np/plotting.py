@@ -106,21 +106,28 @@ def plot_states(t, truth=None, estimates=None, dims=None, axes=None, names=None)
     return axes
 
 
-def plot_history(history, ax=None, smooth=None):
-    """Training loss per step (``model.history_``, or the model itself), optionally with a moving average.
+def plot_history(history, ax=None, smooth=None, validation=None):
+    """Training loss per step (``model.history_``, or the model itself), optionally with a moving average, and the
+    validation score of ``fit``'s stopping rule on a second axis.
 
     Parameters
     ----------
-    history : sequence of float, or an object with ``history_``
+    history : sequence of float, or an object with ``history_`` (and ``validation_``, used when ``validation`` is
+        None)
     ax : matplotlib Axes, optional
     smooth : int, optional
         Window of a trailing moving average drawn over the (then faded) raw curve; at most ``len(history)``.
+    validation : list of dict, optional
+        ``model.validation_``: entries with "step" and "rmse" (None entries are skipped); drawn on a right-hand axis
+        with the selected (lowest) score marked.
 
     Returns
     -------
-    matplotlib Axes
+    matplotlib Axes (the loss axis)
     """
     if hasattr(history, "history_"):
+        if validation is None:
+            validation = getattr(history, "validation_", None)
         history = history.history_
     loss = _array(history, "history", (1,))
     if smooth is not None and (isinstance(smooth, bool) or not isinstance(smooth, numbers.Integral)
@@ -135,6 +142,15 @@ def plot_history(history, ax=None, smooth=None):
         ax.legend(loc="best")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (-ELBO)")
+    scored = [(r["step"], r["rmse"]) for r in (validation or []) if r.get("rmse") is not None]
+    if scored:
+        steps_v, rmse_v = np.array(scored).T
+        right = ax.twinx()
+        right.plot(steps_v, rmse_v, "o-", color="C3", label="validation RMSE")
+        best = int(np.argmin(rmse_v))
+        right.plot(steps_v[best], rmse_v[best], "*", color="C3", markersize=14, label="selected")
+        right.set_ylabel("validation RMSE (causal forecast)")
+        right.legend(loc="upper right")
     return ax
 
 

@@ -160,3 +160,15 @@ def test_plot_history_takes_a_model():
 def test_plot_history_rejects_bad_input(history, smooth, message):
     with pytest.raises(ValueError, match=message):
         plot_history(history, smooth=smooth)
+
+
+def test_history_with_validation_scores():
+    class Fitted:
+        history_ = [3.0, 2.0, 1.5, 1.2]
+        validation_ = [{"step": 0, "rmse": 0.5}, {"step": 2, "rmse": 0.3}, {"step": 4, "rmse": 0.4}]
+
+    ax = plot_history(Fitted())
+    (right,) = [other for other in ax.figure.axes if other is not ax]
+    (curve, star) = right.lines
+    np.testing.assert_array_equal(curve.get_xdata(), [0, 2, 4])
+    assert star.get_xdata()[0] == 2 and star.get_ydata()[0] == 0.3
