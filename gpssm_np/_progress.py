@@ -7,11 +7,13 @@ logger = logging.getLogger("gpssm_np.fit")
 
 
 class Progress:
-    """``update(epoch, loss)`` after each epoch; ``close()`` at the end. Silent when ``enabled`` is False; the
-    in-place line is written only when ``stream`` (default stderr) is a terminal."""
+    """``update(done, loss)`` after each epoch (or each scored block of steps: ``unit="step"``); ``close()`` at the
+    end. Silent when ``enabled`` is False; the in-place line is written only when ``stream`` (default stderr) is a
+    terminal."""
 
-    def __init__(self, epochs, enabled=True, stream=None):
+    def __init__(self, epochs, enabled=True, stream=None, unit="epoch"):
         self.epochs = epochs
+        self.unit = unit
         self.enabled = enabled
         self.stream = sys.stderr if stream is None else stream
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -21,7 +23,7 @@ class Progress:
         if not self.enabled:
             return
         elapsed = time.perf_counter() - self.start
-        line = f"epoch {epoch}/{self.epochs}  loss {loss:.4f}  {elapsed:.1f} s"
+        line = f"{self.unit} {epoch}/{self.epochs}  loss {loss:.4f}  {elapsed:.1f} s"
         logger.info(line)
         if self.tty:
             self.stream.write("\rfit: " + line)

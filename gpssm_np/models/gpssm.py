@@ -216,7 +216,7 @@ class GPSSM(GradientTrainedModel):
             x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
             Y, U = windows(train_ys, train_us, seq_len, stride)
             self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
-            report = Progress(max_steps, enabled=progress)
+            report = Progress(max_steps, enabled=progress, unit="step")
             with blas_single_threaded():
                 record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed), Adam(lr=lr, clip_norm=clip_norm),
                                      frozen, score, max_steps, eval_every, patience, min_delta, batch_size,
