@@ -28,6 +28,9 @@ CONFIGS = [
          recognition="lstm", recognition_options={"hidden": 5}),
     dict(cls="PRSSM", kernel="matern52", whiten=True, mean_function="zero", shared_inducing=True,
          recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4}),
+    dict(cls="ODGPSSM", kernel="se", whiten=False, mean_function="linear", shared_inducing=False),
+    dict(cls="PRSSM", kernel="matern52", whiten=True, mean_function="linear", shared_inducing=True,
+         recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4}),
 ]
 
 
