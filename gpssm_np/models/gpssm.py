@@ -25,9 +25,10 @@ from ..transition import Transition, check_backend
 from .training import ValidationScore, check_budget, split_validation, train_steps
 from .warm_start import initial_params, warm_start
 
-#: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md
-#: (linear mean, LGSSM warm start, per-window initial states, validation-based stopping). ``"authors"``: the
-#: configuration of the paper's code (zero mean, random initialisation, one q(x0), 70 epochs).
+#: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
+#: section 5.1 (linear mean, LGSSM warm start, 20-step windows, validation-based stopping; one q(x0) for all
+#: windows, which won over per-window smoothed states). ``"authors"``: the configuration of the paper's code (zero
+#: mean, random initialisation, one q(x0), 70 epochs of 50-step windows).
 SETTINGS = {
     "default": {"mean_function": "linear", "init": "lgssm"},
     "authors": {"mean_function": "zero", "init": "random"},
@@ -38,7 +39,7 @@ INITS = ("lgssm", "random")
 INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1}
+               "restarts": 1, "seq_len": 20}
 
 
 class GPSSM(GradientTrainedModel):
@@ -65,9 +66,10 @@ class GPSSM(GradientTrainedModel):
         (``warm_start.py``).
     settings : {"default", "authors"}
         Selects how :meth:`fit` trains by default (see there).
-    initial_state : {None, "smoothed", "shared"}
-        q(x0) of each training window: the warm start's smoothed state before it ("smoothed", the default with
-        init="lgssm" and no recognition network) or the model's own q(x0) ("shared").
+    initial_state : {None, "shared", "smoothed"}
+        q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
+        warm start the linear model's stationary state distribution; or the recognition network), or the warm
+        start's smoothed state before the window ("smoothed", needs init="lgssm" and no recognition network).
     **init_values
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
         obs_noise, x0_var, inducing_range).
@@ -90,7 +92,7 @@ class GPSSM(GradientTrainedModel):
         if init == "lgssm" and spec.mean_function != "linear":
             raise ValueError(f"init: the 'lgssm' warm start needs mean_function='linear', got {spec.mean_function!r}")
         if initial_state is None:
-            initial_state = "smoothed" if init == "lgssm" and recognition is None else "shared"
+            initial_state = "shared"  # the ablation's choice (docs/results.md, section 5.1)
         if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and (init != "lgssm" or recognition)):
             raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with init='lgssm' and no recognition "
                              f"network, got {initial_state!r}")
@@ -155,7 +157,7 @@ class GPSSM(GradientTrainedModel):
         return objective
 
     # -- training --------------------------------------------------------------------------------------------
-    def fit(self, y, u=None, epochs=None, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
+    def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
             patience=None, min_delta=None, restarts=None):
@@ -173,14 +175,14 @@ class GPSSM(GradientTrainedModel):
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
         With ``init="lgssm"`` every call starts from the linear-Gaussian warm start (``warm_start.py``) fitted on
-        the training part (as scikit-learn's ``fit``, not a continuation), and, without a recognition network, each
+        the training part (as scikit-learn's ``fit``, not a continuation); with ``initial_state="smoothed"`` each
         training window starts from the warm start's smoothed state before it. The other arguments are those of
-        the authors' loop (windows of ``seq_len`` at ``stride``, minibatches of ``batch_size``, Adam step ``lr``,
-        ``num_samples`` particles per window).
+        the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the epoch loop) at ``stride``,
+        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window.
         """
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
-            return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len, stride=stride,
+            return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len or 50, stride=stride,
                                batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
                                fixed=fixed, progress=progress, checkpoint=checkpoint,
                                checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
@@ -204,7 +206,8 @@ class GPSSM(GradientTrainedModel):
         lr = check.positive_float(lr, "lr")
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
-        seq_len = min(check.positive_int(seq_len, "seq_len"), min(len(t) for t in train_ys))
+        seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
+        seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         if not step_mode:
             windows_count = len(windows(train_ys, train_us, seq_len, stride)[0])
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-windows_count // batch_size)
