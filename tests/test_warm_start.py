@@ -115,3 +115,15 @@ def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
     for name in a.params:
         np.testing.assert_array_equal(a.params[name], b.params[name])
     assert a.history_ == b.history_
+
+
+def test_restarts_keep_the_run_with_the_best_validation_score():
+    y, u = standardised_linear_data(seed=4, T=300)
+    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8)
+    single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, **kwargs)
+    best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, restarts=2, **kwargs)
+    # restart 0 is the single run; restart 1 starts from seed 6 and is scored with the same validation noise
+    assert len(best.restart_scores_) == 2 and best.restart_scores_[0] == min(r["rmse"] for r in single.validation_)
+    assert min(r["rmse"] for r in best.validation_) == min(best.restart_scores_)
+    score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
+    assert score(best) == pytest.approx(min(r["rmse"] for r in best.validation_), rel=1e-12)

@@ -98,7 +98,7 @@ class GPSSM(GradientTrainedModel):
                              f"network, got {initial_state!r}")
         self.settings, self.init, self.initial_state = settings, init, initial_state
         self.init_values = dict(init_values)
-        self.validation_ = []
+        self.validation_, self.restart_scores_ = [], []
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
@@ -169,8 +169,9 @@ class GPSSM(GradientTrainedModel):
           ``models/training.py``): the last ``validation`` share of each sequence is held back, Adam runs at most
           ``max_steps`` gradient steps, the causal forecast RMSE of the held-back block is scored every
           ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
-          parameters (never worse than the initial ones) are kept; ``restarts`` seeds, the best on validation.
-          Defaults: :data:`DEFAULT_FIT`. The scores are in ``validation_``.
+          parameters (never worse than the initial ones) are kept; ``restarts`` seeds (seed, seed + 1, ...), the
+          best on validation. Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the
+          best score of every restart in ``restart_scores_``.
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
@@ -213,7 +214,7 @@ class GPSSM(GradientTrainedModel):
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-windows_count // batch_size)
         score = ValidationScore(ys, us, cuts, seed=seed)
         frozen = self._check_fixed(fixed)
-        best = None
+        best, self.restart_scores_ = None, []
         for restart in range(restarts):
             run_seed = seed + restart
             x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
@@ -226,6 +227,7 @@ class GPSSM(GradientTrainedModel):
                                      num_samples, max_rejections, report)
             report.close()
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
+            self.restart_scores_.append(value)
             if best is None or (value is not None and value < best[0]):
                 best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
         _, params, self.history_, self.training_log_, self.validation_, _ = best
