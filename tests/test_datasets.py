@@ -12,6 +12,7 @@ from gpssm_np.datasets import (
     kink,
     kink_function,
     load,
+    sequence_lists,
     window_starts,
     windows,
 )
@@ -225,6 +226,17 @@ def test_windows_errors(rng):
         windows([y, y], [y], 5)
     with pytest.raises(ValueError, match="y"):
         windows([], None, 5)
+
+
+def test_nested_lists_of_numbers_are_one_sequence(rng):
+    """y.tolist() of a (T, d) array is one sequence, not T sequences of one row; a list of arrays stays a list."""
+    y, u = rng.standard_normal((30, 2)), rng.standard_normal((30, 1))
+    ys, us = sequence_lists(y.tolist(), u.tolist())
+    assert len(ys) == len(us) == 1
+    np.testing.assert_array_equal(windows(y.tolist(), u.tolist(), 10, 5)[0], windows(y, u, 10, 5)[0])
+    assert len(sequence_lists(y[:, 0].tolist(), None)[0]) == 1  # a list of numbers: one 1-D sequence
+    assert len(sequence_lists([y, y[:12]], [u, u[:12]])[0]) == 2
+    assert len(sequence_lists([y.tolist(), y[:12].tolist()], None)[0]) == 2  # a list of nested lists: two
 
 
 # ---------------------------------------------------------------------------------------------------------------
