@@ -66,16 +66,19 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False):
 
 
 def inputs(u, leading_shape, dim_u, matched="y"):
-    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None when d_u = 0.
-    Returns a float64 array with the leading shape, of zero width when d_u = 0."""
+    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None, or an array
+    of zero width, when d_u = 0. Returns a float64 array with the leading shape, of zero width when d_u = 0."""
+    leading_shape = tuple(leading_shape)
+    if dim_u == 0 and u is not None and np.shape(u) in (leading_shape + (0,), leading_shape[1:] + (0,)):
+        u = None  # e.g. the (T, 0) inputs of a Dataset without inputs: nothing to check
     if u is None:
         if dim_u > 0:
             raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None")
-        return np.zeros(tuple(leading_shape) + (0,))
+        return np.zeros(leading_shape + (0,))
     u = finite_array(u, "u", (len(leading_shape), len(leading_shape) + 1))
     if u.ndim == len(leading_shape):
         u = u[None]
-    expected = tuple(leading_shape) + (dim_u,)
+    expected = leading_shape + (dim_u,)
     if u.shape != expected:
         raise ValueError(f"u: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
     return u
