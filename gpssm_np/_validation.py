@@ -53,29 +53,56 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False):
     """Check outputs y ((T, d_y) or (B, T, d_y)) and inputs u (same leading shape, or None when d_u = 0).
 
     Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
-    ``allow_missing`` admits NaN (not inf) in y, for the particle filter.
+    ``allow_missing`` admits NaN (not inf) in y, for the particle filter. When d_y != d_u and y has d_u columns
+    and u d_y, the ValueError says that y and u look swapped.
     """
     y = finite_array(y, "y", (2, 3), "; missing outputs are not supported in training: remove or impute them "
                                      "(the particle filter, model.filter, accepts NaN as missing)",
                      allow_nan=allow_missing)
     if y.ndim == 2:
         y = y[None]
+    if y.shape[2] == dim_u != dim_y and u is not None and np.shape(u)[-1:] == (dim_y,):
+        raise ValueError(f"y, u: y has shape {y.shape[1:]} and u {np.shape(u)[-2:]}, but the model has dim_y = "
+                         f"{dim_y} and dim_u = {dim_u}: y and u look swapped; the outputs come first, as in fit(y, u)")
     if y.shape[2] != dim_y:
         raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {y.shape}")
     return y, inputs(u, y.shape[:2], dim_u, "y")
 
 
 def inputs(u, leading_shape, dim_u, matched="y"):
-    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None when d_u = 0.
-    Returns a float64 array with the leading shape, of zero width when d_u = 0."""
+    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None, or an array
+    of zero width, when d_u = 0. Returns a float64 array with the leading shape, of zero width when d_u = 0."""
+    leading_shape = tuple(leading_shape)
+    if dim_u == 0 and u is not None and np.shape(u) in (leading_shape + (0,), leading_shape[1:] + (0,)):
+        u = None  # e.g. the (T, 0) inputs of a Dataset without inputs: nothing to check
     if u is None:
         if dim_u > 0:
             raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None")
-        return np.zeros(tuple(leading_shape) + (0,))
+        return np.zeros(leading_shape + (0,))
     u = finite_array(u, "u", (len(leading_shape), len(leading_shape) + 1))
     if u.ndim == len(leading_shape):
         u = u[None]
-    expected = tuple(leading_shape) + (dim_u,)
+    expected = leading_shape + (dim_u,)
     if u.shape != expected:
         raise ValueError(f"u: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
     return u
+
+
+def initial_state(x0, dim_x):
+    """``x0 = (mean, spread)`` checked: the mean (d_x,) and the variances (d_x,), non-negative, or a covariance
+    matrix (d_x, d_x), symmetric positive semi-definite; returned as float64 arrays."""
+    if not isinstance(x0, (tuple, list)) or len(x0) != 2:
+        raise ValueError(f"x0: expected a pair (mean, var) or (mean, covariance), got {type(x0).__name__}")
+    mean = finite_array(x0[0], "x0", (1,))
+    spread = finite_array(x0[1], "x0", (1, 2))
+    if mean.shape != (dim_x,) or spread.shape not in ((dim_x,), (dim_x, dim_x)):
+        raise ValueError(f"x0: expected (mean ({dim_x},), var ({dim_x},) or covariance ({dim_x}, {dim_x})), got "
+                         f"shapes {mean.shape} and {spread.shape}")
+    if spread.ndim == 1 and np.any(spread < 0):
+        raise ValueError("x0: the variances must be non-negative")
+    # a round-off of the order of the largest entry is allowed: covariances computed in float64 carry it
+    tolerance = 1e-10 * max(1.0, float(np.max(np.abs(spread))))
+    if spread.ndim == 2 and (np.max(np.abs(spread - spread.T)) > tolerance
+                             or np.linalg.eigvalsh(spread)[0] < -tolerance):
+        raise ValueError("x0: the covariance must be a symmetric positive semi-definite matrix")
+    return mean, spread

@@ -179,7 +179,10 @@ def _extra_arrays(model):
 def _atomic_write(path, arrays):
     target = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(target)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    except OSError as err:  # name the path the caller gave, not the temporary file next to it
+        raise type(err)(err.errno, err.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez_compressed(f, **arrays)

@@ -119,7 +119,11 @@ def cmd_forecast(args):
     g = len(ds.y_train) + args.start
     if not 0 <= args.start < len(ds.y_test):
         raise ValueError(f"--start: expected an index into the test half (0..{len(ds.y_test) - 1}), got {args.start}")
-    steps = min(args.steps, len(y_all) - g)
+    remaining = len(ds.y_test) - args.start
+    if not 1 <= args.steps <= remaining:
+        raise ValueError(f"--steps: the test half of {args.dataset} has {remaining} steps from --start {args.start} "
+                         f"on (its length is {len(ds.y_test)}), got --steps {args.steps}; lower --steps or --start")
+    steps = args.steps
     past = slice(max(0, g - args.burn_in), g)
     fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=args.num_samples,
                         seed=args.seed)
@@ -268,7 +272,14 @@ def main(argv=None):
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader gone early (gpssm-np info | head) shows here, where it can be handled
+        return code
+    except BrokenPipeError:
+        # stop quietly, as Python's documentation advises: stdout goes to devnull so that the flush at exit cannot
+        # fail again, and the exit code is 1, Python's for EPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (ValueError, FileNotFoundError) as err:
         print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
         return 2

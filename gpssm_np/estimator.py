@@ -13,10 +13,14 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
   without a latent state, ``has_latent_state = False``);
 * ``forecast(u_future, y_past, u_past, num_samples, seed, steps, x0, num_particles, init_window)``: a
   :class:`gpssm_np.forecast.Forecast` with known future inputs;
+* ``constrained_params()``: the parameters as the model uses them (positive variances, ...), name -> ndarray;
 
 and sets ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``). The class gives the seed, ``history_`` (training loss per
-step), the output scaling (:meth:`~StateSpaceModel.set_output_scaling`) and the state that model files keep beside
-the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`).
+step), the output scaling (:meth:`~StateSpaceModel.set_output_scaling`), the state that model files keep beside
+the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`), and the familiar
+surface: :meth:`~StateSpaceModel.predict` (the mean forecast), :meth:`~StateSpaceModel.score` (the causal forecast
+RMSE of a sequence), :meth:`~StateSpaceModel.summary` and a ``repr`` with the arguments that differ from the
+defaults.
 
 :class:`GradientTrainedModel` is the part shared by the GP models and the DSSM: all have a state x_t (d_x), inputs
 u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and e_t ~ N(0, diag r). The time convention is the
@@ -36,6 +40,7 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth`` and ``forecast``.
 """
 import abc
+import inspect
 import logging
 import os
 
@@ -51,6 +56,7 @@ from .filtering import backward_simulation, particle_filter
 from .forecast import Forecast
 from .ops.threads import blas_single_threaded
 from .optim import Adam
+from .protocols import evaluate
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +123,66 @@ class StateSpaceModel(abc.ABC):
         """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
         var)``, from the past data ``y_past``, ``u_past``, or from the model's prior: a
         :class:`gpssm_np.forecast.Forecast`."""
+
+    @abc.abstractmethod
+    def constrained_params(self):
+        """The parameters as the model uses them, name -> ndarray (e.g. variances rather than their unconstrained
+        values)."""
+
+    # -- the familiar surface --------------------------------------------------------------------------------
+    def predict(self, u_future=None, y_past=None, u_past=None, steps=None, num_samples=50, seed=0):
+        """The mean forecast (T, d_y) with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from
+        the past outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) when given: ``forecast(...).mean``
+        (see :meth:`forecast` for where it starts without past data)."""
+        return self.forecast(u_future, y_past=y_past, u_past=u_past, num_samples=num_samples, seed=seed,
+                             steps=steps).mean
+
+    def score(self, y, u=None, burn_in=100, window=100, num_samples=50, seed=0, num_particles=1000):
+        """The causal forecast RMSE of the sequence ``y`` (T, d_y) with inputs ``u`` (T, d_u), in the units of ``y``
+        (lower is better, unlike scikit-learn's ``score``).
+
+        Protocol (``protocols.evaluate_causal`` with the first ``burn_in`` steps as the history): the steps after
+        the first ``burn_in`` are cut into windows of ``window`` steps (stride ``window`` plus a tail window ending
+        at the last step; all of them; one window of the remaining length when fewer steps remain); each window is
+        forecast with its true inputs from the state a particle filter (``num_particles``) estimates from the
+        ``burn_in`` outputs just before it, and scored by the RMSE of the mean of ``num_samples`` sampled runs;
+        the score is the mean over windows. No output at or after a window's start is read for its forecast.
+        """
+        [(y, u)] = self._sequences(y, u)
+        burn_in = check.positive_int(burn_in, "burn_in")
+        if len(y) <= burn_in:
+            raise ValueError(f"y: {len(y)} steps leave nothing to score after the burn_in of {burn_in} steps")
+        return evaluate(self, (y[burn_in:], u[burn_in:]), "causal", num_samples=num_samples, seed=seed,
+                        history=(y[:burn_in], u[:burn_in]), window=window, max_windows=None, burn_in=burn_in,
+                        num_particles=num_particles)["rmse"]
+
+    def summary(self):
+        """The parameters as the model uses them, by name (:meth:`constrained_params`): name -> ndarray."""
+        return self.constrained_params()
+
+    def __repr__(self):
+        """The class and the constructor arguments that differ from their defaults, as scikit-learn shows them."""
+        arguments = ", ".join(f"{name}={value!r}" for name, value in self._changed_config().items())
+        return f"{type(self).__name__}({arguments})"
+
+    def _changed_config(self):
+        """The entries of :meth:`get_config` that rebuild the model with every other argument at its default: the
+        required arguments, then each argument whose value differs from the model rebuilt so far; arguments with a
+        fixed default come first, those defaulting to None (decided by others, e.g. ``settings``) after them."""
+        config = self.get_config()
+        parameters = {name: p for name, p in inspect.signature(type(self)).parameters.items()
+                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        required = [name for name, p in parameters.items() if p.default is p.empty]
+        if not set(required) <= set(config):  # a constructor that takes other objects (GPSSM's spec)
+            return config
+        shown = {name: config[name] for name in required}
+        optional = [name for name in parameters if name in config and name not in shown]
+        reference = type(self)(**shown).get_config()
+        for name in sorted(optional, key=lambda name: parameters[name].default is None):
+            if config[name] != reference.get(name):
+                shown[name] = config[name]
+                reference = type(self)(**shown).get_config()
+        return shown
 
     # -- given -----------------------------------------------------------------------------------------------
     def set_output_scaling(self, mean, std):
@@ -300,11 +366,12 @@ class GradientTrainedModel(StateSpaceModel):
                  num_particles=1000, init_window=50):
         """Free-running forecast (``forecast`` module) with known future inputs ``u_future`` (T, d_u).
 
-        The initial state comes from, in order: ``x0 = (mean, var)`` if given; a particle filter over ``y_past``
-        (with ``u_past``) if given, which uses no data after the forecast origin (``num_particles`` particles,
-        ``num_samples`` of them drawn by weight); else q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose
-        q(x0) is a recognition network. For an autonomous model (d_u = 0) give ``steps`` (or u_future (T, 0)).
-        Returns a :class:`gpssm_np.forecast.Forecast`.
+        The initial state comes from, in order: ``x0 = (mean, var)`` if given (var: the variances (d_x,) or a
+        covariance matrix (d_x, d_x)); a particle filter over ``y_past`` (with ``u_past``) if given, which uses no
+        data after the forecast origin (``num_particles`` particles, ``num_samples`` of them drawn by weight); else
+        q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose q(x0) is a recognition network. For an
+        autonomous model (d_u = 0) give ``steps`` (or u_future (T, 0)). Returns a
+        :class:`gpssm_np.forecast.Forecast`.
         """
         spec = self.spec
         num_samples = check.positive_int(num_samples, "num_samples")
@@ -316,12 +383,15 @@ class GradientTrainedModel(StateSpaceModel):
             x0_particles = result.particles[rng.choice(len(weights), num_samples, p=weights / weights.sum())]
         else:
             if x0 is not None:
-                mean, var = (np.asarray(a, dtype=np.float64) for a in x0)
+                mean, spread = check.initial_state(x0, spec.dim_x)
             elif self.recognition is None:
-                mean, var = self.q_x0()
+                mean, spread = self.q_x0()
             else:
-                mean, var = np.zeros(spec.dim_x), np.ones(spec.dim_x)
-            x0_particles = mean + np.sqrt(var) * rng.standard_normal((num_samples, spec.dim_x))
+                mean, spread = np.zeros(spec.dim_x), np.ones(spec.dim_x)
+            if spread.ndim == 2:  # a covariance matrix
+                x0_particles = rng.multivariate_normal(mean, spread, size=num_samples, method="eigh")
+            else:
+                x0_particles = mean + np.sqrt(spread) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var())
 

@@ -24,6 +24,7 @@ b               (d_x,)                   its offset
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
 ``rec_*`` parameters (``recognition.py``).
 """
+import inspect
 from dataclasses import dataclass
 
 import autograd.numpy as anp
@@ -117,16 +118,37 @@ class GPSSMSpec:
         return shapes
 
 
+#: The initial values the GP models' constructors take as keyword arguments and pass to :func:`init_params`.
+INIT_VALUES = ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var", "inducing_range")
+
+
+def check_init_values(values, constructor=None):
+    """``values`` (keyword arguments) if each is named in :data:`INIT_VALUES`; else ValueError naming the unknown
+    ones and the valid ones: those and, when given, the named parameters of ``constructor`` (a model's
+    ``__init__``, whose other arguments end up in ``values``)."""
+    unknown = sorted(set(values) - set(INIT_VALUES))
+    if unknown:
+        named = [] if constructor is None else [
+            name for name, p in list(inspect.signature(constructor).parameters.items())[1:]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        owner = "init_params" if constructor is None else constructor.__qualname__.split(".")[0]
+        raise ValueError(f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''} of "
+                         f"{owner}; expected one of {', '.join(named + list(INIT_VALUES))}")
+    return values
+
+
 def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, obs_noise=None, x0_var=None,
-                inducing_range=2.0):
+                inducing_range=2.0, **unknown):
     """Initial unconstrained parameters, following the authors' code unless told otherwise.
 
     Z ~ U[-inducing_range, inducing_range]; q_mu ~ 1e-3 N(0, 1) and q_sqrt = I (GPyTorch's first-call
     initialisation of a whitened q(u)); unwhitened q(u) starts at the prior, q_sqrt = chol(K(Z, Z)); A ~ N(0, 1);
     q(x0) = N(0, x0_var I); the linear mean starts as the identity (F = I, G = 0, b = 0), i.e. as PR-SSM's residual
     dynamics, until a warm start (``models/warm_start.py``) sets it. Scalars given for lengthscale, variance,
-    process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`.
+    process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`. Any other keyword is a ValueError
+    (:func:`check_init_values`).
     """
+    check_init_values(unknown)
     values = dict(AUTHORS_INIT)
     for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),
                         ("obs_noise", obs_noise), ("x0_var", x0_var)):

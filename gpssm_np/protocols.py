@@ -1,5 +1,5 @@
-r"""Forecast evaluation protocols on a standardised data set (``datasets.Dataset``): ``paper``, ``causal``,
-``freerun``.
+r"""Forecast evaluation protocols on a standardised data set (``datasets.Dataset``, or test arrays with an optional
+history before them): ``paper``, ``causal``, ``freerun``.
 
 All three forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
 initial state of that span is chosen:
@@ -16,9 +16,16 @@ initial state of that span is chosen:
 * ``"freerun"``: one free run over the whole test half, from the filtered state at the end of the training half
   (PR-SSM / EnVI style); RMSE also in original units.
 
+A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note
+says so; the result's "window" records the length used). When nothing precedes a window (test arrays given
+without a history), its forecast starts from the model's q(x0), or its prior, instead of a filtered state.
+
 Besides RMSE each protocol reports the mean negative log predictive density of the outputs (a Gaussian with the
 particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
 """
+import logging
+from collections import namedtuple
+
 import numpy as np
 
 from . import _validation as check
@@ -27,26 +34,55 @@ from .metrics import coverage, nlpd, rmse
 
 PROTOCOLS = ("paper", "causal", "freerun")
 
+logger = logging.getLogger(__name__)
+
+#: What the protocols read: the history before the test part (``y_train`` (T_h, d_y), ``u_train`` (T_h, d_u),
+#: possibly empty), the test part (``y_test`` (T, d_y), ``u_test`` (T, d_u)) and the standard deviations of the
+#: outputs (``y_std`` (d_y,), None when unknown). A ``datasets.Dataset`` has these attributes.
+EvaluationData = namedtuple("EvaluationData", "y_train u_train y_test u_test y_std")
+
 
 def scored_windows(num_steps, window=100, max_windows=6):
     """Start indices of the scored windows of a test half of ``num_steps`` steps: stride ``window`` plus a tail
-    window (the authors' loader), the first ``max_windows`` of them."""
+    window (the authors' loader), the first ``max_windows`` of them (all of them for None)."""
+    if max_windows is not None:
+        max_windows = check.positive_int(max_windows, "max_windows")
     return [int(s) for s in window_starts(num_steps, window, window)][:max_windows]
+
+
+def window_length(num_steps, window=100):
+    """The length of the scored windows of a test part of ``num_steps`` steps: ``window``, or ``num_steps`` when the
+    test part is shorter (with a logged note)."""
+    window = check.positive_int(window, "window")
+    if num_steps < window:
+        logger.warning("the test part has %d steps, fewer than the window of %d: scoring %d-step windows instead",
+                       num_steps, window, num_steps)
+        return num_steps
+    return window
 
 
 def _scores(forecast, y):
     lower, upper = forecast.interval(0.95)
     return {"rmse": rmse(y, forecast.mean), "nlpd": nlpd(y, forecast.mean, forecast.std),
-            "coverage95": coverage(y, lower, upper)}
+            "coverage95": coverage(y, lower, upper),
+            "rmse_per_output": np.sqrt(np.mean((np.asarray(y) - forecast.mean) ** 2, axis=0))}
 
 
-def _summarise(protocol, windows, scores, y_std):
-    result = {"protocol": protocol, "windows": windows, "per_window": [s["rmse"] for s in scores]}
+def _summarise(protocol, windows, scores, y_std, window):
+    result = {"protocol": protocol, "windows": windows, "window": window, "per_window": [s["rmse"] for s in scores]}
     for key in ("rmse", "nlpd", "coverage95"):
         result[key] = float(np.mean([s[key] for s in scores]))
-    # a single-output RMSE scales with the standard deviation; several outputs mix scales, so report None
-    result["rmse_original_units"] = float(result["rmse"] * y_std[0]) if len(y_std) == 1 else None
+    # each output's RMSE scales with its own standard deviation; their mean is the one number across outputs
+    per_output = None if y_std is None else np.mean([s["rmse_per_output"] for s in scores], axis=0) * y_std
+    result["rmse_original_units_per_output"] = None if per_output is None else [float(v) for v in per_output]
+    result["rmse_original_units"] = None if per_output is None else float(np.mean(per_output))
     return result
+
+
+def _past(y, u, start, stop):
+    """The outputs and inputs of the steps ``start..stop - 1`` as (y_past, u_past), or (None, None) when there are
+    none (the forecast then starts from the model's q(x0) or prior)."""
+    return (y[start:stop], u[start:stop]) if stop > start else (None, None)
 
 
 def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windows=6):
@@ -55,6 +91,7 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
     causal protocol, from the observations before each window."""
     if not getattr(model, "has_latent_state", True):
         return dict(evaluate_causal(model, dataset, num_samples, seed, window, max_windows), protocol="paper")
+    window = window_length(len(dataset.y_test), window)
     starts = scored_windows(len(dataset.y_test), window, max_windows)
     scores = []
     for k, s in enumerate(starts):
@@ -62,23 +99,24 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
         x0 = model.q_x0(y_w, u_w)  # reads the window it forecasts
         fc = model.forecast(u_w, x0=x0, num_samples=num_samples, seed=seed + k)
         scores.append(_scores(fc, y_w))
-    return _summarise("paper", starts, scores, dataset.y_std)
+    return _summarise("paper", starts, scores, dataset.y_std, window)
 
 
 def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
                      num_particles=1000):
     """The forecasts the causal protocol scores: a list of (start in the test half, ``Forecast``) per window, each
     made from the ``burn_in`` observations before the window only (``tests/test_no_lookahead.py`` holds it to
-    that)."""
+    that); a window with nothing before it starts from the model's q(x0) or prior."""
     burn_in = check.positive_int(burn_in, "burn_in")
+    window = window_length(len(dataset.y_test), window)
     y_all = np.concatenate([dataset.y_train, dataset.y_test])
     u_all = np.concatenate([dataset.u_train, dataset.u_test])
     offset = len(dataset.y_train)
     forecasts = []
     for k, s in enumerate(scored_windows(len(dataset.y_test), window, max_windows)):
         g = offset + s  # window start in the whole series
-        past = slice(max(0, g - burn_in), g)
-        forecasts.append((s, model.forecast(u_all[g:g + window], y_past=y_all[past], u_past=u_all[past],
+        y_past, u_past = _past(y_all, u_all, max(0, g - burn_in), g)
+        forecasts.append((s, model.forecast(u_all[g:g + window], y_past=y_past, u_past=u_past,
                                             num_samples=num_samples, seed=seed + k, num_particles=num_particles)))
     return forecasts
 
@@ -86,37 +124,83 @@ def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_win
 def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
                     num_particles=1000):
     """Same windows as the paper protocol, initial state filtered from the ``burn_in`` preceding steps only."""
+    window = window_length(len(dataset.y_test), window)
     forecasts = causal_forecasts(model, dataset, num_samples, seed, window, max_windows, burn_in, num_particles)
     scores = [_scores(fc, dataset.y_test[s:s + window]) for s, fc in forecasts]
-    return _summarise("causal", [s for s, _ in forecasts], scores, dataset.y_std)
+    return _summarise("causal", [s for s, _ in forecasts], scores, dataset.y_std, window)
 
 
 def freerun_forecast(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """The forecast the freerun protocol scores: the whole test half from the state filtered over the training
-    half."""
-    return model.forecast(dataset.u_test, y_past=dataset.y_train, u_past=dataset.u_train, num_samples=num_samples,
-                          seed=seed, num_particles=num_particles)
+    half (from the model's q(x0) or prior when there is no training half)."""
+    y_past, u_past = _past(dataset.y_train, dataset.u_train, 0, len(dataset.y_train))
+    return model.forecast(dataset.u_test, y_past=y_past, u_past=u_past, num_samples=num_samples, seed=seed,
+                          num_particles=num_particles)
 
 
 def evaluate_freerun(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """One free run over the test half from the state filtered over the whole training half."""
     fc = freerun_forecast(model, dataset, num_samples, seed, num_particles)
-    return _summarise("freerun", [0], [_scores(fc, dataset.y_test)], dataset.y_std)
+    return _summarise("freerun", [0], [_scores(fc, dataset.y_test)], dataset.y_std, len(dataset.y_test))
 
 
-def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, **options):
-    """Evaluate ``model`` on ``dataset`` (a ``datasets.Dataset``) under ``protocol`` ("paper", "causal" or
-    "freerun").
+def _arrays(model, pair, argname):
+    """The pair (y (T, d_y), u (T, d_u) or None) checked against the model's dimensions: two float64 arrays."""
+    if not isinstance(pair, tuple) or len(pair) != 2:
+        raise ValueError(f"{argname}: expected a tuple (y, u) of a sequence (T, d_y) and its inputs (T, d_u) or "
+                         f"None, got {type(pair).__name__}")
+    try:
+        y, u = check.sequences(pair[0], pair[1], model.spec.dim_y, model.spec.dim_u)
+    except ValueError as err:
+        raise ValueError(f"{argname}: {err}") from None
+    if y.shape[0] != 1:
+        raise ValueError(f"{argname}: expected one sequence (T, {model.spec.dim_y}), got shape {y.shape}")
+    return y[0], u[0]
+
+
+def evaluation_data(model, dataset, history=None):
+    """The :data:`EvaluationData` of ``dataset``: a ``datasets.Dataset`` (its training half is the history), or a
+    tuple ``(y_test, u_test)`` in the model's standardised units with ``history = (y_train, u_train)`` of the steps
+    just before it (or None: no history). The output scale of test arrays is the model's ``output_scaling``, when
+    set."""
+    if isinstance(dataset, tuple):
+        y_test, u_test = _arrays(model, dataset, "dataset")
+        if history is None:
+            y_train, u_train = y_test[:0], u_test[:0]
+        else:
+            y_train, u_train = _arrays(model, history, "history")
+        y_std = None if model.output_scaling is None else model.output_scaling[1]
+        return EvaluationData(y_train, u_train, y_test, u_test, y_std)
+    if history is not None:
+        raise ValueError("history: a Dataset holds its own history (the training half); give history only with test "
+                         "arrays, dataset=(y_test, u_test)")
+    if not all(hasattr(dataset, name) for name in EvaluationData._fields):
+        raise ValueError(f"dataset: expected a gpssm_np.datasets.Dataset or a tuple (y_test, u_test), got "
+                         f"{type(dataset).__name__}")
+    if model.spec.dim_y != dataset.y_test.shape[1] or model.spec.dim_u != dataset.u_test.shape[1]:
+        raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
+                         f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
+    return EvaluationData(*(getattr(dataset, name) for name in EvaluationData._fields))
+
+
+def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):
+    """Evaluate ``model`` on ``dataset`` under ``protocol`` ("paper", "causal" or "freerun").
+
+    ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), or a tuple
+    ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None when d_u = 0) in the model's standardised units, with
+    ``history = (y_train, u_train)``, the steps just before them, that the causal and freerun protocols filter
+    (:func:`evaluation_data`).
 
     Returns a dict with "rmse" (mean over windows, standardised scale), "per_window" (RMSE of each window),
-    "nlpd" and "coverage95" (means over windows), "rmse_original_units" (RMSE times the output standard
-    deviation, for one output), "windows" (start indices in the test half) and "protocol". ``options`` go to the
-    protocol's function (window, max_windows, burn_in, num_particles).
+    "nlpd" and "coverage95" (means over windows), "rmse_original_units_per_output" (the RMSE of each output, mean
+    over windows, times that output's standard deviation: a list of d_y values) and "rmse_original_units" (their
+    mean), both None when the output scale is unknown (test arrays and a model without ``output_scaling``),
+    "windows" (start indices in the test half), "window" (their length: the option ``window``, or the test
+    length when shorter) and "protocol". ``options`` go to the protocol's function (window, max_windows, burn_in,
+    num_particles).
     """
     functions = {"paper": evaluate_paper, "causal": evaluate_causal, "freerun": evaluate_freerun}
     if protocol not in functions:
         raise ValueError(f"protocol: expected one of {PROTOCOLS}, got {protocol!r}")
-    if model.spec.dim_y != dataset.y_test.shape[1] or model.spec.dim_u != dataset.u_test.shape[1]:
-        raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
-                         f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
-    return functions[protocol](model, dataset, num_samples=num_samples, seed=seed, **options)
+    data = evaluation_data(model, dataset, history)
+    return functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)

@@ -51,3 +51,27 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
 def test_python_dash_m_entry_point():
     proc = subprocess.run([sys.executable, "-m", "gpssm_np", "info"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "numpy" in proc.stdout
+
+
+def test_forecast_beyond_the_test_half_is_an_error(tmp_path, capsys):
+    import gpssm_np as gp
+
+    model = gp.save(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4), tmp_path / "m.npz")
+    args = ["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--out", str(tmp_path / "fc")]
+    assert main(args + ["--start", "140", "--steps", "20"]) == 2  # the test half has 148 steps
+    err = capsys.readouterr().err
+    assert "--steps: the test half of gas_furnace has 8 steps from --start 140 on" in err and "got --steps 20" in err
+    assert main(args + ["--steps", "0"]) == 2 and "--steps" in capsys.readouterr().err
+    assert not (tmp_path / "fc").exists()
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_closed_pipe_ends_the_command_quietly(unbuffered):
+    """`gpssm-np info | head` when head has gone: no BrokenPipeError traceback, whether the error comes from a
+    print (unbuffered output) or from the flush at the end (buffered)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen([sys.executable, "-m", "gpssm_np", "info"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(env, **({"PYTHONUNBUFFERED": "1"} if unbuffered else {})))
+    proc.stdout.close()  # the reader goes away before the command writes
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and b"BrokenPipeError" not in err and b"Traceback" not in err, err.decode()

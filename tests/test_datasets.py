@@ -12,6 +12,7 @@ from gpssm_np.datasets import (
     kink,
     kink_function,
     load,
+    sequence_lists,
     window_starts,
     windows,
 )
@@ -225,6 +226,97 @@ def test_windows_errors(rng):
         windows([y, y], [y], 5)
     with pytest.raises(ValueError, match="y"):
         windows([], None, 5)
+
+
+def test_nested_lists_of_numbers_are_one_sequence(rng):
+    """y.tolist() of a (T, d) array is one sequence, not T sequences of one row; a list of arrays stays a list."""
+    y, u = rng.standard_normal((30, 2)), rng.standard_normal((30, 1))
+    ys, us = sequence_lists(y.tolist(), u.tolist())
+    assert len(ys) == len(us) == 1
+    np.testing.assert_array_equal(windows(y.tolist(), u.tolist(), 10, 5)[0], windows(y, u, 10, 5)[0])
+    assert len(sequence_lists(y[:, 0].tolist(), None)[0]) == 1  # a list of numbers: one 1-D sequence
+    assert len(sequence_lists([y, y[:12]], [u, u[:12]])[0]) == 2
+    assert len(sequence_lists([y.tolist(), y[:12].tolist()], None)[0]) == 2  # a list of nested lists: two
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# your own data
+# ---------------------------------------------------------------------------------------------------------------
+@needs_data
+def test_from_arrays_returns_what_load_returns(shared_data):
+    ds = load("gas_furnace")
+    mine = datasets.from_arrays(ds.y_raw, ds.u_raw, name="gas_furnace")
+    for field in ("y_train", "u_train", "y_test", "u_test", "y_mean", "y_std", "u_mean", "u_std", "y_raw", "u_raw"):
+        np.testing.assert_array_equal(getattr(mine, field), getattr(ds, field), err_msg=field)
+        assert not getattr(mine, field).flags.writeable
+    assert mine.name == "gas_furnace" and mine.y_names is None and ds.y_names is None
+
+
+def tanks_table(T=200):
+    y, u, _ = datasets.cascaded_tanks(T, seed=1)
+    return np.hstack([np.arange(T)[:, None], u, y]), y, u
+
+
+@pytest.mark.parametrize("header, comments", [("t,flow,level", ""), ("t,flow,level", "# "), (" t , flow , level", "")])
+def test_from_csv_reads_named_columns_in_the_order_given(tmp_path, header, comments):
+    table, y, u = tanks_table()
+    path = tmp_path / "tanks.csv"
+    np.savetxt(path, table, delimiter=",", header=header, comments=comments)
+    ds = datasets.from_csv(path, outputs=["level", "t"], inputs="flow", train_fraction=0.6)
+    assert ds.name == "tanks" and ds.y_names == ("level", "t") and ds.u_names == ("flow",)
+    np.testing.assert_allclose(ds.y_raw, np.hstack([y, table[:, :1]]), rtol=1e-15)
+    assert ds.y_train.shape == (120, 2) and ds.u_test.shape == (80, 1)
+    ref = datasets.from_arrays(ds.y_raw, ds.u_raw, train_fraction=0.6, name="tanks")
+    np.testing.assert_array_equal(ds.y_test, ref.y_test)
+    np.testing.assert_allclose(ds.y_train.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(ds.to_original_y(ds.y_test), ds.y_raw[120:], rtol=1e-12)
+
+
+def test_a_series_without_inputs_fits_and_forecasts(rng):
+    y = np.cumsum(rng.normal(size=(120, 1)), axis=0) * 0.1 + np.sin(np.arange(120) / 5)[:, None]
+    ds = datasets.from_arrays(y.tolist())
+    assert ds.u_train.shape == (60, 0) and ds.u_mean.shape == (0,) and ds.name == "mine"
+    from gpssm_np import ARX
+
+    model = ARX(na=2, dim_u=0).fit(ds.y_train, ds.u_train)
+    assert model.forecast(ds.u_test[:10], y_past=ds.y_train, u_past=ds.u_train).mean.shape == (10, 1)
+
+
+def test_own_data_errors_name_the_argument(tmp_path, rng):
+    table, y, u = tanks_table(60)
+    path = tmp_path / "plant.csv"
+    np.savetxt(path, table, delimiter=",", header="t,flow,level", comments="")
+    with pytest.raises(ValueError, match=r"outputs: no column 'lvl' in .*plant.csv; its columns are \['t', 'flow', "
+                                         r"'level'\]"):
+        datasets.from_csv(path, outputs=["lvl"], inputs=["flow"])
+    with pytest.raises(ValueError, match="inputs: no column 'Flow'"):
+        datasets.from_csv(path, outputs="level", inputs="Flow")
+    with pytest.raises(ValueError, match="inputs: the columns \\['level'\\] are also outputs"):
+        datasets.from_csv(path, outputs="level", inputs=["flow", "level"])
+    lines = path.read_text().splitlines()
+    lines[3] = "2,,0.5"  # data row 2: an empty cell
+    lines[5] = "4,abc,0.5"  # data row 4: not a number
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"inputs: column 'flow' .* data rows \[2, 4\]"):
+        datasets.from_csv(path, outputs="level", inputs="flow")
+    assert datasets.from_csv(path, outputs="level").u_train.shape == (30, 0)  # the damaged column is not read
+    with pytest.raises(FileNotFoundError):
+        datasets.from_csv(tmp_path / "missing.csv", outputs="level")
+    y_nan = y.copy()
+    y_nan[[7, 9]] = np.nan
+    with pytest.raises(ValueError, match=r"y: NaN or inf in rows \[7, 9\]"):
+        datasets.from_arrays(y_nan, u)
+    for fraction in (0, 1, 1.5, -0.1, True, "half"):
+        with pytest.raises(ValueError, match="train_fraction"):
+            datasets.from_arrays(y, u, train_fraction=fraction)
+    with pytest.raises(ValueError, match="y: 3 rows .* each part needs at least 2"):
+        datasets.from_arrays(y[:3], u[:3])
+    with pytest.raises(ValueError, match="u: expected 60 rows to match y, got 59"):
+        datasets.from_arrays(y, u[:59])
+    with pytest.raises(ValueError, match="u: column 0 is constant in the training part"):
+        datasets.from_arrays(y, np.ones_like(u))
+    with pytest.raises(ValueError, match="from_csv"):
+        datasets.load("pend.csv")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -17,12 +17,14 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
     with pytest.raises(TypeError, match="abstract"):
         GradientTrainedModel()
     assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_params", "set_params", "fit", "q_x0",
-                                                   "forecast"}
+                                                   "forecast", "constrained_params"}
     assert GradientTrainedModel.__abstractmethods__ == {"get_config", "q_x0", "param_shapes", "elbo_function",
-                                                        "transition_moments", "obs_var", "_free_run"}
+                                                        "transition_moments", "obs_var", "_free_run",
+                                                        "constrained_params"}
 
     class Incomplete(GradientTrainedModel):  # every hook but the free run
         get_config = q_x0 = param_shapes = elbo_function = transition_moments = obs_var = lambda self: None
+        constrained_params = get_config
 
     with pytest.raises(TypeError, match="_free_run"):
         Incomplete()
@@ -75,3 +77,112 @@ def test_unfitted_baselines_round_trip_unfitted(tmp_path, model):
     assert not loaded.fitted and loaded.get_config() == model.get_config()
     with pytest.raises(ValueError, match="not fitted"):
         loaded.forecast(np.zeros((3, 1)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the familiar surface: predict, score, repr, summary, keyword and argument-order checks
+# ---------------------------------------------------------------------------------------------------------------
+def tiny_models():
+    return [gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=1),
+            gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors"),
+            gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4), gp.ARX(na=2, nb=1), gp.LGSSM(dim_x=2)]
+
+
+@pytest.fixture(scope="module")
+def fitted_models():
+    y, u = simulated(np.random.default_rng(5), T=260)
+    models = tiny_models()
+    for model in models[3:]:
+        model.fit(y[:100], u[:100])
+    return models, y, u
+
+
+def test_predict_is_the_mean_forecast(fitted_models):
+    models, y, u = fitted_models
+    for model in models:
+        kwargs = dict(y_past=y[:40], u_past=u[:40], num_samples=7, seed=2)
+        mean = model.predict(u[40:52], **kwargs)
+        assert mean.shape == (12, 1), type(model).__name__
+        np.testing.assert_array_equal(mean, model.forecast(u[40:52], **kwargs).mean)
+
+
+def test_score_is_the_causal_rmse_after_a_burn_in(fitted_models):
+    models, y, u = fitted_models
+    for model in (models[0], models[3]):
+        # the 160 steps after the burn-in of 100: windows at 0 and 60 (the tail), each filtered from the 100 before
+        errors = []
+        for k, s in enumerate((100, 160)):
+            mean = model.predict(u[s:s + 100], y_past=y[s - 100:s], u_past=u[s - 100:s], num_samples=5, seed=k)
+            errors.append(np.sqrt(np.mean((mean - y[s:s + 100]) ** 2)))
+        score = model.score(y, u, num_samples=5, num_particles=1000)
+        assert score == pytest.approx(float(np.mean(errors)), rel=1e-12), type(model).__name__
+    assert models[3].score(y[:130], u[:130], num_samples=5) > 0  # 30 steps left: one 30-step window
+    with pytest.raises(ValueError, match="burn_in"):
+        models[3].score(y[:100], u[:100])
+
+
+def test_repr_shows_the_arguments_that_differ_from_the_defaults():
+    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1)) == "ODGPSSM(dim_x=4, dim_y=1, dim_u=1)"
+    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings="authors", recognition="lstm")) == \
+        "ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings='authors', recognition='lstm')"
+    assert repr(gp.PRSSM(dim_x=3, dim_y=1, seed=3, mean_function="identity")) == \
+        "PRSSM(dim_x=3, dim_y=1, seed=3, mean_function='identity')"
+    assert repr(gp.DSSM(hidden=8)) == "DSSM(hidden=8)"
+    assert repr(gp.ARX(na=2, dim_u=0)) == "ARX(dim_u=0, na=2)"
+    assert repr(gp.LGSSM()) == "LGSSM()"
+    for model in tiny_models():  # the repr rebuilds the model
+        assert eval(repr(model), {name: getattr(gp, name) for name in MODEL_CLASSES}).get_config() == \
+            model.get_config()
+
+
+def test_summary_gives_the_constrained_parameters_by_name(fitted_models):
+    models, _, _ = fitted_models
+    odgpssm, prssm, dssm, arx, lgssm = models
+    summary = odgpssm.summary()
+    assert set(summary) == set(odgpssm.constrained_params())
+    np.testing.assert_allclose(summary["obs_var"], np.log1p(np.exp(odgpssm.params["obs_noise"])) + 1e-6)
+    np.testing.assert_array_equal(prssm.summary()["A"], np.eye(2))
+    assert "obs_var" in dssm.summary() and "obs_noise" not in dssm.summary()
+    np.testing.assert_array_equal(dssm.summary()["obs_var"], dssm.obs_var())
+    assert set(arx.summary()) == {"a", "b", "c", "noise_var", "y_mean", "u_mean"}
+    np.testing.assert_array_equal(lgssm.summary()["Q"], lgssm.params_["Q"])
+    with pytest.raises(ValueError, match="not fitted"):
+        gp.LGSSM().summary()
+
+
+@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
+def test_an_unknown_constructor_keyword_names_it_and_the_valid_ones(cls):
+    with pytest.raises(ValueError, match=f"n_latent: unknown keyword argument of {cls.__name__}; expected one of "
+                                         "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"):
+        cls(dim_x=2, dim_y=1, n_latent=3)
+    assert cls(dim_x=2, dim_y=1, num_inducing=3, lengthscale=0.5).constrained_params()["lengthscale"][0, 0] == \
+        pytest.approx(0.5)
+    from gpssm_np.params import init_params
+
+    with pytest.raises(ValueError, match="scale: unknown keyword argument of init_params"):
+        init_params(cls(dim_x=2, dim_y=1).spec, np.random.default_rng(0), scale=1.0)
+
+
+def test_swapped_y_and_u_are_caught_when_the_dimensions_differ(rng):
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 2))
+    for model in (gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=2, num_inducing=4), gp.ARX(dim_u=2), gp.LGSSM(dim_u=2),
+                  gp.DSSM(dim_u=2, hidden=4, rnn_hidden=4)):
+        with pytest.raises(ValueError, match="y and u look swapped"):
+            model.fit(u, y, epochs=1)
+    with pytest.raises(ValueError, match="y: expected dim_y = 1"):  # equal widths: only the shapes can be checked
+        gp.ARX(dim_u=2).fit(u, u)
+
+
+def test_forecast_from_a_state_covariance(rng):
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4)
+    drawn = []
+    model._free_run = lambda x0, u, rng: drawn.append(x0) or np.repeat(x0[:, None], len(u), axis=1)
+    cov = np.array([[1.0, 0.6], [0.6, 0.5]])
+    model.forecast(np.zeros((3, 1)), x0=(np.array([1.0, -1.0]), cov), num_samples=20000, seed=0)
+    np.testing.assert_allclose(np.cov(drawn[0].T), cov, atol=0.03)
+    np.testing.assert_allclose(drawn[0].mean(axis=0), [1.0, -1.0], atol=0.03)
+    model.forecast(np.zeros((3, 1)), x0=(np.zeros(2), np.array([0.5, 2.0])), num_samples=3, seed=0)  # variances
+    for bad, match in (((np.zeros(2), -np.eye(2)), "positive semi-definite"), ((np.zeros(2), np.ones(3)), "shapes"),
+                       ((np.zeros(2), np.array([[1.0, 0.5], [0.0, 1.0]])), "symmetric"), (np.zeros(2), "pair")):
+        with pytest.raises(ValueError, match=match):
+            model.forecast(np.zeros((3, 1)), x0=bad)

@@ -4,7 +4,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.forecast import Forecast
-from gpssm_np.protocols import evaluate, scored_windows
+from gpssm_np.protocols import causal_forecasts, evaluate, scored_windows
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +115,58 @@ def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
         model.elbo(y, u)
     with pytest.raises(ValueError, match="NaN or inf"):
         model.filter(np.full((20, 1), np.inf), u)
+
+
+@pytest.mark.parametrize("protocol", ["paper", "causal", "freerun"])
+def test_evaluate_takes_test_arrays_with_a_history(actuator, protocol):
+    """(y_test, u_test) with history=(y_train, u_train) scores as the Dataset they come from."""
+    model = small_model()
+    model.set_output_scaling(actuator.y_mean, actuator.y_std)
+    options = {"num_samples": 5, **({} if protocol == "freerun" else {"max_windows": 2}),
+               **({} if protocol == "paper" else {"num_particles": 50})}
+    from_dataset = evaluate(model, actuator, protocol, **options)
+    from_arrays = evaluate(model, (actuator.y_test, actuator.u_test), protocol,
+                           history=(actuator.y_train, actuator.u_train), **options)
+    assert from_arrays == from_dataset
+    assert from_dataset["rmse_original_units"] == from_dataset["rmse"] * actuator.y_std[0]  # one output: as before
+    assert from_dataset["rmse_original_units_per_output"] == [from_dataset["rmse_original_units"]]
+
+
+def test_evaluate_without_history_or_scaling_and_a_short_test_part(rng, caplog):
+    model = small_model()
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
+    with caplog.at_level("WARNING", logger="gpssm_np.protocols"):
+        res = evaluate(model, (y.tolist(), u), "causal", num_samples=5, num_particles=50)
+    assert res["window"] == 60 and res["windows"] == [0] and np.isfinite(res["rmse"])
+    assert "60 steps, fewer than the window of 100" in caplog.text
+    assert res["rmse_original_units"] is None and res["rmse_original_units_per_output"] is None
+    # the first window has nothing before it: the forecast starts from q(x0), as forecast() without past data
+    fc = model.forecast(u, num_samples=5, seed=0)
+    assert res["rmse"] == pytest.approx(float(np.sqrt(np.mean((fc.mean - y) ** 2))))
+    assert evaluate(model, (y, u), "paper", num_samples=5)["window"] == 60
+
+
+def test_rmse_in_original_units_per_output(rng):
+    t = np.arange(300)[:, None]
+    y = np.hstack([np.sin(t / 7), 50.0 * np.cos(t / 11)]) + 0.1 * rng.normal(size=(300, 2))
+    ds = gp.datasets.from_arrays(y, rng.normal(size=(300, 1)), train_fraction=0.5)
+    model = gp.ODGPSSM(dim_x=2, dim_y=2, dim_u=1, num_inducing=4, seed=0)
+    res = evaluate(model, ds, "causal", num_samples=5, num_particles=50)
+    fcs = causal_forecasts(model, ds, num_samples=5, num_particles=50)
+    per_output = np.mean([np.sqrt(np.mean((fc.mean - ds.y_test[s:s + 100]) ** 2, axis=0)) for s, fc in fcs], axis=0)
+    np.testing.assert_allclose(res["rmse_original_units_per_output"], per_output * ds.y_std, rtol=1e-12)
+    assert res["rmse_original_units"] == pytest.approx(np.mean(per_output * ds.y_std), rel=1e-12)
+
+
+def test_evaluate_names_bad_data(actuator, rng):
+    model = small_model()
+    with pytest.raises(ValueError, match="dataset: expected a tuple"):
+        evaluate(model, (actuator.y_test,))
+    with pytest.raises(ValueError, match="dataset: expected a gpssm_np.datasets.Dataset"):
+        evaluate(model, actuator.y_test)
+    with pytest.raises(ValueError, match="history: a Dataset holds its own history"):
+        evaluate(model, actuator, history=(actuator.y_train, actuator.u_train))
+    with pytest.raises(ValueError, match="history: u: expected shape"):
+        evaluate(model, (actuator.y_test, actuator.u_test), history=(actuator.y_train, actuator.u_train[:5]))
+    with pytest.raises(ValueError, match="dataset: y: expected dim_y = 1"):
+        evaluate(model, (rng.normal(size=(50, 2)), actuator.u_test[:50]))

@@ -157,6 +157,14 @@ def test_missing_file_raises_file_not_found_naming_the_path(tmp_path):
         load(path)
 
 
+def test_saving_into_a_missing_folder_names_the_given_path(tmp_path):
+    path = tmp_path / "missing" / "x.npz"
+    with pytest.raises(FileNotFoundError) as info:
+        save(gp.ARX(), path)
+    assert info.value.filename == str(path) and str(path) in str(info.value) and ".tmp" not in str(info.value)
+    assert not (tmp_path / "missing").exists()
+
+
 def test_truncated_file_is_refused(saved):
     _, path = saved
     raw = path.read_bytes()

@@ -31,6 +31,12 @@ class LinearBaseline(StateSpaceModel):
                                  check.non_negative_int(dim_u, "dim_u"))
         self.fitted = False
 
+    def constrained_params(self):
+        """The fitted parameters (:meth:`get_params`: they are the model's own values, covariances and variances
+        included); ValueError before fit."""
+        self._check_fitted()
+        return self.get_params()
+
     def _check_fitted(self):
         if not self.fitted:
             raise ValueError(f"model: this {type(self).__name__} is not fitted yet; call fit(y, u) first")

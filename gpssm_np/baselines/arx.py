@@ -319,8 +319,9 @@ class ARX(LinearBaseline):
 
     @staticmethod
     def _past(values, name, width, count, fill):
-        """The last ``count`` rows of ``values`` (T_p, width), left-padded with ``fill`` rows."""
-        if values is None:
+        """The last ``count`` rows of ``values`` (T_p, width), left-padded with ``fill`` rows; None, or zero-width
+        inputs of a model without inputs, read as no rows."""
+        if values is None or (width == 0 and np.shape(values)[-1:] == (0,)):
             values = np.zeros((0, width))
         else:
             values = check.finite_array(values, name, (2,))

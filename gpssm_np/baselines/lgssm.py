@@ -326,12 +326,8 @@ class LGSSM(LinearBaseline):
         u_future = self._future_inputs(u_future, steps)
         p, dx = self.params_, self.spec.dim_x
         if x0 is not None:
-            mean = check.finite_array(x0[0], "x0", (1,))
-            cov = check.finite_array(x0[1], "x0", (1, 2))
+            mean, cov = check.initial_state(x0, dx)
             cov = np.diag(cov) if cov.ndim == 1 else cov
-            if mean.shape != (dx,) or cov.shape != (dx, dx):
-                raise ValueError(f"x0: expected (mean ({dx},), var ({dx},) or ({dx}, {dx})), got shapes {mean.shape} "
-                                 f"and {cov.shape}")
         elif y_past is not None:
             result = self.filter(y_past, u_past)
             mean, cov = result.means[-1], result.covs[-1]

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -62,25 +63,29 @@ def _readonly(a):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Dataset:
-    """One real benchmark, split in halves and standardised with training-half statistics.
+    """A series split into a training and a test part and standardised with the training part's statistics: one
+    of the real benchmarks (:func:`load`, split in halves) or your own data (:func:`gpssm_np.datasets.from_arrays`,
+    :func:`gpssm_np.datasets.from_csv`, split at a fraction).
 
-    All arrays are float64 and read-only. ``T_train = N // 2`` and ``T_test = N - N // 2``; ``d_y = d_u = 1``
-    for the five benchmarks.
+    All arrays are float64 and read-only. For the benchmarks ``T_train = N // 2``, ``T_test = N - N // 2`` and
+    ``d_y = d_u = 1``; ``d_u = 0`` for a series without inputs.
 
     Attributes
     ----------
     name : str
-        Dataset name, one of :data:`DATASET_NAMES`.
+        Dataset name: one of :data:`DATASET_NAMES`, or the name given to ``from_arrays`` / ``from_csv``.
     y_train, u_train : ndarray, shapes (T_train, d_y) and (T_train, d_u)
-        Standardised outputs and inputs of the training half (mean 0, population std 1 per column).
+        Standardised outputs and inputs of the training part (mean 0, population std 1 per column).
     y_test, u_test : ndarray, shapes (T_test, d_y) and (T_test, d_u)
-        Standardised outputs and inputs of the test half (same statistics as the training half).
+        Standardised outputs and inputs of the test part (same statistics as the training part).
     y_mean, y_std : ndarray, shape (d_y,)
-        Training-half mean and population standard deviation (``ddof=0``) of the raw outputs.
+        Training-part mean and population standard deviation (``ddof=0``) of the raw outputs.
     u_mean, u_std : ndarray, shape (d_u,)
         The same for the raw inputs.
     y_raw, u_raw : ndarray, shapes (N, d_y) and (N, d_u)
         The full raw series, in original units.
+    y_names, u_names : tuple of str or None
+        Names of the output and input columns (the CSV header for ``from_csv``), None when unknown.
     """
 
     name: str
@@ -94,6 +99,8 @@ class Dataset:
     u_std: np.ndarray
     y_raw: np.ndarray
     u_raw: np.ndarray
+    y_names: Optional[Tuple[str, ...]] = None
+    u_names: Optional[Tuple[str, ...]] = None
 
     def to_original_y(self, y_std_units):
         """Undo the output standardisation: ``y_std_units * y_std + y_mean``.
@@ -159,6 +166,9 @@ def resolve_data_dir(data_dir=None):
 
 
 def _check_name(name):
+    if isinstance(name, (str, os.PathLike)) and os.fspath(name).lower().endswith(".csv"):
+        raise ValueError(f"name: {os.fspath(name)!r} is a CSV file, not one of the benchmark names; read your own "
+                         "data with gpssm_np.datasets.from_csv(path, outputs=[...], inputs=[...])")
     if not isinstance(name, str) or name not in DATASET_FILES:
         raise ValueError(f"name: expected one of {', '.join(repr(n) for n in DATASET_NAMES)}, got {name!r}")
 
@@ -217,11 +227,15 @@ def _read_raw(name, path):
     return np.asarray(u, dtype=np.float64).reshape(-1, 1), np.asarray(y, dtype=np.float64).reshape(-1, 1)
 
 
-def _standardise(train, test, argname):
+def _standardise(train, test, argname, names=None):
+    """(train, test) z-scored with the training part's mean and population std, and those statistics; ValueError
+    naming the column (its name from ``names``, else its index) when the training part is constant in it."""
     mean = train.mean(axis=0)
     std = train.std(axis=0)  # population std, ddof=0
     if np.any(std == 0.0):
-        raise ValueError(f"{argname}: the training half is constant in some column, so it cannot be standardised")
+        column = int(np.flatnonzero(std == 0.0)[0])
+        label = repr(names[column]) if names is not None else str(column)
+        raise ValueError(f"{argname}: column {label} is constant in the training part, so it cannot be standardised")
     return (train - mean) / std, (test - mean) / std, mean, std
 
 
@@ -244,17 +258,26 @@ def load(name, data_dir=None):
     Raises
     ------
     ValueError
-        Unknown ``name``, or the file's sha256 does not match :data:`DATASET_SHA256` (corrupted file).
+        Unknown ``name`` (a path ending in ``.csv`` is pointed to :func:`gpssm_np.datasets.from_csv`), or the file's
+        sha256 does not match :data:`DATASET_SHA256` (corrupted file).
     DatasetNotFoundError
         (a FileNotFoundError) The file is missing; the message lists the paths tried and how to provide it.
     """
     path = dataset_path(name, data_dir)
     _verify_sha256(name, path)
     u_raw, y_raw = _read_raw(name, path)
-    n_train = y_raw.shape[0] // 2
-    y_train, y_test, y_mean, y_std = _standardise(y_raw[:n_train], y_raw[n_train:], "y")
-    u_train, u_test, u_mean, u_std = _standardise(u_raw[:n_train], u_raw[n_train:], "u")
-    logger.debug("loaded %s from %s: N=%d, %d training samples", name, path, y_raw.shape[0], n_train)
+    logger.debug("loaded %s from %s: N=%d, %d training samples", name, path, y_raw.shape[0], y_raw.shape[0] // 2)
+    return split_dataset(name, y_raw, u_raw, y_raw.shape[0] // 2)
+
+
+def split_dataset(name, y_raw, u_raw, n_train, y_names=None, u_names=None):
+    """The :class:`Dataset` of the raw series ``y_raw`` (N, d_y), ``u_raw`` (N, d_u) (checked by the caller): the
+    first ``n_train`` rows are the training part, the rest the test part, both z-scored with the training part's
+    statistics; ``y_names``, ``u_names``: column names or None."""
+    y_train, y_test, y_mean, y_std = _standardise(y_raw[:n_train], y_raw[n_train:], "y", y_names)
+    u_train, u_test, u_mean, u_std = _standardise(u_raw[:n_train], u_raw[n_train:], "u", u_names)
     return Dataset(name=name, y_train=_readonly(y_train), u_train=_readonly(u_train), y_test=_readonly(y_test),
                    u_test=_readonly(u_test), y_mean=_readonly(y_mean), y_std=_readonly(y_std),
-                   u_mean=_readonly(u_mean), u_std=_readonly(u_std), y_raw=_readonly(y_raw), u_raw=_readonly(u_raw))
+                   u_mean=_readonly(u_mean), u_std=_readonly(u_std), y_raw=_readonly(y_raw), u_raw=_readonly(u_raw),
+                   y_names=None if y_names is None else tuple(y_names),
+                   u_names=None if u_names is None else tuple(u_names))

@@ -38,13 +38,20 @@ def window_starts(T, seq_len, stride=1):
     return starts
 
 
+def _is_list_of_sequences(a):
+    """Whether ``a`` is a list or tuple of sequences rather than one sequence written as nested lists: a list whose
+    entries are numbers or rows of numbers (``y.tolist()`` of a (T, d) array) is one sequence."""
+    return isinstance(a, (list, tuple)) and not (a and all(np.ndim(entry) <= 1 for entry in a))
+
+
 def sequence_lists(y, u):
     """``y`` and ``u``, each one sequence or a list or tuple of sequences, as two lists of equal length, entries as
-    given (the caller checks them); a single ``u``, or None, goes with every sequence of ``y``."""
-    ys = list(y) if isinstance(y, (list, tuple)) else [y]
+    given (the caller checks them); a single ``u``, or None, goes with every sequence of ``y``. A list of numbers or
+    of rows (``y.tolist()`` of a (T, d_y) array) is one sequence."""
+    ys = list(y) if _is_list_of_sequences(y) else [y]
     if not ys:
         raise ValueError("y: expected a sequence (T, d_y) or a non-empty list of them, got an empty list")
-    us = list(u) if isinstance(u, (list, tuple)) else [u] * len(ys)
+    us = list(u) if _is_list_of_sequences(u) else [u] * len(ys)
     if len(us) != len(ys):
         raise ValueError(f"u: expected {len(ys)} input sequence(s) to match y, got {len(us)}")
     return ys, us

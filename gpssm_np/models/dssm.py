@@ -298,6 +298,13 @@ class DSSM(GradientTrainedModel):
         """Diagonal of R (d_y,)."""
         return np.asarray(positive(self.params["obs_noise"]))
 
+    def constrained_params(self):
+        """The parameters as the model uses them: the network weights and biases as they are, and R's diagonal as
+        ``obs_var`` (d_y,) in place of ``obs_noise``."""
+        params = self.get_params()
+        del params["obs_noise"]
+        return dict(params, obs_var=self.obs_var())
+
     def _free_run(self, x0, u, rng):
         S, T = x0.shape[0], u.shape[0]
         eps = rng.standard_normal((T, S, self.spec.dim_x))

@@ -1,6 +1,6 @@
 """ODGPSSM: output-dependent GPSSM, Q latent GPs mixed by a learnable A (Lin et al., ICASSP 2023)."""
 from .._config import JITTER
-from ..params import GPSSMSpec
+from ..params import GPSSMSpec, check_init_values
 from .gpssm import GPSSM, resolve_settings
 
 
@@ -41,6 +41,7 @@ class ODGPSSM(GPSSM):
                  shared_inducing=True, whiten=True, mean_function=None, seed=0, backend="fused",
                  kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, **init_values):
+        check_init_values(init_values, ODGPSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,

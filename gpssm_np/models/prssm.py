@@ -1,6 +1,6 @@
 """PRSSM: the output-independent GPSSM baseline (Doerr et al., ICML 2018), i.e. ODGPSSM with A = I, Q = d_x."""
 from .._config import JITTER
-from ..params import GPSSMSpec
+from ..params import GPSSMSpec, check_init_values
 from .gpssm import GPSSM, resolve_settings
 
 
@@ -16,6 +16,7 @@ class PRSSM(GPSSM):
                  whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
                  recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, **init_values):
+        check_init_values(init_values, PRSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
                          kernel=kernel, whiten=whiten, mean_function=mean_function,

@@ -1,0 +1,37 @@
+"""The README's "Your own data" section runs as written: its python code blocks, in order and in one namespace, in
+an empty folder (the section keeps its fit to a small budget, so this takes seconds)."""
+import re
+from pathlib import Path
+
+import numpy as np
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+SECTION = "## Your own data"
+
+
+def section_code():
+    """The python code blocks of the README's section, in order."""
+    text = README.read_text()
+    assert SECTION in text, f"README.md has no section {SECTION!r}"
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    return re.findall(r"```python\n(.*?)```", text[start:end if end >= 0 else len(text)], flags=re.S)
+
+
+def test_the_section_goes_from_a_csv_file_to_a_score():
+    code = "\n".join(section_code())
+    for step in ("np.savetxt(", "gp.datasets.from_csv(", ".fit(", "max_steps=", "plot_forecast(", "gp.evaluate("):
+        assert step in code, step
+
+
+def test_the_code_blocks_run_as_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__"}
+    for k, block in enumerate(section_code()):
+        exec(compile(block, f"README.md, {SECTION!r}, block {k + 1}", "exec"), namespace)
+    assert (tmp_path / "tanks_forecast.png").stat().st_size > 10_000 and (tmp_path / "tanks_odgpssm.npz").exists()
+    res, ds = namespace["res"], namespace["ds"]
+    assert res["window"] == 100 and res["windows"] == [0, 100, 200]
+    assert res["rmse_original_units"] == res["rmse"] * ds.y_std[0] and 0 < res["rmse"] < 1
+    assert "(300, 1) (300, 1) ('level',) ('inflow',)" in capsys.readouterr().out
+    assert np.all(np.isfinite(namespace["fc"].mean))
