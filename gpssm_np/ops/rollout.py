@@ -78,42 +78,45 @@ _THIRD = 1.0 / 3.0  # multiplied, not divided by 3: a vector division costs seve
 # ---------------------------------------------------------------------------------------------------------------
 # Reference (autograd.numpy, loop over time)
 # ---------------------------------------------------------------------------------------------------------------
+def _over_time(x0, U, T, step):
+    """x_t = step(x_{t-1}, u_t, t) for t = 1..T from x0 (N, d_x), with u_t (N, d_u) the input of each particle's
+    sequence (particle n reads sequence n // S, S = N / B); returns (T, N, d_x)."""
+    S = x0.shape[0] // U.shape[0]
+    x, states = x0, []
+    for t in range(T):
+        x = step(x, np.repeat(U[:, t, :], S, axis=0), t)
+        states.append(x)
+    return anp.stack(states)
+
+
 def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
     """The rollout in plain autograd.numpy; same arguments and result as :func:`rollout`."""
-    T, N = eps_h.shape[:2]
-    S = N // U.shape[0]
-    x = x0
-    states = []
-    for t in range(T):
-        u_t = np.repeat(U[:, t, :], S, axis=0)  # (N, d_u), particle n reads sequence n // S
+
+    def step(x, u_t, t):
         xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
         K = kernel_matrix_reference(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
         mean = anp.einsum("qnm,qm->nq", K, alpha)
         var = variance - anp.einsum("qnm,qmk,qnk->nq", K, B, K)
         h = mean + anp.sqrt(anp.maximum(var, VAR_FLOOR)) * eps_h[t]  # (N, Q)
-        x = anp.dot(h, A.T) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
-        states.append(x)
-    return anp.stack(states)
+        return anp.dot(h, A.T) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
+
+    return _over_time(x0, U, eps_h.shape[0], step)
 
 
 def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
     """The rollout as a Python loop over time of the Numba primitives kernel_matrix, conditional_moments and
     lmc_mean (the ``"ops"`` backend, which checks each primitive's VJP in context); arguments and result as
     :func:`rollout`."""
-    T, N = eps_h.shape[:2]
-    S = N // U.shape[0]
-    x = x0
-    states = []
-    for t in range(T):
-        u_t = np.repeat(U[:, t, :], S, axis=0)  # (N, d_u), particle n reads sequence n // S
+    kxx = anp.outer(variance, np.ones(x0.shape[0]))  # k_q(x, x) = s2_q: stationary kernels
+
+    def step(x, u_t, t):
         xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
         Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
-        kxx = anp.outer(variance, np.ones(N))  # k_q(x, x) = s2_q: stationary kernels
         mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
         h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
-        x = lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
-        states.append(x)
-    return anp.stack(states)
+        return lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
+
+    return _over_time(x0, U, eps_h.shape[0], step)
 
 
 # ---------------------------------------------------------------------------------------------------------------
