@@ -46,7 +46,7 @@ def empty_env(monkeypatch, tmp_path):
 
 
 @needs_data
-@pytest.mark.parametrize("name", DATASET_NAMES)
+@pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_load_shapes_split_and_statistics(name, shared_data):
     n, y_mean, y_sd, u_mean, u_sd = EXPECTED[name]
     ds = load(name)
@@ -381,3 +381,23 @@ def test_kink_shapes_determinism_and_function():
         kink(process_noise_std=-0.1)
     with pytest.raises(ValueError, match="x0"):
         kink(x0=np.nan)
+
+
+@needs_data
+@pytest.mark.parametrize("name,n,d_u,d_y,first_u,first_y", [
+    ("cd_player_arm", 2048, 2, 2, [5.31e-2, -3.13e-2], [4.95e-2, 3.42e-2]),
+    ("winding", 2500, 5, 2, [-1.2025481, 0.80914798, 1.1288873, -1.0502806, -1.1789349], [0.54410528, -0.51069]),
+    ("steamgen", 9600, 4, 4, None, None),
+    ("dryer2", 867, 3, 3, [-5.9414955, 18.486037, 214.90999], [-3.7847645, -2.5363727, -5.9663389e-2]),
+])
+def test_multi_output_plants_load_with_named_channels(name, n, d_u, d_y, first_u, first_y, shared_data):
+    ds = load(name)
+    assert name in DATASET_NAMES
+    assert ds.u_raw.shape == (n, d_u) and ds.y_raw.shape == (n, d_y)
+    assert len(ds.u_names) == d_u and len(ds.y_names) == d_y
+    if first_u is not None:  # the column layout of SOURCES.md: inputs first, outputs after
+        np.testing.assert_allclose(ds.u_raw[0], first_u, rtol=1e-7)
+        np.testing.assert_allclose(ds.y_raw[0], first_y, rtol=1e-7)
+    np.testing.assert_allclose(ds.y_train.mean(axis=0), 0.0, atol=1e-10)
+    np.testing.assert_allclose(ds.u_train.std(axis=0), 1.0, rtol=1e-10)
+    assert ds.y_train.shape == (n // 2, d_y)

@@ -37,6 +37,22 @@ DATASET_FILES = {
     "drive": "drive/drive.mat",
     "dryer": "dryer/dryer.dat",
     "gas_furnace": "gas_furnace/gas_furnace.csv",
+    "cd_player_arm": "cd_player_arm/CD_player_arm.dat",
+    "winding": "winding/winding.dat",
+    "steamgen": "steamgen/steamgen.dat",
+    "dryer2": "dryer2/dryer2.dat",
+}
+
+#: The multi-output plants (``shared/data/SOURCES.md`` sections 6-9): input columns, output columns of the
+#: whitespace-separated file, and the channels' names.
+MIMO_LAYOUT = {
+    "cd_player_arm": ((0, 1), (2, 3), ("force 1", "force 2"), ("tracking 1", "tracking 2")),
+    "winding": ((0, 1, 2, 3, 4), (5, 6), ("speed S1", "speed S2", "speed S3", "current I1*", "current I3*"),
+                ("tension T1", "tension T3")),
+    "steamgen": ((1, 2, 3, 4), (5, 6, 7, 8), ("fuel", "air", "level reference", "load disturbance"),
+                 ("drum pressure", "excess oxygen", "drum water level", "steam flow")),
+    "dryer2": ((1, 2, 3), (4, 5, 6), ("fuel flow", "exhaust fan speed", "raw material flow"),
+               ("dry bulb temperature", "wet bulb temperature", "moisture content")),
 }
 
 #: Expected sha256 of each file, from ``shared/data/SOURCES.md``.
@@ -46,6 +62,10 @@ DATASET_SHA256 = {
     "drive": "47d0825678d854d8a1bbcfb0ad1188026b853f69beb2067ea00cfd88d13dc4ca",
     "dryer": "adcb2f5a1d9e174d08dd49f7f037626745b5e69cbda0bc1e8dca2a7c687d4538",
     "gas_furnace": "ce46e11490a11ac254a959d42d5858f66b3c8013a1b667e553b3d890c67e4d43",
+    "cd_player_arm": "a2ef4bf51c3102487a0690c7a68d97f3b1966cd07319580011a97fc0af904eaa",
+    "winding": "2c81e2760cd2360aa10d6cbd8fbc0c4c83f35dabefaa3e412e974d166413a9af",
+    "steamgen": "7f1e66031197c9502c7c7583b313b6349b7da678644410f4902d18b743eabc23",
+    "dryer2": "0b3a3d6341212c9919a60a8ac06c1bd6069f055f4d72bc27da767f66a47cafc1",
 }
 
 DATASET_NAMES = tuple(DATASET_FILES)
@@ -213,7 +233,11 @@ def _verify_sha256(name, path):
 
 
 def _read_raw(name, path):
-    """(u, y) raw arrays of shape (N, 1) in float64 (native byte order)."""
+    """(u, y) raw arrays of shape (N, d_u), (N, d_y) in float64 (native byte order)."""
+    if name in MIMO_LAYOUT:
+        inputs, outputs = MIMO_LAYOUT[name][:2]
+        table = np.loadtxt(path)
+        return table[:, list(inputs)], table[:, list(outputs)]
     if path.suffix == ".mat":
         from scipy.io import loadmat
 
@@ -245,7 +269,8 @@ def load(name, data_dir=None):
     Parameters
     ----------
     name : str
-        One of ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``, ``"gas_furnace"``.
+        One of ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``, ``"gas_furnace"`` (the paper's five), or the
+        multi-output plants ``"cd_player_arm"``, ``"winding"``, ``"steamgen"``, ``"dryer2"``.
     data_dir : str or os.PathLike or None
         Data folder; when None, ``$GPSSM_NP_DATA`` and then :func:`default_data_dir` are used.
 
@@ -253,7 +278,10 @@ def load(name, data_dir=None):
     -------
     Dataset
         N (train / test): actuator 1024 (512 / 512), ballbeam 1000 (500 / 500), drive 500 (250 / 250),
-        dryer 1000 (500 / 500), gas_furnace 296 (148 / 148); d_y = d_u = 1.
+        dryer 1000 (500 / 500), gas_furnace 296 (148 / 148), d_y = d_u = 1; cd_player_arm 2048 (d_u = d_y = 2),
+        winding 2500 (d_u = 5, d_y = 2), steamgen 9600 (d_u = d_y = 4), dryer2 867 (d_u = d_y = 3), with the
+        channels' names in ``y_names`` and ``u_names``. Every channel is z-scored with the training half's
+        statistics.
 
     Raises
     ------
@@ -267,7 +295,8 @@ def load(name, data_dir=None):
     _verify_sha256(name, path)
     u_raw, y_raw = _read_raw(name, path)
     logger.debug("loaded %s from %s: N=%d, %d training samples", name, path, y_raw.shape[0], y_raw.shape[0] // 2)
-    return split_dataset(name, y_raw, u_raw, y_raw.shape[0] // 2)
+    names = MIMO_LAYOUT[name][2:] if name in MIMO_LAYOUT else (None, None)
+    return split_dataset(name, y_raw, u_raw, y_raw.shape[0] // 2, y_names=names[1], u_names=names[0])
 
 
 def split_dataset(name, y_raw, u_raw, n_train, y_names=None, u_names=None):
