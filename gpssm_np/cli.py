@@ -153,13 +153,18 @@ def cmd_forecast(args):
 def cmd_reproduce(args):
     from .experiments import table1
 
-    if args.what in ("table1", "qstudy"):
+    if args.what in ("table1", "qstudy", "mimo"):
         if args.what == "qstudy":
             models = args.models or [f"odgpssm_q{q}" for q in range(1, 9)]
+        elif args.what == "mimo":  # the package's defaults on the multi-output plants (issue #14)
+            models = args.models or ["odgpssm", "prssm", "arx", "lgssm"]
         else:
             models = args.models or list(table1.MODELS)
         settings = {} if args.epochs is None else {"epochs": args.epochs}
-        doc = table1.sweep(datasets=args.datasets or list(table1.DATASETS), models=models, seeds=args.seeds,
+        if args.settings is None:
+            args.settings = "default" if args.what == "mimo" else "authors"
+        default_sets = table1.MIMO_DATASETS if args.what == "mimo" else table1.DATASETS
+        doc = table1.sweep(datasets=args.datasets or list(default_sets), models=models, seeds=args.seeds,
                            settings=settings, out=args.out, jobs=args.jobs, scheduler=args.scheduler,
                            data_dir=args.data_dir, name=args.name or args.what, base=args.settings,
                            allow_mixed_versions=args.allow_mixed_versions, command=args.command_line)
@@ -242,8 +247,9 @@ def make_parser():
     p.set_defaults(func=cmd_forecast)
 
     p = sub.add_parser("reproduce", help="the paper's experiments: table1, car (car tracking over seeds), qstudy")
-    p.add_argument("what", choices=["table1", "car", "qstudy"])
-    p.add_argument("--datasets", nargs="+", default=None, help="default: all five")
+    p.add_argument("what", choices=["table1", "car", "qstudy", "mimo"])
+    p.add_argument("--datasets", nargs="+", default=None,
+                   help="default: the five of Table 1, or the four multi-output plants (mimo)")
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
     p.add_argument("--seeds", type=int, default=5)
@@ -252,8 +258,9 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
-    p.add_argument("--settings", default="authors", choices=["authors", "prssm_style", "default"],
-                   help="model and training configuration (experiments/table1.py)")
+    p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
+                   help="model and training configuration (experiments/table1.py); default: authors for table1, "
+                        "qstudy and car, default for mimo")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
     p.add_argument("--allow-mixed-versions", action="store_true",
                    help="reuse finished runs of other code versions (legacy rows included) in the same file; "

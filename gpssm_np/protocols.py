@@ -72,6 +72,7 @@ def _summarise(protocol, windows, scores, y_std, window):
     result = {"protocol": protocol, "windows": windows, "window": window, "per_window": [s["rmse"] for s in scores]}
     for key in ("rmse", "nlpd", "coverage95"):
         result[key] = float(np.mean([s[key] for s in scores]))
+    result["rmse_per_output"] = [float(v) for v in np.mean([s["rmse_per_output"] for s in scores], axis=0)]
     # each output's RMSE scales with its own standard deviation; their mean is the one number across outputs
     per_output = None if y_std is None else np.mean([s["rmse_per_output"] for s in scores], axis=0) * y_std
     result["rmse_original_units_per_output"] = None if per_output is None else [float(v) for v in per_output]

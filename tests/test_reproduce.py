@@ -2,6 +2,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 
 import gpssm_np as gp
@@ -83,3 +84,15 @@ def test_default_settings_build_the_package_defaults(tmp_path):
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
                        out=str(tmp_path), data_dir=DATA, base="default")
     assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun"}
+
+
+def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
+    monkeypatch.setitem(table1.SETTINGS, "default", dict(table1.DEFAULT_SETTINGS, **TINY))
+    assert main(["reproduce", "mimo", "--datasets", "dryer2", "--models", "odgpssm", "lgssm", "arx", "--seeds", "1",
+                 "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA]) == 0
+    runs = json.loads((tmp_path / "mimo.json").read_text())["runs"]
+    assert {r["model"] for r in runs} == {"odgpssm", "lgssm", "arx"} and {r["dataset"] for r in runs} == {"dryer2"}
+    for row in runs:
+        assert len(row["rmse_per_output"]) == 3 and len(row["rmse_original_units_per_output"] or [0] * 3) == 3
+        assert row["rmse"] == pytest.approx(float(np.mean(row["rmse_per_output"])), rel=0.5)
+    assert "dryer2" in (tmp_path / "mimo.md").read_text()

@@ -43,6 +43,8 @@ from .stats import paired_bootstrap, paired_scores
 logger = logging.getLogger(__name__)
 
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace")
+#: The multi-output plants of ``gpssm-np reproduce mimo`` (issue #14), with the same sweep machinery.
+MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
 MODELS = ("odgpssm", "prssm", "dssm", "arx", "lgssm")
 
 #: The paper's Table 1 (standardised RMSE, 100-step windows, the ``paper`` protocol).
@@ -88,7 +90,8 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     ``dataset`` (a ``datasets.Dataset``) with ``settings``; its output scaling is set from the data set."""
     from .. import ODGPSSM, PRSSM
 
-    dims = dict(dim_x=settings["dim_x"], dim_y=dataset.y_train.shape[1], dim_u=dataset.u_train.shape[1])
+    d_y, d_u = dataset.y_train.shape[1], dataset.u_train.shape[1]
+    dims = dict(dim_x=max(settings["dim_x"], d_y), dim_y=d_y, dim_u=d_u)  # C = [I, 0] needs d_x >= d_y
     if settings.get("gp_settings") == "default":  # the constructor's defaults, nothing tuned per data set
         gp_common = {"seed": seed}
     else:
@@ -114,11 +117,11 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     elif name == "arx":
         from ..baselines import ARX
 
-        model = ARX(seed=seed)
+        model = ARX(dim_y=d_y, dim_u=d_u, seed=seed)
     elif name == "lgssm":
         from ..baselines import LGSSM
 
-        model = LGSSM(dim_x=settings["dim_x"], seed=seed)
+        model = LGSSM(**dims, seed=seed)
     else:
         raise ValueError(f"model: expected one of {MODELS} or odgpssm_q<Q>, got {name!r}")
     model.set_output_scaling(dataset.y_mean, dataset.y_std)
@@ -162,7 +165,9 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
             options["num_particles"] = settings["eval_num_particles"]
         res = evaluate(model, dataset, protocol, num_samples=settings["eval_num_samples"], seed=seed, **options)
         rows.append({"dataset": dataset_name, "model": model_name, "seed": int(seed), "protocol": protocol,
-                     "rmse": res["rmse"], "rmse_original_units": res["rmse_original_units"], "nlpd": res["nlpd"],
+                     "rmse": res["rmse"], "rmse_per_output": res["rmse_per_output"],
+                     "rmse_original_units": res["rmse_original_units"],
+                     "rmse_original_units_per_output": res["rmse_original_units_per_output"], "nlpd": res["nlpd"],
                      "coverage95": res["coverage95"], "per_window": res["per_window"],
                      "seconds": train_seconds + time.perf_counter() - t0, "train_seconds": train_seconds,
                      "final_loss": model.history_[-1] if model.history_ else None})
@@ -229,9 +234,9 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     if base not in SETTINGS:
         raise ValueError(f"base: expected one of {sorted(SETTINGS)}, got {base!r}")
     settings = dict(SETTINGS[base], **(settings or {}))
-    unknown = [d for d in datasets if d not in DATASETS]
+    unknown = [d for d in datasets if d not in DATASETS + MIMO_DATASETS]
     if unknown:
-        raise ValueError(f"datasets: unknown {unknown}; expected names from {DATASETS}")
+        raise ValueError(f"datasets: unknown {unknown}; expected names from {DATASETS + MIMO_DATASETS}")
     for m in models:
         if m not in MODELS and not _Q_MODEL.match(m):
             raise ValueError(f"models: unknown {m!r}; expected names from {MODELS} or odgpssm_q<Q>")
@@ -335,7 +340,7 @@ def markdown(document):
     """Markdown tables: one per protocol, models x data sets, mean +- population std over seeds, the paper's row
     beside; paired bootstrap intervals of ODGPSSM's per-seed differences; the code versions of the rows."""
     summary = summarise(document["runs"])
-    datasets = [d for d in DATASETS if any(d == r["dataset"] for r in document["runs"])]
+    datasets = [d for d in DATASETS + MIMO_DATASETS if any(d == r["dataset"] for r in document["runs"])]
     lines = []
     for protocol in PROTOCOLS:
         if protocol not in summary:
@@ -345,7 +350,7 @@ def markdown(document):
         for model, by_d in sorted(summary[protocol].items()):
             cells = [f"{by_d[d][0]:.4f} +- {by_d[d][1]:.4f} (n={by_d[d][2]})" if d in by_d else "" for d in datasets]
             lines.append(f"| {model} | " + " | ".join(cells) + " |")
-            if protocol == "paper" and model in PAPER_TABLE1:
+            if protocol == "paper" and model in PAPER_TABLE1 and set(datasets) <= set(PAPER_TABLE1[model]):
                 lines.append(f"| {model} (paper Table 1) | "
                              + " | ".join(f"{PAPER_TABLE1[model][d]:.4f}" for d in datasets) + " |")
         lines.append("")
