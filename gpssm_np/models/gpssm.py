@@ -229,8 +229,8 @@ class GPSSM(GradientTrainedModel):
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
             self.restart_scores_.append(value)
             if best is None or (value is not None and value < best[0]):
-                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
-        _, params, self.history_, self.training_log_, self.validation_, _ = best
+                best = (value, self.get_params(), self.history_, self.training_log_, record)
+        _, params, self.history_, self.training_log_, self.validation_ = best
         self.set_params(params)
         return self
 
