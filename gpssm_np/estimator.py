@@ -234,11 +234,11 @@ class StateSpaceModel(abc.ABC):
             raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
         return u_future
 
-    def _forecast_result(self, samples, states, obs_var):
+    def _forecast_result(self, samples, states, obs_var, origin=None):
         """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the
-        diagonal ``obs_var`` of R, in the model's output scaling."""
+        diagonal ``obs_var`` of R, in the model's output scaling; ``origin`` says where it starts."""
         y_mean, y_std = self.output_scaling or (None, None)
-        return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std)
+        return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin)
 
 
 class GradientTrainedModel(StateSpaceModel):
@@ -248,10 +248,35 @@ class GradientTrainedModel(StateSpaceModel):
     #: Hook (module docstring): the q(x0) network, set by the subclass; None: q(x0) is a free Gaussian.
     recognition = None
 
+    #: Steps at the end of the training data that :meth:`forecast` filters when given no past data.
+    DATA_TAIL = 200
+
     def __init__(self, seed=0):
         super().__init__(seed)
         self.params = {}
         self.training_log_ = {"rejected_steps": [], "jitter": []}
+        self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on, set by fit
+
+    def _remember_tail(self, data):
+        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u))."""
+        y, u = data[-1]
+        self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
+
+    def extra_state(self):
+        """The output scaling and the end of the training data (``data_tail_``), for the model file."""
+        state = super().extra_state()
+        if self.data_tail_ is not None:
+            state["tail_y"], state["tail_u"] = self.data_tail_
+        return state
+
+    def set_extra_state(self, state):
+        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
+        state = dict(state)
+        tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
+        super().set_extra_state(state)
+        if tail_y is not None:
+            tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
+            self.data_tail_ = (np.asarray(tail_y, dtype=np.float64), np.asarray(tail_u, dtype=np.float64))
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -368,8 +393,10 @@ class GradientTrainedModel(StateSpaceModel):
 
         The initial state comes from, in order: ``x0 = (mean, var)`` if given (var: the variances (d_x,) or a
         covariance matrix (d_x, d_x)); a particle filter over ``y_past`` (with ``u_past``) if given, which uses no
-        data after the forecast origin (``num_particles`` particles, ``num_samples`` of them drawn by weight); else
-        q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose q(x0) is a recognition network. For an
+        data after the forecast origin (``num_particles`` particles, ``num_samples`` of them drawn by weight); after
+        ``fit``, the same filter over the last :data:`DATA_TAIL` steps of the training data, so that the forecast
+        continues from where the data ended; else q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose q(x0)
+        is a recognition network. ``Forecast.origin`` says which. For an
         autonomous model (d_u = 0) give ``steps`` (or u_future (T, 0)). Returns a
         :class:`gpssm_np.forecast.Forecast`.
         """
@@ -377,6 +404,9 @@ class GradientTrainedModel(StateSpaceModel):
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
         u_future = self._future_inputs(u_future, steps)
+        origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
+        if origin == "q(x0)" and self.data_tail_ is not None:
+            (y_past, u_past), origin = self.data_tail_, "end of the training data"
         if x0 is None and y_past is not None:
             result = self.filter(y_past, u_past, num_particles, seed, init_window)
             weights = np.exp(result.log_weights - np.max(result.log_weights))
@@ -393,7 +423,7 @@ class GradientTrainedModel(StateSpaceModel):
             else:
                 x0_particles = mean + np.sqrt(spread) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
-        return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var())
+        return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
@@ -458,6 +488,7 @@ class GradientTrainedModel(StateSpaceModel):
                 if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
                     self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
         report.close()
+        self._remember_tail(data)
         return self
 
     def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):

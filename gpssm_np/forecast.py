@@ -29,6 +29,10 @@ class Forecast:
         Observation noise variances R, added to the predictive variance.
     y_mean, y_std : ndarray (d_y,) or None
         Output standardisation of the model, when known; :meth:`in_original_units` uses it.
+    origin : str or None
+        Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
+        data" (filtered from the last steps the model was fitted on) or "q(x0)" (the model's initial-state
+        distribution); None for models that do not say.
     """
 
     samples: np.ndarray
@@ -36,6 +40,7 @@ class Forecast:
     obs_var: np.ndarray
     y_mean: Optional[np.ndarray] = None
     y_std: Optional[np.ndarray] = None
+    origin: Optional[str] = None
 
     @property
     def mean(self):

@@ -82,7 +82,7 @@ def _summarise(protocol, windows, scores, y_std, window):
 
 def _past(y, u, start, stop):
     """The outputs and inputs of the steps ``start..stop - 1`` as (y_past, u_past), or (None, None) when there are
-    none (the forecast then starts from the model's q(x0) or prior)."""
+    none (the forecast then starts where the model's own training data ended, or from its q(x0) or prior)."""
     return (y[start:stop], u[start:stop]) if stop > start else (None, None)
 
 
@@ -107,7 +107,8 @@ def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_win
                      num_particles=1000):
     """The forecasts the causal protocol scores: a list of (start in the test half, ``Forecast``) per window, each
     made from the ``burn_in`` observations before the window only (``tests/test_no_lookahead.py`` holds it to
-    that); a window with nothing before it starts from the model's q(x0) or prior."""
+    that); a window with nothing before it starts where the model's training data ended (a fitted gradient-trained
+    model, ``estimator.GradientTrainedModel.forecast``) or from its q(x0) or prior."""
     burn_in = check.positive_int(burn_in, "burn_in")
     window = window_length(len(dataset.y_test), window)
     y_all = np.concatenate([dataset.y_train, dataset.y_test])
@@ -133,7 +134,7 @@ def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_wind
 
 def freerun_forecast(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """The forecast the freerun protocol scores: the whole test half from the state filtered over the training
-    half (from the model's q(x0) or prior when there is no training half)."""
+    half (when there is no training half: where the model's own training data ended, or its q(x0) or prior)."""
     y_past, u_past = _past(dataset.y_train, dataset.u_train, 0, len(dataset.y_train))
     return model.forecast(dataset.u_test, y_past=y_past, u_past=u_past, num_samples=num_samples, seed=seed,
                           num_particles=num_particles)

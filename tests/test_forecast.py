@@ -170,3 +170,21 @@ def test_evaluate_names_bad_data(actuator, rng):
         evaluate(model, (actuator.y_test, actuator.u_test), history=(actuator.y_train, actuator.u_train[:5]))
     with pytest.raises(ValueError, match="dataset: y: expected dim_y = 1"):
         evaluate(model, (rng.normal(size=(50, 2)), actuator.u_test[:50]))
+
+
+def test_forecast_after_fit_continues_from_the_end_of_the_training_data(tmp_path):
+    rng = np.random.default_rng(3)
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors").fit(
+        y, u, epochs=1, seq_len=10, batch_size=8, num_samples=3)
+    assert gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).forecast(u[:5]).origin == "q(x0)"
+    u_next = rng.normal(size=(7, 1))
+    tail = model.DATA_TAIL
+    continued = model.forecast(u_next, num_samples=5, num_particles=50, seed=1)
+    explicit = model.forecast(u_next, y_past=y[-tail:], u_past=u[-tail:], num_samples=5, num_particles=50, seed=1)
+    assert continued.origin == "end of the training data" and explicit.origin == "y_past"
+    np.testing.assert_array_equal(continued.samples, explicit.samples)
+    gp.save(model, tmp_path / "m.npz")
+    loaded = gp.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.forecast(u_next, num_samples=5, num_particles=50, seed=1).samples,
+                                  continued.samples)

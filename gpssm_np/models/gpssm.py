@@ -232,6 +232,7 @@ class GPSSM(GradientTrainedModel):
                 best = (value, self.get_params(), self.history_, self.training_log_, record)
         _, params, self.history_, self.training_log_, self.validation_ = best
         self.set_params(params)
+        self._remember_tail(list(zip(ys, us)))
         return self
 
     def initialise(self, y, u=None, seed=None):
