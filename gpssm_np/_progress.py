@@ -1,4 +1,5 @@
-"""A one-line training progress report: rewritten in place on a terminal, and logged at INFO level every epoch."""
+"""Training progress: a line per epoch (or per scored block of steps), rewritten in place on a terminal, written as
+plain lines elsewhere (a notebook, a log file), and logged at INFO level."""
 import logging
 import sys
 import time
@@ -7,9 +8,11 @@ logger = logging.getLogger("gpssm_np.fit")
 
 
 class Progress:
-    """``update(done, loss)`` after each epoch (or each scored block of steps: ``unit="step"``); ``close()`` at the
-    end. Silent when ``enabled`` is False; the in-place line is written only when ``stream`` (default stderr) is a
-    terminal."""
+    """``update(done, loss, score=None)`` after each epoch (or each scored block of steps: ``unit="step"``);
+    ``close()`` at the end. Silent when ``enabled`` is False. On a terminal (``stream``, default stderr) the line is
+    rewritten in place; on any other stream each update is a new line. A line gives the count done, the loss, the
+    validation score when there is one, the time so far and the time left at the budget's pace (an upper bound when
+    a stopping rule may end training early)."""
 
     def __init__(self, epochs, enabled=True, stream=None, unit="epoch"):
         self.epochs = epochs
@@ -19,15 +22,16 @@ class Progress:
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.perf_counter()
 
-    def update(self, epoch, loss):
+    def update(self, epoch, loss, score=None):
         if not self.enabled:
             return
         elapsed = time.perf_counter() - self.start
-        line = f"{self.unit} {epoch}/{self.epochs}  loss {loss:.4f}  {elapsed:.1f} s"
+        left = elapsed / epoch * (self.epochs - epoch) if epoch else 0.0
+        scored = "" if score is None else f"  validation {score:.4f}"
+        line = f"{self.unit} {epoch}/{self.epochs}  loss {loss:.4f}{scored}  {elapsed:.1f} s, at most {left:.0f} s left"
         logger.info(line)
-        if self.tty:
-            self.stream.write("\rfit: " + line)
-            self.stream.flush()
+        self.stream.write(("\rfit: " if self.tty else "fit: ") + line + ("" if self.tty else "\n"))
+        self.stream.flush()
 
     def close(self):
         if self.tty:

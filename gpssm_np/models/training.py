@@ -111,7 +111,7 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
                 continue
             current = evaluate(step)
             if report is not None:
-                report.update(step, model.history_[-1])
+                report.update(step, model.history_[-1], current)
             if current is None:
                 best_params = model.get_params()
             elif current < best_score * (1.0 - min_delta):
