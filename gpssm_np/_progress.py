@@ -7,6 +7,18 @@ import time
 logger = logging.getLogger("gpssm_np.fit")
 
 
+#: Said once per process, before the first fit whose kernels are not in Numba's on-disk cache.
+COMPILE_NOTE = "compiling the Numba kernels (about a minute the first time; cached on disk afterwards)"
+_compile_noted = []
+
+
+def note_compilation(report, cached):
+    """Tell ``report`` (a :class:`Progress`) once per process that kernels are being compiled, unless ``cached``."""
+    if not cached and not _compile_noted:
+        _compile_noted.append(True)
+        report.note(COMPILE_NOTE)
+
+
 class Progress:
     """``update(done, loss, score=None)`` after each epoch (or each scored block of steps: ``unit="step"``);
     ``close()`` at the end. Silent when ``enabled`` is False. On a terminal (``stream``, default stderr) the line is
@@ -32,6 +44,13 @@ class Progress:
         logger.info(line)
         self.stream.write(("\rfit: " if self.tty else "fit: ") + line + ("" if self.tty else "\n"))
         self.stream.flush()
+
+    def note(self, text):
+        """A line of its own (e.g. that kernels are being compiled), when enabled; always logged."""
+        logger.info(text)
+        if self.enabled:
+            self.stream.write(("\n" if self.tty else "") + "fit: " + text + "\n")
+            self.stream.flush()
 
     def close(self):
         if self.tty:

@@ -50,10 +50,11 @@ from autograd import value_and_grad
 from . import _validation as check
 from . import archive
 from ._config import MAX_REJECTIONS
-from ._progress import Progress
+from ._progress import Progress, note_compilation
 from .datasets.windowing import sequence_lists, windows
 from .filtering import backward_simulation, particle_filter
 from .forecast import Forecast
+from .ops import kernels_on_disk
 from .ops.threads import blas_single_threaded
 from .optim import Adam
 from .protocols import evaluate
@@ -472,6 +473,7 @@ class GradientTrainedModel(StateSpaceModel):
         if resume and os.path.exists(checkpoint):
             first_epoch, position = self._restore_checkpoint(checkpoint, optimizer, rng)
         report = Progress(epochs, enabled=progress)
+        note_compilation(report, kernels_on_disk())
         with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
             for epoch in range(first_epoch, epochs):
                 # a checkpoint written inside this epoch holds its order of windows and the next position

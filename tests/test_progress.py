@@ -41,3 +41,17 @@ def test_fit_with_progress_prints_lines(capsys):
                                                               batch_size=8, progress=True)
     err = capsys.readouterr().err
     assert "fit: step 2/4" in err and "validation" in err
+
+
+def test_compilation_is_noted_once_per_process_and_only_without_a_cache(monkeypatch):
+    from gpssm_np import _progress
+
+    monkeypatch.setattr(_progress, "_compile_noted", [])
+    stream = io.StringIO()
+    report = Progress(2, stream=stream)
+    _progress.note_compilation(report, cached=True)
+    assert stream.getvalue() == ""
+    _progress.note_compilation(report, cached=False)
+    _progress.note_compilation(report, cached=False)
+    assert stream.getvalue().count("compiling the Numba kernels") == 1
+

@@ -12,10 +12,11 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from .._config import MAX_JITTER, MAX_REJECTIONS
-from .._progress import Progress
+from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
 from ..forecast import free_run
 from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
@@ -221,6 +222,7 @@ class GPSSM(GradientTrainedModel):
             Y, U = windows(train_ys, train_us, seq_len, stride)
             self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
             report = Progress(max_steps, enabled=progress, unit="step")
+            note_compilation(report, kernels_on_disk())
             with blas_single_threaded():
                 record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed), Adam(lr=lr, clip_norm=clip_norm),
                                      frozen, score, max_steps, eval_every, patience, min_delta, batch_size,

@@ -45,6 +45,13 @@ if NUMBA_CACHE:
     _drop_stale_cache()
 
 
+def kernels_on_disk():
+    """Whether Numba's on-disk cache of this folder holds the compiled rollout (its index file), so that the first
+    call of this process loads the kernels (about a second) rather than compiling them (about a minute)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return NUMBA_CACHE and bool(glob.glob(os.path.join(here, "__pycache__", "rollout._fwd_block-*.nbi")))
+
+
 def jit(fn=None, *, fastmath=(), inline=False):
     """Compile ``fn`` with the package's Numba options; ``fastmath`` is a set of LLVM fast-math flags (one of
     ``_config.FASTMATH`` and ``_config.FASTMATH_SUMS``); ``inline=True`` inlines a small scalar helper into its
