@@ -20,7 +20,7 @@ class BaselineSpec:
 
 class LinearBaseline(StateSpaceModel):
     """A :class:`StateSpaceModel` fitted in closed form: ``fit`` accepts the GP training options and ignores them
-    (``models.base.check_training_options``); ``fitted`` says whether it has been fitted (or given parameters)."""
+    (``estimator.check_training_options``); ``fitted`` says whether it has been fitted (or given parameters)."""
 
     #: No recognition network: q(x0) comes from the model itself.
     recognition = None

@@ -62,9 +62,10 @@ def run_cell(name, seed):
     from .. import LGSSM, ODGPSSM
 
     y_raw, u_raw, system, dx = make_system(name)
-    y_mean, y_std = y_raw[:T_TRAIN].mean(axis=0), y_raw[:T_TRAIN].std(axis=0)
-    u_mean, u_std = u_raw[:T_TRAIN].mean(axis=0), u_raw[:T_TRAIN].std(axis=0)
-    y, u = (y_raw - y_mean) / y_std, (u_raw - u_mean) / u_std
+    # z-scored with the training part's statistics, as the data sets' training halves
+    data = ds_module.from_arrays(y_raw, u_raw, train_fraction=T_TRAIN / T_TOTAL, name=name)
+    y, u = np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
+    y_mean, y_std, u_mean, u_std = data.y_mean, data.y_std, data.u_mean, data.u_std
     row = {"system": name, "seed": int(seed), "commit": versions().get("git_commit")}
     start = time.perf_counter()
     with use_threads(1):

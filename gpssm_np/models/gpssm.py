@@ -14,6 +14,7 @@ from .. import _validation as check
 from .._config import MAX_JITTER, MAX_REJECTIONS
 from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
+from ..estimator import GradientTrainedModel, without_frozen
 from ..forecast import free_run
 from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..ops import kernels_on_disk
@@ -21,7 +22,6 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
-from ..estimator import GradientTrainedModel, without_frozen
 from ..transition import Transition, check_backend
 from .training import ValidationScore, check_budget, split_validation, train_steps
 from .warm_start import initial_params, warm_start
@@ -210,16 +210,15 @@ class GPSSM(GradientTrainedModel):
         train_ys, train_us, cuts = split_validation(ys, us, share)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
+        Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
         if not step_mode:
-            windows_count = len(windows(train_ys, train_us, seq_len, stride)[0])
-            max_steps = check.positive_int(epochs or 70, "epochs") * -(-windows_count // batch_size)
+            max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
         score = ValidationScore(ys, us, cuts, seed=seed)
         frozen = self._check_fixed(fixed)
         best, self.restart_scores_ = None, []
         for restart in range(restarts):
             run_seed = seed + restart
             x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
-            Y, U = windows(train_ys, train_us, seq_len, stride)
             self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
             report = Progress(max_steps, enabled=progress, unit="step")
             note_compilation(report, kernels_on_disk())

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _validation as check
 from ..datasets.windowing import window_starts
+from ..metrics import rmse
 
 #: Shortest validation block that is cut (steps).
 MIN_VALIDATION = 20
@@ -38,8 +39,8 @@ VALIDATION_HORIZON = 100
 
 
 def split_validation(ys, us, share):
-    """(training part, validation block start) of each sequence: lists of (y, u) cut at int((1 - share) T_i), and the
-    cut indices; a block shorter than MIN_VALIDATION, or share 0, leaves the sequence whole (cut = None)."""
+    """(training part, validation block start) of each sequence: lists of (y, u) cut at round((1 - share) T_i), and
+    the cut indices; a block shorter than MIN_VALIDATION, or share 0, leaves the sequence whole (cut = None)."""
     train_y, train_u, cuts = [], [], []
     for y, u in zip(ys, us):
         cut = int(round((1.0 - share) * len(y)))
@@ -78,7 +79,7 @@ class ValidationScore:
         for k, (y_past, u_past, u_w, y_w) in enumerate(self.tasks):
             fc = model.forecast(u_w, y_past=y_past, u_past=u_past, num_samples=self.num_samples, seed=self.seed + k,
                                 num_particles=self.num_particles)
-            errors.append(float(np.sqrt(np.mean((fc.mean - y_w) ** 2))))
+            errors.append(rmse(y_w, fc.mean))
         return float(np.mean(errors))
 
 
