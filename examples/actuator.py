@@ -45,9 +45,10 @@ def main():
     u_all = np.concatenate([ds.u_train, ds.u_test])
     g = len(ds.y_train) + start
     fc = model.forecast(u_all[g:g + 100], y_past=y_all[g - 100:g], u_past=u_all[g - 100:g], num_samples=samples)
-    lower, upper = fc.in_original_units().interval(0.95)
+    # the model was fitted on the standardised arrays, so its forecast is in their units
+    lower, upper = (ds.to_original_y(bound) for bound in fc.interval(0.95))
     fig, ax = plt.subplots(figsize=(8, 3))
-    plot_forecast(fc.in_original_units().mean[:, 0], lower[:, 0], upper[:, 0],
+    plot_forecast(ds.to_original_y(fc.mean)[:, 0], lower[:, 0], upper[:, 0],
                   y_true=ds.to_original_y(y_all[g:g + 100])[:, 0], t=np.arange(start, start + 100), ax=ax)
     ax.set_ylabel("oil pressure")
     path = os.path.join(args.out, "actuator_forecast.png")

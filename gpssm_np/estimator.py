@@ -9,18 +9,33 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
 * ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; every model accepts
   the keyword arguments of :meth:`GradientTrainedModel.fit` (:data:`TRAINING_OPTIONS`), and one whose training is
   not gradient-based ignores them (:func:`check_training_options`);
-* ``q_x0(y=None, u=None)``: mean and variance of the initial state x_0 before a window (ValueError for a model
-  without a latent state, ``has_latent_state = False``);
-* ``forecast(u_future, y_past, u_past, num_samples, seed, steps, x0, num_particles, init_window)``: a
-  :class:`gpssm_np.forecast.Forecast` with known future inputs;
+* ``_q_x0(y=None, u=None)``: mean and variance of the initial state x_0 before a window, in model units (ValueError
+  for a model without a latent state, ``has_latent_state = False``); the public ``q_x0`` converts its data;
+* ``_forecast(u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window)``: a
+  :class:`gpssm_np.forecast.Forecast` with known future inputs, all in model units (built by
+  ``_forecast_result``); the public :meth:`~StateSpaceModel.forecast` converts its data and its result;
 * ``constrained_params()``: the parameters as the model uses them (positive variances, ...), name -> ndarray;
 
-and sets ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``). The class gives the seed, ``history_`` (training loss per
-step), the output scaling (:meth:`~StateSpaceModel.set_output_scaling`), the state that model files keep beside
+and sets ``spec`` (with ``dim_x``, ``dim_y``, ``dim_u``); its ``fit`` takes its data through ``_training_data`` and
+ends with ``_attach_scaling``. The class gives the seed, ``history_`` (training loss per step), the units (below),
+the state that model files keep beside
 the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`), and the familiar
 surface: :meth:`~StateSpaceModel.predict` (the mean forecast), :meth:`~StateSpaceModel.score` (the causal forecast
 RMSE of a sequence), :meth:`~StateSpaceModel.summary` and a ``repr`` with the arguments that differ from the
 defaults.
+
+Units. With ``standardize=True`` (the default of every model) ``fit`` takes the mean and the population standard
+deviation of each output and input column over all the data it is given (every sequence, the validation block
+included) and trains on y_model = (y - y_mean) / y_std, u_model = (u - u_mean) / u_std: training windows, the
+validation split, the warm start and the checkpoints all see these standardised data. A column without spread
+keeps std 1; statistics within ``SNAP`` of 0 (means, relative to the std) and of 1 (stds) are taken as exactly 0
+and 1, so data that are already standardised (``gp.datasets`` gives them so) pass through bit for bit. The
+statistics are kept in ``scaling_`` (a :class:`Scaling`; None before ``fit`` and with ``standardize=False``, when
+the model works in the units it is given) and in the model file. ``forecast``, ``predict``, ``filter``, ``smooth``,
+``q_x0``, ``score`` and ``protocols.evaluate`` take data in the original units and return outputs in them;
+``forecast(..., units="model")`` gives the standardised view (its ``in_original_units()`` maps back), and
+``scaling_`` converts by hand. The latent states are the model's own, whatever the units of the data. ``elbo`` and
+``elbo_and_grad`` work on model units (the objective training maximises).
 
 :class:`GradientTrainedModel` is the part shared by the GP models and the DSSM: all have a state x_t (d_x), inputs
 u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and e_t ~ N(0, diag r). The time convention is the
@@ -43,6 +58,7 @@ import abc
 import inspect
 import logging
 import os
+from dataclasses import dataclass
 
 import numpy as np
 from autograd import value_and_grad
@@ -52,12 +68,12 @@ from . import archive
 from ._config import MAX_REJECTIONS
 from ._progress import Progress, note_compilation
 from .datasets.windowing import sequence_lists, windows
-from .filtering import backward_simulation, particle_filter
+from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
 from .forecast import Forecast
 from .ops import kernels_on_disk
 from .ops.threads import blas_single_threaded
 from .optim import Adam
-from .protocols import evaluate
+from .protocols import EvaluationData, evaluate
 
 logger = logging.getLogger(__name__)
 
@@ -83,18 +99,81 @@ def check_training_options(options):
                          "are accepted and ignored")
 
 
+#: Means within SNAP standard deviations of 0 and standard deviations within SNAP of 1 are taken as exactly 0 and 1.
+SNAP = 1e-10
+#: The arrays of a :class:`Scaling` (its fields); a model file keeps them as ``scaling_<name>``.
+SCALING_FIELDS = ("y_mean", "y_std", "u_mean", "u_std")
+#: The values of ``forecast``'s ``units``.
+UNITS = ("original", "model")
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """The standardisation a model works in (module docstring, "Units"): y_model = (y - y_mean) / y_std and
+    u_model = (u - u_mean) / u_std, per column; arrays (d_y,) and (d_u,)."""
+
+    y_mean: np.ndarray
+    y_std: np.ndarray
+    u_mean: np.ndarray
+    u_std: np.ndarray
+
+    @classmethod
+    def of(cls, ys, us):
+        """The statistics of the sequences ``ys`` (each (T, d_y)) and ``us`` (each (T, d_u)) taken together:
+        means and population standard deviations, a constant column keeping std 1, values within :data:`SNAP` of 0
+        and 1 snapped to them."""
+        return cls(*_statistics(np.concatenate(ys)), *_statistics(np.concatenate(us)))
+
+    def y_to_model(self, y):
+        """Outputs (..., d_y) in original units -> model units (NaN stays NaN)."""
+        return (y - self.y_mean) / self.y_std
+
+    def u_to_model(self, u):
+        """Inputs (..., d_u) in original units -> model units."""
+        return (u - self.u_mean) / self.u_std
+
+    def y_to_original(self, y):
+        """Outputs (..., d_y) in model units -> original units."""
+        return y * self.y_std + self.y_mean
+
+    def arrays(self):
+        """name -> array, what a model file keeps (:meth:`from_arrays` reads it back)."""
+        return {"scaling_" + name: getattr(self, name) for name in SCALING_FIELDS}
+
+    @classmethod
+    def from_arrays(cls, state):
+        """The :class:`Scaling` of :meth:`arrays`' dict (ValueError for missing or non-finite entries)."""
+        values = [check.finite_array(np.atleast_1d(state["scaling_" + name]), "scaling_" + name, (1,))
+                  for name in SCALING_FIELDS]
+        if np.any(values[1] <= 0) or np.any(values[3] <= 0):
+            raise ValueError("scaling_y_std, scaling_u_std: expected positive standard deviations")
+        return cls(*values)
+
+
+def _statistics(a):
+    """(mean, std) of the columns of ``a`` (T, d) as :meth:`Scaling.of` takes them."""
+    mean, std = a.mean(axis=0), a.std(axis=0)
+    std = np.where(std > 0.0, std, 1.0)  # a constant column: shifted, not scaled
+    mean = np.where(np.abs(mean) <= SNAP * std, 0.0, mean)
+    std = np.where(np.abs(std - 1.0) <= SNAP, 1.0, std)
+    return mean, std
+
+
 class StateSpaceModel(abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
-    behind ``get_params``, training history in ``history_``, optional output scaling in ``output_scaling``."""
+    behind ``get_params``, training history in ``history_``, the units of the data in ``scaling_``."""
 
     #: Models without a latent state (e.g. ARX) cannot infer an initial state from a window; the ``paper``
     #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
     has_latent_state = True
 
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, standardize=True):
         self.seed = check.seed(seed)
+        if not isinstance(standardize, (bool, np.bool_)):
+            raise ValueError(f"standardize: expected True or False, got {standardize!r}")
+        self.standardize = bool(standardize)
         self.history_ = []
-        self.output_scaling = None
+        self.scaling_ = None  # set by fit (module docstring, "Units")
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -115,20 +194,77 @@ class StateSpaceModel(abc.ABC):
         """Learn from ``y`` (T, d_y) with inputs ``u`` (T, d_u), or lists of such sequences; returns ``self``."""
 
     @abc.abstractmethod
-    def q_x0(self, y=None, u=None):
-        """Mean and variance, each (d_x,), of the initial state before the window ``y`` (T, d_y), ``u`` (T, d_u)."""
+    def _q_x0(self, y=None, u=None, **options):
+        """:meth:`q_x0` with the window in model units."""
 
     @abc.abstractmethod
-    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
-                 num_particles=1000, init_window=50):
-        """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
-        var)``, from the past data ``y_past``, ``u_past``, or from the model's prior: a
-        :class:`gpssm_np.forecast.Forecast`."""
+    def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
+        """:meth:`forecast` in model units, with ``u_future`` (T, d_u) checked; built by :meth:`_forecast_result`."""
 
     @abc.abstractmethod
     def constrained_params(self):
         """The parameters as the model uses them, name -> ndarray (e.g. variances rather than their unconstrained
         values)."""
+
+    # -- data in original units -----------------------------------------------------------------------------
+    def q_x0(self, y=None, u=None, **options):
+        """Mean and variance, each (d_x,), of the initial state x_0 before the window ``y`` (T, d_y), ``u`` (T, d_u)
+        (original units; the state is the model's own)."""
+        return self._q_x0(self._y_to_model(y), self._u_to_model(u), **options)
+
+    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
+                 num_particles=1000, init_window=50, units="original"):
+        """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
+        var)`` (the latent state), from the past data ``y_past``, ``u_past``, or from the model's prior: a
+        :class:`gpssm_np.forecast.Forecast`. Data and forecast are in original units; ``units="model"`` returns
+        the forecast in the model's standardised units instead (``Forecast.in_original_units`` maps it back). Where
+        the forecast starts: the subclass's ``_forecast``."""
+        if units not in UNITS:
+            raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
+        u_future = self._future_inputs(u_future, steps)
+        fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
+                            num_samples, seed, x0, num_particles, init_window)
+        return fc if units == "model" else fc.in_original_units()
+
+    def _y_to_model(self, y):
+        return self._to_model(y, "y")
+
+    def _u_to_model(self, u):
+        return self._to_model(u, "u")
+
+    def _to_model(self, a, kind):
+        """``a`` (..., d) of outputs (``kind`` "y") or inputs ("u") in model units. None, or an array whose shape or
+        type does not fit, is returned as it is: the method's own check then says what is wrong with it."""
+        if a is None or self.scaling_ is None:
+            return a
+        mean = self.scaling_.y_mean if kind == "y" else self.scaling_.u_mean
+        a = np.asarray(a)
+        if a.dtype.kind not in "biuf" or a.ndim not in (2, 3) or a.shape[-1] != len(mean):
+            return a
+        return self.scaling_.y_to_model(a) if kind == "y" else self.scaling_.u_to_model(a)
+
+    def _training_data(self, y, u):
+        """The training sequences ``y``, ``u`` checked (a list of (y, u) pairs) and in model units: ``fit`` takes
+        their statistics (``standardize``), keeps them for :meth:`_attach_scaling` and clears ``scaling_``, so that
+        whatever training calls works in model units."""
+        data = self._sequences(y, u)
+        self._fit_scaling = Scaling.of(*zip(*data)) if self.standardize else None
+        self.scaling_ = None
+        if self._fit_scaling is None:
+            return data
+        return [(self._fit_scaling.y_to_model(yi), self._fit_scaling.u_to_model(ui)) for yi, ui in data]
+
+    def _attach_scaling(self):
+        """The end of ``fit``: the model now takes and returns the units of its training data."""
+        self.scaling_ = self._fit_scaling
+        return self
+
+    def _log_jacobian(self, y):
+        """log |d y_model / d y| summed over the observed entries of ``y`` (T, d_y, original units): added to a
+        log-likelihood of model units it gives that of the original units."""
+        if self.scaling_ is None:
+            return 0.0
+        return -float(np.sum(~np.isnan(np.asarray(y, dtype=np.float64)) * np.log(self.scaling_.y_std)))
 
     # -- the familiar surface --------------------------------------------------------------------------------
     def predict(self, u_future=None, y_past=None, u_past=None, steps=None, num_samples=50, seed=0):
@@ -153,9 +289,10 @@ class StateSpaceModel(abc.ABC):
         burn_in = check.positive_int(burn_in, "burn_in")
         if len(y) <= burn_in:
             raise ValueError(f"y: {len(y)} steps leave nothing to score after the burn_in of {burn_in} steps")
-        return evaluate(self, (y[burn_in:], u[burn_in:]), "causal", num_samples=num_samples, seed=seed,
-                        history=(y[:burn_in], u[:burn_in]), window=window, max_windows=None, burn_in=burn_in,
-                        num_particles=num_particles)["rmse"]
+        ones = np.ones(self.spec.dim_y)  # scored in the units of y, not on the model's standardised scale
+        data = EvaluationData(y[:burn_in], u[:burn_in], y[burn_in:], u[burn_in:], ones, ones)
+        return evaluate(self, data, "causal", num_samples=num_samples, seed=seed, window=window, max_windows=None,
+                        burn_in=burn_in, num_particles=num_particles)["rmse"]
 
     def summary(self):
         """The parameters as the model uses them, by name (:meth:`constrained_params`): name -> ndarray."""
@@ -186,29 +323,29 @@ class StateSpaceModel(abc.ABC):
         return shown
 
     # -- given -----------------------------------------------------------------------------------------------
-    def set_output_scaling(self, mean, std):
-        """Record the output standardisation y_standardised = (y - mean) / std so that forecasts can be shown in
-        original units (``Forecast.in_original_units``). ``mean``, ``std``: (d_y,)."""
-        mean = check.finite_array(np.atleast_1d(mean), "mean", (1,))
-        std = check.finite_array(np.atleast_1d(std), "std", (1,))
-        if mean.shape != (self.spec.dim_y,) or std.shape != (self.spec.dim_y,) or np.any(std <= 0):
-            raise ValueError(f"mean, std: expected two arrays of shape ({self.spec.dim_y},) with std > 0")
-        self.output_scaling = (mean, std)
-        return self
-
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the output scaling, if set."""
-        if self.output_scaling is None:
-            return {}
-        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
+        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), if any."""
+        return {} if self.scaling_ is None else self.scaling_.arrays()
 
     def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
-        unknown = sorted(set(state) - {"y_mean", "y_std"})
+        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take. The entries
+        ``y_mean``, ``y_std`` of files written before ``standardize`` existed (``set_output_scaling``, which only
+        labelled forecasts; the model worked in the units it was fitted on, as it does now without them) are
+        dropped with a logged note."""
+        state = dict(state)
+        if "y_mean" in state or "y_std" in state:
+            logger.warning("model file: its output scaling (y_mean, y_std; set_output_scaling, removed) is dropped: "
+                           "the model takes and returns the units it was fitted on")
+            state.pop("y_mean", None), state.pop("y_std", None)
+        unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
-        if "y_mean" in state:
-            self.set_output_scaling(state["y_mean"], state["y_std"])
+        if state:
+            scaling = Scaling.from_arrays(state)
+            if scaling.y_mean.shape != (self.spec.dim_y,) or scaling.u_mean.shape != (self.spec.dim_u,):
+                raise ValueError(f"state: a scaling of {scaling.y_mean.shape[0]} outputs and {scaling.u_mean.shape[0]} "
+                                 f"inputs, the model has dim_y = {self.spec.dim_y}, dim_u = {self.spec.dim_u}")
+            self.scaling_ = scaling
 
     def _sequences(self, y, u):
         """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
@@ -237,8 +374,9 @@ class StateSpaceModel(abc.ABC):
 
     def _forecast_result(self, samples, states, obs_var, origin=None):
         """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the
-        diagonal ``obs_var`` of R, in the model's output scaling; ``origin`` says where it starts."""
-        y_mean, y_std = self.output_scaling or (None, None)
+        diagonal ``obs_var`` of R, in model units with the scaling that maps them back; ``origin`` says where it
+        starts."""
+        y_mean, y_std = (None, None) if self.scaling_ is None else (self.scaling_.y_mean, self.scaling_.y_std)
         return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin)
 
 
@@ -252,14 +390,15 @@ class GradientTrainedModel(StateSpaceModel):
     #: Steps at the end of the training data that :meth:`forecast` filters when given no past data.
     DATA_TAIL = 200
 
-    def __init__(self, seed=0):
-        super().__init__(seed)
+    def __init__(self, seed=0, standardize=True):
+        super().__init__(seed, standardize)
         self.params = {}
         self.training_log_ = {"rejected_steps": [], "jitter": []}
         self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on, set by fit
 
     def _remember_tail(self, data):
-        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u))."""
+        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u), model
+        units)."""
         y, u = data[-1]
         self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
 
@@ -367,29 +506,39 @@ class GradientTrainedModel(StateSpaceModel):
         return np.eye(self.spec.dim_y, self.spec.dim_x), self.obs_var()
 
     def filter(self, y, u=None, num_particles=1000, seed=0, init_window=50, **kwargs):
-        """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
-        covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
-        recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
-        :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles)."""
+        """Particle filter over y (T, d_y) with inputs u (T, d_u), both in original units (NaN outputs are
+        missing): ``filtering.FilterResult`` (filtered state means and covariances, filtered and predicted output
+        moments and innovations in original units, the log marginal likelihood estimate of y in original units,
+        final particles). The filter starts from q(x0) (for a recognition network: applied to the first
+        ``init_window`` steps); ``kwargs`` go to :func:`gpssm_np.filtering.particle_filter` (proposal,
+        ess_threshold, store_particles)."""
+        result = self._filter(self._y_to_model(y), self._u_to_model(u), num_particles, seed, init_window, **kwargs)
+        if self.scaling_ is None:
+            return result
+        return result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
+
+    def _filter(self, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
+        """:meth:`filter` in model units."""
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
-        mean, var = self.q_x0(y[:init_window], u[:init_window])
+        mean, var = self._q_x0(y[:init_window], u[:init_window])
         C, R = self.emission()
         return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
-        """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""
-        result = self.filter(y, u, num_particles, seed, init_window, store_particles=True)
+        """Smoothed state trajectories by backward simulation (FFBSi) given y (T, d_y), u (T, d_u) in original
+        units: array (num_trajectories, T, d_x)."""
+        y, u = self._y_to_model(y), self._u_to_model(u)
+        result = self._filter(y, u, num_particles, seed, init_window, store_particles=True)
         _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         return backward_simulation(self.transition_moments(), result, u[0] if self.spec.dim_u else None,
                                    check.positive_int(num_trajectories, "num_trajectories"),
                                    np.random.default_rng(seed + 1))
 
-    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
-                 num_particles=1000, init_window=50):
+    def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
         """Free-running forecast (``forecast`` module) with known future inputs ``u_future`` (T, d_u).
 
         The initial state comes from, in order: ``x0 = (mean, var)`` if given (var: the variances (d_x,) or a
@@ -397,34 +546,78 @@ class GradientTrainedModel(StateSpaceModel):
         data after the forecast origin (``num_particles`` particles, ``num_samples`` of them drawn by weight); after
         ``fit``, the same filter over the last :data:`DATA_TAIL` steps of the training data, so that the forecast
         continues from where the data ended; else q(x0) (free Gaussian), or p(x0) = N(0, I) for a model whose q(x0)
-        is a recognition network. ``Forecast.origin`` says which. For an
-        autonomous model (d_u = 0) give ``steps`` (or u_future (T, 0)). Returns a
-        :class:`gpssm_np.forecast.Forecast`.
+        is a recognition network. ``Forecast.origin`` says which. For an autonomous model (d_u = 0) give ``steps``
+        (or u_future (T, 0)).
         """
         spec = self.spec
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
-        u_future = self._future_inputs(u_future, steps)
         origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
         if origin == "q(x0)" and self.data_tail_ is not None:
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
         if x0 is None and y_past is not None:
-            result = self.filter(y_past, u_past, num_particles, seed, init_window)
-            weights = np.exp(result.log_weights - np.max(result.log_weights))
-            x0_particles = result.particles[rng.choice(len(weights), num_samples, p=weights / weights.sum())]
+            result = self._filter(y_past, u_past, num_particles, seed, init_window)
+            return self._forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
+                                                 origin)
+        if x0 is not None:
+            mean, spread = check.initial_state(x0, spec.dim_x)
         else:
-            if x0 is not None:
-                mean, spread = check.initial_state(x0, spec.dim_x)
-            elif self.recognition is None:
-                mean, spread = self.q_x0()
-            else:
-                mean, spread = np.zeros(spec.dim_x), np.ones(spec.dim_x)
-            if spread.ndim == 2:  # a covariance matrix
-                x0_particles = rng.multivariate_normal(mean, spread, size=num_samples, method="eigh")
-            else:
-                x0_particles = mean + np.sqrt(spread) * rng.standard_normal((num_samples, spec.dim_x))
+            mean, spread = self._prior_x0()
+        if spread.ndim == 2:  # a covariance matrix
+            x0_particles = rng.multivariate_normal(mean, spread, size=num_samples, method="eigh")
+        else:
+            x0_particles = mean + np.sqrt(spread) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
+
+    def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal="adapted"):
+        """A particle filter to run one measurement at a time (for a model embedded in a controller): an
+        :class:`OnlineFilter`.
+
+        Without ``state`` it starts from ``x0 = (mean, var)`` if given, else where :meth:`filter` starts without
+        data (q(x0) when it is a free Gaussian, p(x0) = N(0, I) for a recognition network), with ``num_particles``
+        particles and the generator ``numpy.random.default_rng(seed)``: for a model whose q(x0) is a free Gaussian
+        (ODGPSSM and PRSSM by default), ``update`` over y_1..y_T then gives exactly, bit for bit, what
+        ``filter(y, u, num_particles, seed)`` gives. With ``state`` (a dict from :meth:`OnlineFilter.state`) it
+        continues where that filter was; ``num_particles``, ``seed`` and ``x0`` are then not used.
+        """
+        C, R = self.emission()
+        transition = self.transition_moments()
+        if state is None:
+            rng = np.random.default_rng(check.seed(seed))
+            mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
+            return OnlineFilter(self, OnlineParticleFilter.start(
+                transition, C, R, mean, np.diag(var) if var.ndim == 1 else var,
+                check.positive_int(num_particles, "num_particles"), rng, ess_threshold, proposal))
+        missing = sorted(set(OnlineFilter.STATE_KEYS) - set(state)) if isinstance(state, dict) else None
+        if missing is None or missing:
+            raise ValueError(f"state: expected the dict of OnlineFilter.state() with keys {OnlineFilter.STATE_KEYS}, "
+                             f"got {'missing ' + str(missing) if missing else type(state).__name__}")
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError) as err:
+            raise ValueError(f"state: its 'rng' entry is not the state of a {type(rng.bit_generator).__name__} "
+                             f"generator: {err}") from None
+        return OnlineFilter(self, OnlineParticleFilter(
+            transition, C, R, np.asarray(state["particles"], dtype=np.float64),
+            np.asarray(state["log_weights"], dtype=np.float64), rng, state["step"], state["ess_threshold"],
+            state["proposal"]))
+
+    def _prior_x0(self):
+        """Mean and variance (d_x,) of the state where a run without data starts: q(x0) when it is a free Gaussian,
+        p(x0) = N(0, I) when a recognition network gives q(x0) from data."""
+        if self.recognition is None:
+            return self._q_x0()
+        return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
+
+    def _forecast_from_particles(self, particles, log_weights, u_future, num_samples, rng, origin):
+        """The forecast (model units) from ``num_samples`` of the weighted ``particles`` (N, d_x) drawn by weight
+        with ``rng``, which then drives the free run under ``u_future`` (T, d_u)."""
+        weights = np.exp(log_weights - np.max(log_weights))
+        x0_particles = particles[rng.choice(len(weights), num_samples, p=weights / weights.sum())]
+        states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
+        return self._forecast_result(states[:, :, :self.spec.dim_y], states, self.obs_var(), origin)
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
@@ -463,7 +656,7 @@ class GradientTrainedModel(StateSpaceModel):
             raise ValueError("resume: needs checkpoint=path to resume from")
         if checkpoint_steps is not None and checkpoint is None:
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
-        data = self._sequences(y, u)
+        data = self._training_data(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], seq_len, stride)
         num_windows = Y.shape[0]
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
@@ -491,7 +684,7 @@ class GradientTrainedModel(StateSpaceModel):
                     self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
         report.close()
         self._remember_tail(data)
-        return self
+        return self._attach_scaling()
 
     def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
         """One accepted Adam step on the minibatch (y, u), rejecting non-finite steps (see :meth:`fit`); ``x0``:
@@ -560,6 +753,80 @@ class GradientTrainedModel(StateSpaceModel):
         if unknown:
             raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
         return fixed
+
+
+class OnlineFilter:
+    """A fitted model's particle filter, one measurement at a time (``GradientTrainedModel.online_filter``).
+
+    :meth:`update` assimilates y_t with its input u_t (original units) and returns the filtered output; its
+    arithmetic is that of :func:`gpssm_np.filtering.particle_filter` (``filtering.filter_step``), so the updates over a
+    sequence reproduce the batch filter bit for bit. :meth:`predict` forecasts from the current particles without
+    changing the filter. :meth:`state` is everything needed to continue elsewhere: arrays, numbers and the generator
+    state (plain Python types), e.g. for ``json`` after ``.tolist()`` of the arrays. After each update
+    ``predicted_mean``, ``predicted_var`` (the output predicted before y_t was read, R included) and ``innovation``
+    (y_t minus that prediction, NaN where y_t is missing) are kept, in original units.
+    """
+
+    #: The keys of :meth:`state`.
+    STATE_KEYS = ("particles", "log_weights", "step", "rng", "ess_threshold", "proposal")
+
+    def __init__(self, model, online):
+        self.model, self._online = model, online
+        self.predicted_mean = self.predicted_var = self.innovation = None
+
+    @property
+    def step(self):
+        """The number of updates so far (the index t of the last y_t read)."""
+        return self._online.step
+
+    def update(self, y_t, u_t=None):
+        """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
+        for a model without inputs), both in original units. Returns the filtered noise-free output C x_t given
+        y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
+        spec, scaling = self.model.spec, self.model.scaling_
+        y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
+        if y_t.shape != (spec.dim_y,) or np.any(np.isinf(y_t)):
+            raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")
+        if spec.dim_u:
+            if u_t is None:
+                raise ValueError(f"u_t: the model has dim_u = {spec.dim_u} inputs, got None")
+            u_t = check.finite_array(np.atleast_1d(u_t), "u_t", (1,))
+            if u_t.shape != (spec.dim_u,):
+                raise ValueError(f"u_t: expected {spec.dim_u} input values, got shape {u_t.shape}")
+        else:
+            u_t = None
+        if scaling is not None:
+            y_t = scaling.y_to_model(y_t)
+            u_t = None if u_t is None else scaling.u_to_model(u_t)
+        s = self._online.update(y_t, u_t)
+        moments = (s.output_means, s.output_vars, s.predicted_output_means, s.predicted_output_vars, s.innovations)
+        if scaling is not None:
+            std = scaling.y_std
+            moments = (moments[0] * std + scaling.y_mean, moments[1] * std**2, moments[2] * std + scaling.y_mean,
+                       moments[3] * std**2, moments[4] * std)
+        self.predicted_mean, self.predicted_var, self.innovation = moments[2:]
+        return moments[0], moments[1]
+
+    def predict(self, u_future=None, num_samples=50, seed=0, steps=None, units="original"):
+        """Forecast from the current filtered state (``num_samples`` particles drawn by weight with the generator
+        ``default_rng(seed)``, not the filter's) with known future inputs ``u_future`` (T, d_u) (``steps`` when
+        d_u = 0): a :class:`gpssm_np.forecast.Forecast` in original units (``units="model"``: standardised)."""
+        model = self.model
+        if units not in UNITS:
+            raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
+        u_future = model._u_to_model(model._future_inputs(u_future, steps))
+        fc = model._forecast_from_particles(self._online.particles, self._online.log_weights, u_future,
+                                            check.positive_int(num_samples, "num_samples"),
+                                            np.random.default_rng(check.seed(seed)), "online filter")
+        return fc if units == "model" else fc.in_original_units()
+
+    def state(self):
+        """The filter's state: a dict of the particles (N, d_x) and normalised log-weights (N,) (copies), the step
+        count, the generator state and the filter options; ``model.online_filter(state=...)`` continues from it."""
+        online = self._online
+        return {"particles": online.particles.copy(), "log_weights": online.log_weights.copy(), "step": online.step,
+                "rng": online.rng.bit_generator.state, "ess_threshold": online.ess_threshold,
+                "proposal": online.proposal}
 
 
 def without_frozen(grads, frozen):

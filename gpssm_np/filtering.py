@@ -26,6 +26,12 @@ Proposals (N particles x^i with normalised weights W^i, g^i the weight increment
 * ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
   W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
 
+Output moments, per step: the one-step prediction of the output p(y_t | y_{1:t-1}), summarised by the moments of
+the mixture sum_i W_{t-1}^i N(C m_i, C S_i C^T + R) (exact given the particles, before y_t is read), with mean
+E[y_t | y_{1:t-1}] = sum_i W_{t-1}^i C m_i and variances diag(sum_i W_{t-1}^i (C S_i C^T + (C m_i - mean)(C m_i -
+mean)^T) + R); the innovation y_t - E[y_t | y_{1:t-1}] (NaN where y_t is missing); and the filtered noise-free output
+C x_t given y_{1:t}, with mean C E[x_t | y_{1:t}] and variances diag(C Cov[x_t | y_{1:t}] C^T).
+
 In both, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
 ``resampled[k]`` is exactly ``ess[k] < ess_threshold * N``. The filtered moments are the weighted moments of the
 particles x_t^i that represent p(x_t | y_{1:t}) (for the bootstrap filter: before resampling). The estimate::
@@ -44,12 +50,16 @@ t = T-1, ..., 0 draw x_t^j with probability proportional to W_t^j N(x_{t+1}; m(x
 is evaluated once per step at the N stored particles; the Gaussian densities of the M trajectories under the N
 components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve as the candidates for t = 0.
 
+Step by step: :class:`OnlineParticleFilter` runs the same steps (:func:`filter_step`) one observation at a time, and
+reproduces :func:`particle_filter` bit for bit from the same initial particles and generator.
+
 The transition of a sparse-GP state-space model is ``transition.Transition.moments_function``; the models' ``filter``
-and ``smooth`` methods (``estimator.py``) run this module with it.
+, ``smooth`` and ``online_filter`` methods (``estimator.py``) run this module with it.
 """
 import logging
 import numbers
-from dataclasses import dataclass
+from collections import namedtuple
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -100,6 +110,12 @@ class FilterResult:
     ancestors : ndarray (T, N) of int or None
         ... and ancestors[k, i], the index of the parent of particles_history[k, i] in particles_history[k - 1]
         (in initial_particles for k = 0).
+    output_means, output_vars : ndarray (T, d_y)
+        Filtered noise-free output C x_t given y_{1:t}: mean and variances (module docstring).
+    predicted_output_means, predicted_output_vars : ndarray (T, d_y)
+        One-step predicted output y_t given y_{1:t-1}: mean and variances (R included).
+    innovations : ndarray (T, d_y)
+        y_t - predicted_output_means (NaN where y_t is missing).
     """
 
     means: np.ndarray
@@ -116,6 +132,22 @@ class FilterResult:
     particles_history: Optional[np.ndarray] = None
     log_weights_history: Optional[np.ndarray] = None
     ancestors: Optional[np.ndarray] = None
+    output_means: Optional[np.ndarray] = None
+    output_vars: Optional[np.ndarray] = None
+    predicted_output_means: Optional[np.ndarray] = None
+    predicted_output_vars: Optional[np.ndarray] = None
+    innovations: Optional[np.ndarray] = None
+
+    def in_output_units(self, y_mean, y_std):
+        """The result for outputs y = y_std * y_filtered + y_mean (d_y,): output moments and innovations mapped,
+        the log-likelihood that of the mapped outputs (minus log y_std per observed entry); states unchanged."""
+        observed = ~np.isnan(self.innovations)
+        log_lik_steps = self.log_likelihood_steps - observed @ np.log(y_std)
+        return replace(self, output_means=self.output_means * y_std + y_mean, output_vars=self.output_vars * y_std**2,
+                       predicted_output_means=self.predicted_output_means * y_std + y_mean,
+                       predicted_output_vars=self.predicted_output_vars * y_std**2,
+                       innovations=self.innovations * y_std, log_likelihood_steps=log_lik_steps,
+                       log_likelihood=float(log_lik_steps.sum()))
 
     @property
     def num_particles(self):
@@ -315,28 +347,28 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     rng = _rng(rng)
     x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
     T, N = y.shape[0], x0.shape[0]
-    step = _adapted_step if proposal == "adapted" else _bootstrap_step
+    step = PROPOSAL_STEPS[proposal]
 
     means = np.empty((T, d_x))
     covs = np.empty((T, d_x, d_x))
     log_lik = np.zeros(T)
     ess = np.empty(T)
     resampled = np.zeros(T, dtype=bool)
+    outputs = {name: np.empty((T, d_y)) for name in _OUTPUT_FIELDS}
     if store_particles:
         hist_x, hist_logw, hist_anc = np.empty((T, N, d_x)), np.empty((T, N)), np.empty((T, N), dtype=np.intp)
 
     x, log_w, parents = x0, np.full(N, -np.log(N)), np.arange(N)
     for k in range(T):
-        mean, cov = _call_transition(transition, x, None if u is None else u[k], k)
-        observed = _observed(y[k], C, R)
-        x_k, log_w_k, anc, log_lik[k], ess[k], resampled[k], x, log_w, next_parents = step(
-            mean, cov, log_w, observed, ess_threshold, rng)
-        # anc indexes the particles propagated at this step; parents maps them to the previous stored particles
-        anc = parents[anc]
-        parents = next_parents
-        means[k], covs[k] = _weighted_moments(x_k, log_w_k)
+        s = filter_step(transition, C, R, step, x, log_w, y[k], None if u is None else u[k], k, ess_threshold, rng)
+        x, log_w = s.particles, s.log_weights
+        log_lik[k], ess[k], resampled[k], means[k], covs[k] = s.log_likelihood, s.ess, s.resampled, s.mean, s.cov
+        for name in _OUTPUT_FIELDS:
+            outputs[name][k] = getattr(s, name)
         if store_particles:
-            hist_x[k], hist_logw[k], hist_anc[k] = x_k, log_w_k, anc
+            # s.ancestors index the particles propagated at this step; parents maps them to the previous stored ones
+            hist_x[k], hist_logw[k], hist_anc[k] = s.stored, s.stored_log_weights, parents[s.ancestors]
+        parents = s.parents
     logger.debug("particle_filter (%s, N=%d, T=%d): resampled %d times, min ESS %.1f, log-likelihood %.4f",
                  proposal, N, T, int(resampled.sum()), float(ess.min()), float(log_lik.sum()))
     return FilterResult(
@@ -345,8 +377,45 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
         ess_threshold=float(ess_threshold),
         particles_history=hist_x if store_particles else None,
         log_weights_history=hist_logw if store_particles else None,
-        ancestors=hist_anc if store_particles else None,
+        ancestors=hist_anc if store_particles else None, **outputs,
     )
+
+
+#: The per-step output moments :func:`filter_step` gives and :class:`FilterResult` collects (module docstring).
+_OUTPUT_FIELDS = ("output_means", "output_vars", "predicted_output_means", "predicted_output_vars", "innovations")
+
+#: What :func:`filter_step` returns: the particles that represent p(x_t | y_{1:t}) (``stored``, with
+#: ``stored_log_weights``; for the bootstrap filter before resampling), ``ancestors`` of the stored particles among
+#: the propagated ones, the log-likelihood increment, ``ess``, ``resampled``, the particles and normalised
+#: log-weights carried to the next step and the ``parents`` of the carried particles among the stored ones, the
+#: filtered state ``mean`` (d_x,) and ``cov`` (d_x, d_x), and the output moments of :data:`_OUTPUT_FIELDS`.
+FilterStep = namedtuple("FilterStep", ("stored", "stored_log_weights", "ancestors", "log_likelihood", "ess",
+                                       "resampled", "particles", "log_weights", "parents", "mean", "cov")
+                        + _OUTPUT_FIELDS)
+
+
+def filter_step(transition, C, R, proposal_step, x, log_w, y_t, u_t, k, ess_threshold, rng):
+    """One step of the particle filter (module docstring) from the carried particles ``x`` (N, d_x) with normalised
+    log-weights ``log_w`` (N,): the transition at step ``k`` with input ``u_t`` (d_u,) or None, the observation
+    ``y_t`` (d_y,) (NaN entries missing), ``proposal_step`` one of :data:`PROPOSAL_STEPS`. Returns a
+    :class:`FilterStep`. C (d_y, d_x) and R (d_y, d_y) as :func:`particle_filter` checks them."""
+    mean, cov = _call_transition(transition, x, u_t, k)
+    predicted_mean, predicted_var = _predicted_output(mean, cov, log_w, C, R)
+    stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents = proposal_step(
+        mean, cov, log_w, _observed(y_t, C, R), ess_threshold, rng)
+    m, P = _weighted_moments(stored, stored_log_w)
+    return FilterStep(stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents, m, P, C @ m,
+                      np.einsum("ij,jk,ik->i", C, P, C), predicted_mean, predicted_var, y_t - predicted_mean)
+
+
+def _predicted_output(mean, cov, log_w, C, R):
+    """Mean (d_y,) and variances (d_y,) of y_t given y_{1:t-1}: the moments of the mixture of N(C m_i, C S_i C^T + R)
+    with weights exp(log_w) (module docstring); ``mean`` (N, d_x), ``cov`` (N, d_x, d_x)."""
+    w = np.exp(log_w)
+    Cm = mean @ C.T  # (N, d_y)
+    y_mean = w @ Cm
+    spread = np.sum((C @ cov) * C, axis=2) + (Cm - y_mean) ** 2  # diag(C S_i C^T) + (C m_i - mean)^2, (N, d_y)
+    return y_mean, w @ spread + np.diag(R)
 
 
 def _maybe_resample(log_w, ess_threshold, rng):
@@ -382,6 +451,50 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
         log_w, inc = _normalise(log_w + log_g)
     ess, resampled, idx, carried_log_w = _maybe_resample(log_w, ess_threshold, rng)
     return x, log_w, np.arange(N), inc, ess, resampled, x[idx], carried_log_w, idx
+
+
+#: The step function of each proposal.
+PROPOSAL_STEPS = {"adapted": _adapted_step, "bootstrap": _bootstrap_step}
+
+
+class OnlineParticleFilter:
+    """:func:`particle_filter` one observation at a time: ``update(y_t, u_t)`` runs :func:`filter_step` and returns
+    its :class:`FilterStep`. Started from the same initial particles and generator state, the sequence of updates
+    gives the same numbers as the batch filter, bit for bit. ``particles`` (N, d_x), ``log_weights`` (N,,
+    normalised), ``step`` (the number of updates so far) and ``rng`` are the whole state of the filter."""
+
+    def __init__(self, transition, C, R, particles, log_weights, rng, step=0, ess_threshold=0.5,
+                 proposal="adapted"):
+        if proposal not in PROPOSALS:
+            raise ValueError(f"proposal: expected one of {PROPOSALS}, got {proposal!r}")
+        if (isinstance(ess_threshold, bool) or not isinstance(ess_threshold, numbers.Real)
+                or not 0.0 <= ess_threshold <= 1.0):
+            raise ValueError(f"ess_threshold: expected a number in [0, 1], got {ess_threshold!r}")
+        self.C, self.R = _check_emission(C, R)
+        self.transition, self.proposal, self.ess_threshold = transition, proposal, float(ess_threshold)
+        self._step_function = PROPOSAL_STEPS[proposal]
+        self.particles = check.finite_array(particles, "particles", (2,))
+        if self.particles.shape[1] != self.C.shape[1]:
+            raise ValueError(f"particles: expected shape (N, {self.C.shape[1]}), got {self.particles.shape}")
+        self.log_weights = check.finite_array(log_weights, "log_weights", (1,))
+        if self.log_weights.shape != (len(self.particles),):
+            raise ValueError(f"log_weights: expected shape ({len(self.particles)},), got {self.log_weights.shape}")
+        self.rng, self.step = rng, check.non_negative_int(step, "step")
+
+    @classmethod
+    def start(cls, transition, C, R, x0_mean, x0_cov, num_particles, rng, ess_threshold=0.5, proposal="adapted"):
+        """A filter before its first update, its particles drawn from N(x0_mean, x0_cov) with ``rng`` exactly as
+        :func:`particle_filter` draws them (x0_cov: variances (d_x,) or a covariance matrix)."""
+        C, R = _check_emission(C, R)
+        x0 = _initial_particles(x0_mean, x0_cov, None, num_particles, C.shape[1], rng)
+        return cls(transition, C, R, x0, np.full(len(x0), -np.log(len(x0))), rng, 0, ess_threshold, proposal)
+
+    def update(self, y_t, u_t=None):
+        """Assimilate y_t (d_y,) (NaN entries missing) with the input u_t (d_u,) or None of its step."""
+        s = filter_step(self.transition, self.C, self.R, self._step_function, self.particles, self.log_weights,
+                        y_t, u_t, self.step, self.ess_threshold, self.rng)
+        self.particles, self.log_weights, self.step = s.particles, s.log_weights, self.step + 1
+        return s
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -28,11 +28,14 @@ class Forecast:
     obs_var : ndarray (d_y,)
         Observation noise variances R, added to the predictive variance.
     y_mean, y_std : ndarray (d_y,) or None
-        Output standardisation of the model, when known; :meth:`in_original_units` uses it.
+        For a forecast in the model's standardised units (``model.forecast(..., units="model")``) the
+        standardisation y_model = (y - y_mean) / y_std that :meth:`in_original_units` undoes; None for a forecast in
+        original units (the default of ``model.forecast``).
     origin : str or None
         Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
-        data" (filtered from the last steps the model was fitted on) or "q(x0)" (the model's initial-state
-        distribution); None for models that do not say.
+        data" (filtered from the last steps the model was fitted on), "online filter" (the current state of a
+        ``model.online_filter()``) or "q(x0)" (the model's initial-state distribution); None for models that do not
+        say.
     """
 
     samples: np.ndarray
@@ -57,9 +60,10 @@ class Forecast:
         return gaussian_interval(self.mean, self.std, level)
 
     def in_original_units(self):
-        """The same forecast with outputs mapped back through y = y_std * y_standardised + y_mean."""
+        """The same forecast with outputs mapped back through y = y_std * y_model + y_mean (the latent states stay
+        the model's); the forecast itself when it is in original units already (y_mean None)."""
         if self.y_mean is None or self.y_std is None:
-            raise ValueError("forecast: the model has no output scaling; call model.set_output_scaling(mean, std)")
+            return self
         return replace(self, samples=self.samples * self.y_std + self.y_mean, obs_var=self.obs_var * self.y_std**2,
                        y_mean=None, y_std=None)
 

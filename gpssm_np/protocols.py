@@ -1,5 +1,5 @@
-r"""Forecast evaluation protocols on a standardised data set (``datasets.Dataset``, or test arrays with an optional
-history before them): ``paper``, ``causal``, ``freerun``.
+r"""Forecast evaluation protocols on a data set (``datasets.Dataset``, or test arrays with an optional history before
+them): ``paper``, ``causal``, ``freerun``.
 
 All three forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
 initial state of that span is chosen:
@@ -22,6 +22,14 @@ without a history), its forecast starts from the model's q(x0), or its prior, in
 
 Besides RMSE each protocol reports the mean negative log predictive density of the outputs (a Gaussian with the
 particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
+
+Units (:func:`evaluation_data`). The model is given data in the units it was fitted in (``estimator``, "Units")
+and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_test`` arrays), or for test arrays
+the model's own standardisation (``scaling_``; the arrays' units when the model has none). A ``Dataset`` is given to
+a model as its standardised arrays (``ds.y_train`` is what a model is normally fitted on), except to a model fitted
+on the raw training part (``ds.y_raw[:n_train]``: its ``scaling_`` equals the data set's statistics), which gets
+the raw series. "rmse_original_units" maps the RMSE of each output back with the data set's standard deviations (for
+test arrays: the model's).
 """
 import logging
 from collections import namedtuple
@@ -36,10 +44,14 @@ PROTOCOLS = ("paper", "causal", "freerun")
 
 logger = logging.getLogger(__name__)
 
-#: What the protocols read: the history before the test part (``y_train`` (T_h, d_y), ``u_train`` (T_h, d_u),
-#: possibly empty), the test part (``y_test`` (T, d_y), ``u_test`` (T, d_u)) and the standard deviations of the
-#: outputs (``y_std`` (d_y,), None when unknown). A ``datasets.Dataset`` has these attributes.
-EvaluationData = namedtuple("EvaluationData", "y_train u_train y_test u_test y_std")
+#: What the protocols read, in the units the model takes: the history before the test part (``y_train`` (T_h, d_y),
+#: ``u_train`` (T_h, d_u), possibly empty), the test part (``y_test`` (T, d_y), ``u_test`` (T, d_u)), the per-output
+#: divisor ``y_scale`` (d_y,) that brings them to the standardised scale the scores are computed on, and the
+#: standard deviations ``y_std`` (d_y,) that map that scale to original units (module docstring, "Units").
+EvaluationData = namedtuple("EvaluationData", "y_train u_train y_test u_test y_scale y_std")
+#: What :func:`evaluation_data` reads of a ``datasets.Dataset`` (and, for a model fitted on its raw series, the
+#: statistics and ``to_original_y``, ``to_original_u``).
+_DATASET_FIELDS = ("y_train", "u_train", "y_test", "u_test", "y_std")
 
 
 def scored_windows(num_steps, window=100, max_windows=6):
@@ -61,11 +73,13 @@ def window_length(num_steps, window=100):
     return window
 
 
-def _scores(forecast, y):
-    lower, upper = forecast.interval(0.95)
-    return {"rmse": rmse(y, forecast.mean), "nlpd": nlpd(y, forecast.mean, forecast.std),
-            "coverage95": coverage(y, lower, upper),
-            "rmse_per_output": np.sqrt(np.mean((np.asarray(y) - forecast.mean) ** 2, axis=0))}
+def _scores(forecast, y, scale):
+    """The scores of ``forecast`` against ``y`` (T, d_y), both divided by ``scale`` (d_y,) (the standardised
+    scale; a division by 1 is exact)."""
+    y, mean, std = np.asarray(y) / scale, forecast.mean / scale, forecast.std / scale
+    lower, upper = (bound / scale for bound in forecast.interval(0.95))
+    return {"rmse": rmse(y, mean), "nlpd": nlpd(y, mean, std), "coverage95": coverage(y, lower, upper),
+            "rmse_per_output": np.sqrt(np.mean((y - mean) ** 2, axis=0))}
 
 
 def _summarise(protocol, windows, scores, y_std, window):
@@ -74,9 +88,9 @@ def _summarise(protocol, windows, scores, y_std, window):
         result[key] = float(np.mean([s[key] for s in scores]))
     result["rmse_per_output"] = [float(v) for v in np.mean([s["rmse_per_output"] for s in scores], axis=0)]
     # each output's RMSE scales with its own standard deviation; their mean is the one number across outputs
-    per_output = None if y_std is None else np.mean([s["rmse_per_output"] for s in scores], axis=0) * y_std
-    result["rmse_original_units_per_output"] = None if per_output is None else [float(v) for v in per_output]
-    result["rmse_original_units"] = None if per_output is None else float(np.mean(per_output))
+    per_output = np.mean([s["rmse_per_output"] for s in scores], axis=0) * y_std
+    result["rmse_original_units_per_output"] = [float(v) for v in per_output]
+    result["rmse_original_units"] = float(np.mean(per_output))
     return result
 
 
@@ -90,6 +104,7 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
     """The authors' protocol (module docstring). Returns a dict (see :func:`evaluate`). A model without a latent
     state (``model.has_latent_state`` False, e.g. ARX) has no x0 to infer from the window; it is scored as in the
     causal protocol, from the observations before each window."""
+    dataset = evaluation_data(model, dataset)
     if not getattr(model, "has_latent_state", True):
         return dict(evaluate_causal(model, dataset, num_samples, seed, window, max_windows), protocol="paper")
     window = window_length(len(dataset.y_test), window)
@@ -99,7 +114,7 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
         y_w, u_w = dataset.y_test[s:s + window], dataset.u_test[s:s + window]
         x0 = model.q_x0(y_w, u_w)  # reads the window it forecasts
         fc = model.forecast(u_w, x0=x0, num_samples=num_samples, seed=seed + k)
-        scores.append(_scores(fc, y_w))
+        scores.append(_scores(fc, y_w, dataset.y_scale))
     return _summarise("paper", starts, scores, dataset.y_std, window)
 
 
@@ -109,6 +124,7 @@ def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_win
     made from the ``burn_in`` observations before the window only (``tests/test_no_lookahead.py`` holds it to
     that); a window with nothing before it starts where the model's training data ended (a fitted gradient-trained
     model, ``estimator.GradientTrainedModel.forecast``) or from its q(x0) or prior."""
+    dataset = evaluation_data(model, dataset)
     burn_in = check.positive_int(burn_in, "burn_in")
     window = window_length(len(dataset.y_test), window)
     y_all = np.concatenate([dataset.y_train, dataset.y_test])
@@ -126,15 +142,17 @@ def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_win
 def evaluate_causal(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
                     num_particles=1000):
     """Same windows as the paper protocol, initial state filtered from the ``burn_in`` preceding steps only."""
+    dataset = evaluation_data(model, dataset)
     window = window_length(len(dataset.y_test), window)
     forecasts = causal_forecasts(model, dataset, num_samples, seed, window, max_windows, burn_in, num_particles)
-    scores = [_scores(fc, dataset.y_test[s:s + window]) for s, fc in forecasts]
+    scores = [_scores(fc, dataset.y_test[s:s + window], dataset.y_scale) for s, fc in forecasts]
     return _summarise("causal", [s for s, _ in forecasts], scores, dataset.y_std, window)
 
 
 def freerun_forecast(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """The forecast the freerun protocol scores: the whole test half from the state filtered over the training
     half (when there is no training half: where the model's own training data ended, or its q(x0) or prior)."""
+    dataset = evaluation_data(model, dataset)
     y_past, u_past = _past(dataset.y_train, dataset.u_train, 0, len(dataset.y_train))
     return model.forecast(dataset.u_test, y_past=y_past, u_past=u_past, num_samples=num_samples, seed=seed,
                           num_particles=num_particles)
@@ -142,8 +160,10 @@ def freerun_forecast(model, dataset, num_samples=50, seed=0, num_particles=1000)
 
 def evaluate_freerun(model, dataset, num_samples=50, seed=0, num_particles=1000):
     """One free run over the test half from the state filtered over the whole training half."""
+    dataset = evaluation_data(model, dataset)
     fc = freerun_forecast(model, dataset, num_samples, seed, num_particles)
-    return _summarise("freerun", [0], [_scores(fc, dataset.y_test)], dataset.y_std, len(dataset.y_test))
+    return _summarise("freerun", [0], [_scores(fc, dataset.y_test, dataset.y_scale)], dataset.y_std,
+                      len(dataset.y_test))
 
 
 def _arrays(model, pair, argname):
@@ -162,42 +182,60 @@ def _arrays(model, pair, argname):
 
 def evaluation_data(model, dataset, history=None):
     """The :data:`EvaluationData` of ``dataset``: a ``datasets.Dataset`` (its training half is the history), or a
-    tuple ``(y_test, u_test)`` in the model's standardised units with ``history = (y_train, u_train)`` of the steps
-    just before it (or None: no history). The output scale of test arrays is the model's ``output_scaling``, when
-    set."""
+    tuple ``(y_test, u_test)`` in the units the model was fitted in with ``history = (y_train, u_train)`` of the
+    steps just before it (or None: no history). Units: module docstring. An :data:`EvaluationData` is returned as
+    it is."""
+    if isinstance(dataset, EvaluationData):
+        return dataset
+    scaling = getattr(model, "scaling_", None)
     if isinstance(dataset, tuple):
         y_test, u_test = _arrays(model, dataset, "dataset")
         if history is None:
             y_train, u_train = y_test[:0], u_test[:0]
         else:
             y_train, u_train = _arrays(model, history, "history")
-        y_std = None if model.output_scaling is None else model.output_scaling[1]
-        return EvaluationData(y_train, u_train, y_test, u_test, y_std)
+        scale = np.ones(model.spec.dim_y) if scaling is None else scaling.y_std
+        return EvaluationData(y_train, u_train, y_test, u_test, scale, scale)
     if history is not None:
         raise ValueError("history: a Dataset holds its own history (the training half); give history only with test "
                          "arrays, dataset=(y_test, u_test)")
-    if not all(hasattr(dataset, name) for name in EvaluationData._fields):
+    if not all(hasattr(dataset, name) for name in _DATASET_FIELDS):
         raise ValueError(f"dataset: expected a gpssm_np.datasets.Dataset or a tuple (y_test, u_test), got "
                          f"{type(dataset).__name__}")
     if model.spec.dim_y != dataset.y_test.shape[1] or model.spec.dim_u != dataset.u_test.shape[1]:
         raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
                          f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
-    return EvaluationData(*(getattr(dataset, name) for name in EvaluationData._fields))
+    standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
+    if scaling is not None and _fitted_on_raw_series(scaling, dataset):
+        raw = [to_original(a) for a, to_original in zip(
+            standardised, (dataset.to_original_y, dataset.to_original_u) * 2)]
+        return EvaluationData(*raw, dataset.y_std, dataset.y_std)
+    return EvaluationData(*standardised, np.ones(model.spec.dim_y), dataset.y_std)
+
+
+def _fitted_on_raw_series(scaling, dataset):
+    """Whether a model with this ``estimator.Scaling`` was fitted on the raw training part of ``dataset``: its
+    statistics are the data set's (to 1e-9), and those are not the identity (when they are, both views agree)."""
+    ours = (scaling.y_mean, scaling.y_std, scaling.u_mean, scaling.u_std)
+    theirs = tuple(getattr(dataset, name, None) for name in ("y_mean", "y_std", "u_mean", "u_std"))
+    if any(a is None for a in theirs) or not all(np.allclose(a, b, rtol=1e-9, atol=0.0) for a, b in zip(ours, theirs)):
+        return False
+    return bool(np.any(ours[0]) or np.any(ours[2]) or np.any(ours[1] != 1.0) or np.any(ours[3] != 1.0))
 
 
 def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):
     """Evaluate ``model`` on ``dataset`` under ``protocol`` ("paper", "causal" or "freerun").
 
-    ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), or a tuple
-    ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None when d_u = 0) in the model's standardised units, with
-    ``history = (y_train, u_train)``, the steps just before them, that the causal and freerun protocols filter
-    (:func:`evaluation_data`).
+    ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), an
+    :data:`EvaluationData` (used as it is), or a tuple
+    ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None when d_u = 0) in the units the model was fitted in,
+    with ``history = (y_train, u_train)``, the steps just before them, that the causal and freerun protocols filter
+    (:func:`evaluation_data`, and the module docstring for the units).
 
     Returns a dict with "rmse" (mean over windows, standardised scale), "per_window" (RMSE of each window),
-    "nlpd" and "coverage95" (means over windows), "rmse_original_units_per_output" (the RMSE of each output, mean
-    over windows, times that output's standard deviation: a list of d_y values) and "rmse_original_units" (their
-    mean), both None when the output scale is unknown (test arrays and a model without ``output_scaling``),
-    "windows" (start indices in the test half), "window" (their length: the option ``window``, or the test
+    "nlpd" and "coverage95" (means over windows, standardised scale), "rmse_original_units_per_output" (the RMSE
+    of each output, mean over windows, in original units: a list of d_y values) and "rmse_original_units" (their
+    mean), "windows" (start indices in the test half), "window" (their length: the option ``window``, or the test
     length when shorter) and "protocol". ``options`` go to the protocol's function (window, max_windows, burn_in,
     num_particles).
     """

@@ -70,7 +70,7 @@ def dense_joint(p, u):
 # ---------------------------------------------------------------------------------------------------------------
 def test_arx_recovers_coefficients():
     y, u = simulate_arx(3000, seed=0)
-    m = ARX(na=2, nb=2).fit(y, u)
+    m = ARX(na=2, nb=2, standardize=False).fit(y, u)  # coefficients in the units of the data
     coef = m.coefficients()
     np.testing.assert_allclose(coef["a"][:, 0, 0], A_TRUE, atol=0.02)
     np.testing.assert_allclose(coef["b"][:, 0, 0], B_TRUE, atol=0.02)
@@ -107,7 +107,7 @@ def test_arx_order_selection_on_dataset_ignores_test_half(monkeypatch):
 def test_arx_forecast_is_the_exact_ar1_predictive():
     """AR(1) y_t = a y_{t-1} + e_t: h-step mean a^h y_0 and variance sigma^2 (1 - a^{2h}) / (1 - a^2)."""
     a, sigma2 = 0.9, 0.04
-    m = ARX(na=1, nb=0, dim_u=0)
+    m = ARX(na=1, nb=0, dim_u=0, standardize=False)  # theta_ below is in the units of the data
     m.fit(np.zeros((20, 1)) + np.arange(20)[:, None] % 2, None)  # any data; parameters are set below
     m.theta_, m.noise_var_ = np.array([[a], [0.0]]), np.array([sigma2])
     fc = m.forecast(steps=6, y_past=np.array([[5.0], [2.0]]), num_samples=40000, seed=0)
@@ -121,7 +121,7 @@ def test_arx_forecast_is_the_exact_ar1_predictive():
 
 def test_arx_forecast_pads_missing_past_with_training_mean():
     y, u = simulate_arx(300, seed=2)
-    m = ARX(na=2, nb=2).fit(y, u)
+    m = ARX(na=2, nb=2, standardize=False).fit(y, u)  # y_mean_, u_mean_ in the units of the data
     short = m.forecast(u[:5], y_past=None, u_past=None, num_samples=3)
     padded = m.forecast(u[:5], y_past=np.tile(m.y_mean_, (2, 1)), u_past=np.tile(m.u_mean_, (1, 1)), num_samples=3)
     np.testing.assert_allclose(short.samples, padded.samples)
@@ -152,8 +152,7 @@ def test_arx_surface_and_errors():
         m.forecast(None, y_past=y)
     with pytest.raises(ValueError, match="y_past"):
         m.forecast(u[:5], y_past=np.zeros((3, 2)))
-    m.set_output_scaling(np.array([1.0]), np.array([2.0]))
-    fc = m.forecast(u[:5], y_past=y, u_past=u).in_original_units()
+    fc = m.forecast(u[:5], y_past=y, u_past=u)
     assert fc.samples.shape == (50, 5, 1)
     for kwargs, match in [({"selection": "aic"}, "selection"), ({"folds": 1}, "folds"), ({"na": -1}, "na"),
                           ({"dim_u": 0, "nb": 2}, "nb"), ({"max_order": 0}, "max_order")]:

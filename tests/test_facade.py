@@ -16,14 +16,14 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
         StateSpaceModel()
     with pytest.raises(TypeError, match="abstract"):
         GradientTrainedModel()
-    assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_params", "set_params", "fit", "q_x0",
-                                                   "forecast", "constrained_params"}
-    assert GradientTrainedModel.__abstractmethods__ == {"get_config", "q_x0", "param_shapes", "elbo_function",
+    assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_params", "set_params", "fit", "_q_x0",
+                                                   "_forecast", "constrained_params"}
+    assert GradientTrainedModel.__abstractmethods__ == {"get_config", "_q_x0", "param_shapes", "elbo_function",
                                                         "transition_moments", "obs_var", "_free_run",
                                                         "constrained_params"}
 
     class Incomplete(GradientTrainedModel):  # every hook but the free run
-        get_config = q_x0 = param_shapes = elbo_function = transition_moments = obs_var = lambda self: None
+        get_config = _q_x0 = param_shapes = elbo_function = transition_moments = obs_var = lambda self: None
         constrained_params = get_config
 
     with pytest.raises(TypeError, match="_free_run"):
@@ -56,7 +56,7 @@ def test_linear_baselines_round_trip_through_save_and_load(tmp_path, rng, make, 
     y, u = simulated(rng, dy=dy, du=2)
     model = make()
     model = type(model)(**dict(model.get_config(), dim_u=2)).fit(y[:80], u[:80])
-    model.set_output_scaling(np.full(dy, 0.5), np.full(dy, 2.0))
+    assert model.scaling_ is not None  # fitted on unstandardised data: the scaling goes into the file
     loaded = gp.load(gp.save(model, tmp_path / "m.npz"))
     assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
     assert loaded.history_ == model.history_

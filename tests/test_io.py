@@ -8,6 +8,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np import io
+from gpssm_np.estimator import Scaling
 from gpssm_np.io import FORMAT_VERSION, ModelFileError, load, save
 
 MODELS = {
@@ -117,14 +118,28 @@ def test_path_without_npz_suffix_is_written_exactly(tmp_path, rng):
     assert load(path).history_ == model.history_
 
 
-def test_output_scaling_is_saved_and_restored(tmp_path, rng):
-    model = trained_like(MODELS["prssm-mlp"](), rng).set_output_scaling([0.5], [2.0])
+def test_scaling_is_saved_and_restored(tmp_path, rng):
+    model = trained_like(MODELS["prssm-mlp"](), rng)
+    model.scaling_ = Scaling(np.array([0.5]), np.array([2.0]), np.array([-1.0]), np.array([3.0]))
     save(model, tmp_path / "m.npz")
-    mean, std = load(tmp_path / "m.npz").output_scaling
-    np.testing.assert_array_equal(mean, [0.5])
-    np.testing.assert_array_equal(std, [2.0])
+    loaded = load(tmp_path / "m.npz")
+    for name in ("y_mean", "y_std", "u_mean", "u_std"):
+        np.testing.assert_array_equal(getattr(loaded.scaling_, name), getattr(model.scaling_, name))
     with np.load(tmp_path / "m.npz") as npz:
-        assert {"extra/y_mean", "extra/y_std"} <= set(npz.files)
+        assert {"extra/scaling_y_mean", "extra/scaling_u_std"} <= set(npz.files)
+    u = rng.normal(size=(10, 1))
+    np.testing.assert_array_equal(loaded.forecast(u, seed=1).samples, model.forecast(u, seed=1).samples)
+
+
+def test_a_file_with_the_old_output_scaling_loads_without_it(tmp_path, monkeypatch, caplog):
+    """Files written with set_output_scaling (which only labelled forecasts) load as models in their own units."""
+    monkeypatch.setattr(gp.ODGPSSM, "extra_state", lambda self: {"y_mean": np.ones(1), "y_std": np.ones(1)},
+                        raising=False)
+    save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
+    monkeypatch.undo()
+    with caplog.at_level("WARNING", logger="gpssm_np.estimator"):
+        assert load(tmp_path / "m.npz").scaling_ is None
+    assert "set_output_scaling, removed" in caplog.text
 
 
 def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
@@ -141,9 +156,9 @@ def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
 
 
 def test_extra_state_the_model_cannot_take_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(gp.ODGPSSM, "extra_state", lambda self: {"y_mean": np.zeros(1)}, raising=False)
+    monkeypatch.setattr(gp.ODGPSSM, "extra_state", lambda self: {"scaling_y_mean": np.zeros(1)}, raising=False)
     save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
-    with pytest.raises(ModelFileError, match="extra state.*does not fit"):  # y_std missing
+    with pytest.raises(ModelFileError, match="extra state.*does not fit"):  # the other statistics missing
         load(tmp_path / "m.npz")
     monkeypatch.setattr(gp.ODGPSSM, "extra_state", lambda self: {"counts": np.arange(3)}, raising=False)
     save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")

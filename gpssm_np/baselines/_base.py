@@ -25,8 +25,8 @@ class LinearBaseline(StateSpaceModel):
     #: No recognition network: q(x0) comes from the model itself.
     recognition = None
 
-    def __init__(self, dim_x, dim_y, dim_u, seed):
-        super().__init__(seed)
+    def __init__(self, dim_x, dim_y, dim_u, seed, standardize=True):
+        super().__init__(seed, standardize)
         self.spec = BaselineSpec(check.positive_int(dim_x, "dim_x"), check.positive_int(dim_y, "dim_y"),
                                  check.non_negative_int(dim_u, "dim_u"))
         self.fitted = False

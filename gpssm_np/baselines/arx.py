@@ -117,6 +117,10 @@ class ARX(LinearBaseline):
         Output and input dimensions (dim_u may be 0).
     seed : int
         Kept for a uniform interface (fitting is deterministic; forecasts take their own seed).
+    standardize : bool
+        ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
+        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
 
     Attributes (after fit)
     ----------------------
@@ -133,8 +137,9 @@ class ARX(LinearBaseline):
 
     has_latent_state = False
 
-    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=4, dim_y=1, dim_u=1, seed=0):
-        super().__init__(dim_y, dim_y, dim_u, seed)
+    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=4, dim_y=1, dim_u=1, seed=0,
+                 standardize=True):
+        super().__init__(dim_y, dim_y, dim_u, seed, standardize)
         self.na = _order(na, "na")
         self.nb = _order(nb, "nb")
         self.max_order = check.positive_int(max_order, "max_order")
@@ -151,7 +156,7 @@ class ARX(LinearBaseline):
         """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""
         return {"na": self.na, "nb": self.nb, "max_order": self.max_order, "selection": self.selection,
                 "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
-                "seed": self.seed}
+                "seed": self.seed, "standardize": self.standardize}
 
     def get_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
@@ -262,7 +267,7 @@ class ARX(LinearBaseline):
         lists of such sequences. Keyword arguments of the GP models' ``fit`` are accepted and ignored. Returns
         ``self``."""
         check_training_options(gp_training_options)
-        data = self._sequences(y, u)
+        data = self._training_data(y, u)
         candidates = self._candidates()
         self.selection_scores_ = {}
         best = candidates[0]
@@ -278,7 +283,7 @@ class ARX(LinearBaseline):
         all_u = np.concatenate([u_i for _, u_i in data])
         self.y_mean_, self.u_mean_ = all_y.mean(axis=0), all_u.mean(axis=0)
         self.fitted = True
-        return self
+        return self._attach_scaling()
 
     def coefficients(self):
         """The fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}."""
@@ -290,13 +295,12 @@ class ARX(LinearBaseline):
         return {"a": a, "b": b, "c": theta[:, -1].copy()}
 
     # -- protocol surface ------------------------------------------------------------------------------------
-    def q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None):
         """Not available: the ARX has no latent state (``has_latent_state`` is False); raises ValueError."""
         raise ValueError("model: the ARX has no latent state, so there is no q(x0); forecast from past data "
                          "(y_past, u_past) instead")
 
-    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
-                 num_particles=None, init_window=None):
+    def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
         """Simulated forecast from the outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) before the
         forecast start, with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0); module
         docstring. ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
@@ -306,7 +310,6 @@ class ARX(LinearBaseline):
             raise ValueError("x0: the ARX has no latent state; give the past outputs y_past (and u_past) instead")
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
-        u_future = self._future_inputs(u_future, steps)
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
         u_hist = self._past(u_past, "u_past", self.spec.dim_u, max(nb - 1, 0), self.u_mean_)

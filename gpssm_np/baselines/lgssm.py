@@ -94,6 +94,10 @@ class LGSSM(LinearBaseline):
         Stability constraint on F (module docstring); None leaves F unconstrained.
     seed : int
         Seeds the random initialisation.
+    standardize : bool
+        ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
+        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
 
     Attributes (after fit)
     ----------------------
@@ -104,8 +108,8 @@ class LGSSM(LinearBaseline):
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
-                 max_spectral_radius=0.999, seed=0):
-        super().__init__(dim_x, dim_y, dim_u, seed)
+                 max_spectral_radius=0.999, seed=0, standardize=True):
+        super().__init__(dim_x, dim_y, dim_u, seed, standardize)
         if method not in ("em", "subspace"):
             raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
         if init not in ("subspace", "random"):
@@ -124,7 +128,7 @@ class LGSSM(LinearBaseline):
         s = self.spec
         return {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "method": self.method, "init": self.init,
                 "num_iters": self.num_iters, "block_rows": self.block_rows,
-                "max_spectral_radius": self.max_spectral_radius, "seed": self.seed}
+                "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}
 
     def get_params(self):
         """Copies of the fitted parameters (``params_``), empty before fit."""
@@ -250,7 +254,7 @@ class LGSSM(LinearBaseline):
         """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. Keyword arguments
         of the GP models' ``fit`` are accepted and ignored. Returns ``self``."""
         check_training_options(gp_training_options)
-        data = self._sequences(y, u)
+        data = self._training_data(y, u)
         use_subspace = self.method == "subspace" or self.init == "subspace"
         self.params_ = self._subspace_init(data) if use_subspace else self._random_init(data)
         self.fitted = True
@@ -260,45 +264,63 @@ class LGSSM(LinearBaseline):
                 self.history_.append(-self._em_step(data))
             self._stationary_prior(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
-        return self.set_params(self.params_)
+        return self.set_params(self.params_)._attach_scaling()
 
     # -- state inference -------------------------------------------------------------------------------------
     def _window(self, y, u):
+        """One sequence y (T, d_y), u (T, d_u) in original units, checked, in model units."""
         self._check_fitted()
-        [(y, u)] = self._sequences(y, u)
+        [(y, u)] = self._sequences(self._y_to_model(y), self._u_to_model(u))
         return y, u
 
     def filter(self, y, u=None):
-        """Kalman filter over y (T, d_y), u (T, d_u) from the prior N(m0, P0): a :class:`KalmanResult`."""
-        y, u = self._window(y, u)
-        return kalman_filter(self.params_, y, u, self.params_["m0"], self.params_["P0"])
+        """Kalman filter over y (T, d_y), u (T, d_u) (original units) from the prior N(m0, P0): a
+        :class:`KalmanResult` of the latent states, its log-likelihood that of y in original units."""
+        y_model, u = self._window(y, u)
+        result = kalman_filter(self.params_, y_model, u, self.params_["m0"], self.params_["P0"])
+        result.log_likelihood += self._log_jacobian(y)
+        return result
 
     def log_likelihood(self, y, u=None):
-        """log p(y_{1:T} | u_{1:T}) (exact)."""
+        """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units)."""
         return self.filter(y, u).log_likelihood
 
     def smooth(self, y, u=None):
-        """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence."""
-        y, u = self._window(y, u)
+        """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence (original
+        units)."""
+        return self._smooth(*self._window(y, u))
+
+    def _smooth(self, y, u):
         p = self.params_
         means, covs, _ = rts_smoother(p, kalman_filter(p, y, u, p["m0"], p["P0"]), p["m0"], p["P0"])
         return means, covs
 
-    def q_x0(self, y=None, u=None, full_cov=False):
+    def _q_x0(self, y=None, u=None, full_cov=False):
         """p(x_0 | y_{1:T}, u_{1:T}) of the state before the window y (T, d_y), u (T, d_u): mean (d_x,) and variances
         (d_x,), or the covariance (d_x, d_x) with ``full_cov``. Without y: the prior N(m0, P0)."""
+        self._check_fitted()
         if y is None:
-            self._check_fitted()
             mean, cov = self.params_["m0"], self.params_["P0"]
         else:
-            means, covs = self.smooth(y, u)
+            [(y, u)] = self._sequences(y, u)
+            means, covs = self._smooth(y, u)
             mean, cov = means[0], covs[0]
         return mean.copy(), (cov.copy() if full_cov else np.diag(cov).copy())
 
     # -- forecasts -------------------------------------------------------------------------------------------
     def predict_moments(self, u_future, x0_mean, x0_cov):
         """Exact predictive moments over the steps of ``u_future`` (T, d_u) from x_0 ~ N(x0_mean, x0_cov): state
-        means (T, d_x) and covariances (T, d_x, d_x), output means (T, d_y) and covariances (T, d_y, d_y) (with R)."""
+        means (T, d_x) and covariances (T, d_x, d_x), output means (T, d_y) and covariances (T, d_y, d_y) (with R),
+        inputs and outputs in original units."""
+        means, covs, y_means, y_covs = self._moments(self._u_to_model(self._future_inputs(u_future, None)), x0_mean,
+                                                     x0_cov)
+        if self.scaling_ is not None:
+            std = self.scaling_.y_std
+            y_means, y_covs = self.scaling_.y_to_original(y_means), y_covs * np.outer(std, std)
+        return means, covs, y_means, y_covs
+
+    def _moments(self, u_future, x0_mean, x0_cov):
+        """:meth:`predict_moments` in model units."""
         p = self.params_
         m, P = x0_mean, x0_cov
         means, covs = [], []
@@ -311,8 +333,7 @@ class LGSSM(LinearBaseline):
         H = p["H"]
         return means, covs, means @ H.T, np.einsum("ij,tjk,lk->til", H, covs, H) + p["R"]
 
-    def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
-                 num_particles=None, init_window=None):
+    def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
         """Forecast with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0).
 
         The initial state is, in order: ``x0 = (mean, var)`` (var (d_x,) variances or (d_x, d_x) covariance); the
@@ -323,17 +344,17 @@ class LGSSM(LinearBaseline):
         self._check_fitted()
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
-        u_future = self._future_inputs(u_future, steps)
         p, dx = self.params_, self.spec.dim_x
         if x0 is not None:
             mean, cov = check.initial_state(x0, dx)
             cov = np.diag(cov) if cov.ndim == 1 else cov
         elif y_past is not None:
-            result = self.filter(y_past, u_past)
+            [(y_past, u_past)] = self._sequences(y_past, u_past)
+            result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])
             mean, cov = result.means[-1], result.covs[-1]
         else:
             mean, cov = p["m0"], p["P0"]
-        means, _, _, _ = self.predict_moments(u_future, mean, cov)
+        means, _, _, _ = self._moments(u_future, mean, cov)
         x = rng.multivariate_normal(mean, cov, size=num_samples, method="eigh")
         noise = rng.multivariate_normal(np.zeros(dx), p["Q"], size=(len(u_future), num_samples), method="eigh")
         states = np.empty((num_samples, len(u_future), dx))

@@ -87,7 +87,7 @@ _Q_MODEL = re.compile(r"^odgpssm_q(\d+)$")
 
 def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     """The model ``name`` (one of :data:`MODELS`, or ``odgpssm_q<Q>`` for ODGPSSM with Q latent GPs) for
-    ``dataset`` (a ``datasets.Dataset``) with ``settings``; its output scaling is set from the data set."""
+    ``dataset`` (a ``datasets.Dataset``, whose standardised arrays it is fitted on) with ``settings``."""
     from .. import ODGPSSM, PRSSM
 
     d_y, d_u = dataset.y_train.shape[1], dataset.u_train.shape[1]
@@ -124,7 +124,6 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
         model = LGSSM(**dims, seed=seed)
     else:
         raise ValueError(f"model: expected one of {MODELS} or odgpssm_q<Q>, got {name!r}")
-    model.set_output_scaling(dataset.y_mean, dataset.y_std)
     return model
 
 

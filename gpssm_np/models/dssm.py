@@ -193,6 +193,10 @@ class DSSM(GradientTrainedModel):
         State, output and input dimensions (dim_u may be 0; dim_y <= dim_x).
     seed : int
         Seeds the parameter initialisation (and the default training shuffle).
+    standardize : bool
+        ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
+        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
     hidden : int
         Units H of each hidden layer of the gated transition (gate and proposal).
     rnn_hidden : int
@@ -219,8 +223,8 @@ class DSSM(GradientTrainedModel):
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, seed=0, hidden=32, rnn_hidden=32, kl_weighting="unbiased",
-                 init_obs_var=0.1, init_process_std=0.1, backend="fused"):
-        super().__init__(seed)
+                 init_obs_var=0.1, init_process_std=0.1, backend="fused", standardize=True):
+        super().__init__(seed, standardize)
         if backend not in DSSM_BACKENDS:
             raise ValueError(f"backend: expected one of {DSSM_BACKENDS}, got {backend!r}")
         self.backend = backend
@@ -258,7 +262,7 @@ class DSSM(GradientTrainedModel):
         s = self.spec
         return {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "seed": self.seed, "hidden": s.hidden,
                 "rnn_hidden": s.rnn_hidden, "kl_weighting": self.kl_weighting, "init_obs_var": self.init_obs_var,
-                "init_process_std": self.init_process_std, "backend": self.backend}
+                "init_process_std": self.init_process_std, "backend": self.backend, "standardize": self.standardize}
 
     def param_shapes(self):
         """Name -> shape of every unconstrained parameter."""
@@ -314,9 +318,10 @@ class DSSM(GradientTrainedModel):
             x = states[:, t] = mean + std * eps[t]
         return states
 
-    def q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None):
         """Mean and variance (each (d_x,)) of q(x_0 | y_{1:T}, u_{1:T}): the inference network's q(x_0) heads on
-        the RNN state after reading the window y (T, d_y), u (T, d_u) backwards (module docstring)."""
+        the RNN state after reading the window y (T, d_y), u (T, d_u) (model units) backwards (module
+        docstring)."""
         if y is None:
             raise ValueError("y: the DSSM's q(x0) comes from its inference network, which needs the window y")
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)

@@ -52,6 +52,10 @@ class GPSSM(GradientTrainedModel):
         Dimensions and structural options.
     seed : int
         Seeds the parameter initialisation.
+    standardize : bool
+        ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
+        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
     backend : {"fused", "ops", "reference"}
         How the ELBO and its gradient are computed (``inference`` module docstring); all give the same numbers.
     kl_weighting : {"unbiased", "paper"}
@@ -84,8 +88,9 @@ class GPSSM(GradientTrainedModel):
     """
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
-                 recognition_options=None, init="random", settings="default", initial_state=None, **init_values):
-        super().__init__(seed)
+                 recognition_options=None, init="random", settings="default", initial_state=None, standardize=True,
+                 **init_values):
+        super().__init__(seed, standardize)
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
         if init not in INITS:
@@ -119,7 +124,7 @@ class GPSSM(GradientTrainedModel):
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
                   "jitter": s.jitter, "init": self.init, "settings": self.settings,
-                  "initial_state": self.initial_state}
+                  "initial_state": self.initial_state, "standardize": self.standardize}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
@@ -192,7 +197,7 @@ class GPSSM(GradientTrainedModel):
         if checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
                              "training with a validation block keeps its best parameters in memory")
-        ys, us = (list(part) for part in zip(*self._sequences(y, u)))
+        ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         options = dict(DEFAULT_FIT)
         if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
             options.update(validation=0.0, patience=10**9, eval_every=10**9)
@@ -234,15 +239,15 @@ class GPSSM(GradientTrainedModel):
         _, params, self.history_, self.training_log_, self.validation_ = best
         self.set_params(params)
         self._remember_tail(list(zip(ys, us)))
-        return self
+        return self._attach_scaling()
 
     def initialise(self, y, u=None, seed=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
         or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
-        ys, us = (list(part) for part in zip(*self._sequences(y, u)))
+        ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
-        return self
+        return self._attach_scaling()
 
     def _initialise(self, ys, us, seq_len, stride, seed):
         """Fresh parameters for one training run: the warm start (``init="lgssm"``) or the random initialisation
@@ -284,9 +289,9 @@ class GPSSM(GradientTrainedModel):
     def _free_run(self, x0, u, rng):
         return free_run(self.transition(), x0, u, rng)
 
-    def q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None):
         """Mean and variance (each (d_x,)) of q(x0): the free Gaussian, or the recognition network applied to the
-        window y (T, d_y) with inputs u (T, d_u)."""
+        window y (T, d_y) with inputs u (T, d_u) (model units)."""
         if self.recognition is None:
             p = constrain(self.params, self.spec)
             return np.asarray(p["x0_mean"]), np.asarray(p["x0_var"])

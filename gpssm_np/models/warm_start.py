@@ -95,7 +95,9 @@ def emission_basis(H, Q):
 def fit_lgssm(ys, us, dim_x, seed=0):
     """The LGSSM of step 1 on training sequences ``ys`` (list of (T_i, d_y)) and ``us`` (list of (T_i, d_u))."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed).fit(list(ys), list(us))
+    # the data are in the GP model's units already: no second standardisation (that of a validation split's
+    # training part would differ from the fit's)
+    return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed, standardize=False).fit(list(ys), list(us))
 
 
 def warm_start(ys, us, dim_x, seed=0):

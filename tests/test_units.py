@@ -1,0 +1,164 @@
+"""Units inside the models (``estimator``, "Units"): fit standardises with its data's statistics, the public methods
+take and return original units, the model file keeps the statistics."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.estimator import Scaling
+
+SCALE, SHIFT = 50.0, 300.0  # outputs in "raw units": 50 y + 300
+U_SCALE, U_SHIFT = 3.0, -2.0
+
+
+def linear_plant(T=400, seed=0):
+    rng = np.random.default_rng(seed)
+    u = np.sin(np.arange(T) / 9.0)[:, None] + 0.5 * rng.normal(size=(T, 1))
+    x = np.zeros(T)
+    for t in range(1, T):
+        x[t] = 0.9 * x[t - 1] + 0.4 * u[t, 0] + 0.05 * rng.normal()
+    return (x + 0.05 * rng.normal(size=T))[:, None], u
+
+
+@pytest.fixture(scope="module")
+def data():
+    """The same series standardised (a Dataset's halves) and in raw units (its raw series: 50 y + 300, 3 u - 2)."""
+    y, u = linear_plant()
+    return gp.datasets.from_arrays(SCALE * y + SHIFT, U_SCALE * u + U_SHIFT, train_fraction=0.5, name="plant")
+
+
+MODELS = {
+    "odgpssm": (lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0),
+                {"max_steps": 10, "eval_every": 5}),
+    "dssm": (lambda: gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4, seed=0),
+             {"epochs": 1, "seq_len": 20, "num_samples": 3}),
+    "lgssm": (lambda: gp.LGSSM(dim_x=2, num_iters=5), {}),
+    "arx": (lambda: gp.ARX(na=2, nb=2), {}),
+}
+
+
+def fitted(name, y, u):
+    make, options = MODELS[name]
+    return make().fit(y, u, **options)
+
+
+def raw_train(ds):
+    n = len(ds.y_train)
+    return ds.y_raw[:n], ds.u_raw[:n]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_fit_on_raw_units_forecasts_in_raw_units_like_the_standardised_fit(data, name):
+    standardised = fitted(name, data.y_train, data.u_train)
+    raw = fitted(name, *raw_train(data))
+    np.testing.assert_allclose(raw.scaling_.y_mean, data.y_mean, rtol=1e-12)
+    np.testing.assert_allclose(raw.scaling_.y_std, data.y_std, rtol=1e-12)
+    np.testing.assert_allclose(raw.scaling_.u_std, data.u_std, rtol=1e-12)
+    # the training data they saw agree to rounding, so do their parameters and forecasts
+    for key, value in standardised.get_params().items():
+        np.testing.assert_allclose(raw.get_params()[key], value, rtol=1e-6, atol=1e-8, err_msg=key)
+    n = len(data.y_train)
+    past = slice(n - 100, n)
+    kwargs = {"num_samples": 20, "seed": 1, "num_particles": 200}
+    fc_std = standardised.forecast(data.u_test[:50], y_past=data.y_train[past], u_past=data.u_train[past], **kwargs)
+    fc_raw = raw.forecast(data.u_raw[n:n + 50], y_past=data.y_raw[past], u_past=data.u_raw[past], **kwargs)
+    np.testing.assert_allclose(fc_raw.mean, data.to_original_y(fc_std.mean), rtol=1e-6)
+    np.testing.assert_allclose(fc_raw.std, fc_std.std * data.y_std, rtol=1e-6)
+    # the forecast in model units is the standardised one, and maps back
+    in_model_units = raw.forecast(data.u_raw[n:n + 50], y_past=data.y_raw[past], u_past=data.u_raw[past],
+                                  units="model", **kwargs)
+    np.testing.assert_allclose(in_model_units.mean, fc_std.mean, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(in_model_units.in_original_units().mean, fc_raw.mean)
+    # evaluate: the raw series scores like the standardised arrays, on the standardised scale; a Dataset works for both
+    for protocol in ("causal", "freerun"):
+        on_dataset = gp.evaluate(standardised, data, protocol, num_samples=10, num_particles=100)
+        raw_on_dataset = gp.evaluate(raw, data, protocol, num_samples=10, num_particles=100)
+        raw_arrays = gp.evaluate(raw, (data.y_raw[n:], data.u_raw[n:]), protocol, history=raw_train(data),
+                                 num_samples=10, num_particles=100)
+        for result in (raw_on_dataset, raw_arrays):
+            assert result["rmse"] == pytest.approx(on_dataset["rmse"], rel=1e-6)
+            assert result["nlpd"] == pytest.approx(on_dataset["nlpd"], rel=1e-6)
+            assert result["rmse_original_units"] == pytest.approx(on_dataset["rmse_original_units"], rel=1e-6)
+    # score and predict are in the units of the data given
+    y_raw, u_raw = data.y_raw[n - 100:], data.u_raw[n - 100:]
+    y_std, u_std = np.concatenate([data.y_train[-100:], data.y_test]), np.concatenate([data.u_train[-100:],
+                                                                                       data.u_test])
+    assert raw.score(y_raw, u_raw, num_particles=200) == pytest.approx(
+        standardised.score(y_std, u_std, num_particles=200) * SCALE * data.y_std[0] / SCALE, rel=1e-6)
+    np.testing.assert_allclose(raw.predict(data.u_raw[n:n + 20], y_past=data.y_raw[past], u_past=data.u_raw[past]),
+                               data.to_original_y(standardised.predict(data.u_test[:20], y_past=data.y_train[past],
+                                                                       u_past=data.u_train[past])), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["odgpssm", "lgssm"])
+def test_filter_takes_and_returns_raw_units(data, name):
+    standardised = fitted(name, data.y_train, data.u_train)
+    raw = fitted(name, *raw_train(data))
+    y, u = data.y_raw[:120].copy(), data.u_raw[:120]
+    y[7] = np.nan
+    y_std = (y - data.y_mean) / data.y_std
+    log_jacobian = -119 * np.log(data.y_std[0])  # one entry missing
+    if name == "lgssm":
+        assert raw.log_likelihood(y[8:], u[8:]) == pytest.approx(
+            standardised.log_likelihood(y_std[8:], data.u_train[8:120]) - 112 * np.log(data.y_std[0]), rel=1e-8)
+        return
+    res_std = standardised.filter(y_std, data.u_train[:120], num_particles=200, seed=2)
+    res_raw = raw.filter(y, u, num_particles=200, seed=2)
+    np.testing.assert_allclose(res_raw.output_means, data.to_original_y(res_std.output_means), rtol=1e-6)
+    np.testing.assert_allclose(res_raw.predicted_output_vars, res_std.predicted_output_vars * data.y_std**2,
+                               rtol=1e-6)
+    np.testing.assert_allclose(res_raw.innovations, res_std.innovations * data.y_std, rtol=1e-5, atol=1e-6)
+    assert np.isnan(res_raw.innovations[7, 0]) and not np.isnan(res_raw.innovations[8, 0])
+    assert res_raw.log_likelihood == pytest.approx(res_std.log_likelihood + log_jacobian, rel=1e-6)
+    np.testing.assert_allclose(res_raw.means, res_std.means, rtol=1e-6, atol=1e-8)  # the latent states are the model's
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_model_file_keeps_the_units(data, name, tmp_path):
+    """An embedded user needs the model file only: forecasts and the online filter in raw units after loading."""
+    raw = fitted(name, *raw_train(data))
+    loaded = gp.load(gp.save(raw, tmp_path / "m.npz"))
+    for field in ("y_mean", "y_std", "u_mean", "u_std"):
+        np.testing.assert_array_equal(getattr(loaded.scaling_, field), getattr(raw.scaling_, field))
+    n = len(data.y_train)
+    u_future = data.u_raw[n:n + 30]
+    kwargs = {} if name == "arx" else {"y_past": data.y_raw[n - 60:n], "u_past": data.u_raw[n - 60:n]}
+    if name == "arx":
+        kwargs = {"y_past": data.y_raw[n - 60:n], "u_past": data.u_raw[n - 60:n]}
+    np.testing.assert_array_equal(loaded.forecast(u_future, seed=3, **kwargs).samples,
+                                  raw.forecast(u_future, seed=3, **kwargs).samples)
+    assert abs(np.mean(loaded.forecast(u_future, seed=3, **kwargs).mean) - SHIFT) < 3 * SCALE  # raw units
+
+
+def test_data_already_standardised_pass_through_bit_for_bit(data):
+    """Statistics within SNAP of 0 and 1 are exactly 0 and 1: a fit on a Dataset's arrays (the benchmarks) trains on
+    the same numbers as without standardisation, and the scaling changes nothing."""
+    y, u = data.y_train, data.u_train
+    assert abs(y.mean()) > 0  # standardised, but not exactly
+    on = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0).fit(y, u, max_steps=10, eval_every=5)
+    off = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0, standardize=False).fit(
+        y, u, max_steps=10, eval_every=5)
+    assert off.scaling_ is None
+    for field in ("y_mean", "u_mean"):
+        assert not np.any(getattr(on.scaling_, field))
+    for field in ("y_std", "u_std"):
+        assert np.all(getattr(on.scaling_, field) == 1.0)
+    for key, value in off.get_params().items():
+        np.testing.assert_array_equal(on.get_params()[key], value)
+    kwargs = {"y_past": data.y_test[:50], "u_past": data.u_test[:50], "seed": 4, "num_particles": 100}
+    np.testing.assert_array_equal(on.forecast(data.u_test[50:80], **kwargs).samples,
+                                  off.forecast(data.u_test[50:80], **kwargs).samples)
+
+
+def test_scaling_statistics_and_arguments():
+    ys = [np.array([[1.0, 5.0], [3.0, 5.0]]), np.array([[5.0, 5.0]])]
+    us = [np.zeros((2, 0)), np.zeros((1, 0))]
+    s = Scaling.of(ys, us)
+    np.testing.assert_allclose(s.y_mean, [3.0, 5.0])
+    np.testing.assert_allclose(s.y_std, [np.sqrt(8.0 / 3.0), 1.0])  # a constant column keeps std 1
+    assert s.u_mean.shape == (0,)
+    np.testing.assert_allclose(s.y_to_original(s.y_to_model(ys[0])), ys[0])
+    with pytest.raises(ValueError, match="standardize"):
+        gp.ODGPSSM(dim_x=2, dim_y=1, standardize="yes")
+    with pytest.raises(ValueError, match="units"):
+        gp.LGSSM(dim_x=2).fit(*linear_plant(100)).forecast(np.zeros((5, 1)), units="raw")
+    assert gp.ARX(standardize=False).get_config()["standardize"] is False
