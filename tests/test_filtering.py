@@ -118,6 +118,27 @@ def test_adapted_filter_matches_kalman(car):
     np.testing.assert_allclose(np.exp(res.log_weights).sum(), 1.0)
 
 
+@pytest.mark.parametrize("proposal", ["adapted", "bootstrap"])
+def test_output_moments_and_innovations_match_kalman(car, proposal):
+    """Predicted output y_t | y_{1:t-1} (mean C m_pred, variances diag(C P_pred C^T) + r), its innovation and the
+    filtered output C x_t | y_{1:t}, with missing components."""
+    model, y, _ = car
+    y = y.copy()
+    y[3, 0] = y[10] = np.nan
+    kf, _ = model.kalman(y)
+    res = model.filter(y, num_particles=8000, rng=0, proposal=proposal)
+    C = model.C
+    pred_var = np.einsum("ij,tjk,ik->ti", C, kf["Pp"], C) + model.r
+    err = (res.predicted_output_means - kf["mp"] @ C.T) / np.sqrt(pred_var)
+    assert np.abs(err).max() < 0.1
+    np.testing.assert_allclose(res.predicted_output_vars, pred_var, rtol=0.15)
+    np.testing.assert_array_equal(res.innovations, y - res.predicted_output_means)
+    assert np.isnan(res.innovations[3, 0]) and not np.isnan(res.innovations[3, 1])
+    filt_var = np.einsum("ij,tjk,ik->ti", C, kf["P"], C)
+    assert np.abs((res.output_means - kf["m"] @ C.T) / np.sqrt(filt_var)).max() < 0.25
+    np.testing.assert_allclose(res.output_vars, filt_var, rtol=0.25)
+
+
 def test_bootstrap_filter_close_with_more_particles(car):
     model, y, (kf, log_lik) = car
     res = model.filter(y, num_particles=8000, rng=0, proposal="bootstrap")

@@ -1,0 +1,136 @@
+"""The step-by-step filter (``model.online_filter``): it reproduces the batch filter bit for bit, serialises and
+restores its state, forecasts without disturbing itself, and works in the units of the data."""
+import json
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+
+N, SEED = 300, 5
+
+
+def plant(T=160, seed=0):
+    """A linear plant in raw units (outputs about 300 +- 50), with a few missing outputs."""
+    rng = np.random.default_rng(seed)
+    u = np.sin(np.arange(T) / 7.0)[:, None] + 0.4 * rng.normal(size=(T, 1))
+    x = np.zeros(T)
+    for t in range(1, T):
+        x[t] = 0.9 * x[t - 1] + 0.4 * u[t, 0] + 0.05 * rng.normal()
+    return 50.0 * (x + 0.05 * rng.normal(size=T))[:, None] + 300.0, 3.0 * u - 2.0
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    y, u = plant()
+    models = {"odgpssm": gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0),
+              "prssm": gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=1)}
+    return {name: m.fit(y[:100], u[:100], max_steps=10, eval_every=5) for name, m in models.items()}
+
+
+def with_gaps(y):
+    y = y.copy()
+    y[[4, 50, 51]] = np.nan
+    return y
+
+
+def run_online(f, y, u):
+    """The per-step outputs of f.update over y, u, stacked like the batch filter's fields."""
+    steps = []
+    for y_t, u_t in zip(y, u):
+        mean, var = f.update(y_t, u_t)
+        steps.append((mean, var, f.predicted_mean, f.predicted_var, f.innovation))
+    return [np.array(column) for column in zip(*steps)]
+
+
+FIELDS = ("output_means", "output_vars", "predicted_output_means", "predicted_output_vars", "innovations")
+
+
+def assert_same_as_batch(columns, result, rows=slice(None)):
+    for field, column in zip(FIELDS, columns):
+        assert np.array_equal(column, getattr(result, field)[rows], equal_nan=True), field
+
+
+@pytest.mark.parametrize("proposal", ["adapted", "bootstrap"])
+@pytest.mark.parametrize("name", ["odgpssm", "prssm"])
+def test_updates_reproduce_the_batch_filter_bit_for_bit(fitted, name, proposal):
+    model = fitted[name]
+    y, u = plant()
+    y = with_gaps(y[100:])
+    u = u[100:]
+    batch = model.filter(y, u, num_particles=N, seed=SEED, proposal=proposal)
+    f = model.online_filter(num_particles=N, seed=SEED, proposal=proposal)
+    assert_same_as_batch(run_online(f, y, u), batch)
+    assert np.array_equal(f.state()["particles"], batch.particles)
+    assert np.array_equal(f.state()["log_weights"], batch.log_weights)
+    assert f.step == len(y)
+    assert np.isnan(batch.innovations[4, 0]) and abs(np.nanmean(batch.output_means) - 300.0) < 100.0  # raw units
+
+
+def test_state_round_trips_through_json_and_a_model_file(fitted, tmp_path):
+    model = fitted["odgpssm"]
+    y, u = plant()
+    y, u = with_gaps(y[100:]), u[100:]
+    batch = model.filter(y, u, num_particles=N, seed=SEED)
+    f = model.online_filter(num_particles=N, seed=SEED)
+    first = run_online(f, y[:30], u[:30])
+    text = json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in f.state().items()})
+    loaded = gp.load(gp.save(model, tmp_path / "m.npz"))  # all an embedded controller needs, with the state
+    g = loaded.online_filter(state=json.loads(text))
+    rest = run_online(g, y[30:], u[30:])
+    assert_same_as_batch(first, batch, slice(0, 30))
+    assert_same_as_batch(rest, batch, slice(30, None))
+    assert np.array_equal(g.state()["particles"], batch.particles)
+
+
+def test_predict_forecasts_from_the_current_state_without_disturbing_it(fitted):
+    model = fitted["odgpssm"]
+    y, u = plant()
+    y, u = y[100:], u[100:]
+    batch = model.filter(y, u, num_particles=N, seed=SEED)
+    f = model.online_filter(num_particles=N, seed=SEED)
+    first = run_online(f, y[:40], u[:40])
+    fc = f.predict(u[40:60], num_samples=30, seed=1)
+    assert fc.origin == "online filter" and fc.mean.shape == (20, 1) and fc.y_mean is None
+    assert np.sqrt(np.mean((fc.mean - y[40:60]) ** 2)) < 3 * np.std(y)  # raw units
+    in_model_units = f.predict(u[40:60], num_samples=30, seed=1, units="model")
+    np.testing.assert_array_equal(in_model_units.in_original_units().mean, fc.mean)
+    rest = run_online(f, y[40:], u[40:])
+    assert_same_as_batch(first, batch, slice(0, 40))
+    assert_same_as_batch(rest, batch, slice(40, None))  # predict used its own generator
+
+
+def test_online_filter_rejects_bad_input(fitted):
+    model = fitted["odgpssm"]
+    f = model.online_filter(num_particles=20)
+    with pytest.raises(ValueError, match="y_t"):
+        f.update(np.ones(2), np.ones(1))
+    with pytest.raises(ValueError, match="y_t"):
+        f.update(np.array([np.inf]), np.ones(1))
+    with pytest.raises(ValueError, match="u_t"):
+        f.update(np.ones(1))
+    with pytest.raises(ValueError, match="u_t"):
+        f.update(np.ones(1), np.ones(3))
+    with pytest.raises(ValueError, match="state"):
+        model.online_filter(state={"particles": np.zeros((3, 3))})
+    with pytest.raises(ValueError, match="state"):
+        model.online_filter(state=dict(f.state(), rng={"bit_generator": "MT19937"}))
+    with pytest.raises(ValueError, match="particles"):
+        model.online_filter(state=dict(f.state(), particles=np.zeros((20, 2))))
+    with pytest.raises(ValueError, match="proposal"):
+        model.online_filter(proposal="optimal")
+    with pytest.raises(ValueError, match="num_particles"):
+        model.online_filter(num_particles=0)
+
+
+def test_a_model_with_a_recognition_network_starts_from_its_prior():
+    """DSSM: q(x0) needs a window of data, so the online filter starts from p(x0) = N(0, I) (or a given x0)."""
+    y, u = plant(60)
+    model = gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4).fit(y, u, epochs=1, seq_len=20,
+                                                                          num_samples=3)
+    f = model.online_filter(num_particles=50, seed=0)
+    assert np.allclose(f.state()["particles"].mean(axis=0), 0.0, atol=0.5)
+    mean, var = f.update(y[0], u[0])
+    assert mean.shape == (1,) and var.shape == (1,) and np.all(var > 0)
+    g = model.online_filter(num_particles=50, seed=0, x0=(np.full(2, 3.0), np.full(2, 1e-6)))
+    np.testing.assert_allclose(g.state()["particles"], 3.0, atol=0.01)
