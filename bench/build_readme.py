@@ -80,8 +80,19 @@ def _torch(report):
             f"PyTorch takes {report['torch_over_fused']:.1f}x the time of the fused backend."]
 
 
+def _online_filter(report):
+    c, s = report["config"], report["update_seconds"]
+    return [f"One update of `model.online_filter(num_particles={c['particles']})` (d_x = {c['dim_x']}, M = "
+            f"{c['num_inducing']}, Q = {c['num_latent']}), {c['updates']} updates timed after {c['warmup']}: median "
+            f"{_ms(s['median'])}, mean {_ms(s['mean'])} (10th-90th percentile {_ms(s['p10'])} - {_ms(s['p90'])}); "
+            f"of the mean, the transition moments {_ms(report['transition_seconds'])} and the rest (Kalman update of "
+            f"the particles, resampling, sampling, moments, Python) {_ms(report['rest_seconds'])}. The batch filter "
+            f"over the same steps: {_ms(report['batch_filter_seconds_per_step'])} per step. Target "
+            f"{_ms(report['target_seconds'])}: {'met' if report['target_met'] else 'not met'}."]
+
+
 RENDER = {"bench_elbo": _elbo, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
-          "bench_torch": _torch}
+          "bench_torch": _torch, "bench_online_filter": _online_filter}
 
 
 def _config(report):

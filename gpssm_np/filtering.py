@@ -63,7 +63,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
-from scipy.special import logsumexp
+from scipy.special import logsumexp as _scipy_logsumexp
 
 from . import _validation as check
 from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol
@@ -161,6 +161,22 @@ class FilterResult:
 # ---------------------------------------------------------------------------------------------------------------
 # Small numerical helpers
 # ---------------------------------------------------------------------------------------------------------------
+def logsumexp(a):
+    """log sum_i exp(a_i) of a 1-D array: the arithmetic of ``scipy.special.logsumexp`` (1.17) for finite real
+    input, operation for operation (same result bit for bit), without its array-API dispatch, which costs more than
+    the sum at the sizes of a filter step. With m the number of entries equal to the maximum a_max and s the sum of
+    exp(a_i - a_max) over the others: log1p(s / m) + log(m) + a_max. Non-finite input goes to scipy."""
+    a_max = np.max(a)
+    if not np.isfinite(a_max) or not np.all(np.isfinite(a)):
+        return _scipy_logsumexp(a)
+    at_max = a == a_max
+    m = np.sum(at_max, dtype=np.float64)
+    s = np.sum(np.exp(np.where(at_max, -np.inf, a) - a_max))
+    if s != 0:
+        s = s / m
+    return np.log1p(s) + np.log(m) + a_max
+
+
 def _normalise(log_w):
     """(normalised log-weights, log of the sum of the weights)."""
     total = logsumexp(log_w)

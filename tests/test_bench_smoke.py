@@ -104,3 +104,11 @@ def test_bench_default_fit():
     (r,) = report["runs"]
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
     assert r["selected_validation_rmse"] <= r["warm_start_validation_rmse"]
+
+
+def test_bench_online_filter():
+    report = run_json("bench_online_filter.py")
+    assert report["config"]["particles"] == 50 and report["config"]["updates"] == 20
+    s = report["update_seconds"]
+    assert 0 < s["p10"] <= s["median"] <= s["p90"] and 0 < report["transition_seconds"] < s["mean"]
+    assert report["target_met"] == (s["median"] <= report["target_seconds"])

@@ -198,6 +198,21 @@ def test_initial_particles_and_same_seed(car):
     assert not np.allclose(a.means, c.means)
 
 
+def test_logsumexp_is_scipys_bit_for_bit():
+    from scipy.special import logsumexp as scipy_logsumexp
+
+    from gpssm_np.filtering import logsumexp
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 500, 4000):
+        for k in range(50):
+            a = rng.normal(size=n) * rng.uniform(0.1, 300.0)
+            if k % 2:
+                a[rng.integers(n)] = a.max()  # ties at the maximum
+            assert logsumexp(a) == scipy_logsumexp(a)
+    assert logsumexp(np.array([-np.inf, 0.0])) == 0.0 and np.isnan(logsumexp(np.array([np.nan, 1.0])))
+
+
 def test_systematic_resample_counts():
     rng = np.random.default_rng(0)
     w = rng.dirichlet(np.ones(10))
