@@ -7,17 +7,15 @@ import pytest
 
 import gpssm_np as gp
 
+from tests.test_units import SCALE, SHIFT, U_SCALE, U_SHIFT, linear_plant
+
 N, SEED = 300, 5
 
 
 def plant(T=160, seed=0):
-    """A linear plant in raw units (outputs about 300 +- 50), with a few missing outputs."""
-    rng = np.random.default_rng(seed)
-    u = np.sin(np.arange(T) / 7.0)[:, None] + 0.4 * rng.normal(size=(T, 1))
-    x = np.zeros(T)
-    for t in range(1, T):
-        x[t] = 0.9 * x[t - 1] + 0.4 * u[t, 0] + 0.05 * rng.normal()
-    return 50.0 * (x + 0.05 * rng.normal(size=T))[:, None] + 300.0, 3.0 * u - 2.0
+    """A linear plant in raw units (outputs about 300 +- 50)."""
+    y, u = linear_plant(T, seed)
+    return SCALE * y + SHIFT, U_SCALE * u + U_SHIFT
 
 
 @pytest.fixture(scope="module")
