@@ -20,7 +20,8 @@ def section_code():
 
 def test_the_section_goes_from_a_csv_file_to_a_score():
     code = "\n".join(section_code())
-    for step in ("np.savetxt(", "gp.datasets.from_csv(", ".fit(", "max_steps=", "plot_forecast(", "gp.evaluate("):
+    for step in ("np.savetxt(", "gp.datasets.from_csv(", ".fit(", "max_steps=", "plot_forecast(", "gp.evaluate(",
+                 ".online_filter(", ".update(", ".state()"):
         assert step in code, step
 
 
@@ -35,3 +36,5 @@ def test_the_code_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     assert res["rmse_original_units"] == res["rmse"] * ds.y_std[0] and 0 < res["rmse"] < 1
     assert "(300, 1) (300, 1) ('level',) ('inflow',)" in capsys.readouterr().out
     assert np.all(np.isfinite(namespace["fc"].mean))
+    assert abs(np.mean(namespace["fc"].mean) - ds.y_mean[0]) < 3 * ds.y_std[0]  # in the file's units
+    assert namespace["f2"].step == 50 and np.isfinite(namespace["mean"]).all()
