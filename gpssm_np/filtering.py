@@ -66,7 +66,7 @@ import numpy as np
 from scipy.special import logsumexp as _scipy_logsumexp
 
 from . import _validation as check
-from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol
+from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol, observed_part
 from .ops.linalg import symmetrise
 
 logger = logging.getLogger(__name__)
@@ -300,16 +300,6 @@ def _call_transition(transition, x, u_t, k):
     return mean, cov
 
 
-def _observed(y_t, C, R):
-    """(C, R, y) restricted to the observed (non-NaN) components of y_t, or None when all are missing."""
-    obs = ~np.isnan(y_t)
-    if obs.all():
-        return C, R, y_t
-    if not obs.any():
-        return None
-    return C[obs], R[np.ix_(obs, obs)], y_t[obs]
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Particle filter
 # ---------------------------------------------------------------------------------------------------------------
@@ -418,7 +408,7 @@ def filter_step(transition, C, R, proposal_step, x, log_w, y_t, u_t, k, ess_thre
     mean, cov = _call_transition(transition, x, u_t, k)
     predicted_mean, predicted_var = _predicted_output(mean, cov, log_w, C, R)
     stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents = proposal_step(
-        mean, cov, log_w, _observed(y_t, C, R), ess_threshold, rng)
+        mean, cov, log_w, observed_part(y_t, C, R), ess_threshold, rng)
     m, P = _weighted_moments(stored, stored_log_w)
     return FilterStep(stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents, m, P, C @ m,
                       np.einsum("ij,jk,ik->i", C, P, C), predicted_mean, predicted_var, y_t - predicted_mean)

@@ -81,22 +81,43 @@ class KalmanResult:
 
 def kalman_filter(params, y, u, m0, P0):
     """Exact Kalman filter of the linear Gaussian model (module docstring) with parameters ``params`` (dict F, G, H,
-    Q, R) over y (T, d_y) with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a :class:`KalmanResult`."""
-    F, G, H, Q, R = (params[k] for k in ("F", "G", "H", "Q", "R"))
+    Q, R) over y (T, d_y) (NaN entries missing) with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a
+    :class:`KalmanResult`."""
     T, dx = len(y), len(m0)
     means, covs = np.empty((T, dx)), np.empty((T, dx, dx))
     pred_means, pred_covs = np.empty((T, dx)), np.empty((T, dx, dx))
-    drive = u @ G.T  # G u_t of every step
+    drive = u @ params["G"].T  # G u_t of every step
     m, P, log_lik = m0, P0, 0.0
     for t in range(T):
-        m = F @ m + drive[t]
-        P = symmetrise(F @ P @ F.T + Q)
-        pred_means[t], pred_covs[t] = m, P
-        post_mean, post_cov, log_g = condition(m[None], P[None], H, R, y[t])
-        m, P = post_mean[0], post_cov[0]
-        log_lik += log_g[0]
+        pred_means[t], pred_covs[t], m, P, log_g = kalman_step(params, m, P, drive[t], y[t])
+        log_lik += log_g
         means[t], covs[t] = m, P
     return KalmanResult(means, covs, pred_means, pred_covs, float(log_lik))
+
+
+def kalman_step(params, m, P, drive, y_t):
+    """One step of :func:`kalman_filter` from the filtered moments m (d_x,), P (d_x, d_x) of x_{t-1}, with the input
+    term ``drive`` = G u_t (d_x,) and the observation y_t (d_y,) (NaN entries missing: only the observed rows of H
+    and R enter; none observed, no update). Returns the predicted moments of x_t, its filtered moments and the
+    log-likelihood increment log p(y_t | y_{1:t-1}) (0 when nothing is observed)."""
+    F, H, Q, R = (params[k] for k in ("F", "H", "Q", "R"))
+    m = F @ m + drive
+    P = symmetrise(F @ P @ F.T + Q)
+    observed = observed_part(y_t, H, R)
+    if observed is None:
+        return m, P, m, P, 0.0
+    post_mean, post_cov, log_g = condition(m[None], P[None], *observed)
+    return m, P, post_mean[0], post_cov[0], log_g[0]
+
+
+def observed_part(y_t, C, R):
+    """(C, R, y) restricted to the observed (non-NaN) components of y_t, or None when all are missing."""
+    obs = ~np.isnan(y_t)
+    if obs.all():
+        return C, R, y_t
+    if not obs.any():
+        return None
+    return C[obs], R[np.ix_(obs, obs)], y_t[obs]
 
 
 def rts_smoother(params, result, m0, P0):

@@ -132,3 +132,35 @@ def test_a_model_with_a_recognition_network_starts_from_its_prior():
     assert mean.shape == (1,) and var.shape == (1,) and np.all(var > 0)
     g = model.online_filter(num_particles=50, seed=0, x0=(np.full(2, 3.0), np.full(2, 1e-6)))
     np.testing.assert_allclose(g.state()["particles"], 3.0, atol=0.01)
+
+
+@pytest.mark.parametrize("dim_u", [1, 2])
+def test_the_lgssm_offers_the_same_surface_with_its_kalman_filter(dim_u, tmp_path):
+    y, u = plant(200)
+    if dim_u == 2:
+        u = np.hstack([u, np.cos(np.arange(200) / 5.0)[:, None]])
+    model = gp.LGSSM(dim_x=2, dim_u=dim_u, num_iters=5).fit(y[:100], u[:100])
+    y, u = with_gaps(y[100:]), u[100:]
+    batch = model.filter(y, u)
+    f = model.online_filter()
+    means, outputs = [], []
+    for t in range(len(y)):
+        outputs.append(f.update(y[t], u[t])[0])
+        means.append(f.state()["mean"])
+        if t == 60:  # continue from the state, through JSON and the model file
+            text = json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in f.state().items()})
+            f = gp.load(gp.save(model, tmp_path / "m.npz")).online_filter(state=json.loads(text))
+    if dim_u == 1:
+        assert np.array_equal(np.array(means), batch.means)
+    else:  # the batch filter's u @ G.T rounds differently from one product per step
+        np.testing.assert_allclose(np.array(means), batch.means, rtol=1e-12, atol=1e-12)
+    H = model.params_["H"]
+    np.testing.assert_allclose(np.array(outputs)[:, 0], model.scaling_.y_to_original(batch.means @ H.T)[:, 0],
+                               rtol=1e-12)
+    assert f.step == len(y) and np.all(np.isfinite(f.innovation))
+    fc = f.predict(u[:5], num_samples=10, seed=0)
+    assert fc.mean.shape == (5, 1) and abs(fc.mean.mean() - 300.0) < 150.0  # raw units
+    with pytest.raises(ValueError, match="state"):
+        model.online_filter(state={"mean": np.zeros(2)})
+    with pytest.raises(ValueError, match="state"):
+        model.online_filter(state={"mean": np.zeros(3), "cov": np.eye(3), "step": 0})
