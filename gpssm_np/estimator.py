@@ -174,6 +174,7 @@ class StateSpaceModel(abc.ABC):
         self.standardize = bool(standardize)
         self.history_ = []
         self.scaling_ = None  # set by fit (module docstring, "Units")
+        self._fit_scaling = None  # the statistics of the data of a fit under way (_training_data)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -336,7 +337,8 @@ class StateSpaceModel(abc.ABC):
         if "y_mean" in state or "y_std" in state:
             logger.warning("model file: its output scaling (y_mean, y_std; set_output_scaling, removed) is dropped: "
                            "the model takes and returns the units it was fitted on")
-            state.pop("y_mean", None), state.pop("y_std", None)
+            for name in ("y_mean", "y_std"):
+                state.pop(name, None)
         unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")

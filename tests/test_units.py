@@ -69,11 +69,11 @@ def test_a_fit_on_raw_units_forecasts_in_raw_units_like_the_standardised_fit(dat
     np.testing.assert_allclose(in_model_units.mean, fc_std.mean, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(in_model_units.in_original_units().mean, fc_raw.mean)
     # evaluate: the raw series scores like the standardised arrays, on the standardised scale; a Dataset works for both
-    for protocol in ("causal", "freerun"):
-        on_dataset = gp.evaluate(standardised, data, protocol, num_samples=10, num_particles=100)
-        raw_on_dataset = gp.evaluate(raw, data, protocol, num_samples=10, num_particles=100)
-        raw_arrays = gp.evaluate(raw, (data.y_raw[n:], data.u_raw[n:]), protocol, history=raw_train(data),
-                                 num_samples=10, num_particles=100)
+    for protocol in ("paper", "causal", "freerun"):  # paper: q_x0 of the window, in its units
+        options = {"num_samples": 10, **({} if protocol == "paper" else {"num_particles": 100})}
+        on_dataset = gp.evaluate(standardised, data, protocol, **options)
+        raw_on_dataset = gp.evaluate(raw, data, protocol, **options)
+        raw_arrays = gp.evaluate(raw, (data.y_raw[n:], data.u_raw[n:]), protocol, history=raw_train(data), **options)
         for result in (raw_on_dataset, raw_arrays):
             assert result["rmse"] == pytest.approx(on_dataset["rmse"], rel=1e-6)
             assert result["nlpd"] == pytest.approx(on_dataset["nlpd"], rel=1e-6)
