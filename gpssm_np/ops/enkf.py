@@ -30,7 +30,9 @@ Reverse (first order). With g_j = dL/dx_t^j flowing back from step t+1 and g_l =
     gK = sum_j g_j D_j^T ;  gD_j = K^T g_j ;  dr += gD_j * eps_j / (2 sqrt(r)) ;  gxbar_j = g_j - C^T gD_j
     gPxy = gK S^{-1} ;  gS = -K^T gK S^{-1} - (g_l / 2) (S^{-1} - S^{-1} delta delta^T S^{-1})
     dr += diag(gS) ;  gPxy[:d_y] += gS ;  gmbar = g_l C^T S^{-1} delta
-    ga_j = (gPxy C a_j + C^T gPxy^T a_j) / (S - 1) ;  gxbar_j += ga_j - mean_k ga_k + gmbar / S
+    ga_j = (gPxy C a_j + C^T gPxy^T a_j) / (S - 1) ;  gxbar_j += ga_j + gmbar / S
+
+(through a_j = xbar_j - mbar, ga_j would lose its mean over j, which is 0: ga_j is linear in a_j and sum_j a_j = 0)
 
 and gxbar_j continues through the transition's reverse pass (ops/rollout.py).
 
@@ -253,11 +255,8 @@ def _update_vjp(t, b, first, col, S, g, gl, Y, sqrt_r, eps_y, XB, KG, SINV, gr, 
                 for e in range(dx):
                     v += gP[e, d] * (XB[t, n, e] + mbar[e])
             GA[d, c] = v * inv
-    for d in range(dx):
-        acc = 0.0
-        for j in range(S):
-            acc += GA[d, col + j]
-        shift = -acc / S + (gl * vec[0, d] / S if d < dy else 0.0)  # - mean_k ga_k + gmbar / S
+    for d in range(dx):  # sum_k ga_k = 0 (linear in the a_k, which sum to 0): no mean to subtract
+        shift = gl * vec[0, d] / S if d < dy else 0.0  # gmbar / S
         for j in range(S):
             g[d, col + j] += GA[d, col + j] + shift
 
