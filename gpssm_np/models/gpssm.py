@@ -16,7 +16,7 @@ from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
 from ..estimator import GradientTrainedModel, without_frozen
 from ..forecast import free_run
-from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
@@ -67,6 +67,11 @@ class GPSSM(GradientTrainedModel):
         (``warm_start.py``).
     settings : {"default", "authors"}
         Selects how :meth:`fit` trains by default (see there).
+    objective : {"prior", "enkf"}
+        What training maximises (``inference`` module docstring): the paper's ELBO, whose particles follow the prior
+        transition and never see the outputs, or EnVI's objective, which filters each window's particles with an
+        ensemble Kalman filter (``num_samples`` members, at least 2) and scores each output under the ensemble's
+        one-step predictive.
     initial_state : {None, "shared", "smoothed"}
         q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
         warm start the linear model's stationary state distribution; or the recognition network), or the warm
@@ -84,8 +89,10 @@ class GPSSM(GradientTrainedModel):
     """
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
-                 recognition_options=None, init="random", settings="default", initial_state=None, **init_values):
+                 recognition_options=None, init="random", settings="default", initial_state=None, objective="prior",
+                 **init_values):
         super().__init__(seed)
+        self.objective = check_objective(objective)
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
         if init not in INITS:
@@ -119,7 +126,7 @@ class GPSSM(GradientTrainedModel):
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
                   "jitter": s.jitter, "init": self.init, "settings": self.settings,
-                  "initial_state": self.initial_state}
+                  "initial_state": self.initial_state, "objective": self.objective}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
@@ -147,13 +154,15 @@ class GPSSM(GradientTrainedModel):
         with noise drawn from ``rng``. ``backend`` and ``kl_weighting`` default to the model's; ``x0``: per-window
         q(x0) moments (mean (B, d_x), var (B, d_x)) instead of the model's own."""
         spec = self.spec
-        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent)
+        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent,
+                           spec.dim_y if self.objective == "enkf" else 0)
         backend = check_backend(backend or self.backend)
         kl_weighting = kl_weighting or self.kl_weighting
         kl_weights(kl_weighting, 1, 1)  # validates the name
 
         def objective(params):
-            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition, x0)
+            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition, x0,
+                        self.objective)
 
         return objective
 
