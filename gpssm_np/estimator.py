@@ -252,6 +252,10 @@ class GradientTrainedModel(StateSpaceModel):
     #: Steps at the end of the training data that :meth:`forecast` filters when given no past data.
     DATA_TAIL = 200
 
+    #: How :meth:`filter` (and so :meth:`forecast` from past data, and the evaluation protocols) infers states:
+    #: "particle" (the fully adapted particle filter) or "enkf" (the ensemble Kalman filter); ``filtering`` module.
+    filter_method = "particle"
+
     def __init__(self, seed=0):
         super().__init__(seed)
         self.params = {}
@@ -370,10 +374,12 @@ class GradientTrainedModel(StateSpaceModel):
         """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
         covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
         recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
-        :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles)."""
+        :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal
+        defaults to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf"."""
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
+        kwargs.setdefault("proposal", "enkf" if self.filter_method == "enkf" else "adapted")
         mean, var = self.q_x0(y[:init_window], u[:init_window])
         C, R = self.emission()
         return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),

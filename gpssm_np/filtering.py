@@ -26,7 +26,14 @@ Proposals (N particles x^i with normalised weights W^i, g^i the weight increment
 * ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
   W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
 
-In both, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
+* ``"enkf"`` (stochastic ensemble Kalman filter, Evensen 1994 / Burgers et al. 1998; the filter of EnVI's objective,
+  ``ops.enkf``): x_t^i ~ N(m_i, S_i), then with the ensemble's mean mbar and covariance Pbar every member is moved
+  by the Kalman gain K = Pbar C^T (C Pbar C^T + R)^{-1} towards a perturbed observation,
+  x_t^i <- x_t^i + K (y_t + e^i - C x_t^i), e^i ~ N(0, R). The weights stay uniform (no resampling, ESS = N) and
+  the log-likelihood increment is log N(y_t; C mbar, C Pbar C^T + R). Exact for a linear-Gaussian model as
+  N -> infinity, an approximation otherwise, but it does not degenerate in high dimension or with precise outputs.
+
+In the particle filters, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
 ``resampled[k]`` is exactly ``ess[k] < ess_threshold * N``. The filtered moments are the weighted moments of the
 particles x_t^i that represent p(x_t | y_{1:t}) (for the bootstrap filter: before resampling). The estimate::
 
@@ -61,7 +68,7 @@ from .ops.linalg import symmetrise
 
 logger = logging.getLogger(__name__)
 
-PROPOSALS = ("adapted", "bootstrap")
+PROPOSALS = ("adapted", "bootstrap", "enkf")
 
 # Upper bound on the number of (particle, trajectory, d_x) entries held at once by backward simulation.
 _BACKWARD_BLOCK_ENTRIES = 4_000_000
@@ -293,8 +300,9 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
         Seed or generator of all the randomness; the same seed gives identical results.
     ess_threshold : float in [0, 1]
         Resample (systematic) when the ESS falls below ess_threshold * N; 0 never resamples.
-    proposal : {"adapted", "bootstrap"}
-        Fully adapted (optimal, closed form) or bootstrap proposal.
+    proposal : {"adapted", "bootstrap", "enkf"}
+        Fully adapted (optimal, closed form) or bootstrap proposal, or the ensemble Kalman filter (module
+        docstring).
     store_particles : bool
         Keep the particles, log-weights and ancestors of every step (needed by :func:`backward_simulation`).
 
@@ -315,7 +323,7 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     rng = _rng(rng)
     x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
     T, N = y.shape[0], x0.shape[0]
-    step = _adapted_step if proposal == "adapted" else _bootstrap_step
+    step = {"adapted": _adapted_step, "bootstrap": _bootstrap_step, "enkf": _enkf_step}[proposal]
 
     means = np.empty((T, d_x))
     covs = np.empty((T, d_x, d_x))
@@ -382,6 +390,24 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
         log_w, inc = _normalise(log_w + log_g)
     ess, resampled, idx, carried_log_w = _maybe_resample(log_w, ess_threshold, rng)
     return x, log_w, np.arange(N), inc, ess, resampled, x[idx], carried_log_w, idx
+
+
+def _enkf_step(mean, cov, log_w, observed, ess_threshold, rng):
+    """Ensemble Kalman step (module docstring); same returns as :func:`_adapted_step`, the weights uniform."""
+    N = mean.shape[0]
+    x = _sample_gaussians(mean, cholesky(cov, "transition"), rng)
+    inc = 0.0
+    if observed is not None:
+        Co, Ro, yo = observed
+        mbar = x.mean(axis=0)
+        dev = x - mbar
+        Pxy = dev.T @ (dev @ Co.T) / (N - 1)  # Pbar C^T (d_x, d_o)
+        chol = np.linalg.cholesky(symmetrise(Co @ Pxy + Ro))
+        inc = float(gaussian_logpdf_chol(yo - Co @ mbar, chol))
+        gain = np.linalg.solve(chol.T, np.linalg.solve(chol, Pxy.T)).T  # Pxy (C Pbar C^T + R)^{-1}
+        perturbed = yo + rng.standard_normal((N, len(yo))) @ np.linalg.cholesky(Ro).T
+        x = x + (perturbed - x @ Co.T) @ gain.T
+    return x, log_w, np.arange(N), inc, float(N), False, x, log_w, np.arange(N)
 
 
 # ---------------------------------------------------------------------------------------------------------------

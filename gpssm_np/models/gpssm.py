@@ -35,6 +35,7 @@ SETTINGS = {
     "authors": {"mean_function": "zero", "init": "random"},
 }
 INITS = ("lgssm", "random")
+FILTER_METHODS = ("particle", "enkf")
 #: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
 #: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
 INITIAL_STATES = ("smoothed", "shared")
@@ -72,6 +73,9 @@ class GPSSM(GradientTrainedModel):
         transition and never see the outputs, or EnVI's objective, which filters each window's particles with an
         ensemble Kalman filter (``num_samples`` members, at least 2) and scores each output under the ensemble's
         one-step predictive.
+    filter_method : {"particle", "enkf"}
+        How states are inferred from data by :meth:`filter`, and so by forecasts from past data and the evaluation
+        protocols: the fully adapted particle filter, or the ensemble Kalman filter (``filtering`` module).
     initial_state : {None, "shared", "smoothed"}
         q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
         warm start the linear model's stationary state distribution; or the recognition network), or the warm
@@ -90,9 +94,12 @@ class GPSSM(GradientTrainedModel):
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
                  recognition_options=None, init="random", settings="default", initial_state=None, objective="prior",
-                 **init_values):
+                 filter_method="particle", **init_values):
         super().__init__(seed)
         self.objective = check_objective(objective)
+        if filter_method not in FILTER_METHODS:
+            raise ValueError(f"filter_method: expected one of {FILTER_METHODS}, got {filter_method!r}")
+        self.filter_method = filter_method
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
         if init not in INITS:
@@ -126,7 +133,8 @@ class GPSSM(GradientTrainedModel):
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
                   "jitter": s.jitter, "init": self.init, "settings": self.settings,
-                  "initial_state": self.initial_state, "objective": self.objective}
+                  "initial_state": self.initial_state, "objective": self.objective,
+                  "filter_method": self.filter_method}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
