@@ -80,7 +80,13 @@ def _torch(report):
             f"PyTorch takes {report['torch_over_fused']:.1f}x the time of the fused backend."]
 
 
-RENDER = {"bench_elbo": _elbo, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
+def _enkf(report):
+    lines = ["| objective, backend | median | repeats |", "|---|---|---|"]
+    lines += [f"| {name} | {_ms(r['median'])} | {r['repeats']} |" for name, r in report["seconds"].items()]
+    return lines + ["", "; ".join(f"{name}: {r:.2f}" for name, r in report["ratios"].items())]
+
+
+RENDER = {"bench_elbo": _elbo, "bench_enkf": _enkf, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
           "bench_torch": _torch}
 
 

@@ -39,6 +39,13 @@ def test_bench_elbo():
     assert report["speedup_of_fused"]["reference"] > 0
 
 
+def test_bench_enkf():
+    report = run_json("bench_enkf.py")
+    assert set(report["seconds"]) == {"prior, fused", "enkf, fused", "enkf, ops", "enkf, reference"}
+    assert all(r["median"] > 0 for r in report["seconds"].values())
+    assert set(report["ratios"]) == {"enkf / prior (fused)", "enkf ops / enkf fused", "enkf reference / enkf fused"}
+
+
 def test_bench_scaling(tmp_path):
     png = tmp_path / "scaling.png"
     report = run_json("bench_scaling.py", "--out", str(png))
