@@ -66,8 +66,10 @@ EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples
                  "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
 #: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
 STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts")
+#: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
+DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
-TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS
+TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
 
 
 class TrainingError(RuntimeError):
@@ -95,6 +97,7 @@ class StateSpaceModel(abc.ABC):
         self.seed = check.seed(seed)
         self.history_ = []
         self.output_scaling = None
+        self.data_name_ = None  # the name of the data set fit was given, when it was told (fit's data_name)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -196,19 +199,31 @@ class StateSpaceModel(abc.ABC):
         self.output_scaling = (mean, std)
         return self
 
+    def _record_data_name(self, data_name):
+        """Set ``data_name_`` from fit's ``data_name``: the name of the training data (e.g. ``Dataset.name``), which
+        the model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
+        if data_name is not None and (not isinstance(data_name, str) or not data_name):
+            raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got "
+                             f"{data_name!r}")
+        self.data_name_ = data_name
+
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the output scaling, if set."""
-        if self.output_scaling is None:
-            return {}
-        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
+        """What a model file keeps beside the parameters, name -> ndarray: the output scaling and the name of the
+        training data (a 0-d str array), when set."""
+        state = {} if self.data_name_ is None else {"data_name": np.array(self.data_name_)}
+        if self.output_scaling is not None:
+            state["y_mean"], state["y_std"] = self.output_scaling
+        return state
 
     def set_extra_state(self, state):
         """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
-        unknown = sorted(set(state) - {"y_mean", "y_std"})
+        unknown = sorted(set(state) - {"y_mean", "y_std", "data_name"})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
         if "y_mean" in state:
             self.set_output_scaling(state["y_mean"], state["y_std"])
+        if "data_name" in state:
+            self._record_data_name(str(state["data_name"][()]))
 
     def _sequences(self, y, u):
         """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
@@ -429,7 +444,7 @@ class GradientTrainedModel(StateSpaceModel):
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, checkpoint_steps=None):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, data_name=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -450,7 +465,12 @@ class GradientTrainedModel(StateSpaceModel):
         order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
+
+        ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
+        kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
+        set of another name.
         """
+        self._record_data_name(data_name)
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
