@@ -43,6 +43,7 @@ import abc
 import inspect
 import logging
 import os
+import warnings
 
 import numpy as np
 from autograd import value_and_grad
@@ -383,17 +384,42 @@ class GradientTrainedModel(StateSpaceModel):
 
     def filter(self, y, u=None, num_particles=1000, seed=0, init_window=50, **kwargs):
         """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
-        covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
-        recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
+        covariances, log marginal likelihood estimate, final particles). NaN entries of y are missing outputs. The
+        filter starts from q(x0) (for a recognition network: applied to the first ``init_window`` steps, see
+        :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles)."""
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
-        mean, var = self.q_x0(y[:init_window], u[:init_window])
+        mean, var = self.filter_start(y[:init_window], u[:init_window])
         C, R = self.emission()
         return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
+
+    def filter_start(self, y, u):
+        """Mean and variance (each (d_x,)) of the state the particle filter starts from, before the first steps y
+        (T0, d_y), u (T0, d_u) of a sequence, in which NaN outputs are missing.
+
+        A free q(x0) does not read them. A recognition network reads complete steps only: it is applied to the
+        steps before the first one with a missing output, q(x0 | y_{1:k}, u_{1:k}), which is still a distribution
+        of the state before y_1. When fewer steps than the network needs are complete before it (y_1 itself
+        missing, or fewer than an MLP's ``num_steps``), the filter starts from the prior p(x0) = N(0, I), as a
+        forecast without data does, and a warning says so.
+        """
+        if self.recognition is None:
+            return self.q_x0()
+        missing = np.flatnonzero(np.isnan(y).any(axis=1))
+        complete = int(missing[0]) if len(missing) else len(y)
+        needed = self.recognition.min_steps
+        if complete >= needed:
+            return self.q_x0(y[:complete], u[:complete])
+        warnings.warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
+                      f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
+                      f"come{'s' if complete == 1 else ''} before the first missing output (step "
+                      f"{complete + 1}); the filter starts from the prior N(0, I) instead", UserWarning,
+                      stacklevel=3)
+        return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""

@@ -180,6 +180,37 @@ def test_evaluate_rejects_bad_arguments(actuator):
         evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=0, num_inducing=4), actuator, "paper")
 
 
+def test_a_recognition_network_filters_data_with_missing_first_outputs(rng):
+    import warnings
+
+    lstm = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, recognition="lstm", recognition_options={"hidden": 3})
+    mlp = gp.PRSSM(dim_x=2, dim_y=1, num_inducing=4, recognition="mlp",
+                   recognition_options={"hidden": 3, "num_steps": 3})
+    dssm = gp.DSSM(dim_x=2, hidden=3, rnn_hidden=3)
+    y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    y[4:7] = np.nan  # four complete steps, then three missing ones
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for model in (lstm, mlp, dssm):  # the network reads the complete steps before the first gap
+            for got, expected in zip(model.filter_start(y[:20], u[:20]), model.q_x0(y[:4], u[:4])):
+                np.testing.assert_array_equal(got, expected)
+            assert np.all(np.isfinite(model.filter(y, u, num_particles=50).means))
+        gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4).filter(y, u, num_particles=50)  # a free q(x0) reads none
+    y[:1] = np.nan  # the first output missing: nothing to read
+    for model in (lstm, mlp, dssm):
+        with pytest.warns(UserWarning, match="first missing output \\(step 1\\); the filter starts from the prior"):
+            result = model.filter(y, u, num_particles=50)
+        assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[0] == 0.0
+        with pytest.warns(UserWarning, match="prior"):
+            np.testing.assert_array_equal(np.concatenate(model.filter_start(y, u)), [0, 0, 1, 1])
+        with pytest.warns(UserWarning, match="prior"):
+            assert np.all(np.isfinite(model.forecast(u[:5], y_past=y, u_past=u, num_samples=3).mean))
+    y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    y[2] = np.nan  # two complete steps: fewer than the MLP's three
+    with pytest.warns(UserWarning, match="first 3 complete steps of a sequence, but only 2 come before"):
+        np.testing.assert_array_equal(mlp.filter_start(y, u)[1], [1, 1])
+
+
 def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
     model = small_model()
     y, u = rng.normal(size=(20, 1)), rng.normal(size=(20, 1))

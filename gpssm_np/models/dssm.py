@@ -137,6 +137,9 @@ class BackwardRNN:
     dict of the model's parameters (values plain or autograd-traced).
     """
 
+    #: The fewest steps of a window the network reads.
+    min_steps = 1
+
     def __init__(self, dim_x, dim_y, dim_u, hidden):
         self.dim_x, self.dim_y, self.dim_u, self.hidden = dim_x, dim_y, dim_u, hidden
 
