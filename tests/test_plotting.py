@@ -182,8 +182,9 @@ def _forecast(rng, T=20, d_y=2):
 
 
 def test_forecast_figure_shows_the_past_data_and_the_inputs(rng):
-    from gpssm_np.plotting import plot_forecast_figure
+    import gpssm_np as gp
 
+    plot_forecast_figure = gp.plotting.plot_forecast_figure  # gp.plotting, as the README shows it
     fc = _forecast(rng)
     y_past, u_past, u_future = rng.normal(size=(15, 2)), rng.normal(size=(15, 2)), rng.normal(size=(20, 2))
     axes = plot_forecast_figure(fc, u_future, y_past=y_past, u_past=u_past, y_true=rng.normal(size=(20, 2)),
