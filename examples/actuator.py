@@ -25,7 +25,7 @@ def main():
     model = make_model("odgpssm", ds, seed=0)
     epochs, samples = (1, 10) if args.quick else (70, 50)
     model.fit(ds.y_train, ds.u_train, epochs=epochs, seq_len=50, batch_size=16, lr=0.01, num_samples=samples,
-              progress=True)
+              progress=True, data_name=ds.name)  # the model file says which data it was fitted on
     for protocol in ("paper", "causal", "freerun"):
         res = evaluate(model, ds, protocol, num_samples=samples)
         print(f"{protocol:8s} RMSE {res['rmse']:.4f} (original units {res['rmse_original_units']:.4f})  "
