@@ -43,6 +43,7 @@ import abc
 import inspect
 import logging
 import os
+import warnings
 
 import numpy as np
 from autograd import value_and_grad
@@ -66,8 +67,10 @@ EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples
                  "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
 #: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
 STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts")
+#: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
+DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
-TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS
+TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
 
 
 class TrainingError(RuntimeError):
@@ -95,6 +98,7 @@ class StateSpaceModel(abc.ABC):
         self.seed = check.seed(seed)
         self.history_ = []
         self.output_scaling = None
+        self.data_name_ = None  # the name of the data set fit was given, when it was told (fit's data_name)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -196,19 +200,31 @@ class StateSpaceModel(abc.ABC):
         self.output_scaling = (mean, std)
         return self
 
+    def _record_data_name(self, data_name):
+        """Set ``data_name_`` from fit's ``data_name``: the name of the training data (e.g. ``Dataset.name``), which
+        the model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
+        if data_name is not None and (not isinstance(data_name, str) or not data_name):
+            raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got "
+                             f"{data_name!r}")
+        self.data_name_ = data_name
+
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the output scaling, if set."""
-        if self.output_scaling is None:
-            return {}
-        return {"y_mean": self.output_scaling[0], "y_std": self.output_scaling[1]}
+        """What a model file keeps beside the parameters, name -> ndarray: the output scaling and the name of the
+        training data (a 0-d str array), when set."""
+        state = {} if self.data_name_ is None else {"data_name": np.array(self.data_name_)}
+        if self.output_scaling is not None:
+            state["y_mean"], state["y_std"] = self.output_scaling
+        return state
 
     def set_extra_state(self, state):
         """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
-        unknown = sorted(set(state) - {"y_mean", "y_std"})
+        unknown = sorted(set(state) - {"y_mean", "y_std", "data_name"})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
         if "y_mean" in state:
             self.set_output_scaling(state["y_mean"], state["y_std"])
+        if "data_name" in state:
+            self._record_data_name(str(state["data_name"][()]))
 
     def _sequences(self, y, u):
         """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
@@ -372,19 +388,44 @@ class GradientTrainedModel(StateSpaceModel):
 
     def filter(self, y, u=None, num_particles=1000, seed=0, init_window=50, **kwargs):
         """Particle filter over y (T, d_y) with inputs u (T, d_u): ``filtering.FilterResult`` (filtered means and
-        covariances, log marginal likelihood estimate, final particles). The filter starts from q(x0) (for a
-        recognition network: applied to the first ``init_window`` steps); ``kwargs`` go to
+        covariances, log marginal likelihood estimate, final particles). NaN entries of y are missing outputs. The
+        filter starts from q(x0) (for a recognition network: applied to the first ``init_window`` steps, see
+        :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal
         defaults to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf"."""
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         kwargs.setdefault("proposal", "enkf" if self.filter_method == "enkf" else "adapted")
-        mean, var = self.q_x0(y[:init_window], u[:init_window])
+        mean, var = self.filter_start(y[:init_window], u[:init_window])
         C, R = self.emission()
         return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
+
+    def filter_start(self, y, u):
+        """Mean and variance (each (d_x,)) of the state the particle filter starts from, before the first steps y
+        (T0, d_y), u (T0, d_u) of a sequence, in which NaN outputs are missing.
+
+        A free q(x0) does not read them. A recognition network reads complete steps only: it is applied to the
+        steps before the first one with a missing output, q(x0 | y_{1:k}, u_{1:k}), which is still a distribution
+        of the state before y_1. When fewer steps than the network needs are complete before it (y_1 itself
+        missing, or fewer than an MLP's ``num_steps``), the filter starts from the prior p(x0) = N(0, I), as a
+        forecast without data does, and a warning says so.
+        """
+        if self.recognition is None:
+            return self.q_x0()
+        missing = np.flatnonzero(np.isnan(y).any(axis=1))
+        complete = int(missing[0]) if len(missing) else len(y)
+        needed = self.recognition.min_steps
+        if complete >= needed:
+            return self.q_x0(y[:complete], u[:complete])
+        warnings.warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
+                      f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
+                      f"come{'s' if complete == 1 else ''} before the first missing output (step "
+                      f"{complete + 1}); the filter starts from the prior N(0, I) instead", UserWarning,
+                      stacklevel=3)
+        return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi): array (num_trajectories, T, d_x)."""
@@ -435,7 +476,7 @@ class GradientTrainedModel(StateSpaceModel):
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, checkpoint_steps=None):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, data_name=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -456,7 +497,12 @@ class GradientTrainedModel(StateSpaceModel):
         order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
+
+        ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
+        kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
+        set of another name.
         """
+        self._record_data_name(data_name)
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")

@@ -31,6 +31,7 @@ Besides RMSE each protocol reports the mean negative log predictive density of t
 particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
 """
 import logging
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -219,7 +220,18 @@ def evaluation_data(model, dataset, history=None):
     if model.spec.dim_y != dataset.y_test.shape[1] or model.spec.dim_u != dataset.u_test.shape[1]:
         raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
                          f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
+    check_data_name(model, dataset)
     return EvaluationData(*(getattr(dataset, name) for name in EvaluationData._fields))
+
+
+def check_data_name(model, dataset):
+    """Warn (UserWarning) when ``model`` was fitted on data of another name than ``dataset.name``: the model's
+    ``data_name_``, recorded by ``fit(..., data_name=...)`` (the command line records ``Dataset.name``) and kept in
+    its model file. Nothing is said when either name is unknown."""
+    fitted_on, name = getattr(model, "data_name_", None), getattr(dataset, "name", None)
+    if fitted_on is not None and name is not None and fitted_on != name:
+        warnings.warn(f"dataset: the model was fitted on {fitted_on!r} but is evaluated on {name!r}; its scores "
+                      f"say how a model of {fitted_on!r} forecasts {name!r}", UserWarning, stacklevel=4)
 
 
 def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):
@@ -228,7 +240,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), or a tuple
     ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None when d_u = 0) in the model's standardised units, with
     ``history = (y_train, u_train)``, the steps just before them, that the causal and freerun protocols filter
-    (:func:`evaluation_data`).
+    (:func:`evaluation_data`). A model fitted with ``data_name`` (``fit(..., data_name=ds.name)``; the command
+    line does this) warns when the Dataset has another name (:func:`check_data_name`).
 
     Returns a dict with "rmse" (mean over windows, standardised scale), "per_window" (RMSE of each window),
     "nlpd" and "coverage95" (means over windows), "rmse_original_units_per_output" (the RMSE of each output, mean

@@ -42,7 +42,7 @@ SETTINGS = {"T": 120, "epochs": 300, "num_particles": 500, "num_trajectories": 1
 def build_models(data, seed, settings=SETTINGS):
     """ODGPSSM and PRSSM with the experiment's settings, parameters initialised (before pre-training)."""
     s = settings
-    common = dict(dim_x=4, dim_y=2, num_inducing=s["num_inducing"], kernel=s["kernel"],
+    common = dict(dim_x=4, dim_y=2, dim_u=0, num_inducing=s["num_inducing"], kernel=s["kernel"],
                   mean_function=s["mean_function"], seed=seed, lengthscale=s["lengthscale"], variance=s["variance"],
                   process_noise=s["process_noise"], obs_noise=s["obs_noise"])
     models = {"prssm": PRSSM(**common), "odgpssm": ODGPSSM(num_latent=s["num_latent"], **common)}

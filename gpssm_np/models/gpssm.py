@@ -178,7 +178,7 @@ class GPSSM(GradientTrainedModel):
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None):
+            patience=None, min_delta=None, restarts=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -197,15 +197,17 @@ class GPSSM(GradientTrainedModel):
         the training part (as scikit-learn's ``fit``, not a continuation); with ``initial_state="smoothed"`` each
         training window starts from the warm start's smoothed state before it. The other arguments are those of
         the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the epoch loop) at ``stride``,
-        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window.
+        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window. ``data_name``: the
+        name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
+        self._record_data_name(data_name)
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
             return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len or 50, stride=stride,
                                batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
                                fixed=fixed, progress=progress, checkpoint=checkpoint,
                                checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
-                               checkpoint_steps=checkpoint_steps)
+                               checkpoint_steps=checkpoint_steps, data_name=data_name)
         if checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
                              "training with a validation block keeps its best parameters in memory")

@@ -10,7 +10,9 @@ class ODGPSSM(GPSSM):
     Parameters
     ----------
     dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u = 0 for an autonomous system).
+        State, output and input dimensions. dim_u defaults to 1 in every model of the package (ODGPSSM, PRSSM,
+        DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data sets)
+        and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
     num_latent : int
         Q, the number of latent GPs (default: dim_x, as in the authors' code).
     num_inducing : int
@@ -38,7 +40,7 @@ class ODGPSSM(GPSSM):
         See :class:`gpssm_np.models.GPSSM`.
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=0, num_latent=None, num_inducing=20, kernel="matern52",
+    def __init__(self, dim_x, dim_y, dim_u=1, num_latent=None, num_inducing=20, kernel="matern52",
                  shared_inducing=True, whiten=True, mean_function=None, seed=0, backend="fused",
                  kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, objective="prior", filter_method="particle",

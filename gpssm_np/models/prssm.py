@@ -12,7 +12,7 @@ class PRSSM(GPSSM):
     and A (= I).
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=0, num_inducing=20, kernel="matern52", shared_inducing=True,
+    def __init__(self, dim_x, dim_y, dim_u=1, num_inducing=20, kernel="matern52", shared_inducing=True,
                  whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
                  recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, objective="prior", filter_method="particle",
