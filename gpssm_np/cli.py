@@ -260,7 +260,7 @@ def make_parser():
     p.add_argument("model_file")
     data_args(p)
     p.add_argument("--protocol", nargs="+", default=["paper", "causal", "freerun"],
-                   choices=["paper", "causal", "freerun"])
+                   choices=["paper", "causal", "freerun", "envi"])
     p.add_argument("--out", default=None, help="JSON file for the results")
     p.set_defaults(func=cmd_evaluate)
 

@@ -110,3 +110,21 @@ def test_models_filter_with_their_filter_method(rng):
     assert m.filter(y[0], u[0], num_particles=50, proposal="adapted").proposal == "adapted"
     m.filter_method = "particle"
     assert m.filter(y[0], u[0], num_particles=50).proposal == "adapted"
+
+
+def test_filter_comparison_cell_and_table(tmp_path):
+    import os
+
+    from gpssm_np.experiments import filters
+
+    data_dir = os.environ.get("GPSSM_NP_DATA")
+    if not data_dir or not os.path.isdir(data_dir):
+        pytest.skip("GPSSM_NP_DATA is not set")
+    row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"max_steps": 20, "eval_every": 10},
+                           num_particles=50)
+    assert row["objective"] == "enkf" and set(row) >= {"particle", "enkf", "fit_seconds"}
+    for method in filters.FILTERS:
+        assert np.isfinite(row[method]["rmse"]) and 0 <= row[method]["coverage95"] <= 1
+    assert row["particle"]["rmse"] != row["enkf"]["rmse"]
+    table = filters.markdown([row])
+    assert "| gas_furnace | enkf | 1 |" in table

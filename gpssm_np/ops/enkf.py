@@ -56,7 +56,7 @@ from ._primitive import to_c_f64, vjp_all_argnums
 from ._tape import TapeStore
 from .kernels import kernel_code
 from .rollout import (PARTICLE_BLOCK, _fwd_scratch, _fwd_step, _linear_mean, _tape_shapes, _vjp_scratch, _vjp_step,
-                      ops_step, reference_step)
+                      ops_step, reference_step, rollout_example)
 from .threads import run_blocks, sum_blocks
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -120,6 +120,17 @@ def enkf_loglik_ops(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps
 # ---------------------------------------------------------------------------------------------------------------
 # EnKF tape, besides the transition's (ops/rollout.py): XB (T, N, d_x) the predicted members xbar, KG (T, B, d_x, d_y)
 # the gains, SINV (T, B, d_y, d_y) the inverse innovation covariances. X (T, N, d_x) holds the analysed members.
+@jit
+def _times_sinv(P, Sinv, out):
+    # out = P S^{-1}: (d_x, d_y) times (d_y, d_y)
+    for d in range(P.shape[0]):
+        for m in range(Sinv.shape[1]):
+            v = 0.0
+            for k in range(Sinv.shape[0]):
+                v += P[d, k] * Sinv[k, m]
+            out[d, m] = v
+
+
 @jit(fastmath=FASTMATH)
 def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc):
     # Window b, members first..first+S-1 of X[t] (predicted on entry, analysed on exit); mbar (d_x,), Pxy (d_x, d_y)
@@ -172,12 +183,7 @@ def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar
             quad += (Y[b, t, k] - mbar[k]) * Sinv[k, m] * (Y[b, t, m] - mbar[m])
     LL[t, b] = -0.5 * (dy * _LOG_2PI + logdet + quad)
     gain = KG[t, b]
-    for d in range(dx):
-        for m in range(dy):
-            v = 0.0
-            for k in range(dy):
-                v += Pxy[d, k] * Sinv[k, m]
-            gain[d, m] = v
+    _times_sinv(Pxy, Sinv, gain)
     for j in range(first, first + S):
         for k in range(dy):  # the innovation of member j, kept in Lc's first row (no longer needed)
             Lc[0, k] = Y[b, t, k] + sqrt_r[k] * eps_y[t, j, k] - XB[t, j, k]
@@ -220,12 +226,7 @@ def _update_vjp(t, b, first, col, S, g, gl, Y, sqrt_r, eps_y, XB, KG, SINV, gr, 
         for k in range(dy):
             g[k, c] -= vec[1, k]
     # gPxy = gK S^-1; gS = -K^T gK S^-1 - (gl / 2)(S^-1 - S^-1 delta delta^T S^-1)
-    for d in range(dx):
-        for m in range(dy):
-            v = 0.0
-            for k in range(dy):
-                v += gK[d, k] * Sinv[k, m]
-            gP[d, m] = v
+    _times_sinv(gK, Sinv, gP)
     for k in range(dy):  # S^-1 delta
         v = 0.0
         for m in range(dy):
@@ -428,28 +429,9 @@ def _enkf_make_vjp(ans, x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q,
 defvjp_argnums(_enkf_traced, vjp_all_argnums(_enkf_make_vjp))
 
 
-def enkf_example(rng):
+def enkf_example(rng, nseq=2, S=4, T=4, dx=3, dy=2, du=1, Q=2, M=5):
     """Small valid arguments of :func:`enkf_loglik`: B=2 windows x S=4 members, T=4, d_x=3, d_y=2, d_u=1, Q=2, M=5
-    (the transition's from ``ops.rollout.rollout_example`` shapes, a linear mean near 0.9 I)."""
-    nseq, S, T, dx, dy, du, Q, M = 2, 4, 4, 3, 2, 1, 2, 5
-    N, D = nseq * S, dx + du
-    W = rng.normal(size=(Q, M, M)) / M
-    return (
-        rng.normal(size=(N, dx)),
-        rng.normal(size=(nseq, T, du)),
-        rng.normal(size=(nseq, T, dy)),
-        rng.uniform(-2, 2, size=(Q, M, D)),
-        rng.uniform(0.7, 2.0, size=(Q, D)),
-        rng.uniform(0.5, 1.5, size=Q),
-        rng.normal(size=(Q, M)),
-        0.1 * (W + np.swapaxes(W, 1, 2)),
-        rng.normal(size=(dx, Q)),
-        rng.uniform(0.1, 0.5, size=dx),
-        rng.normal(size=(T, N, Q)),
-        rng.normal(size=(T, N, dx)),
-        0.9 * np.eye(dx) + 0.1 * rng.normal(size=(dx, dx)),
-        0.3 * rng.normal(size=(dx, du)),
-        0.2 * rng.normal(size=dx),
-        rng.uniform(0.2, 0.6, size=dy),
-        rng.normal(size=(T, N, dy)),
-    )
+    by default (the transition's from ``ops.rollout.rollout_example``, a linear mean near 0.9 I)."""
+    x0, U, *transition = rollout_example(rng, nseq, S, T, dx, du, Q, M)
+    return (x0, U, rng.normal(size=(nseq, T, dy)), *transition, rng.uniform(0.2, 0.6, size=dy),
+            rng.normal(size=(T, nseq * S, dy)))

@@ -563,10 +563,9 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
 defvjp_argnums(_rollout_traced, vjp_all_argnums(_rollout_make_vjp))
 
 
-def rollout_example(rng):
+def rollout_example(rng, nseq=2, S=3, T=4, dx=3, du=1, Q=2, M=5):
     """Small valid arguments (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b):
-    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5, and a linear mean near 0.9 I."""
-    nseq, S, T, dx, du, Q, M = 2, 3, 4, 3, 1, 2, 5
+    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5 by default, and a linear mean near 0.9 I."""
     N, D = nseq * S, dx + du
     W = rng.normal(size=(Q, M, M)) / M
     return (

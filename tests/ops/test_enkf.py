@@ -20,16 +20,9 @@ def symmetric_B(fn):
     return wrapped
 
 
-def bigger_example(rng, nseq=5, S=6, T=7, dx=4, dy=2, du=1, Q=3, M=6):
+def bigger_example(rng, dy=2):
     """Several windows per block and several blocks (with PARTICLE_BLOCK monkeypatched small)."""
-    N, D = nseq * S, dx + du
-    W = rng.normal(size=(Q, M, M)) / M
-    return (rng.normal(size=(N, dx)), rng.normal(size=(nseq, T, du)), rng.normal(size=(nseq, T, dy)),
-            rng.uniform(-2, 2, size=(Q, M, D)), rng.uniform(0.7, 2.0, size=(Q, D)), rng.uniform(0.5, 1.5, size=Q),
-            rng.normal(size=(Q, M)), 0.1 * (W + np.swapaxes(W, 1, 2)), 0.5 * rng.normal(size=(dx, Q)),
-            rng.uniform(0.1, 0.5, size=dx), rng.normal(size=(T, N, Q)), rng.normal(size=(T, N, dx)),
-            0.9 * np.eye(dx) + 0.1 * rng.normal(size=(dx, dx)), 0.3 * rng.normal(size=(dx, du)),
-            0.2 * rng.normal(size=dx), rng.uniform(0.2, 0.6, size=dy), rng.normal(size=(T, N, dy)))
+    return enkf_example(rng, nseq=5, S=6, T=7, dx=4, dy=dy, Q=3, M=6)
 
 
 @pytest.mark.parametrize("kind", ["matern52", "se"])
