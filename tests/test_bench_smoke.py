@@ -49,7 +49,7 @@ def test_bench_enkf():
 def test_bench_scaling(tmp_path):
     png = tmp_path / "scaling.png"
     report = run_json("bench_scaling.py", "--out", str(png))
-    assert set(report["sweeps"]) == {"T", "M", "Q", "d_x", "S"}
+    assert set(report["sweeps"]) == {"T", "M", "Q", "d_x", "S", "d_x=Q", "d_y"}
     for sweep in report["sweeps"].values():
         assert len(sweep["elbo_seconds"]) == len(sweep["values"]) == len(sweep["rollout_seconds"])
         for key in ("elbo_slope", "rollout_slope", "formula_slope", "flops_slope", "asymptotic_slope"):
