@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import datasets as ds_module
 from .._config import CPU_COUNT
+from ..params import GPSSMSpec
 from .._versions import versions
 from ..ops.threads import use_threads
 from ..protocols import PROTOCOLS, evaluate
@@ -175,8 +176,21 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
                      "rmse_original_units_per_output": res["rmse_original_units_per_output"], "nlpd": res["nlpd"],
                      "coverage95": res["coverage95"], "per_window": res["per_window"],
                      "seconds": train_seconds + time.perf_counter() - t0, "train_seconds": train_seconds,
-                     "final_loss": model.history_[-1] if model.history_ else None})
+                     "final_loss": model.history_[-1] if model.history_ else None, **mixing_summary(model)})
     return rows
+
+
+def mixing_summary(model):
+    """What the learned transition says about output dependence (GP models; {} otherwise): the singular values of
+    A diag(sqrt(s2_q)), the GP part's amplitude in each direction of the state, beside the process noise's standard
+    deviations sqrt(q_d). One large singular value: the latent GPs drive the states together; values far below
+    sqrt(q): the GP residual does little beside the mean function."""
+    if not isinstance(getattr(model, "spec", None), GPSSMSpec):
+        return {}
+    p = model.constrained_params()
+    mixing = np.asarray(p["A"]) * np.sqrt(np.asarray(p["variance"]))[None, :]
+    return {"gp_singular_values": [float(v) for v in np.linalg.svd(mixing, compute_uv=False)],
+            "process_std": [float(v) for v in np.sqrt(p["process_var"])]}
 
 
 def _atomic_write(path, text):
