@@ -11,10 +11,11 @@ an ensemble Kalman filter and keeps the log-likelihood of each output under the 
     Pxy_t = (1/(S-1)) sum_j a_j (C a_j)^T                 (d_x, d_y) = Pbar_t C^T, C = [I, 0]
     S_t = C Pxy_t + diag(r)                               (d_y, d_y) innovation covariance
     l_t = log N(y_t | C mbar_t, S_t)                     EnVI Eq. (27)
-    K_t = Pxy_t S_t^{-1}                                   gain (EnVI Eq. (12))
-    x_t^j = xbar_t^j + K_t (y_t + sqrt(r) * eps_y[t, j] - C xbar_t^j)     perturbed observation (EnVI Eq. (14))
+    K_t = Pxy_t S_t^{-1}                                   gain
+    x_t^j = xbar_t^j + K_t (y_t + sqrt(r) * eps_y[t, j] - C xbar_t^j)     perturbed observation
 
-and the op returns L_b = sum_t l_t for each window (B,). The full covariance Pbar_t (d_x, d_x) is never formed:
+(the EnKF step of EnVI Sec. IV-A, Eqs. (10)-(15); the bodies of its Eqs. (14) and (27) are reconstructed from its
+prose and code, ../shared/research/envi_reference.md s2-3), and the op returns L_b = sum_t l_t for each window (B,). The full covariance Pbar_t (d_x, d_x) is never formed:
 only its first d_y columns enter, so a step costs O(S d_x d_y + d_y^3) per window on top of the transition.
 
 The update is the stochastic (perturbed-observation) EnKF of Burgers et al. (1998), as in the EnVI paper: each
