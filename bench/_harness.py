@@ -160,9 +160,10 @@ def problem(cfg, seed=0, **model_options):
     return model, y, u
 
 
-def elbo_step(cfg, backend="fused", seed=0):
-    """A function that evaluates one ELBO and its gradient of the configuration's problem."""
-    model, y, u = problem(cfg, seed)
+def elbo_step(cfg, backend="fused", seed=0, **model_options):
+    """A function that evaluates one ELBO and its gradient of the configuration's problem (``model_options`` go to
+    the ODGPSSM, e.g. objective="enkf")."""
+    model, y, u = problem(cfg, seed, **model_options)
     return lambda: model.elbo_and_grad(y, u, num_samples=cfg["S"], seed=seed, backend=backend)
 
 

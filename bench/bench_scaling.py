@@ -1,4 +1,6 @@
-"""How one ELBO + gradient (fused backend) scales with T, M, Q, d_x and S, one at a time from the paper's setting.
+"""How one ELBO + gradient (fused backend) scales with T, M, Q, d_x and S, one at a time from the paper's setting;
+also with d_x and Q together (the default ODGPSSM has Q = d_x) and with d_y (at d_x = 16, C = [I, 0]), the sizes
+that grow on multi-output plants.
 
 For each sweep the time of one ELBO + gradient, and of the fused rollout alone (forward and reverse), is measured
 at every point; a straight line through log(time) against log(size) gives the measured exponent. Next to it:
@@ -7,7 +9,11 @@ at every point; a straight line through log(time) against log(size) gives the me
   fitted over the same points (so it includes the lower-order terms at these sizes), and
 * the exponent of the FLOP count of bench_flops.py (the same terms with the constants read off the loops: about 50
   FLOPs per kernel entry, with its sqrt and exp, against 4 M per entry for the two O(M^2) products), and
-* its asymptotic exponent (T, S, Q, d_x: 1; M: 2).
+* its asymptotic exponent (T, S, Q, d_x: 1; M: 2; d_x = Q: 2, from Q d_x; d_y: 0, the rollout does not depend on
+  it).
+
+The LMC costs O(d_x Q) per particle and step, not the O(Q^2 d_x) of forming A S_h A^T: the rollout samples the
+latent GPs and mixes the samples, so the d_x x d_x covariance is never formed.
 
 The ELBO adds O(Q M^3) (K(Z, Z), its Cholesky and the KL of q(u)) and O(B S T d_y) (the likelihood) to the
 rollout; these show at large M and small everything else. "upper" slopes are fitted over the three largest values
@@ -15,7 +21,7 @@ only (the asymptotic regime the complexity claim is about: "M at large M"). The 
 threads (default 1: the sweep measures work; with more threads small sizes leave threads idle, since particles
 are split into blocks of 400, which bends the curves). Writes a PNG of the curves (matplotlib, Agg). Usage::
 
-    python bench/bench_scaling.py [--json] [--small] [--repeats N] [--threads N] [--sweeps T M Q d_x S]
+    python bench/bench_scaling.py [--json] [--small] [--repeats N] [--threads N] [--sweeps T M Q d_x S d_x=Q d_y]
                                   [--out bench/scaling.png]
 """
 import os
@@ -30,11 +36,22 @@ from bench_flops import rollout_flops  # noqa: E402
 from gpssm_np.ops.threads import use_threads  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KEYS = {"T": "T", "M": "M", "Q": "Q", "d_x": "dim_x", "S": "S"}
+#: What each sweep varies (configuration keys set to the value; "d_y" also sets d_x to 16, or 3 when --small).
+KEYS = {"T": ("T",), "M": ("M",), "Q": ("Q",), "d_x": ("dim_x",), "S": ("S",), "d_x=Q": ("dim_x", "Q"),
+        "d_y": ("dim_y",)}
 SWEEPS = {"T": [50, 100, 200, 400, 800, 1600], "M": [16, 32, 64, 128, 256], "Q": [1, 2, 4, 8, 16],
-          "d_x": [2, 4, 8, 16, 32], "S": [10, 25, 50, 100, 200]}
-SMALL_SWEEPS = {"T": [5, 10, 20], "M": [4, 8], "Q": [1, 2], "d_x": [2, 3], "S": [2, 4]}
-ASYMPTOTIC = {"T": 1.0, "M": 2.0, "Q": 1.0, "d_x": 1.0, "S": 1.0}
+          "d_x": [2, 4, 8, 16, 32], "S": [10, 25, 50, 100, 200], "d_x=Q": [2, 4, 8, 16, 32], "d_y": [1, 2, 4, 8, 16]}
+SMALL_SWEEPS = {"T": [5, 10, 20], "M": [4, 8], "Q": [1, 2], "d_x": [2, 3], "S": [2, 4], "d_x=Q": [2, 3],
+                "d_y": [1, 2, 3]}
+ASYMPTOTIC = {"T": 1.0, "M": 2.0, "Q": 1.0, "d_x": 1.0, "S": 1.0, "d_x=Q": 2.0, "d_y": 0.0}
+
+
+def sweep_config(base, name, value, small=False):
+    """The configuration of one point of sweep ``name``."""
+    cfg = dict(base, **{key: value for key in KEYS[name]})
+    if name == "d_y":
+        cfg["dim_x"] = 3 if small else 16
+    return cfg
 
 
 def formula_cost(cfg):
@@ -94,7 +111,7 @@ def main(argv=None):
         for name in args.sweeps:
             r = {"values": grid[name], "elbo_seconds": [], "rollout_seconds": [], "formula_cost": [], "flops": []}
             for value in grid[name]:
-                cfg = dict(base, **{KEYS[name]: value})
+                cfg = sweep_config(base, name, value, args.small)
                 r["elbo_seconds"].append(measure(elbo_step(cfg), repeats=args.repeats)["median"])
                 r["rollout_seconds"].append(measure(rollout_step(cfg), repeats=args.repeats)["median"])
                 r["formula_cost"].append(formula_cost(cfg))

@@ -80,6 +80,12 @@ def _torch(report):
             f"PyTorch takes {report['torch_over_fused']:.1f}x the time of the fused backend."]
 
 
+def _enkf(report):
+    lines = ["| objective, backend | median | repeats |", "|---|---|---|"]
+    lines += [f"| {name} | {_ms(r['median'])} | {r['repeats']} |" for name, r in report["seconds"].items()]
+    return lines + ["", "; ".join(f"{name}: {r:.2f}" for name, r in report["ratios"].items())]
+
+
 def _online_filter(report):
     c, s = report["config"], report["update_seconds"]
     return [f"One update of `model.online_filter(num_particles={c['particles']})` (d_x = {c['dim_x']}, M = "
@@ -91,7 +97,7 @@ def _online_filter(report):
             f"{_ms(report['target_seconds'])}: {'met' if report['target_met'] else 'not met'}."]
 
 
-RENDER = {"bench_elbo": _elbo, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
+RENDER = {"bench_elbo": _elbo, "bench_enkf": _enkf, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
           "bench_torch": _torch, "bench_online_filter": _online_filter}
 
 

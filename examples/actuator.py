@@ -9,8 +9,6 @@ trains one epoch with 10 particles.
 import argparse
 import os
 
-import numpy as np
-
 import gpssm_np as gp
 from gpssm_np.experiments.table1 import make_model
 from gpssm_np.protocols import evaluate
@@ -24,8 +22,11 @@ def main():
     ds = gp.datasets.load("actuator")
     model = make_model("odgpssm", ds, seed=0)
     epochs, samples = (1, 10) if args.quick else (70, 50)
-    model.fit(ds.y_train, ds.u_train, epochs=epochs, seq_len=50, batch_size=16, lr=0.01, num_samples=samples,
-              progress=True)
+    n = len(ds.y_train)
+    # the raw training half (the model standardises it itself, with the same statistics as ds.y_train), so that its
+    # forecasts and its model file are in the data's units; data_name: the file says which data it was fitted on
+    model.fit(ds.y_raw[:n], ds.u_raw[:n], epochs=epochs, seq_len=50, batch_size=16, lr=0.01, num_samples=samples,
+              progress=True, data_name=ds.name)
     for protocol in ("paper", "causal", "freerun"):
         res = evaluate(model, ds, protocol, num_samples=samples)
         print(f"{protocol:8s} RMSE {res['rmse']:.4f} (original units {res['rmse_original_units']:.4f})  "
@@ -38,21 +39,21 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpssm_np.plotting import plot_forecast
+    from gpssm_np.plotting import plot_forecast_figure
 
     start = 100
-    y_all = np.concatenate([ds.y_train, ds.y_test])
-    u_all = np.concatenate([ds.u_train, ds.u_test])
-    g = len(ds.y_train) + start
-    fc = model.forecast(u_all[g:g + 100], y_past=y_all[g - 100:g], u_past=u_all[g - 100:g], num_samples=samples)
-    # the model was fitted on the standardised arrays, so its forecast is in their units
-    lower, upper = (ds.to_original_y(bound) for bound in fc.interval(0.95))
-    fig, ax = plt.subplots(figsize=(8, 3))
-    plot_forecast(ds.to_original_y(fc.mean)[:, 0], lower[:, 0], upper[:, 0],
-                  y_true=ds.to_original_y(y_all[g:g + 100])[:, 0], t=np.arange(start, start + 100), ax=ax)
-    ax.set_ylabel("oil pressure")
+    y_all, u_all = ds.y_raw, ds.u_raw  # the data's units, those the model takes and returns
+    g = n + start
+    past, future = slice(g - 100, g), slice(g, g + 100)
+    fc = model.forecast(u_all[future], y_past=y_all[past], u_past=u_all[past], num_samples=samples)
+    axes = plot_forecast_figure(fc, u_all[future], y_past=y_all[past], u_past=u_all[past], y_true=y_all[future],
+                                y_label="oil pressure", u_labels=["valve opening"])
+    axes[0].set_title(f"actuator: causal forecast from test step {start}")
+    fig = axes[0].figure
+    fig.tight_layout()
     path = os.path.join(args.out, "actuator_forecast.png")
     fig.savefig(path, dpi=100)
+    plt.close(fig)
     print(f"wrote {path}")
 
 

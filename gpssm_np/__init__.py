@@ -8,7 +8,7 @@ Public API::
 """
 import logging
 
-from . import datasets
+from . import datasets, plotting  # plotting imports matplotlib only when it draws
 from .io import load, save
 from .baselines import ARX, LGSSM
 from .models import DSSM, GPSSM, ODGPSSM, PRSSM
@@ -16,7 +16,7 @@ from .protocols import evaluate
 from ._version import __version__
 from ._warmup import warmup
 
-__all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "save", "warmup",
-           "__version__"]
+__all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "plotting", "save",
+           "warmup", "__version__"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,4 +1,5 @@
 """Input checks at the public API: every failure is a ValueError naming the argument and what was expected."""
+import inspect
 import numbers
 
 import numpy as np
@@ -31,6 +32,23 @@ def non_negative_float(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
         raise ValueError(f"{name}: expected a non-negative finite number, got {value!r}")
     return float(value)
+
+
+def keywords(values, constructor=None, allowed=(), owner=None):
+    """``values`` (the keyword arguments a function collected in ``**kwargs``) if each is named in ``allowed``;
+    else ValueError naming the unknown ones and the valid ones: the named parameters of ``constructor`` (a class's
+    ``__init__``, whose other keywords end up in ``values``), then ``allowed``. The message names ``owner``
+    (default: the constructor's class), so a typo reads "n_latent: unknown keyword argument of DSSM; expected one
+    of dim_x, ...", not Python's TypeError."""
+    unknown = sorted(set(values) - set(allowed))
+    if unknown:
+        named = [] if constructor is None else [
+            name for name, p in list(inspect.signature(constructor).parameters.items())[1:]
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        owner = owner or constructor.__qualname__.split(".")[0]
+        raise ValueError(f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''} of "
+                         f"{owner}; expected one of {', '.join(named + list(allowed))}")
+    return values
 
 
 def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
@@ -77,7 +95,8 @@ def inputs(u, leading_shape, dim_u, matched="y"):
         u = None  # e.g. the (T, 0) inputs of a Dataset without inputs: nothing to check
     if u is None:
         if dim_u > 0:
-            raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None")
+            raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None (a model without inputs is built "
+                             "with dim_u=0)")
         return np.zeros(leading_shape + (0,))
     u = finite_array(u, "u", (len(leading_shape), len(leading_shape) + 1))
     if u.ndim == len(leading_shape):

@@ -2,7 +2,10 @@
 
 Sub-commands: ``demo`` (car-tracking demo: PNG + JSON), ``fit`` (train a model on a data set, save it),
 ``evaluate`` (score a saved model under a protocol, JSON), ``forecast`` (forecast a test window with a saved model,
-JSON + PNG), ``info`` (versions). Each writes where ``--out`` says and prints the paths it wrote.
+JSON + PNG), ``info`` (versions). Each writes where ``--out`` says and prints the paths it wrote. ``fit``,
+``evaluate`` and ``forecast`` read a benchmark (``--dataset NAME``) or your own CSV file (``--csv FILE --outputs
+NAME ... --inputs NAME ...``, ``datasets.from_csv``); ``fit`` records the data set's name in the model file and
+``evaluate`` warns when it scores the model on data of another name.
 """
 import argparse
 import json
@@ -15,8 +18,7 @@ import time
 import numpy as np
 
 from ._versions import versions
-
-MODELS = ("odgpssm", "prssm")  # the models `fit` trains and saves
+from .experiments.table1 import MODELS  # the models `fit` trains and saves: every model of the package
 
 
 def _write_json(path, obj):
@@ -70,58 +72,73 @@ def cmd_demo(args):
 
 
 # -- fit / evaluate / forecast ----------------------------------------------------------------------------------
-def cmd_fit(args):
+def _load_data(args):
+    """The data set of ``--dataset NAME``, or of ``--csv FILE --outputs ... --inputs ...``."""
     from . import datasets
-    from .experiments.table1 import make_model
+
+    if args.csv is None:
+        if args.outputs or args.inputs:
+            raise ValueError("--outputs, --inputs: these name the columns of a --csv file; --dataset "
+                             f"{args.dataset} has its own")
+        return datasets.load(args.dataset, args.data_dir)
+    if not args.outputs:
+        raise ValueError(f"--outputs: name the output columns of {args.csv} (--outputs NAME ... --inputs NAME ...)")
+    return datasets.from_csv(args.csv, outputs=args.outputs, inputs=args.inputs or (),
+                             train_fraction=args.train_fraction)
+
+
+def cmd_fit(args):
+    from .experiments.table1 import SETTINGS, make_model
     from .io import save
 
-    from .experiments.table1 import SETTINGS
-
-    ds = datasets.load(args.dataset, args.data_dir)
+    ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
     options = {"epochs": args.epochs, "seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr,
                "num_samples": args.num_samples}
     if args.settings == "authors":  # the authors' loop: 70 epochs unless told otherwise
         options["epochs"] = options["epochs"] or 70
     start = time.perf_counter()
-    model.fit(ds.y_train, ds.u_train, progress=True, **{k: v for k, v in options.items() if v is not None})
-    out = args.out or f"{args.dataset}_{args.model}_seed{args.seed}.npz"
+    model.fit(ds.y_train, ds.u_train, progress=True, data_name=ds.name,
+              **{k: v for k, v in options.items() if v is not None})
+    out = args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz"
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
     save(model, out)
-    print(f"trained {args.model} on {args.dataset}: {len(model.history_)} steps in "
-          f"{time.perf_counter() - start:.1f} s, final loss {model.history_[-1]:.4f}\nwrote {out}")
+    loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
+    print(f"trained {args.model} on {ds.name} ({loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
     return 0
 
 
 def cmd_evaluate(args):
-    from . import datasets
     from .io import load
     from .protocols import evaluate
 
     model = load(args.model_file)
-    ds = datasets.load(args.dataset, args.data_dir)
+    ds = _load_data(args)
     results = {p: evaluate(model, ds, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
     for p, r in results.items():
         print(f"{p:8s} RMSE {r['rmse']:.4f}  NLPD {r['nlpd']:.3f}  coverage95 {r['coverage95']:.2f}")
     if args.out:
-        print(f"wrote {_write_json(args.out, {'dataset': args.dataset, 'results': results})}")
+        print(f"wrote {_write_json(args.out, {'dataset': ds.name, 'results': results})}")
     return 0
 
 
 def cmd_forecast(args):
-    from . import datasets
     from .io import load
-    from .plotting import plot_forecast
+    from .plotting import plot_forecast_figure
+    from .protocols import evaluation_data
 
     model = load(args.model_file)
-    ds = datasets.load(args.dataset, args.data_dir)
-    y_all = np.concatenate([ds.y_train, ds.y_test])
-    u_all = np.concatenate([ds.u_train, ds.u_test])
+    ds = _load_data(args)
+    data = evaluation_data(model, ds)  # the arrays in the units the model takes; warns for another data set's model
+    standardised = data.y_test is ds.y_test  # else the raw series, for a model fitted on them
+    y_all = np.concatenate([data.y_train, data.y_test])
+    u_all = np.concatenate([data.u_train, data.u_test])
     g = len(ds.y_train) + args.start
     if not 0 <= args.start < len(ds.y_test):
         raise ValueError(f"--start: expected an index into the test half (0..{len(ds.y_test) - 1}), got {args.start}")
     remaining = len(ds.y_test) - args.start
     if not 1 <= args.steps <= remaining:
-        raise ValueError(f"--steps: the test half of {args.dataset} has {remaining} steps from --start {args.start} "
+        raise ValueError(f"--steps: the test half of {ds.name} has {remaining} steps from --start {args.start} "
                          f"on (its length is {len(ds.y_test)}), got --steps {args.steps}; lower --steps or --start")
     steps = args.steps
     past = slice(max(0, g - args.burn_in), g)
@@ -131,17 +148,20 @@ def cmd_forecast(args):
     out = args.out or "forecast"
     os.makedirs(out, exist_ok=True)
     path = _write_json(os.path.join(out, "forecast.json"), {
-        "dataset": args.dataset, "start": args.start, "steps": steps, "mean": fc.mean, "std": fc.std,
+        "dataset": ds.name, "start": args.start, "steps": steps, "mean": fc.mean, "std": fc.std,
         "lower95": lower, "upper95": upper, "truth": y_all[g:g + steps]})
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 3))
-    plot_forecast(fc.mean[:, 0], lower[:, 0], upper[:, 0], y_true=y_all[g:g + steps, 0],
-                  t=np.arange(args.start, args.start + steps), ax=ax)
-    ax.set_title(f"{args.dataset}: causal forecast from test step {args.start} (standardised units)")
+    fig, axes = plt.subplots(2 if ds.u_test.shape[1] else 1, 1, figsize=(8, 5), sharex=True, squeeze=False)
+    plot_forecast_figure(fc, u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], y_true=y_all[g:g + steps],
+                         y_label=f"{ds.y_names[0] if ds.y_names else 'y[0]'}{' (standardised)' * standardised}",
+                         u_labels=ds.u_names,
+                         axes=axes[:, 0])
+    axes[0, 0].set_title(f"{ds.name}: causal forecast from test step {args.start}, after the {len(y_all[past])} "
+                         "steps before it")
     fig.tight_layout()
     png = os.path.join(out, "forecast.png")
     fig.savefig(png, dpi=110)
@@ -211,7 +231,15 @@ def make_parser():
     p.set_defaults(func=cmd_demo)
 
     def data_args(p):
-        p.add_argument("--dataset", required=True, help="actuator, ballbeam, drive, dryer or gas_furnace")
+        source = p.add_mutually_exclusive_group(required=True)
+        source.add_argument("--dataset", help="a benchmark: actuator, ballbeam, drive, dryer, gas_furnace, "
+                                              "cd_player_arm, winding, steamgen or dryer2")
+        source.add_argument("--csv", metavar="FILE", help="your own data: a CSV file with a header row of column "
+                                                          "names (gpssm_np.datasets.from_csv), with --outputs")
+        p.add_argument("--outputs", nargs="+", metavar="NAME", help="with --csv: the output columns")
+        p.add_argument("--inputs", nargs="*", metavar="NAME", help="with --csv: the input columns (none: no inputs)")
+        p.add_argument("--train-fraction", type=float, default=0.5,
+                       help="with --csv: the share of rows, from the top, that is the training part (default 0.5)")
         p.add_argument("--data-dir", default=None, help="data folder (default: $GPSSM_NP_DATA)")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--num-samples", type=int, default=50, help="particles (default 50)")
@@ -226,14 +254,15 @@ def make_parser():
     p.add_argument("--seq-len", type=int, default=None)
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
-    p.add_argument("--out", default=None, help="model file (default DATASET_MODEL_seedSEED.npz)")
+    p.add_argument("--out", default=None, help="model file (default DATASET_MODEL_seedSEED.npz, DATASET the CSV "
+                                               "file's name without .csv for --csv)")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("evaluate", help="score a saved model under one or more protocols")
     p.add_argument("model_file")
     data_args(p)
     p.add_argument("--protocol", nargs="+", default=["paper", "causal", "freerun"],
-                   choices=["paper", "causal", "freerun"])
+                   choices=["paper", "causal", "freerun", "envi"])
     p.add_argument("--out", default=None, help="JSON file for the results")
     p.set_defaults(func=cmd_evaluate)
 
@@ -258,7 +287,7 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
-    p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
+    p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default", "enkf"],
                    help="model and training configuration (experiments/table1.py); default: authors for table1, "
                         "qstudy and car, default for mimo")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")

@@ -58,6 +58,7 @@ import abc
 import inspect
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,8 +83,10 @@ EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples
                  "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
 #: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
 STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts")
+#: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
+DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
-TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS
+TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
 
 
 class TrainingError(RuntimeError):
@@ -175,6 +178,7 @@ class StateSpaceModel(abc.ABC):
         self.history_ = []
         self.scaling_ = None  # set by fit (module docstring, "Units")
         self._fit_scaling = None  # the statistics of the data of a fit under way (_training_data)
+        self.data_name_ = None  # the name of the data set fit was given, when it was told (fit's data_name)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -324,9 +328,21 @@ class StateSpaceModel(abc.ABC):
         return shown
 
     # -- given -----------------------------------------------------------------------------------------------
+    def _record_data_name(self, data_name):
+        """Set ``data_name_`` from fit's ``data_name``: the name of the training data (e.g. ``Dataset.name``), which
+        the model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
+        if data_name is not None and (not isinstance(data_name, str) or not data_name):
+            raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got "
+                             f"{data_name!r}")
+        self.data_name_ = data_name
+
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), if any."""
-        return {} if self.scaling_ is None else self.scaling_.arrays()
+        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``) and the name of
+        the training data (a 0-d str array), when set."""
+        state = {} if self.scaling_ is None else self.scaling_.arrays()
+        if self.data_name_ is not None:
+            state["data_name"] = np.array(self.data_name_)
+        return state
 
     def set_extra_state(self, state):
         """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take. The entries
@@ -339,6 +355,7 @@ class StateSpaceModel(abc.ABC):
                            "the model takes and returns the units it was fitted on")
             for name in ("y_mean", "y_std"):
                 state.pop(name, None)
+        data_name = state.pop("data_name", None)
         unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
@@ -348,6 +365,8 @@ class StateSpaceModel(abc.ABC):
                 raise ValueError(f"state: a scaling of {scaling.y_mean.shape[0]} outputs and {scaling.u_mean.shape[0]} "
                                  f"inputs, the model has dim_y = {self.spec.dim_y}, dim_u = {self.spec.dim_u}")
             self.scaling_ = scaling
+        if data_name is not None:
+            self._record_data_name(str(data_name[()]))
 
     def _sequences(self, y, u):
         """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
@@ -391,6 +410,11 @@ class GradientTrainedModel(StateSpaceModel):
 
     #: Steps at the end of the training data that :meth:`forecast` filters when given no past data.
     DATA_TAIL = 200
+
+    #: How :meth:`filter` (and so :meth:`forecast` from past data, the evaluation protocols and the default of
+    #: :meth:`online_filter`) infers states: "particle" (the fully adapted particle filter) or "enkf" (the ensemble
+    #: Kalman filter); ``filtering`` module.
+    filter_method = "particle"
 
     def __init__(self, seed=0, standardize=True):
         super().__init__(seed, standardize)
@@ -512,8 +536,9 @@ class GradientTrainedModel(StateSpaceModel):
         missing): ``filtering.FilterResult`` (filtered state means and covariances, filtered and predicted output
         moments and innovations in original units, the log marginal likelihood estimate of y in original units,
         final particles). The filter starts from q(x0) (for a recognition network: applied to the first
-        ``init_window`` steps); ``kwargs`` go to :func:`gpssm_np.filtering.particle_filter` (proposal,
-        ess_threshold, store_particles)."""
+        ``init_window`` steps, see :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
+        :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal defaults
+        to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf"."""
         result = self._filter(self._y_to_model(y), self._u_to_model(u), num_particles, seed, init_window, **kwargs)
         if self.scaling_ is None:
             return result
@@ -524,11 +549,40 @@ class GradientTrainedModel(StateSpaceModel):
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
-        mean, var = self._q_x0(y[:init_window], u[:init_window])
+        kwargs.setdefault("proposal", self._default_proposal())
+        mean, var = self.filter_start(y[:init_window], u[:init_window])
         C, R = self.emission()
         return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
+
+    def _default_proposal(self):
+        """The proposal of the model's filters: "enkf" when :attr:`filter_method` is "enkf", else "adapted"."""
+        return "enkf" if self.filter_method == "enkf" else "adapted"
+
+    def filter_start(self, y, u):
+        """Mean and variance (each (d_x,)) of the state the particle filter starts from, before the first steps y
+        (T0, d_y), u (T0, d_u) of a sequence (model units), in which NaN outputs are missing.
+
+        A free q(x0) does not read them. A recognition network reads complete steps only: it is applied to the
+        steps before the first one with a missing output, q(x0 | y_{1:k}, u_{1:k}), which is still a distribution
+        of the state before y_1. When fewer steps than the network needs are complete before it (y_1 itself
+        missing, or fewer than an MLP's ``num_steps``), the filter starts from the prior p(x0) = N(0, I), as a
+        forecast without data does, and a warning says so.
+        """
+        if self.recognition is None:
+            return self._q_x0()
+        missing = np.flatnonzero(np.isnan(y).any(axis=1))
+        complete = int(missing[0]) if len(missing) else len(y)
+        needed = self.recognition.min_steps
+        if complete >= needed:
+            return self._q_x0(y[:complete], u[:complete])
+        warnings.warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
+                      f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
+                      f"come{'s' if complete == 1 else ''} before the first missing output (step "
+                      f"{complete + 1}); the filter starts from the prior N(0, I) instead", UserWarning,
+                      stacklevel=3)
+        return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi) given y (T, d_y), u (T, d_u) in original
@@ -572,7 +626,7 @@ class GradientTrainedModel(StateSpaceModel):
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
 
-    def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal="adapted"):
+    def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal=None):
         """A particle filter to run one measurement at a time (for a model embedded in a controller): an
         :class:`OnlineFilter`.
 
@@ -581,7 +635,8 @@ class GradientTrainedModel(StateSpaceModel):
         particles and the generator ``numpy.random.default_rng(seed)``: for a model whose q(x0) is a free Gaussian
         (ODGPSSM and PRSSM by default), ``update`` over y_1..y_T then gives exactly, bit for bit, what
         ``filter(y, u, num_particles, seed)`` gives. With ``state`` (a dict from :meth:`OnlineFilter.state`) it
-        continues where that filter was; ``num_particles``, ``seed`` and ``x0`` are then not used.
+        continues where that filter was; ``num_particles``, ``seed`` and ``x0`` are then not used. ``proposal``
+        (default: that of :meth:`filter`, by :attr:`filter_method`) and ``ess_threshold`` as ``filter`` takes them.
         """
         C, R = self.emission()
         transition = self.transition_moments()
@@ -590,7 +645,8 @@ class GradientTrainedModel(StateSpaceModel):
             mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
             return OnlineFilter(self, OnlineParticleFilter.start(
                 transition, C, R, mean, np.diag(var) if var.ndim == 1 else var,
-                check.positive_int(num_particles, "num_particles"), rng, ess_threshold, proposal))
+                check.positive_int(num_particles, "num_particles"), rng, ess_threshold,
+                self._default_proposal() if proposal is None else proposal))
         check_online_state(state, OnlineFilter.STATE_KEYS)
         rng = np.random.default_rng()
         try:
@@ -621,7 +677,7 @@ class GradientTrainedModel(StateSpaceModel):
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, checkpoint_steps=None):
+            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, data_name=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
@@ -642,7 +698,12 @@ class GradientTrainedModel(StateSpaceModel):
         order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
+
+        ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
+        kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
+        set of another name.
         """
+        self._record_data_name(data_name)
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")

@@ -25,6 +25,12 @@ Proposals (N particles x^i with normalised weights W^i, g^i the weight increment
   update is :func:`gpssm_np.kalman.condition`, the one the linear-Gaussian baseline's Kalman filter uses.
 * ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
   W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
+* ``"enkf"`` (stochastic ensemble Kalman filter, Evensen 1994 / Burgers et al. 1998; the filter of EnVI's objective,
+  ``ops.enkf``): x_t^i ~ N(m_i, S_i), then with the ensemble's mean mbar and covariance Pbar every member is moved
+  by the Kalman gain K = Pbar C^T (C Pbar C^T + R)^{-1} towards a perturbed observation,
+  x_t^i <- x_t^i + K (y_t + e^i - C x_t^i), e^i ~ N(0, R). The weights stay uniform (no resampling, ESS = N) and
+  the log-likelihood increment is log N(y_t; C mbar, C Pbar C^T + R). Exact for a linear-Gaussian model as
+  N -> infinity, an approximation otherwise, but it does not degenerate in high dimension or with precise outputs.
 
 Output moments, per step: the one-step prediction of the output p(y_t | y_{1:t-1}), summarised by the moments of
 the mixture sum_i W_{t-1}^i N(C m_i, C S_i C^T + R) (exact given the particles, before y_t is read), with mean
@@ -32,7 +38,7 @@ E[y_t | y_{1:t-1}] = sum_i W_{t-1}^i C m_i and variances diag(sum_i W_{t-1}^i (C
 mean)^T) + R); the innovation y_t - E[y_t | y_{1:t-1}] (NaN where y_t is missing); and the filtered noise-free output
 C x_t given y_{1:t}, with mean C E[x_t | y_{1:t}] and variances diag(C Cov[x_t | y_{1:t}] C^T).
 
-In both, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
+In the particle filters, ``ess[k]`` is 1 / sum_i (W_t^i)^2 for the weights computed from y_t (before any resampling) and
 ``resampled[k]`` is exactly ``ess[k] < ess_threshold * N``. The filtered moments are the weighted moments of the
 particles x_t^i that represent p(x_t | y_{1:t}) (for the bootstrap filter: before resampling). The estimate::
 
@@ -71,7 +77,7 @@ from .ops.linalg import symmetrise
 
 logger = logging.getLogger(__name__)
 
-PROPOSALS = ("adapted", "bootstrap")
+PROPOSALS = ("adapted", "bootstrap", "enkf")
 
 # Upper bound on the number of (particle, trajectory, d_x) entries held at once by backward simulation.
 _BACKWARD_BLOCK_ENTRIES = 4_000_000
@@ -331,8 +337,9 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
         Seed or generator of all the randomness; the same seed gives identical results.
     ess_threshold : float in [0, 1]
         Resample (systematic) when the ESS falls below ess_threshold * N; 0 never resamples.
-    proposal : {"adapted", "bootstrap"}
-        Fully adapted (optimal, closed form) or bootstrap proposal.
+    proposal : {"adapted", "bootstrap", "enkf"}
+        Fully adapted (optimal, closed form) or bootstrap proposal, or the ensemble Kalman filter (module
+        docstring).
     store_particles : bool
         Keep the particles, log-weights and ancestors of every step (needed by :func:`backward_simulation`).
 
@@ -459,8 +466,26 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
     return x, log_w, np.arange(N), inc, ess, resampled, x[idx], carried_log_w, idx
 
 
+def _enkf_step(mean, cov, log_w, observed, ess_threshold, rng):
+    """Ensemble Kalman step (module docstring); same returns as :func:`_adapted_step`, the weights uniform."""
+    N = mean.shape[0]
+    x = _sample_gaussians(mean, cholesky(cov, "transition"), rng)
+    inc = 0.0
+    if observed is not None:
+        Co, Ro, yo = observed
+        mbar = x.mean(axis=0)
+        dev = x - mbar
+        Pxy = dev.T @ (dev @ Co.T) / (N - 1)  # Pbar C^T (d_x, d_o)
+        chol = np.linalg.cholesky(symmetrise(Co @ Pxy + Ro))
+        inc = float(gaussian_logpdf_chol(yo - Co @ mbar, chol))
+        gain = np.linalg.solve(chol.T, np.linalg.solve(chol, Pxy.T)).T  # Pxy (C Pbar C^T + R)^{-1}
+        perturbed = yo + rng.standard_normal((N, len(yo))) @ np.linalg.cholesky(Ro).T
+        x = x + (perturbed - x @ Co.T) @ gain.T
+    return x, log_w, np.arange(N), inc, float(N), False, x, log_w, np.arange(N)
+
+
 #: The step function of each proposal.
-PROPOSAL_STEPS = {"adapted": _adapted_step, "bootstrap": _bootstrap_step}
+PROPOSAL_STEPS = {"adapted": _adapted_step, "bootstrap": _bootstrap_step, "enkf": _enkf_step}
 
 
 class OnlineParticleFilter:

@@ -7,6 +7,7 @@ the noise-free output C x_t (the authors' evaluation, docs/design.md s8); the pr
 distribution of y_t is summarised by a Gaussian with the particle mean and variance of C x_t plus the observation
 noise R.
 """
+import numbers
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -55,9 +56,33 @@ class Forecast:
         """Predictive standard deviation of y_t (T, d_y): sqrt(particle variance of C x_t + R)."""
         return np.sqrt(self.samples.var(axis=0) + self.obs_var)
 
-    def interval(self, level=0.95):
-        """Central predictive interval (lower, upper), each (T, d_y), of the Gaussian N(mean, std^2)."""
-        return gaussian_interval(self.mean, self.std, level)
+    def interval(self, level=None, alpha=None):
+        """Central predictive interval (lower, upper), each (T, d_y), of the Gaussian N(mean, std^2).
+
+        Give its coverage as ``level`` (0.95: the 95 % interval) or, as statsmodels does, as ``alpha`` = 1 - level
+        (0.05: the 95 % interval); at most one of them; neither gives the 95 % interval."""
+        return gaussian_interval(self.mean, self.std, coverage_level(level, alpha))
+
+    def summary_frame(self, level=None, alpha=None):
+        """The forecast as a table in the long format, one row per output and step, with statsmodels' column names
+        (``get_forecast(...).summary_frame()``): "mean" (the point forecast), "mean_se" (the predictive standard
+        deviation :attr:`std` of y_t, observation noise included), "mean_ci_lower" and "mean_ci_upper" (the
+        :meth:`interval` of coverage ``level``, or 1 - ``alpha``; default 95 %).
+
+        Returns a pandas DataFrame indexed by ("output", "step") (output 0..d_y-1, step 0..T-1, output-major) when
+        pandas can be imported, else a dict of 1-D arrays with the same columns plus "output" and "step"
+        (``pandas.DataFrame(d).set_index(["output", "step"])`` turns it into the frame)."""
+        lower, upper = self.interval(level, alpha)
+        T, d_y = self.mean.shape
+        columns = {"output": np.repeat(np.arange(d_y), T), "step": np.tile(np.arange(T), d_y)}
+        for name, value in (("mean", self.mean), ("mean_se", self.std), ("mean_ci_lower", lower),
+                            ("mean_ci_upper", upper)):
+            columns[name] = value.T.reshape(-1)  # output-major, as the index
+        try:
+            import pandas
+        except ImportError:  # pandas is optional
+            return columns
+        return pandas.DataFrame(columns).set_index(["output", "step"])
 
     def in_original_units(self):
         """The same forecast with outputs mapped back through y = y_std * y_model + y_mean (the latent states stay
@@ -66,6 +91,23 @@ class Forecast:
             return self
         return replace(self, samples=self.samples * self.y_std + self.y_mean, obs_var=self.obs_var * self.y_std**2,
                        y_mean=None, y_std=None)
+
+
+def coverage_level(level=None, alpha=None):
+    """The coverage of an interval given as ``level`` or as statsmodels' ``alpha`` = 1 - level (at most one of
+    them; neither: 0.95); ValueError for both, or for a value outside (0, 1)."""
+    if level is not None and alpha is not None:
+        raise ValueError(f"level, alpha: give the coverage as level (e.g. 0.95) or as alpha = 1 - level (e.g. 0.05), "
+                         f"not both; got level={level!r} and alpha={alpha!r}")
+    if alpha is None:
+        return 0.95 if level is None else _probability(level, "level")
+    return 1.0 - _probability(alpha, "alpha")
+
+
+def _probability(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
+        raise ValueError(f"{name}: expected a probability in (0, 1), got {value!r}")
+    return float(value)
 
 
 def free_run(transition, x0, u, rng):

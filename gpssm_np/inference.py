@@ -1,11 +1,21 @@
-r"""The ELBO of the paper (Eq. (11)), reparameterised, with three interchangeable backends.
+r"""The ELBO of the paper (Eq. (11)), reparameterised, and EnVI's ensemble-Kalman objective, with three
+interchangeable backends.
 
-For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each::
+For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each, the ``"prior"`` objective (the paper's)::
 
     L = c_data * sum_b [sum_t mean_s log N(y_t^b | C x_t^(b,s), diag r) - KL(q(x0) || p(x0))] - c_u * KL(q(u) || p(u))
 
 with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn from q(x_t | x_{t-1}) (paper Eq.
-(12)) by ``ops.rollout``. The KL weighting (c_data, c_u) is selectable:
+(12)) by ``ops.rollout``: they never see the outputs. The ``"enkf"`` objective (EnVI, Lin et al., IEEE TSP 2024,
+Eq. (23)) filters each window's S particles with a perturbed-observation ensemble Kalman filter through the same
+transition and scores each output under the ensemble's one-step predictive (EnVI Eq. (27))::
+
+    L = c_data * sum_b [sum_t log N(y_t^b | C mbar_t^b, C Pbar_t^b C^T + diag r) - KL(q(x0) || p(x0))]
+        - c_u * KL(q(u) || p(u))
+
+with mbar, Pbar the predicted ensemble's mean and covariance (``ops.enkf``, which has the update's equations).
+Same windows, q(x0) options and weightings; EnVI's code instead divides the data term by d_y and KL(q(u)) by T B,
+which the ``"paper"`` weighting approximates. The KL weighting (c_data, c_u) is selectable:
 
 * ``"unbiased"``: c_data = num_windows / B, c_u = 1. With num_windows the number of windows in the whole data set
   (B when the sequences given are all the data) this is an unbiased estimate of the full-data ELBO.
@@ -14,7 +24,7 @@ with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn fr
 
 Backends (identical value and gradient for the same parameters and noise):
 
-* ``"fused"``: ``ops.rollout``, one Numba primitive for the whole (B, S, T) rollout;
+* ``"fused"``: ``ops.rollout`` (``ops.enkf``), one Numba primitive for the whole (B, S, T) rollout (filter);
 * ``"ops"``: a Python loop over time built from the Numba primitives kernel_matrix, conditional_moments, lmc_mean;
 * ``"reference"``: plain autograd.numpy, no Numba.
 
@@ -36,16 +46,26 @@ from .params import constrain
 from .transition import Transition
 
 KL_WEIGHTINGS = ("unbiased", "paper")
+OBJECTIVES = ("prior", "enkf")
+
+
+def check_objective(objective):
+    """``objective`` if it names an objective, else ValueError."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: expected one of {OBJECTIVES}, got {objective!r}")
+    return objective
 
 
 @dataclass(frozen=True)
 class Noise:
-    """Standard-normal draws for one ELBO evaluation: eps0 (N, d_x), eps_h (T, N, Q), eps_x (T, N, d_x);
-    particle n belongs to sequence n // S."""
+    """Standard-normal draws for one ELBO evaluation: eps0 (N, d_x), eps_h (T, N, Q), eps_x (T, N, d_x), and for
+    the ensemble Kalman objective the observation perturbations eps_y (T, N, d_y) (None otherwise); particle n
+    belongs to sequence n // S."""
 
     eps0: np.ndarray
     eps_h: np.ndarray
     eps_x: np.ndarray
+    eps_y: np.ndarray = None
 
 
 #: The noise of one ELBO is drawn in this many fixed chunks, each from its own generator, so that kernel threads can
@@ -66,17 +86,23 @@ def _fill_standard_normal(buffer, entropy):
     run_blocks(_fill_chunks, NOISE_CHUNKS, generators, np.array_split(buffer, NOISE_CHUNKS))
 
 
-def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent):
-    """Draw :class:`Noise` for B = num_sequences sequences of length T with S = num_samples particles each.
+def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent, dim_y=0):
+    """Draw :class:`Noise` for B = num_sequences sequences of length T with S = num_samples particles each, with
+    observation perturbations eps_y when ``dim_y`` > 0 (the ensemble Kalman objective).
 
-    One 63-bit integer is taken from ``rng``; it seeds the generators that draw all the normals (see
-    :data:`NOISE_CHUNKS`), so the noise is a function of ``rng``'s state alone, with any number of threads."""
+    One 63-bit integer is taken from ``rng`` (a second one for eps_y); it seeds the generators that draw all the
+    normals (see :data:`NOISE_CHUNKS`), so the noise is a function of ``rng``'s state alone, with any number of
+    threads, and eps0, eps_h, eps_x do not depend on ``dim_y``."""
     N = num_sequences * num_samples
     sizes = (N * dim_x, T * N * num_latent, T * N * dim_x)
     buffer = np.empty(sum(sizes))
     _fill_standard_normal(buffer, int(rng.integers(0, 2**63)))
     eps0, eps_h, eps_x = np.split(buffer, np.cumsum(sizes)[:2])
-    return Noise(eps0.reshape(N, dim_x), eps_h.reshape(T, N, num_latent), eps_x.reshape(T, N, dim_x))
+    eps_y = None
+    if dim_y:
+        eps_y = np.empty((T, N, dim_y))
+        _fill_standard_normal(eps_y.reshape(-1), int(rng.integers(0, 2**63)))
+    return Noise(eps0.reshape(N, dim_x), eps_h.reshape(T, N, num_latent), eps_x.reshape(T, N, dim_x), eps_y)
 
 
 def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
@@ -98,8 +124,8 @@ def initial_state(params, spec, y, u, backend="fused", recognition=None):
 
 
 def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None, recognition=None,
-         x0=None):
-    """ELBO of B sequences (see the module docstring).
+         x0=None, objective="prior"):
+    """ELBO of B sequences under ``objective`` ("prior" or "enkf"; see the module docstring).
 
     Parameters
     ----------
@@ -110,7 +136,7 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     u : array (B, T, d_u)
         d_u may be 0.
     noise : Noise
-        From :func:`draw_noise` with the same B and T.
+        From :func:`draw_noise` with the same B and T (and ``dim_y`` for the "enkf" objective).
     recognition : recognition network or None
         Gives q(x0) from each window (``recognition.py``); None for the free Gaussian q(x0) of ``params``.
     x0 : (mean (B, d_x), var (B, d_x)) or None
@@ -128,11 +154,15 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
     kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
 
-    X = transition.rollout(x0, u, noise.eps_h, noise.eps_x)  # (T, N, d_x)
-
-    # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
-    log_lik_fn = expected_log_lik_reference if backend == "reference" else expected_log_lik
-    data = log_lik_fn(X, y, p["obs_var"])  # (B,)
+    if check_objective(objective) == "enkf":
+        if noise.eps_y is None:
+            raise ValueError("noise: the 'enkf' objective needs observation perturbations (draw_noise(..., dim_y))")
+        data = transition.enkf_loglik(x0, u, y, p["obs_var"], noise.eps_h, noise.eps_x, noise.eps_y)  # (B,)
+    else:
+        X = transition.rollout(x0, u, noise.eps_h, noise.eps_x)  # (T, N, d_x)
+        # E_q log N(y_t | C x_t, diag r), C = [I, 0]: mean over particles, sum over time and output dimensions
+        log_lik_fn = expected_log_lik_reference if backend == "reference" else expected_log_lik
+        data = log_lik_fn(X, y, p["obs_var"])  # (B,)
 
     c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
     return c_data * anp.sum(data - kl_x0) - c_u * transition.kl_u

@@ -24,12 +24,12 @@ b               (d_x,)                   its offset
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
 ``rec_*`` parameters (``recognition.py``).
 """
-import inspect
 from dataclasses import dataclass
 
 import autograd.numpy as anp
 import numpy as np
 
+from . import _validation as check
 from ._config import JITTER
 from .ops.kernels import kernel_code
 from .transforms import lower_triangle, positive, positive_inverse
@@ -125,16 +125,8 @@ INIT_VALUES = ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var"
 def check_init_values(values, constructor=None):
     """``values`` (keyword arguments) if each is named in :data:`INIT_VALUES`; else ValueError naming the unknown
     ones and the valid ones: those and, when given, the named parameters of ``constructor`` (a model's
-    ``__init__``, whose other arguments end up in ``values``)."""
-    unknown = sorted(set(values) - set(INIT_VALUES))
-    if unknown:
-        named = [] if constructor is None else [
-            name for name, p in list(inspect.signature(constructor).parameters.items())[1:]
-            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        owner = "init_params" if constructor is None else constructor.__qualname__.split(".")[0]
-        raise ValueError(f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''} of "
-                         f"{owner}; expected one of {', '.join(named + list(INIT_VALUES))}")
-    return values
+    ``__init__``, whose other arguments end up in ``values``; ``_validation.keywords``)."""
+    return check.keywords(values, constructor, INIT_VALUES, owner=None if constructor else "init_params")
 
 
 def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, obs_noise=None, x0_var=None,

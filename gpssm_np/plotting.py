@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["plot_forecast", "plot_history", "plot_states"]
+__all__ = ["plot_forecast", "plot_forecast_figure", "plot_history", "plot_states"]
 
 
 def plot_forecast(forecast_mean, forecast_lower, forecast_upper, y_true=None, t=None, ax=None, level=0.95,
@@ -52,6 +52,79 @@ def plot_forecast(forecast_mean, forecast_lower, forecast_upper, y_true=None, t=
     ax.set_xlabel("t")
     ax.legend(loc="best")
     return ax
+
+
+def plot_forecast_figure(forecast, u_future=None, y_past=None, u_past=None, y_true=None, output=0, level=0.95,
+                         y_label=None, u_labels=None, axes=None):
+    """A forecast as the filter and the model saw it: above, the past outputs the filter read (``y_past``), then
+    the forecast with its interval (:func:`plot_forecast`) and the truth; below, the inputs over the same times
+    (past and future), which drive the forecast. A dotted vertical line marks the forecast origin.
+
+    Times are steps from the forecast origin: the past is -P..-1, the forecast 0..T-1.
+
+    Parameters
+    ----------
+    forecast : gpssm_np.forecast.Forecast
+        Its ``mean`` (T, d_y) and ``interval(level)`` are drawn, in the units it holds (a model's forecast is in
+        the units of the data it was fitted on).
+    u_future : array (T, d_u), optional
+        The inputs of the forecast; with ``u_past`` they make the lower panel (none: one panel).
+    y_past, u_past : arrays (P, d_y), (P, d_u), optional
+        The past data the forecast was filtered from (``forecast(u_future, y_past=..., u_past=...)``).
+    y_true : array (T, d_y), optional
+        The outputs that happened.
+    output : int
+        The output drawn.
+    level : float in (0, 1)
+        Coverage of the interval.
+    y_label : str, optional
+        Label of the output axis (default "y[output]"); say the units here.
+    u_labels : sequence of str, optional
+        One label per input (default "u[i]").
+    axes : sequence of one or two matplotlib Axes, optional
+        Output axis, and input axis when there are inputs (default: a new figure).
+
+    Returns
+    -------
+    ndarray of matplotlib Axes: (output axis,) or (output axis, input axis).
+    """
+    mean = np.asarray(forecast.mean)
+    T, d_y = mean.shape
+    if isinstance(output, bool) or not isinstance(output, numbers.Integral) or not 0 <= output < d_y:
+        raise ValueError(f"output: expected an output index in 0..{d_y - 1}, got {output!r}")
+    lower, upper = forecast.interval(level)
+    past = None if y_past is None else _columns(y_past, "y_past", d_y)
+    P = 0 if past is None else len(past)
+    if u_future is not None and np.shape(u_future)[-1:] == (0,):  # a model without inputs: no input panel
+        u_future = u_past = None
+    if u_past is not None and (u_future is None or y_past is None):
+        raise ValueError("u_past: expected with y_past and u_future (the input panel shows the inputs of the past "
+                         "data and of the forecast)")
+    inputs = None if u_future is None else _columns(u_future, "u_future", None, T)
+    if u_past is not None:
+        inputs = np.concatenate([_columns(u_past, "u_past", inputs.shape[1], P), inputs])
+    axes = _panel_axes(axes, 1 if inputs is None else 2, "the output panel, and the input panel for inputs")
+    top, t = axes[0], np.arange(T)
+    if past is not None:
+        top.plot(np.arange(-P, 0), past[:, output], color="0.35", linewidth=1, label="past data (filtered)")
+    for ax in axes:
+        ax.axvline(-0.5, color="0.5", linestyle=":", linewidth=1, label="forecast origin" if ax is top else None)
+    plot_forecast(mean[:, output], lower[:, output], upper[:, output],
+                  y_true=None if y_true is None else _columns(y_true, "y_true", d_y, T)[:, output], t=t, ax=top,
+                  level=level)
+    top.set_ylabel(y_label or f"y[{output}]")
+    if inputs is not None:
+        bottom, d_u = axes[1], inputs.shape[1]
+        names = [f"u[{i}]" for i in range(d_u)] if u_labels is None else [str(n) for n in u_labels]
+        if len(names) != d_u:
+            raise ValueError(f"u_labels: expected {d_u} labels (one per input), got {len(names)}")
+        for i, name in enumerate(names):
+            bottom.plot(np.arange(-len(inputs) + T, T), inputs[:, i], label=name)
+        bottom.set_ylabel("input")
+        bottom.legend(loc="best")
+        top.set_xlabel("")
+    axes[-1].set_xlabel("steps from the forecast origin")
+    return axes
 
 
 def plot_states(t, truth=None, estimates=None, dims=None, axes=None, names=None):
@@ -163,14 +236,14 @@ def _axes(ax):
     return plt.subplots()[1]
 
 
-def _panel_axes(axes, count):
+def _panel_axes(axes, count, what="one per drawn state dimension"):
     if axes is None:
         import matplotlib.pyplot as plt
 
         return plt.subplots(count, 1, sharex=True, squeeze=False, figsize=(6.4, 1.6 + 1.6 * count))[1][:, 0]
     axes = np.asarray(axes, dtype=object).reshape(-1)
     if len(axes) != count:
-        raise ValueError(f"axes: expected {count} axes (one per drawn state dimension), got {len(axes)}")
+        raise ValueError(f"axes: expected {count} axes ({what}), got {len(axes)}")
     return axes
 
 
@@ -198,6 +271,18 @@ def _series(x, name, length=None):
     return arr
 
 
+def _columns(x, name, width=None, length=None):
+    """``x`` as a (N, d) array, from (N, d) or (N,) for d = 1, with ``width`` columns and ``length`` rows when
+    given."""
+    arr = _array(x, name, (1, 2))
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    if length is not None and len(arr) != length:
+        raise ValueError(f"{name}: expected {length} rows (one per time), got {len(arr)}")
+    if width is not None and arr.shape[1] != width:
+        raise ValueError(f"{name}: expected {width} columns, got shape {arr.shape}")
+    return arr
+
+
 def _times(t, length):
     if t is None:
         if length is None:
@@ -210,11 +295,7 @@ def _times(t, length):
 
 
 def _states(x, name, length):
-    arr = _array(x, name, (1, 2))
-    arr = arr[:, None] if arr.ndim == 1 else arr
-    if len(arr) != length:
-        raise ValueError(f"{name}: expected {length} rows (one per time in t), got {len(arr)}")
-    return arr
+    return _columns(x, name, None, length)
 
 
 def _estimates(estimates, length):

@@ -1,7 +1,7 @@
 r"""Forecast evaluation protocols on a data set (``datasets.Dataset``, or test arrays with an optional history before
-them): ``paper``, ``causal``, ``freerun``.
+them): ``paper``, ``causal``, ``freerun``, ``envi``.
 
-All three forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
+All four forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
 initial state of that span is chosen:
 
 * ``"paper"``: the authors' protocol exactly (docs/design.md, authors' code s8): 100-step windows of the test half
@@ -15,6 +15,13 @@ initial state of that span is chosen:
   the window start is used.
 * ``"freerun"``: one free run over the whole test half, from the filtered state at the end of the training half
   (PR-SSM / EnVI style); RMSE also in original units.
+* ``"envi"``: EnVI's Table II protocol as its code runs it (Lin et al., IEEE TSP 2024; ../shared/research/
+  envi_reference.md s5): the filtered mean at the last training step is propagated deterministically through the
+  transition's mean, x_t = E[x_t | x_{t-1}] (no noise, one trajectory), over the whole test half with the true
+  inputs; the RMSE in original units is sqrt(mean_t sum_j (y_tj - yhat_tj)^2 std_j^2) (summed over outputs, as
+  EnVI's code does). Unlike EnVI's code, no test point is scored twice (its loader repeats the last 38 Actuator
+  and 2 Gas Furnace points). A model without a transition mean (ARX, LGSSM) is scored by the mean of its free run
+  from the same origin. It has no predictive spread, so its NLPD and coverage are None.
 
 A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note
 says so; the result's "window" records the length used). When nothing precedes a window (test arrays given
@@ -32,6 +39,7 @@ the raw series. "rmse_original_units" maps the RMSE of each output back with the
 test arrays: the model's).
 """
 import logging
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -40,7 +48,7 @@ from . import _validation as check
 from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
-PROTOCOLS = ("paper", "causal", "freerun")
+PROTOCOLS = ("paper", "causal", "freerun", "envi")
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +174,40 @@ def evaluate_freerun(model, dataset, num_samples=50, seed=0, num_particles=1000)
                       len(dataset.y_test))
 
 
+def envi_forecast(model, dataset, seed=0, num_particles=1000):
+    """The point forecast (T, d_y) the envi protocol scores (module docstring), in the units of the data (the
+    transition runs in the model's units, ``scaling_``)."""
+    dataset = evaluation_data(model, dataset)
+    transition = getattr(model, "transition_moments", None)
+    if transition is None or len(dataset.y_train) == 0:
+        return freerun_forecast(model, dataset, seed=seed, num_particles=num_particles).mean
+    result = model.filter(dataset.y_train, dataset.u_train, num_particles=num_particles, seed=seed)
+    step = transition()
+    scaling = getattr(model, "scaling_", None)
+    u_test = dataset.u_test if scaling is None else scaling.u_to_model(dataset.u_test)
+    x, out = result.means[-1][None], []
+    for t, u_t in enumerate(u_test):
+        x = step(x, u_t if u_t.size else None, t)[0]
+        out.append(x[0, :model.spec.dim_y])
+    return np.array(out) if scaling is None else scaling.y_to_original(np.array(out))
+
+
+def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
+    """EnVI's protocol (module docstring); ``num_samples`` is unused (one deterministic trajectory)."""
+    dataset = evaluation_data(model, dataset)
+    y = dataset.y_test / dataset.y_scale  # the standardised scale (a division by 1 is exact)
+    forecast = envi_forecast(model, dataset, seed, num_particles) / dataset.y_scale
+    score = rmse(y, forecast)
+    result = {"protocol": "envi", "windows": [0], "window": len(y), "per_window": [score], "rmse": score,
+              "nlpd": None, "coverage95": None,
+              "rmse_per_output": [float(v) for v in np.sqrt(np.mean((y - forecast) ** 2, axis=0))],
+              "rmse_original_units_per_output": None, "rmse_original_units": None}
+    err = (y - forecast) * dataset.y_std
+    result["rmse_original_units_per_output"] = [float(v) for v in np.sqrt(np.mean(err**2, axis=0))]
+    result["rmse_original_units"] = float(np.sqrt(np.mean(np.sum(err**2, axis=1))))
+    return result
+
+
 def _arrays(model, pair, argname):
     """The pair (y (T, d_y), u (T, d_u) or None) checked against the model's dimensions: two float64 arrays."""
     if not isinstance(pair, tuple) or len(pair) != 2:
@@ -205,6 +247,7 @@ def evaluation_data(model, dataset, history=None):
     if model.spec.dim_y != dataset.y_test.shape[1] or model.spec.dim_u != dataset.u_test.shape[1]:
         raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
                          f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
+    check_data_name(model, dataset)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
     if scaling is not None and _fitted_on_raw_series(scaling, dataset):
         raw = [to_original(a) for a, to_original in zip(
@@ -223,14 +266,25 @@ def _fitted_on_raw_series(scaling, dataset):
     return bool(np.any(ours[0]) or np.any(ours[2]) or np.any(ours[1] != 1.0) or np.any(ours[3] != 1.0))
 
 
+def check_data_name(model, dataset):
+    """Warn (UserWarning) when ``model`` was fitted on data of another name than ``dataset.name``: the model's
+    ``data_name_``, recorded by ``fit(..., data_name=...)`` (the command line records ``Dataset.name``) and kept in
+    its model file. Nothing is said when either name is unknown."""
+    fitted_on, name = getattr(model, "data_name_", None), getattr(dataset, "name", None)
+    if fitted_on is not None and name is not None and fitted_on != name:
+        warnings.warn(f"dataset: the model was fitted on {fitted_on!r} but is evaluated on {name!r}; its scores "
+                      f"say how a model of {fitted_on!r} forecasts {name!r}", UserWarning, stacklevel=4)
+
+
 def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):
-    """Evaluate ``model`` on ``dataset`` under ``protocol`` ("paper", "causal" or "freerun").
+    """Evaluate ``model`` on ``dataset`` under ``protocol`` ("paper", "causal", "freerun" or "envi").
 
     ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), an
-    :data:`EvaluationData` (used as it is), or a tuple
-    ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None when d_u = 0) in the units the model was fitted in,
-    with ``history = (y_train, u_train)``, the steps just before them, that the causal and freerun protocols filter
-    (:func:`evaluation_data`, and the module docstring for the units).
+    :data:`EvaluationData` (used as it is), or a tuple ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None
+    when d_u = 0) in the units the model was fitted in, with ``history = (y_train, u_train)``, the steps just before
+    them, that the causal and freerun protocols filter (:func:`evaluation_data`, and the module docstring for the
+    units). A model fitted with ``data_name`` (``fit(..., data_name=ds.name)``; the command line does this) warns
+    when the Dataset has another name (:func:`check_data_name`).
 
     Returns a dict with "rmse" (mean over windows, standardised scale), "per_window" (RMSE of each window),
     "nlpd" and "coverage95" (means over windows, standardised scale), "rmse_original_units_per_output" (the RMSE
@@ -239,7 +293,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     length when shorter) and "protocol". ``options`` go to the protocol's function (window, max_windows, burn_in,
     num_particles).
     """
-    functions = {"paper": evaluate_paper, "causal": evaluate_causal, "freerun": evaluate_freerun}
+    functions = {"paper": evaluate_paper, "causal": evaluate_causal, "freerun": evaluate_freerun,
+                 "envi": evaluate_envi}
     if protocol not in functions:
         raise ValueError(f"protocol: expected one of {PROTOCOLS}, got {protocol!r}")
     data = evaluation_data(model, dataset, history)

@@ -59,6 +59,9 @@ class _Recognition:
 
     kind = None
 
+    #: The fewest steps of a window the network reads (the MLP: its num_steps).
+    min_steps = 1
+
     def __init__(self, dim_x, dim_y, dim_u, hidden):
         self.dim_x = _validation.positive_int(dim_x, "dim_x")
         self.dim_y = _validation.positive_int(dim_y, "dim_y")
@@ -154,6 +157,10 @@ class MLPRecognition(_Recognition):
     def __init__(self, dim_x, dim_y, dim_u, num_steps=16, hidden=32):
         super().__init__(dim_x, dim_y, dim_u, hidden)
         self.num_steps = _validation.positive_int(num_steps, "num_steps")
+
+    @property
+    def min_steps(self):
+        return self.num_steps
 
     def _body_shapes(self):
         return {"rec_hidden_W": (self.hidden, self.num_steps * self.num_features), "rec_hidden_b": (self.hidden,)}

@@ -27,6 +27,8 @@ then gives
   time of the Numba primitives kernel_matrix, conditional_moments and lmc_mean (``ops.rollout.rollout_ops``),
   ``"reference"`` plain autograd.numpy (``ops.rollout.rollout_reference`` with the reference kernels and
   precompute);
+* :meth:`Transition.enkf_loglik`: the ensemble Kalman filter through the same transition and its predictive
+  log-likelihood (``ops.enkf``; the data term of the ``"enkf"`` objective), by backend as the rollout;
 * :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
   filter's fully adapted proposal and the regression ELBO of pre-training;
 * :attr:`Transition.kl_u`: KL(q(u) || p(u)) (paper Eq. (11), second term).
@@ -38,6 +40,7 @@ import numpy as np
 
 from .gp import inducing_gram, kl_inducing
 from .ops.conditional import conditional_moments, conditional_precompute, conditional_precompute_reference
+from .ops.enkf import enkf_loglik, enkf_loglik_ops, enkf_loglik_reference
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.rollout import rollout, rollout_ops, rollout_reference
@@ -66,10 +69,10 @@ def _kernel_diagonal(variance, N):
 
 
 _BACKEND_FUNCTIONS = {
-    # backend: (kernel matrix, (alpha, B) precompute, rollout)
-    "fused": (kernel_matrix, conditional_precompute, rollout),
-    "ops": (kernel_matrix, conditional_precompute, rollout_ops),
-    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference),
+    # backend: (kernel matrix, (alpha, B) precompute, rollout, ensemble Kalman filter log-likelihood)
+    "fused": (kernel_matrix, conditional_precompute, rollout, enkf_loglik),
+    "ops": (kernel_matrix, conditional_precompute, rollout_ops, enkf_loglik_ops),
+    "reference": (kernel_matrix_reference, conditional_precompute_reference, rollout_reference, enkf_loglik_reference),
 }
 
 
@@ -98,7 +101,7 @@ class Transition:
         self.spec = spec
         self.p = p
         self.backend = check_backend(backend)
-        kernel_fn, precompute_fn, self._rollout_fn = _BACKEND_FUNCTIONS[backend]
+        kernel_fn, precompute_fn, self._rollout_fn, self._enkf_fn = _BACKEND_FUNCTIONS[backend]
         Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
         self.alpha, self.B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
         self.kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
@@ -121,6 +124,16 @@ class Transition:
         p = self.p
         return self._rollout_fn(x0, U, p["Z"], p["lengthscale"], p["variance"], self.alpha, self.B, self.A,
                                 anp.sqrt(self.process_var), eps_h, eps_x, self.F, self.G, self.b, self.spec.kernel)
+
+    def enkf_loglik(self, x0, U, Y, obs_var, eps_h, eps_x, eps_y):
+        """sum_t log N(y_t | C mbar_t, S_t) (B,) of B ensembles of N / B members filtered through the transition
+        by the perturbed-observation ensemble Kalman filter (``ops.enkf``): x0 (N, d_x), inputs U (B, T, d_u),
+        outputs Y (B, T, d_y), obs_var (d_y,), standard-normal noise eps_h (T, N, Q), eps_x (T, N, d_x) of the
+        transition and eps_y (T, N, d_y) of the perturbed observations."""
+        p = self.p
+        return self._enkf_fn(x0, U, Y, p["Z"], p["lengthscale"], p["variance"], self.alpha, self.B, self.A,
+                             anp.sqrt(self.process_var), eps_h, eps_x, self.F, self.G, self.b, obs_var, eps_y,
+                             self.spec.kernel)
 
     def gp_moments(self, x_prev, u):
         """Moments of the latent GPs h at x~ = [x_prev, u]: m_h, s_h, each (N, Q); x_prev (N, d_x), u (N, d_u)."""

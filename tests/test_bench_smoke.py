@@ -39,10 +39,17 @@ def test_bench_elbo():
     assert report["speedup_of_fused"]["reference"] > 0
 
 
+def test_bench_enkf():
+    report = run_json("bench_enkf.py")
+    assert set(report["seconds"]) == {"prior, fused", "enkf, fused", "enkf, ops", "enkf, reference"}
+    assert all(r["median"] > 0 for r in report["seconds"].values())
+    assert set(report["ratios"]) == {"enkf / prior (fused)", "enkf ops / enkf fused", "enkf reference / enkf fused"}
+
+
 def test_bench_scaling(tmp_path):
     png = tmp_path / "scaling.png"
     report = run_json("bench_scaling.py", "--out", str(png))
-    assert set(report["sweeps"]) == {"T", "M", "Q", "d_x", "S"}
+    assert set(report["sweeps"]) == {"T", "M", "Q", "d_x", "S", "d_x=Q", "d_y"}
     for sweep in report["sweeps"].values():
         assert len(sweep["elbo_seconds"]) == len(sweep["values"]) == len(sweep["rollout_seconds"])
         for key in ("elbo_slope", "rollout_slope", "formula_slope", "flops_slope", "asymptotic_slope"):

@@ -7,7 +7,8 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.io import MODEL_CLASSES
-from gpssm_np.estimator import EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS, GradientTrainedModel, StateSpaceModel
+from gpssm_np.estimator import (DATA_OPTIONS, EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS, GradientTrainedModel,
+                                StateSpaceModel)
 from gpssm_np.models.gpssm import GPSSM
 
 
@@ -32,9 +33,10 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
 
 def test_training_options_are_the_keyword_arguments_of_fit():
     names = list(inspect.signature(GradientTrainedModel.fit).parameters)
-    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS
+    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS + DATA_OPTIONS
     names = list(inspect.signature(GPSSM.fit).parameters)
-    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS + STEP_OPTIONS == TRAINING_OPTIONS
+    assert names[:3] == ["self", "y", "u"] and tuple(names[3:]) == EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS == \
+        TRAINING_OPTIONS
 
 
 def test_every_saved_class_implements_the_facade():
@@ -122,9 +124,9 @@ def test_score_is_the_causal_rmse_after_a_burn_in(fitted_models):
 
 
 def test_repr_shows_the_arguments_that_differ_from_the_defaults():
-    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1)) == "ODGPSSM(dim_x=4, dim_y=1, dim_u=1)"
+    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=2)) == "ODGPSSM(dim_x=4, dim_y=1, dim_u=2)"
     assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings="authors", recognition="lstm")) == \
-        "ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings='authors', recognition='lstm')"
+        "ODGPSSM(dim_x=4, dim_y=1, settings='authors', recognition='lstm')"
     assert repr(gp.PRSSM(dim_x=3, dim_y=1, seed=3, mean_function="identity")) == \
         "PRSSM(dim_x=3, dim_y=1, seed=3, mean_function='identity')"
     assert repr(gp.DSSM(hidden=8)) == "DSSM(hidden=8)"
@@ -150,11 +152,32 @@ def test_summary_gives_the_constrained_parameters_by_name(fitted_models):
         gp.LGSSM().summary()
 
 
-@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
-def test_an_unknown_constructor_keyword_names_it_and_the_valid_ones(cls):
+def test_every_model_defaults_to_one_input():
+    import inspect
+
+    for cls in MODEL_CLASSES.values():
+        assert inspect.signature(cls).parameters["dim_u"].default == 1, cls.__name__
+    assert gp.ODGPSSM(dim_x=2, dim_y=1).spec.dim_u == gp.DSSM().spec.dim_u == gp.ARX().spec.dim_u == 1
+    with pytest.raises(ValueError, match="u=None .*dim_u=0"):  # a model without inputs says so
+        gp.PRSSM(dim_x=2, dim_y=1, num_inducing=3).elbo(np.zeros((5, 1)))
+
+
+@pytest.mark.parametrize("cls, valid", [
+    (gp.ODGPSSM, "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"),
+    (gp.PRSSM, "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"),
+    (gp.DSSM, "dim_x, dim_y, dim_u, seed, hidden, rnn_hidden, .*backend, standardize$"),
+    (gp.ARX, "na, nb, max_order, selection, folds, dim_y, dim_u, seed, standardize$"),
+    (gp.LGSSM, "dim_x, dim_y, dim_u, method, .*max_spectral_radius, seed, standardize$")])
+def test_an_unknown_constructor_keyword_names_it_and_the_valid_ones(cls, valid):
     with pytest.raises(ValueError, match=f"n_latent: unknown keyword argument of {cls.__name__}; expected one of "
-                                         "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"):
-        cls(dim_x=2, dim_y=1, n_latent=3)
+                                         f"{valid}"):
+        cls(dim_x=2, dim_y=1, n_latent=3) if cls in (gp.ODGPSSM, gp.PRSSM) else cls(n_latent=3)
+    with pytest.raises(ValueError, match=f"a, b: unknown keyword arguments of {cls.__name__}"):
+        cls(dim_x=2, dim_y=1, b=1, a=2) if cls in (gp.ODGPSSM, gp.PRSSM) else cls(b=1, a=2)
+
+
+@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
+def test_the_gp_models_take_initial_values_as_keywords(cls):
     assert cls(dim_x=2, dim_y=1, num_inducing=3, lengthscale=0.5).constrained_params()["lengthscale"][0, 0] == \
         pytest.approx(0.5)
     from gpssm_np.params import init_params
@@ -186,3 +209,29 @@ def test_forecast_from_a_state_covariance(rng):
                        ((np.zeros(2), np.array([[1.0, 0.5], [0.0, 1.0]])), "symmetric"), (np.zeros(2), "pair")):
         with pytest.raises(ValueError, match=match):
             model.forecast(np.zeros((3, 1)), x0=bad)
+
+
+def test_evaluate_warns_when_the_model_was_fitted_on_other_data(rng, tmp_path):
+    import warnings
+
+    y, u = rng.normal(size=(300, 1)), rng.normal(size=(300, 1))
+    actuator, ballbeam = (gp.datasets.from_arrays(y, u, name=name) for name in ("actuator", "ballbeam"))
+    model = gp.ARX(na=2, nb=2).fit(actuator.y_train, actuator.u_train, data_name=actuator.name)
+    assert model.data_name_ == "actuator"
+    loaded = gp.load(gp.save(model, tmp_path / "m.npz"))
+    assert loaded.data_name_ == "actuator"
+    with pytest.warns(UserWarning, match="fitted on 'actuator' but is evaluated on 'ballbeam'"):
+        gp.evaluate(loaded, ballbeam, "causal", num_samples=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gp.evaluate(loaded, actuator, "causal", num_samples=3)  # the same name: nothing to say
+        gp.evaluate(loaded, (ballbeam.y_test, ballbeam.u_test), "causal", num_samples=3)  # arrays have no name
+        refitted = model.fit(actuator.y_train, actuator.u_train)  # a fit without the name forgets the old one
+        assert refitted.data_name_ is None and "data_name" not in refitted.extra_state()
+        gp.evaluate(refitted, ballbeam, "causal", num_samples=3)
+    with pytest.raises(ValueError, match="data_name: expected a non-empty str"):
+        gp.LGSSM(dim_x=2).fit(y, u, data_name=3)
+    gpssm = gp.PRSSM(dim_x=2, dim_y=1, num_inducing=3, settings="authors")
+    assert gpssm.fit(y[:60], u[:60], epochs=1, seq_len=20, num_samples=2, data_name="mine").data_name_ == "mine"
+    dssm = gp.DSSM(dim_x=2, hidden=3, rnn_hidden=3)
+    assert dssm.fit(y[:60], u[:60], epochs=1, seq_len=20, num_samples=2, data_name="mine").data_name_ == "mine"

@@ -37,6 +37,81 @@ def test_forecast_summary_and_units(rng):
     assert in_original_units.in_original_units() is in_original_units  # nothing to undo
 
 
+def test_interval_takes_a_level_or_statsmodels_alpha(rng):
+    samples = rng.normal(size=(50, 4, 2))
+    fc = Forecast(samples=samples, states=samples, obs_var=np.array([0.5, 0.1]))
+    for a, b in [(fc.interval(alpha=0.05), fc.interval(0.95)), (fc.interval(alpha=0.1), fc.interval(level=0.9)),
+                 (fc.interval(), fc.interval(0.95))]:
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+    np.testing.assert_allclose(fc.interval(alpha=0.32)[1] - fc.mean, 0.994457883 * fc.std, rtol=1e-8)
+    with pytest.raises(ValueError, match="level, alpha: .*not both"):
+        fc.interval(0.95, alpha=0.05)
+    for bad in (0.0, 1.0, -0.1, True, "0.05"):
+        with pytest.raises(ValueError, match="alpha: expected a probability"):
+            fc.interval(alpha=bad)
+
+
+def _summary_columns(fc, lower, upper):
+    """The long-format columns summary_frame is expected to hold, output-major."""
+    return {"output": [0, 0, 0, 1, 1, 1], "step": [0, 1, 2, 0, 1, 2], "mean": fc.mean.T.ravel(),
+            "mean_se": fc.std.T.ravel(), "mean_ci_lower": lower.T.ravel(), "mean_ci_upper": upper.T.ravel()}
+
+
+def test_summary_frame_without_pandas_is_a_dict_of_arrays(rng, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    samples = rng.normal(size=(30, 3, 2))
+    fc = Forecast(samples=samples, states=samples, obs_var=np.array([0.5, 0.1]))
+    table = fc.summary_frame(alpha=0.1)
+    assert isinstance(table, dict)
+    expected = _summary_columns(fc, *fc.interval(0.9))
+    assert list(table) == list(expected)
+    for name, value in expected.items():
+        np.testing.assert_allclose(table[name], value, rtol=1e-14, err_msg=name)
+
+
+def test_summary_frame_with_pandas_is_a_dataframe(rng, monkeypatch):
+    """The DataFrame path with a stand-in pandas module (pandas is optional and not installed in CI); the same
+    test runs against the real pandas where it is installed."""
+    import sys
+    import types
+
+    samples = rng.normal(size=(30, 3, 2))
+    fc = Forecast(samples=samples, states=samples, obs_var=np.array([0.5, 0.1]))
+    expected = _summary_columns(fc, *fc.interval(0.95))
+    try:
+        import pandas
+    except ImportError:
+        class DataFrame:
+            def __init__(self, columns):
+                self.columns = dict(columns)
+
+            def set_index(self, keys):
+                self.index = keys
+                return self
+
+        pandas = types.SimpleNamespace(DataFrame=DataFrame)
+        monkeypatch.setitem(sys.modules, "pandas", pandas)
+        frame = fc.summary_frame()
+        assert isinstance(frame, DataFrame) and frame.index == ["output", "step"]
+        columns = frame.columns
+    else:
+        frame = fc.summary_frame()
+        assert isinstance(frame, pandas.DataFrame) and list(frame.index.names) == ["output", "step"]
+        assert list(frame.columns) == ["mean", "mean_se", "mean_ci_lower", "mean_ci_upper"]
+        columns = dict(frame.reset_index())
+    for name, value in expected.items():
+        np.testing.assert_allclose(np.asarray(columns[name]), value, rtol=1e-14, err_msg=name)
+
+
 def test_forecast_is_reproducible_and_causal(rng):
     model = small_model()
     y, u = rng.normal(size=(60, 1)), rng.normal(size=(80, 1))
@@ -58,7 +133,7 @@ def test_forecast_from_given_initial_state_is_the_free_run(rng):
         model.forecast(None)
     with pytest.raises(ValueError, match="u_future"):
         model.forecast(np.zeros((5, 3)))
-    auto = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4)
+    auto = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=0, num_inducing=4)
     assert auto.forecast(steps=9, num_samples=3).samples.shape == (3, 9, 1)
     with pytest.raises(ValueError, match="steps"):
         auto.forecast()
@@ -101,7 +176,38 @@ def test_evaluate_rejects_bad_arguments(actuator):
     with pytest.raises(ValueError, match="protocol"):
         evaluate(small_model(), actuator, "oracle")
     with pytest.raises(ValueError, match="dataset"):
-        evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4), actuator, "paper")
+        evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=0, num_inducing=4), actuator, "paper")
+
+
+def test_a_recognition_network_filters_data_with_missing_first_outputs(rng):
+    import warnings
+
+    lstm = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, recognition="lstm", recognition_options={"hidden": 3})
+    mlp = gp.PRSSM(dim_x=2, dim_y=1, num_inducing=4, recognition="mlp",
+                   recognition_options={"hidden": 3, "num_steps": 3})
+    dssm = gp.DSSM(dim_x=2, hidden=3, rnn_hidden=3)
+    y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    y[4:7] = np.nan  # four complete steps, then three missing ones
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for model in (lstm, mlp, dssm):  # the network reads the complete steps before the first gap
+            for got, expected in zip(model.filter_start(y[:20], u[:20]), model.q_x0(y[:4], u[:4])):
+                np.testing.assert_array_equal(got, expected)
+            assert np.all(np.isfinite(model.filter(y, u, num_particles=50).means))
+        gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4).filter(y, u, num_particles=50)  # a free q(x0) reads none
+    y[:1] = np.nan  # the first output missing: nothing to read
+    for model in (lstm, mlp, dssm):
+        with pytest.warns(UserWarning, match="first missing output \\(step 1\\); the filter starts from the prior"):
+            result = model.filter(y, u, num_particles=50)
+        assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[0] == 0.0
+        with pytest.warns(UserWarning, match="prior"):
+            np.testing.assert_array_equal(np.concatenate(model.filter_start(y, u)), [0, 0, 1, 1])
+        with pytest.warns(UserWarning, match="prior"):
+            assert np.all(np.isfinite(model.forecast(u[:5], y_past=y, u_past=u, num_samples=3).mean))
+    y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    y[2] = np.nan  # two complete steps: fewer than the MLP's three
+    with pytest.warns(UserWarning, match="first 3 complete steps of a sequence, but only 2 come before"):
+        np.testing.assert_array_equal(mlp.filter_start(y, u)[1], [1, 1])
 
 
 def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):

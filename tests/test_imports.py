@@ -19,7 +19,7 @@ LAYERS = {
     0: ("_config", "_validation", "_version", "_progress", "_init"),
     1: ("ops", "ops._compile", "ops._primitive", "ops._tape", "ops._fastmath", "ops._blas", "ops.threads",
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
-        "ops.rollout", "ops.dmm"),
+        "ops.rollout", "ops.enkf", "ops.dmm"),
     2: ("transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.arrays",
         "datasets.simulators", "datasets.windowing"),
     3: ("transition",),
@@ -29,6 +29,7 @@ LAYERS = {
         "baselines._base", "baselines.arx", "baselines.lgssm"),
     6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
         "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems",
+        "experiments.filters",
         "experiments.runs", "experiments.stats"),
 }
 

@@ -138,7 +138,7 @@ def test_bad_sizes_and_params():
 
 
 def test_autonomous_model_without_inputs(rng):
-    model = gp.ODGPSSM(dim_x=2, dim_y=2, num_inducing=4)
+    model = gp.ODGPSSM(dim_x=2, dim_y=2, dim_u=0, num_inducing=4)
     value, grad = model.elbo_and_grad(rng.normal(size=(6, 2)), num_samples=3)
     assert np.isfinite(value) and grad["Z"].shape == (4, 2)
     with pytest.raises(ValueError, match="u: expected shape"):

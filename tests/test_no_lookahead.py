@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
-from gpssm_np.protocols import causal_forecasts, evaluate, freerun_forecast
+from gpssm_np.protocols import causal_forecasts, envi_forecast, evaluate, freerun_forecast
 
 T_TRAIN, T_TEST = 60, 64
 WINDOW, MAX_WINDOWS, BURN_IN = 20, 3, 15
@@ -115,3 +115,33 @@ def test_the_protocol_scores_the_forecasts_of_the_hooks(toy):
     free = evaluate(model, toy, "freerun", **OPTIONS)
     fc = freerun_forecast(model, toy, **OPTIONS)
     np.testing.assert_allclose(free["rmse"], np.sqrt(np.mean((toy.y_test - fc.mean) ** 2)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_envi_forecast_reads_the_training_half_only(toy, name):
+    model = build(name, toy)
+    options = dict(seed=3, num_particles=40)
+    reference = envi_forecast(model, toy, **options)
+    assert reference.shape == toy.y_test.shape
+    rng = np.random.default_rng(2)
+    changed = envi_forecast(model, dataset(toy.y_train, toy.u_train, 50.0 * rng.normal(size=toy.y_test.shape),
+                                           toy.u_test), **options)
+    assert np.array_equal(changed, reference)
+    y_train = toy.y_train.copy()
+    y_train[-1] += 1.0
+    assert not np.array_equal(envi_forecast(model, dataset(y_train, toy.u_train, toy.y_test, toy.u_test), **options),
+                              reference)
+
+
+def test_envi_propagates_the_filtered_mean_through_the_transition_mean(toy):
+    model = build("odgpssm_trained", toy)
+    x = model.filter(toy.y_train, toy.u_train, num_particles=40, seed=3).means[-1]
+    mean_function = model.transition_moments()  # in the model's units (it standardised the toy data in fit)
+    expected = []
+    for t, u_t in enumerate(model.scaling_.u_to_model(toy.u_test)):
+        x = mean_function(x[None], u_t, t)[0][0]
+        expected.append(model.scaling_.y_to_original(x[:1]))
+    np.testing.assert_allclose(envi_forecast(model, toy, seed=3, num_particles=40), expected, rtol=1e-12)
+    result = evaluate(model, toy, "envi", seed=3, num_particles=40)
+    assert result["nlpd"] is None and result["protocol"] == "envi"
+    np.testing.assert_allclose(result["rmse"], np.sqrt(np.mean((toy.y_test - np.array(expected)) ** 2)), rtol=1e-12)

@@ -172,3 +172,78 @@ def test_history_with_validation_scores():
     (curve, star) = right.lines
     np.testing.assert_array_equal(curve.get_xdata(), [0, 2, 4])
     assert star.get_xdata()[0] == 2 and star.get_ydata()[0] == 0.3
+
+
+def _forecast(rng, T=20, d_y=2):
+    from gpssm_np.forecast import Forecast
+
+    samples = rng.normal(size=(30, T, d_y))
+    return Forecast(samples=samples, states=samples, obs_var=np.full(d_y, 0.1))
+
+
+def test_forecast_figure_shows_the_past_data_and_the_inputs(rng):
+    import gpssm_np as gp
+
+    plot_forecast_figure = gp.plotting.plot_forecast_figure  # gp.plotting, as the README shows it
+    fc = _forecast(rng)
+    y_past, u_past, u_future = rng.normal(size=(15, 2)), rng.normal(size=(15, 2)), rng.normal(size=(20, 2))
+    axes = plot_forecast_figure(fc, u_future, y_past=y_past, u_past=u_past, y_true=rng.normal(size=(20, 2)),
+                                output=1, y_label="level (m)", u_labels=["inflow", "valve"])
+    top, bottom = axes
+    assert len(top.figure.axes) == 2
+    assert top.get_ylabel() == "level (m)" and bottom.get_ylabel() == "input"
+    assert bottom.get_xlabel() == "steps from the forecast origin" and top.get_xlabel() == ""
+    past = next(line for line in top.get_lines() if line.get_label() == "past data (filtered)")
+    np.testing.assert_array_equal(past.get_xdata(), np.arange(-15, 0))
+    np.testing.assert_array_equal(past.get_ydata(), y_past[:, 1])
+    mean = next(line for line in top.get_lines() if line.get_label() == "forecast")
+    np.testing.assert_array_equal(mean.get_xdata(), np.arange(20))
+    np.testing.assert_array_equal(mean.get_ydata(), fc.mean[:, 1])
+    inputs = [line for line in bottom.get_lines() if line.get_label() in ("inflow", "valve")]
+    assert len(inputs) == 2
+    np.testing.assert_array_equal(inputs[1].get_xdata(), np.arange(-15, 20))
+    np.testing.assert_array_equal(inputs[1].get_ydata(), np.concatenate([u_past[:, 1], u_future[:, 1]]))
+    assert {t.get_text() for t in top.get_legend().get_texts()} == {
+        "past data (filtered)", "forecast origin", "forecast", "95% interval", "truth"}
+    assert {t.get_text() for t in bottom.get_legend().get_texts()} == {"inflow", "valve"}
+
+
+def test_forecast_figure_without_inputs_or_past_has_one_labelled_panel(rng):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    fc = _forecast(rng, d_y=1)
+    (ax,) = plot_forecast_figure(fc, np.zeros((20, 0)))
+    assert len(ax.figure.axes) == 1 and ax.get_ylabel() == "y[0]"
+    assert "past data (filtered)" not in labels(ax)
+    (ax,) = plot_forecast_figure(fc)
+    assert ax.get_xlabel() == "steps from the forecast origin"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"output": 2}, r"output: expected an output index in 0..1"),
+    ({"u_future": np.zeros((19, 1))}, "u_future: expected 20 rows"),
+    ({"u_future": np.zeros((20, 1)), "u_past": np.zeros((5, 1))}, "u_past: expected with y_past"),
+    ({"u_future": np.zeros((20, 1)), "y_past": np.zeros((5, 2)), "u_past": np.zeros((5, 2))},
+     "u_past: expected 1 columns"),
+    ({"y_past": np.zeros((5, 1))}, "y_past: expected 2 columns"),
+    ({"u_future": np.zeros((20, 2)), "u_labels": ["a"]}, "u_labels: expected 2 labels"),
+    ({"u_future": np.zeros((20, 1)), "axes": [None]}, "axes: expected 2 axes"),
+])
+def test_forecast_figure_rejects_bad_input(rng, kwargs, message):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    with pytest.raises(ValueError, match=message):
+        plot_forecast_figure(_forecast(rng), **kwargs)
+
+
+def test_q_study_figure_has_integer_ticks_and_a_legend_on_each_panel():
+    from gpssm_np.experiments.q_study import figure
+
+    runs = [{"protocol": p, "model": f"odgpssm_q{q}", "dataset": d, "rmse": 0.1 * q + s}
+            for p in ("paper", "causal") for q in (1, 2, 3, 4, 8) for d in ("actuator", "dryer") for s in (0, 0.1)]
+    fig = figure({"runs": runs})
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        assert list(ax.get_xticks()) == [1, 2, 3, 4, 8]
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["actuator", "dryer"]
+        assert ax.get_xlabel() == "Q (number of latent GPs)" and ax.get_ylabel() == "test RMSE (standardised)"

@@ -83,7 +83,9 @@ def test_default_settings_build_the_package_defaults(tmp_path):
     assert table1.make_model("odgpssm", ds, 0).settings == "authors"
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
                        out=str(tmp_path), data_dir=DATA, base="default")
-    assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun"}
+    assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun", "envi"}
+    assert table1.make_model("odgpssm", ds, 0, table1.ENKF_SETTINGS).objective == "enkf"
+    assert table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS).objective == "prior"
 
 
 def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
@@ -96,3 +98,6 @@ def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
         assert len(row["rmse_per_output"]) == 3 and len(row["rmse_original_units_per_output"] or [0] * 3) == 3
         assert row["rmse"] == pytest.approx(float(np.mean(row["rmse_per_output"])), rel=0.5)
     assert "dryer2" in (tmp_path / "mimo.md").read_text()
+    gp_row = next(r for r in runs if r["model"] == "odgpssm")
+    assert len(gp_row["gp_singular_values"]) == 4 and len(gp_row["process_std"]) == 4  # d_x = Q = max(4, d_y)
+    assert "gp_singular_values" not in next(r for r in runs if r["model"] == "arx")

@@ -121,3 +121,23 @@ def test_car_tracking_keys_and_resumes(tmp_path, monkeypatch):
     _, longer = car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=2, return_document=True)
     assert longer["invocations"][-1]["computed"] == 1 and len(longer["superseded_runs"]) == 4
     assert "paired" in (tmp_path / "car_tracking.md").read_text()
+
+
+def test_jsonl_sweep_streams_rows_and_resumes(tmp_path):
+    from gpssm_np.experiments.runs import jsonl_sweep
+
+    path = tmp_path / "sub" / "cells.jsonl"
+    calls = []
+
+    def compute(name, seed):
+        calls.append((name, seed))
+        return {"name": name, "seed": seed, "value": seed * 2}
+
+    def key(row):
+        return row["name"], row["seed"]
+
+    rows = jsonl_sweep(str(path), [("a", 0), ("b", 1)], key, compute)
+    assert calls == [("a", 0), ("b", 1)] and [r["value"] for r in rows] == [0, 2]
+    assert len(path.read_text().splitlines()) == 2
+    rows = jsonl_sweep(str(path), [("a", 0), ("b", 1), ("c", 2)], key, compute)  # resumed: only the new cell
+    assert calls[2:] == [("c", 2)] and len(rows) == 3

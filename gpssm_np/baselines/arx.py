@@ -114,7 +114,8 @@ class ARX(LinearBaseline):
     folds : int
         Cross-validation blocks per training sequence (``selection="simulation"``), >= 2.
     dim_y, dim_u : int
-        Output and input dimensions (dim_u may be 0).
+        Output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model of the
+        package (:class:`gpssm_np.ODGPSSM` says why).
     seed : int
         Kept for a uniform interface (fitting is deterministic; forecasts take their own seed).
     standardize : bool
@@ -138,7 +139,8 @@ class ARX(LinearBaseline):
     has_latent_state = False
 
     def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=4, dim_y=1, dim_u=1, seed=0,
-                 standardize=True):
+                 standardize=True, **unknown):
+        check.keywords(unknown, ARX.__init__)
         super().__init__(dim_y, dim_y, dim_u, seed, standardize)
         self.na = _order(na, "na")
         self.nb = _order(nb, "nb")
@@ -262,11 +264,13 @@ class ARX(LinearBaseline):
             return np.inf
         return score if np.isfinite(score) else np.inf
 
-    def fit(self, y, u=None, **gp_training_options):
+    def fit(self, y, u=None, data_name=None, **gp_training_options):
         """Choose the orders (unless both given) and fit by least squares on ``y`` (T, d_y) with ``u`` (T, d_u), or
-        lists of such sequences. Keyword arguments of the GP models' ``fit`` are accepted and ignored. Returns
-        ``self``."""
+        lists of such sequences. ``data_name``: the name of the training data, kept in ``data_name_`` and the
+        model file (``evaluate`` warns on a data set of another name). Keyword arguments of the GP models' ``fit``
+        are accepted and ignored. Returns ``self``."""
         check_training_options(gp_training_options)
+        self._record_data_name(data_name)
         data = self._training_data(y, u)
         candidates = self._candidates()
         self.selection_scores_ = {}

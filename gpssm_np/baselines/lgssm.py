@@ -82,7 +82,8 @@ class LGSSM(LinearBaseline):
     Parameters
     ----------
     dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u may be 0).
+        State, output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model
+        of the package (:class:`gpssm_np.ODGPSSM` says why).
     method : {"em", "subspace"}
         EM from an initial estimate, or the subspace estimate alone.
     init : {"subspace", "random"}
@@ -109,7 +110,8 @@ class LGSSM(LinearBaseline):
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
-                 max_spectral_radius=0.999, seed=0, standardize=True):
+                 max_spectral_radius=0.999, seed=0, standardize=True, **unknown):
+        check.keywords(unknown, LGSSM.__init__)
         super().__init__(dim_x, dim_y, dim_u, seed, standardize)
         if method not in ("em", "subspace"):
             raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
@@ -251,10 +253,12 @@ class LGSSM(LinearBaseline):
         m0 = first / n
         self.params_ = dict(p, m0=m0, P0=symmetrise(second / n - np.outer(m0, m0)) + COV_FLOOR * np.eye(len(m0)))
 
-    def fit(self, y, u=None, **gp_training_options):
-        """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. Keyword arguments
-        of the GP models' ``fit`` are accepted and ignored. Returns ``self``."""
+    def fit(self, y, u=None, data_name=None, **gp_training_options):
+        """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. ``data_name``:
+        the name of the training data, kept in ``data_name_`` and the model file (``evaluate`` warns on a data set
+        of another name). Keyword arguments of the GP models' ``fit`` are accepted and ignored. Returns ``self``."""
         check_training_options(gp_training_options)
+        self._record_data_name(data_name)
         data = self._training_data(y, u)
         use_subspace = self.method == "subspace" or self.init == "subspace"
         self.params_ = self._subspace_init(data) if use_subspace else self._random_init(data)

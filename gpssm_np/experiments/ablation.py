@@ -28,6 +28,7 @@ CONFIGS = {
     "shared_x0": {"initial_state": "shared"},
     "no_warm_start": {"init": "random"},
     "zero_mean": {"init": "random", "mean_function": "zero"},
+    "enkf": {"initial_state": "shared", "objective": "enkf"},  # amendment 2 (issue #13)
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len",)

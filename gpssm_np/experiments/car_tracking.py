@@ -43,7 +43,7 @@ def build_models(data, seed, settings=SETTINGS):
     """ODGPSSM and PRSSM with the experiment's settings, parameters initialised (before pre-training)."""
     s = settings
     # standardize=False: the states are compared with the true positions and velocities, in the data's units
-    common = dict(dim_x=4, dim_y=2, standardize=False, num_inducing=s["num_inducing"], kernel=s["kernel"],
+    common = dict(dim_x=4, dim_y=2, dim_u=0, standardize=False, num_inducing=s["num_inducing"], kernel=s["kernel"],
                   mean_function=s["mean_function"], seed=seed, lengthscale=s["lengthscale"], variance=s["variance"],
                   process_noise=s["process_noise"], obs_noise=s["obs_noise"])
     models = {"prssm": PRSSM(**common), "odgpssm": ODGPSSM(num_latent=s["num_latent"], **common)}

@@ -18,6 +18,9 @@ table); finished runs of another code version stop the sweep with an error unles
 they are reused, each keeping its own commit). Files written before rows had keys are read as *legacy*
 (:func:`legacy_rows`): their rows get the file-level versions and command as provenance and the code version
 ``"legacy"``, which never equals a current one.
+
+The smaller experiments (simulated systems, filter comparison) stream one JSON line per run instead
+(:func:`jsonl_sweep`), keyed on their cell and the git commit.
 """
 import datetime
 import hashlib
@@ -178,3 +181,26 @@ def dumps(document):
             lines.append(f" {json.dumps(key)}: {text}{comma}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def jsonl_sweep(path, cells, key, compute):
+    """Run ``compute(*cell)`` for every cell of ``cells`` whose row is not yet in the JSON-lines file ``path`` for
+    this git commit, appending each row as soon as it is computed (so an interrupted sweep resumes); ``key(row)`` is
+    the cell a row belongs to, and each row records ``"commit"``. Returns all rows of the file."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    commit = versions().get("git_commit")
+    rows = []
+    if os.path.exists(path):
+        with open(path) as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+    done = {(key(r), r.get("commit")) for r in rows}
+    with open(path, "a") as fh:
+        for cell in cells:
+            if (tuple(cell), commit) in done:
+                continue
+            row = dict(compute(*cell), commit=commit)
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows

@@ -17,7 +17,6 @@ Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out docs/results`` (JS
 ``systems.jsonl``, resumable; Markdown to ``systems.md``).
 """
 import argparse
-import json
 import os
 import time
 
@@ -25,8 +24,8 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
 from .. import datasets as ds_module
-from .._versions import versions
 from ..ops.threads import use_threads
+from . import runs
 
 #: (name, d_x, d_y, d_u, slow poles only, generator seed)
 LINEAR_SYSTEMS = [("lin_2x1x1_slow", 2, 1, 1, True, 11), ("lin_3x1x2_fast", 3, 1, 2, False, 12),
@@ -66,7 +65,7 @@ def run_cell(name, seed):
     data = ds_module.from_arrays(y_raw, u_raw, train_fraction=T_TRAIN / T_TOTAL, name=name)
     y, u = np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
     y_mean, y_std, u_mean, u_std = data.y_mean, data.y_std, data.u_mean, data.u_std
-    row = {"system": name, "seed": int(seed), "commit": versions().get("git_commit")}
+    row = {"system": name, "seed": int(seed)}
     start = time.perf_counter()
     with use_threads(1):
         model = ODGPSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
@@ -91,25 +90,9 @@ def run_cell(name, seed):
 
 def sweep(out_dir, seeds=5, systems=SYSTEMS):
     """Run every (system, seed) not yet in ``out_dir/systems.jsonl``; returns all rows."""
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "systems.jsonl")
-    commit = versions().get("git_commit")
-    rows = []
-    if os.path.exists(path):
-        with open(path) as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
-    done = {(r["system"], r["seed"], r["commit"]) for r in rows}
-    with open(path, "a") as fh:
-        for seed in range(seeds):
-            for name in systems:
-                if (name, seed, commit) in done:
-                    continue
-                row = run_cell(name, seed)
-                fh.write(json.dumps(row) + "\n")
-                fh.flush()
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-    return rows
+    cells = [(name, seed) for seed in range(seeds) for name in systems]
+    return runs.jsonl_sweep(os.path.join(out_dir, "systems.jsonl"), cells, lambda r: (r["system"], r["seed"]),
+                            run_cell)
 
 
 def markdown(rows):

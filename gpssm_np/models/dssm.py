@@ -137,6 +137,9 @@ class BackwardRNN:
     dict of the model's parameters (values plain or autograd-traced).
     """
 
+    #: The fewest steps of a window the network reads.
+    min_steps = 1
+
     def __init__(self, dim_x, dim_y, dim_u, hidden):
         self.dim_x, self.dim_y, self.dim_u, self.hidden = dim_x, dim_y, dim_u, hidden
 
@@ -190,7 +193,8 @@ class DSSM(GradientTrainedModel):
     Parameters
     ----------
     dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u may be 0; dim_y <= dim_x).
+        State, output and input dimensions (dim_u may be 0, for no inputs; dim_y <= dim_x); dim_u = 1 by default
+        in every model of the package (:class:`gpssm_np.ODGPSSM` says why).
     seed : int
         Seeds the parameter initialisation (and the default training shuffle).
     standardize : bool
@@ -223,7 +227,8 @@ class DSSM(GradientTrainedModel):
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, seed=0, hidden=32, rnn_hidden=32, kl_weighting="unbiased",
-                 init_obs_var=0.1, init_process_std=0.1, backend="fused", standardize=True):
+                 init_obs_var=0.1, init_process_std=0.1, backend="fused", standardize=True, **unknown):
+        check.keywords(unknown, DSSM.__init__)
         super().__init__(seed, standardize)
         if backend not in DSSM_BACKENDS:
             raise ValueError(f"backend: expected one of {DSSM_BACKENDS}, got {backend!r}")

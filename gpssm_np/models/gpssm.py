@@ -16,7 +16,7 @@ from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
 from ..estimator import GradientTrainedModel, without_frozen
 from ..forecast import free_run
-from ..inference import draw_noise, elbo, kl_weights, transition_regression_elbo
+from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
@@ -35,6 +35,7 @@ SETTINGS = {
     "authors": {"mean_function": "zero", "init": "random"},
 }
 INITS = ("lgssm", "random")
+FILTER_METHODS = ("particle", "enkf")
 #: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
 #: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
 INITIAL_STATES = ("smoothed", "shared")
@@ -71,6 +72,14 @@ class GPSSM(GradientTrainedModel):
         (``warm_start.py``).
     settings : {"default", "authors"}
         Selects how :meth:`fit` trains by default (see there).
+    objective : {"prior", "enkf"}
+        What training maximises (``inference`` module docstring): the paper's ELBO, whose particles follow the prior
+        transition and never see the outputs, or EnVI's objective, which filters each window's particles with an
+        ensemble Kalman filter (``num_samples`` members, at least 2) and scores each output under the ensemble's
+        one-step predictive.
+    filter_method : {"particle", "enkf"}
+        How states are inferred from data by :meth:`filter`, and so by forecasts from past data and the evaluation
+        protocols: the fully adapted particle filter, or the ensemble Kalman filter (``filtering`` module).
     initial_state : {None, "shared", "smoothed"}
         q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
         warm start the linear model's stationary state distribution; or the recognition network), or the warm
@@ -88,9 +97,13 @@ class GPSSM(GradientTrainedModel):
     """
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
-                 recognition_options=None, init="random", settings="default", initial_state=None, standardize=True,
-                 **init_values):
+                 recognition_options=None, init="random", settings="default", initial_state=None, objective="prior",
+                 filter_method="particle", standardize=True, **init_values):
         super().__init__(seed, standardize)
+        self.objective = check_objective(objective)
+        if filter_method not in FILTER_METHODS:
+            raise ValueError(f"filter_method: expected one of {FILTER_METHODS}, got {filter_method!r}")
+        self.filter_method = filter_method
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
         if init not in INITS:
@@ -124,7 +137,8 @@ class GPSSM(GradientTrainedModel):
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
                   "jitter": s.jitter, "init": self.init, "settings": self.settings,
-                  "initial_state": self.initial_state, "standardize": self.standardize}
+                  "initial_state": self.initial_state, "objective": self.objective,
+                  "filter_method": self.filter_method, "standardize": self.standardize}
         if not s.independent:
             config["num_latent"] = s.num_latent
         if self.recognition is not None:
@@ -152,13 +166,15 @@ class GPSSM(GradientTrainedModel):
         with noise drawn from ``rng``. ``backend`` and ``kl_weighting`` default to the model's; ``x0``: per-window
         q(x0) moments (mean (B, d_x), var (B, d_x)) instead of the model's own."""
         spec = self.spec
-        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent)
+        noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent,
+                           spec.dim_y if self.objective == "enkf" else 0)
         backend = check_backend(backend or self.backend)
         kl_weighting = kl_weighting or self.kl_weighting
         kl_weights(kl_weighting, 1, 1)  # validates the name
 
         def objective(params):
-            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition, x0)
+            return elbo(params, spec, y, u, noise, backend, kl_weighting, num_windows, self.recognition, x0,
+                        self.objective)
 
         return objective
 
@@ -166,7 +182,7 @@ class GPSSM(GradientTrainedModel):
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None):
+            patience=None, min_delta=None, restarts=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -185,15 +201,17 @@ class GPSSM(GradientTrainedModel):
         the training part (as scikit-learn's ``fit``, not a continuation); with ``initial_state="smoothed"`` each
         training window starts from the warm start's smoothed state before it. The other arguments are those of
         the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the epoch loop) at ``stride``,
-        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window.
+        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window. ``data_name``: the
+        name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
+        self._record_data_name(data_name)
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
             return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len or 50, stride=stride,
                                batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
                                fixed=fixed, progress=progress, checkpoint=checkpoint,
                                checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
-                               checkpoint_steps=checkpoint_steps)
+                               checkpoint_steps=checkpoint_steps, data_name=data_name)
         if checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
                              "training with a validation block keeps its best parameters in memory")

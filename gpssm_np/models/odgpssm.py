@@ -10,7 +10,9 @@ class ODGPSSM(GPSSM):
     Parameters
     ----------
     dim_x, dim_y, dim_u : int
-        State, output and input dimensions (dim_u = 0 for an autonomous system).
+        State, output and input dimensions. dim_u defaults to 1 in every model of the package (ODGPSSM, PRSSM,
+        DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data sets)
+        and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
     num_latent : int
         Q, the number of latent GPs (default: dim_x, as in the authors' code).
     num_inducing : int
@@ -33,14 +35,16 @@ class ODGPSSM(GPSSM):
     init : {"lgssm", "random"}
         "lgssm": every ``fit`` starts from a linear-Gaussian state-space model fitted to the data
         (``gpssm_np.warm_start``; needs mean_function="linear"); "random": the authors' initialisation.
-    seed, backend, kl_weighting, recognition, recognition_options, initial_state, standardize, **init_values
+    seed, backend, kl_weighting, recognition, recognition_options, initial_state, objective, filter_method,
+    standardize, **init_values
         See :class:`gpssm_np.models.GPSSM`.
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=0, num_latent=None, num_inducing=20, kernel="matern52",
+    def __init__(self, dim_x, dim_y, dim_u=1, num_latent=None, num_inducing=20, kernel="matern52",
                  shared_inducing=True, whiten=True, mean_function=None, seed=0, backend="fused",
                  kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, init=None,
-                 settings="default", initial_state=None, standardize=True, **init_values):
+                 settings="default", initial_state=None, objective="prior", filter_method="particle",
+                 standardize=True, **init_values):
         check_init_values(init_values, ODGPSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
@@ -49,5 +53,6 @@ class ODGPSSM(GPSSM):
                          free_x0=recognition is None, jitter=jitter)
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
                          recognition_options=recognition_options, init=init, settings=settings,
-                         initial_state=initial_state, standardize=standardize, **init_values)
+                         initial_state=initial_state, objective=objective, filter_method=filter_method,
+                         standardize=standardize, **init_values)
 

@@ -12,10 +12,11 @@ class PRSSM(GPSSM):
     and A (= I).
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=0, num_inducing=20, kernel="matern52", shared_inducing=True,
+    def __init__(self, dim_x, dim_y, dim_u=1, num_inducing=20, kernel="matern52", shared_inducing=True,
                  whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
                  recognition=None, recognition_options=None, jitter=JITTER, init=None,
-                 settings="default", initial_state=None, standardize=True, **init_values):
+                 settings="default", initial_state=None, objective="prior", filter_method="particle",
+                 standardize=True, **init_values):
         check_init_values(init_values, PRSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
@@ -24,4 +25,5 @@ class PRSSM(GPSSM):
                          jitter=jitter)
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
                          recognition_options=recognition_options, init=init, settings=settings,
-                         initial_state=initial_state, standardize=standardize, **init_values)
+                         initial_state=initial_state, objective=objective, filter_method=filter_method,
+                         standardize=standardize, **init_values)

@@ -89,8 +89,9 @@ def _over_time(x0, U, T, step):
     return anp.stack(states)
 
 
-def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
-    """The rollout in plain autograd.numpy; same arguments and result as :func:`rollout`."""
+def reference_step(Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
+    """One step of the rollout in plain autograd.numpy, ``step(x (N, d_x), u_t (N, d_u), t) -> x_t (N, d_x)``
+    (arguments as :func:`rollout`); shared with the ensemble Kalman objective (``ops.enkf``)."""
 
     def step(x, u_t, t):
         xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
@@ -100,6 +101,27 @@ def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_
         h = mean + anp.sqrt(anp.maximum(var, VAR_FLOOR)) * eps_h[t]  # (N, Q)
         return anp.dot(h, A.T) + sqrt_q * eps_x[t] + anp.dot(x, F.T) + anp.dot(u_t, G.T) + b
 
+    return step
+
+
+def ops_step(Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
+    """One step of the rollout from the Numba primitives kernel_matrix, conditional_moments and lmc_mean, with the
+    signature of :func:`reference_step`."""
+
+    def step(x, u_t, t):
+        xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
+        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
+        kxx = anp.outer(variance, np.ones(x.shape[0]))  # k_q(x, x) = s2_q: stationary kernels
+        mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
+        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
+        return lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
+
+    return step
+
+
+def rollout_reference(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
+    """The rollout in plain autograd.numpy; same arguments and result as :func:`rollout`."""
+    step = reference_step(Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind)
     return _over_time(x0, U, eps_h.shape[0], step)
 
 
@@ -107,15 +129,7 @@ def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps
     """The rollout as a Python loop over time of the Numba primitives kernel_matrix, conditional_moments and
     lmc_mean (the ``"ops"`` backend, which checks each primitive's VJP in context); arguments and result as
     :func:`rollout`."""
-    kxx = anp.outer(variance, np.ones(x0.shape[0]))  # k_q(x, x) = s2_q: stationary kernels
-
-    def step(x, u_t, t):
-        xt = anp.concatenate([x, u_t], axis=1)  # (N, D)
-        Kxz = kernel_matrix(xt, Z, lengthscale, variance, kind)  # (Q, N, M)
-        mean, var = conditional_moments(Kxz, kxx, alpha, B)  # (Q, N) each
-        h = anp.transpose(mean + anp.sqrt(var) * eps_h[t].T)  # (N, Q)
-        return lmc_mean(h, A) + sqrt_q * eps_x[t] + (anp.dot(x, F.T) + anp.dot(u_t, G.T) + b)
-
+    step = ops_step(Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind)
     return _over_time(x0, U, eps_h.shape[0], step)
 
 
@@ -130,110 +144,281 @@ def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps
 #   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
 # Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
 @jit(fastmath=FASTMATH)
-def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
-               X, XT, K, BK, P, H, SD):
+def _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
+              X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu):
+    # Step t of the block's particles: X[t] from X[t - 1] (x0 at t = 0); r2, mean, kbk, mu (L,) and xs (D, L) are
+    # scratch.
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
     dx = x0.shape[1]
     du = U.shape[2]
     S = N // U.shape[0]
     L = XT.shape[3]
-    r2 = np.empty(L)
-    xs = np.empty((D, L))
-    mean = np.empty(L)
-    kbk = np.empty(L)
-    mu = np.empty(L)
     floor_sd = math.sqrt(VAR_FLOOR)
-    for t in range(T):
-        s = t if XT.shape[1] == T else 0  # tape slots (see above)
-        sb = t if BK.shape[1] == T else 0
-        sp = t if P.shape[1] == T else 0
-        xt = XT[blk, s]
-        for d in range(dx):
-            row = xt[d]
-            if t == 0:
+    s = t if XT.shape[1] == T else 0  # tape slots (see above)
+    sb = t if BK.shape[1] == T else 0
+    sp = t if P.shape[1] == T else 0
+    xt = XT[blk, s]
+    for d in range(dx):
+        row = xt[d]
+        if t == 0:
+            for i in range(nl):
+                row[i] = x0[n0 + i, d]
+        else:
+            for i in range(nl):
+                row[i] = X[t - 1, n0 + i, d]
+    for d in range(du):
+        row = xt[dx + d]
+        seq, pos = n0 // S, n0 % S  # particle n0 + i reads sequence (n0 + i) // S
+        for i in range(nl):
+            row[i] = U[seq, t, d]
+            pos += 1
+            if pos == S:
+                seq += 1
+                pos = 0
+    for q in range(Q):
+        Kq = K[blk, s, q]
+        BKq = BK[blk, sb, q]
+        s2 = variance[q]
+        for d in range(D):  # inputs scaled by 1 / l_q
+            il = inv_l[q, d]
+            for i in range(nl):
+                xs[d, i] = xt[d, i] * il
+        for j in range(M):
+            for i in range(nl):
+                r2[i] = 0.0
+            for d in range(D):
+                z = Z[q, j, d] * inv_l[q, d]
+                row = xs[d]
                 for i in range(nl):
-                    row[i] = x0[n0 + i, d]
+                    v = row[i] - z
+                    r2[i] += v * v
+            krow = Kq[j]
+            if code == 0:  # squared exponential: k = s2 exp(-r2 / 2)
+                for i in range(nl):
+                    krow[i] = s2 * exp_fast(-0.5 * r2[i])
+            else:  # Matern-5/2: k = s2 (1 + a + a^2/3) e^-a, dk/dr2 = -(5/6) s2 (1 + a) e^-a, a = sqrt(5 r2)
+                prow = P[blk, sp, q, j]
+                for i in range(nl):
+                    a = math.sqrt(5.0 * r2[i])
+                    e = s2 * exp_fast(-a)
+                    krow[i] = (1.0 + a + a * a * _THIRD) * e
+                    prow[i] = -(5.0 / 6.0) * (1.0 + a) * e
+        gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)  # B_q k
+        for i in range(nl):
+            mean[i] = 0.0
+            kbk[i] = 0.0
+        for j in range(M):
+            a = alpha[q, j]
+            krow = Kq[j]
+            bkrow = BKq[j]
+            for i in range(nl):
+                mean[i] += krow[i] * a
+                kbk[i] += krow[i] * bkrow[i]
+        hrow = H[blk, s, q]
+        sdrow = SD[blk, s, q]
+        for i in range(nl):
+            var = s2 - kbk[i]
+            if var > VAR_FLOOR:
+                sd = math.sqrt(var)
+                sdrow[i] = sd
             else:
-                for i in range(nl):
-                    row[i] = X[t - 1, n0 + i, d]
-        for d in range(du):
-            row = xt[dx + d]
-            seq, pos = n0 // S, n0 % S  # particle n0 + i reads sequence (n0 + i) // S
+                sd = floor_sd
+                sdrow[i] = -1.0
+            hrow[i] = mean[i] + sd * eps_h[t, n0 + i, q]
+    for d in range(dx):
+        if linear:  # m_d = [F G]_d . xt + b_d, complete before it joins the sum
             for i in range(nl):
-                row[i] = U[seq, t, d]
-                pos += 1
-                if pos == S:
-                    seq += 1
-                    pos = 0
-        for q in range(Q):
-            Kq = K[blk, s, q]
-            BKq = BK[blk, sb, q]
-            s2 = variance[q]
-            for d in range(D):  # inputs scaled by 1 / l_q
-                il = inv_l[q, d]
+                mu[i] = 0.0
+            for c in range(D):
+                f = FG[d, c]
+                row = xt[c]
                 for i in range(nl):
-                    xs[d, i] = xt[d, i] * il
-            for j in range(M):
-                for i in range(nl):
-                    r2[i] = 0.0
-                for d in range(D):
-                    z = Z[q, j, d] * inv_l[q, d]
-                    row = xs[d]
-                    for i in range(nl):
-                        v = row[i] - z
-                        r2[i] += v * v
-                krow = Kq[j]
-                if code == 0:  # squared exponential: k = s2 exp(-r2 / 2)
-                    for i in range(nl):
-                        krow[i] = s2 * exp_fast(-0.5 * r2[i])
-                else:  # Matern-5/2: k = s2 (1 + a + a^2/3) e^-a, dk/dr2 = -(5/6) s2 (1 + a) e^-a, a = sqrt(5 r2)
-                    prow = P[blk, sp, q, j]
-                    for i in range(nl):
-                        a = math.sqrt(5.0 * r2[i])
-                        e = s2 * exp_fast(-a)
-                        krow[i] = (1.0 + a + a * a * _THIRD) * e
-                        prow[i] = -(5.0 / 6.0) * (1.0 + a) * e
-            gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)  # B_q k
+                    mu[i] += f * row[i]
             for i in range(nl):
-                mean[i] = 0.0
-                kbk[i] = 0.0
-            for j in range(M):
-                a = alpha[q, j]
-                krow = Kq[j]
-                bkrow = BKq[j]
-                for i in range(nl):
-                    mean[i] += krow[i] * a
-                    kbk[i] += krow[i] * bkrow[i]
-            hrow = H[blk, s, q]
-            sdrow = SD[blk, s, q]
+                mu[i] += b[d]
+        for i in range(nl):
+            acc = sqrt_q[d] * eps_x[t, n0 + i, d]
+            if linear:
+                acc += mu[i]
+            for q in range(Q):
+                acc += A[d, q] * H[blk, s, q, i]
+            X[t, n0 + i, d] = acc
+
+
+@jit
+def _fwd_scratch(D, L):
+    # scratch arrays (r2, xs, mean, kbk, mu) of _fwd_step
+    return np.empty(L), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L)
+
+
+@jit(fastmath=FASTMATH)
+def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
+               X, XT, K, BK, P, H, SD):
+    r2, xs, mean, kbk, mu = _fwd_scratch(Z.shape[2], XT.shape[3])
+    for t in range(eps_h.shape[0]):
+        _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                  code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
+
+
+@jit(fastmath=FASTMATH_SUMS)
+def _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+              code, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gxt, hbar, varbar, r2, C, W):
+    # Reverse of step t of the block's particles: g (d_x, L) = dL/dx_t in, gxt (D, L) = dL/d[x_{t-1}, u_t] out;
+    # parameter gradients added to this block's sums (see _vjp_block). hbar, varbar, r2 (L,), C = dL/dr2 and
+    # W = varbar k (M, L) are scratch.
+    T, N, Q = eps_h.shape
+    M, D = Z.shape[1], Z.shape[2]
+    dx = A.shape[0]
+    L = XT.shape[3]
+    xt = XT[blk, t]
+    for d in range(dx):
+        acc = 0.0
+        for i in range(nl):
+            acc += g[d, i] * eps_x[t, n0 + i, d]
+        gsq[d] += acc
+    # m = [F G] xt + b: d[F G] += g xt^T, db += g, and dxt = [F G]^T g, of which only dx_{t-1} = F^T g is
+    # needed; F = 0 for the zero mean. Own loops, so that the sums above vectorise as they would without them.
+    for d in range(dx):
+        grow = g[d]
+        acc = 0.0
+        for i in range(nl):
+            acc += grow[i]
+        gb[d] += acc
+        for c in range(D):
+            row = xt[c]
+            acc = 0.0
             for i in range(nl):
-                var = s2 - kbk[i]
-                if var > VAR_FLOOR:
-                    sd = math.sqrt(var)
-                    sdrow[i] = sd
-                else:
-                    sd = floor_sd
-                    sdrow[i] = -1.0
-                hrow[i] = mean[i] + sd * eps_h[t, n0 + i, q]
+                acc += grow[i] * row[i]
+            gFG[d, c] += acc
+    for c in range(D):
+        grow = gxt[c]
+        for i in range(nl):
+            grow[i] = 0.0
+    if linear:
+        for c in range(dx):
+            grow = gxt[c]
+            for d in range(dx):
+                f = FG[d, c]
+                for i in range(nl):
+                    grow[i] += f * g[d, i]
+    for q in range(Q):
+        Kq = K[blk, t, q]
+        if BK.shape[1] == T:
+            BKq = BK[blk, t, q]
+        else:  # not kept: recompute B_q k
+            BKq = BK[blk, 0, q]
+            gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)
+        hrow = H[blk, t, q]
+        sdrow = SD[blk, t, q]
+        # x_t = mu + A h + sqrt_q eps_x
+        for i in range(nl):
+            hbar[i] = 0.0
         for d in range(dx):
-            if linear:  # m_d = [F G]_d . xt + b_d, complete before it joins the sum
-                for i in range(nl):
-                    mu[i] = 0.0
-                for c in range(D):
-                    f = FG[d, c]
-                    row = xt[c]
-                    for i in range(nl):
-                        mu[i] += f * row[i]
-                for i in range(nl):
-                    mu[i] += b[d]
+            a = A[d, q]
+            acc = 0.0
             for i in range(nl):
-                acc = sqrt_q[d] * eps_x[t, n0 + i, d]
-                if linear:
-                    acc += mu[i]
-                for q in range(Q):
-                    acc += A[d, q] * H[blk, s, q, i]
-                X[t, n0 + i, d] = acc
+                hbar[i] += a * g[d, i]
+                acc += g[d, i] * hrow[i]
+            gA[d, q] += acc
+        # h = mean + sqrt(var) eps_h, var = s2 - k^T B k
+        acc = 0.0
+        for i in range(nl):
+            sd = sdrow[i]
+            v = 0.0 if sd < 0.0 else hbar[i] * eps_h[t, n0 + i, q] / (2.0 * sd)
+            varbar[i] = v
+            acc += v
+        gs2[q] += acc
+        inv_s2 = 1.0 / variance[q]
+        for j in range(M):
+            a = alpha[q, j]
+            krow = Kq[j]
+            bkrow = BKq[j]
+            wrow = W[j]
+            c = C[j]
+            acc_alpha = 0.0
+            acc_s2 = 0.0
+            if code == 0:
+                for i in range(nl):
+                    k = krow[i]
+                    kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
+                    acc_alpha += hbar[i] * k
+                    acc_s2 += kbar * k  # k = s2 profile(r2): dk/ds2 = k / s2
+                    wrow[i] = varbar[i] * k
+                    c[i] = -0.5 * kbar * k  # dL/dr2 = kbar dk/dr2
+            else:
+                if P.shape[1] == T:
+                    prow = P[blk, t, q, j]
+                else:  # not kept: dk/dr2 = -(5/6) (1 + a) k / (1 + a + a^2/3), a = sqrt(5 r2)
+                    prow = P[blk, 0, q, j]
+                    for i in range(nl):
+                        r2[i] = 0.0
+                    for d in range(D):
+                        z = Z[q, j, d]
+                        il = inv_l[q, d]
+                        for i in range(nl):
+                            v = (xt[d, i] - z) * il
+                            r2[i] += v * v
+                    for i in range(nl):
+                        sa = math.sqrt(5.0 * r2[i])
+                        prow[i] = -(5.0 / 6.0) * (1.0 + sa) * krow[i] / (1.0 + sa + sa * sa * _THIRD)
+                for i in range(nl):
+                    k = krow[i]
+                    kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
+                    acc_alpha += hbar[i] * k
+                    acc_s2 += kbar * k
+                    wrow[i] = varbar[i] * k
+                    c[i] = kbar * prow[i]
+            galpha[q, j] += acc_alpha
+            gs2[q] += acc_s2 * inv_s2
+        # through r2 = sum_d ((xt_d - z_jd) / l_d)^2 to xt, Z and l; two inducing points at a time, so that xt
+        # and its gradient are loaded once for both
+        for d in range(D):
+            w2 = 2.0 * inv_l[q, d] * inv_l[q, d]
+            row = xt[d]
+            grow = gxt[d]
+            for j in range(0, M - 1, 2):
+                z0 = Z[q, j, d]
+                z1 = Z[q, j + 1, d]
+                c0 = C[j]
+                c1 = C[j + 1]
+                acc_z0 = 0.0
+                acc_z1 = 0.0
+                acc_l = 0.0
+                for i in range(nl):
+                    diff0 = row[i] - z0
+                    diff1 = row[i] - z1
+                    w0 = w2 * c0[i] * diff0  # dL/dr2 * dr2/dxt[d]
+                    w1 = w2 * c1[i] * diff1
+                    grow[i] += w0 + w1
+                    acc_z0 += w0
+                    acc_z1 += w1
+                    acc_l += w0 * diff0 + w1 * diff1
+                gZ[q, j, d] -= acc_z0
+                gZ[q, j + 1, d] -= acc_z1
+                gl[q, d] -= acc_l
+            if M % 2 == 1:
+                z0 = Z[q, M - 1, d]
+                c0 = C[M - 1]
+                acc_z0 = 0.0
+                acc_l = 0.0
+                for i in range(nl):
+                    diff0 = row[i] - z0
+                    w0 = w2 * c0[i] * diff0
+                    grow[i] += w0
+                    acc_z0 += w0
+                    acc_l += w0 * diff0
+                gZ[q, M - 1, d] -= acc_z0
+                gl[q, d] -= acc_l
+        # dB_q -= sum_i varbar_i k_i k_i^T
+        gemm(False, True, M, M, nl, -1.0, W, 0, L, Kq, 0, L, 1.0, gB, q * M * M, M)
+
+
+@jit
+def _vjp_scratch(dx, D, M, L):
+    # scratch arrays (g, gxt, hbar, varbar, r2, C, W) of _vjp_step
+    return (np.empty((dx, L)), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L), np.empty((M, L)),
+            np.empty((M, L)))
 
 
 @jit(fastmath=FASTMATH_SUMS)
@@ -242,164 +427,16 @@ def _vjp_block(blk, n0, nl, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, 
     # GX = dL/dX. Gradients of this block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all
     # arrays, zero on entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M),
     # gB (Q, M, M), gA (d_x, Q), gsq (d_x,), gFG (d_x, D) = [dF dG], gb (d_x,).
-    gZ, gl, gs2, galpha = gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk]
-    gB, gA, gsq, gFG, gb = gB_all[blk], gA_all[blk], gsq_all[blk], gFG_all[blk], gb_all[blk]
-    T, N, Q = eps_h.shape
-    M, D = Z.shape[1], Z.shape[2]
-    dx = A.shape[0]
-    L = XT.shape[3]
+    dx, L = A.shape[0], XT.shape[3]
+    g, gxt, hbar, varbar, r2, C, W = _vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
     carry = np.zeros((dx, L))  # dL/dx_t flowing back from step t+1
-    g = np.empty((dx, L))
-    gxt = np.empty((D, L))
-    hbar = np.empty(L)
-    varbar = np.empty(L)
-    r2 = np.empty(L)
-    C = np.empty((M, L))  # dL/dr2
-    W = np.empty((M, L))  # varbar k, for dB
-    for t in range(T - 1, -1, -1):
-        xt = XT[blk, t]
+    for t in range(eps_h.shape[0] - 1, -1, -1):
         for d in range(dx):
-            acc = 0.0
             for i in range(nl):
-                v = GX[t, n0 + i, d] + carry[d, i]
-                g[d, i] = v
-                acc += v * eps_x[t, n0 + i, d]
-            gsq[d] += acc
-        # m = [F G] xt + b: d[F G] += g xt^T, db += g, and dxt = [F G]^T g, of which only dx_{t-1} = F^T g is
-        # needed; F = 0 for the zero mean. Own loops, so that the sums above vectorise as they would without them.
-        for d in range(dx):
-            grow = g[d]
-            acc = 0.0
-            for i in range(nl):
-                acc += grow[i]
-            gb[d] += acc
-            for c in range(D):
-                row = xt[c]
-                acc = 0.0
-                for i in range(nl):
-                    acc += grow[i] * row[i]
-                gFG[d, c] += acc
-        for c in range(D):
-            grow = gxt[c]
-            for i in range(nl):
-                grow[i] = 0.0
-        if linear:
-            for c in range(dx):
-                grow = gxt[c]
-                for d in range(dx):
-                    f = FG[d, c]
-                    for i in range(nl):
-                        grow[i] += f * g[d, i]
-        for q in range(Q):
-            Kq = K[blk, t, q]
-            if BK.shape[1] == T:
-                BKq = BK[blk, t, q]
-            else:  # not kept: recompute B_q k
-                BKq = BK[blk, 0, q]
-                gemm(False, False, M, nl, M, 1.0, B, q * M * M, M, Kq, 0, L, 0.0, BKq, 0, L)
-            hrow = H[blk, t, q]
-            sdrow = SD[blk, t, q]
-            # x_t = mu + A h + sqrt_q eps_x
-            for i in range(nl):
-                hbar[i] = 0.0
-            for d in range(dx):
-                a = A[d, q]
-                acc = 0.0
-                for i in range(nl):
-                    hbar[i] += a * g[d, i]
-                    acc += g[d, i] * hrow[i]
-                gA[d, q] += acc
-            # h = mean + sqrt(var) eps_h, var = s2 - k^T B k
-            acc = 0.0
-            for i in range(nl):
-                sd = sdrow[i]
-                v = 0.0 if sd < 0.0 else hbar[i] * eps_h[t, n0 + i, q] / (2.0 * sd)
-                varbar[i] = v
-                acc += v
-            gs2[q] += acc
-            inv_s2 = 1.0 / variance[q]
-            for j in range(M):
-                a = alpha[q, j]
-                krow = Kq[j]
-                bkrow = BKq[j]
-                wrow = W[j]
-                c = C[j]
-                acc_alpha = 0.0
-                acc_s2 = 0.0
-                if code == 0:
-                    for i in range(nl):
-                        k = krow[i]
-                        kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
-                        acc_alpha += hbar[i] * k
-                        acc_s2 += kbar * k  # k = s2 profile(r2): dk/ds2 = k / s2
-                        wrow[i] = varbar[i] * k
-                        c[i] = -0.5 * kbar * k  # dL/dr2 = kbar dk/dr2
-                else:
-                    if P.shape[1] == T:
-                        prow = P[blk, t, q, j]
-                    else:  # not kept: dk/dr2 = -(5/6) (1 + a) k / (1 + a + a^2/3), a = sqrt(5 r2)
-                        prow = P[blk, 0, q, j]
-                        for i in range(nl):
-                            r2[i] = 0.0
-                        for d in range(D):
-                            z = Z[q, j, d]
-                            il = inv_l[q, d]
-                            for i in range(nl):
-                                v = (xt[d, i] - z) * il
-                                r2[i] += v * v
-                        for i in range(nl):
-                            sa = math.sqrt(5.0 * r2[i])
-                            prow[i] = -(5.0 / 6.0) * (1.0 + sa) * krow[i] / (1.0 + sa + sa * sa * _THIRD)
-                    for i in range(nl):
-                        k = krow[i]
-                        kbar = hbar[i] * a - 2.0 * varbar[i] * bkrow[i]
-                        acc_alpha += hbar[i] * k
-                        acc_s2 += kbar * k
-                        wrow[i] = varbar[i] * k
-                        c[i] = kbar * prow[i]
-                galpha[q, j] += acc_alpha
-                gs2[q] += acc_s2 * inv_s2
-            # through r2 = sum_d ((xt_d - z_jd) / l_d)^2 to xt, Z and l; two inducing points at a time, so that xt
-            # and its gradient are loaded once for both
-            for d in range(D):
-                w2 = 2.0 * inv_l[q, d] * inv_l[q, d]
-                row = xt[d]
-                grow = gxt[d]
-                for j in range(0, M - 1, 2):
-                    z0 = Z[q, j, d]
-                    z1 = Z[q, j + 1, d]
-                    c0 = C[j]
-                    c1 = C[j + 1]
-                    acc_z0 = 0.0
-                    acc_z1 = 0.0
-                    acc_l = 0.0
-                    for i in range(nl):
-                        diff0 = row[i] - z0
-                        diff1 = row[i] - z1
-                        w0 = w2 * c0[i] * diff0  # dL/dr2 * dr2/dxt[d]
-                        w1 = w2 * c1[i] * diff1
-                        grow[i] += w0 + w1
-                        acc_z0 += w0
-                        acc_z1 += w1
-                        acc_l += w0 * diff0 + w1 * diff1
-                    gZ[q, j, d] -= acc_z0
-                    gZ[q, j + 1, d] -= acc_z1
-                    gl[q, d] -= acc_l
-                if M % 2 == 1:
-                    z0 = Z[q, M - 1, d]
-                    c0 = C[M - 1]
-                    acc_z0 = 0.0
-                    acc_l = 0.0
-                    for i in range(nl):
-                        diff0 = row[i] - z0
-                        w0 = w2 * c0[i] * diff0
-                        grow[i] += w0
-                        acc_z0 += w0
-                        acc_l += w0 * diff0
-                    gZ[q, M - 1, d] -= acc_z0
-                    gl[q, d] -= acc_l
-            # dB_q -= sum_i varbar_i k_i k_i^T
-            gemm(False, True, M, M, nl, -1.0, W, 0, L, Kq, 0, L, 1.0, gB, q * M * M, M)
+                g[d, i] = GX[t, n0 + i, d] + carry[d, i]
+        _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+                  code, gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk], gB_all[blk], gA_all[blk],
+                  gsq_all[blk], gFG_all[blk], gb_all[blk], gxt, hbar, varbar, r2, C, W)
         for d in range(dx):
             for i in range(nl):
                 carry[d, i] = gxt[d, i]
@@ -526,10 +563,9 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
 defvjp_argnums(_rollout_traced, vjp_all_argnums(_rollout_make_vjp))
 
 
-def rollout_example(rng):
+def rollout_example(rng, nseq=2, S=3, T=4, dx=3, du=1, Q=2, M=5):
     """Small valid arguments (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b):
-    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5, and a linear mean near 0.9 I."""
-    nseq, S, T, dx, du, Q, M = 2, 3, 4, 3, 1, 2, 5
+    B=2 sequences x S=3 particles, T=4, d_x=3, d_u=1, Q=2, M=5 by default, and a linear mean near 0.9 I."""
     N, D = nseq * S, dx + du
     W = rng.normal(size=(Q, M, M)) / M
     return (
