@@ -49,7 +49,7 @@ def assert_same_as_batch(columns, result, rows=slice(None)):
         assert np.array_equal(column, getattr(result, field)[rows], equal_nan=True), field
 
 
-@pytest.mark.parametrize("proposal", ["adapted", "bootstrap"])
+@pytest.mark.parametrize("proposal", ["adapted", "bootstrap", "enkf"])
 @pytest.mark.parametrize("name", ["odgpssm", "prssm"])
 def test_updates_reproduce_the_batch_filter_bit_for_bit(fitted, name, proposal):
     model = fitted[name]
@@ -63,6 +63,20 @@ def test_updates_reproduce_the_batch_filter_bit_for_bit(fitted, name, proposal):
     assert np.array_equal(f.state()["log_weights"], batch.log_weights)
     assert f.step == len(y)
     assert np.isnan(batch.innovations[4, 0]) and abs(np.nanmean(batch.output_means) - 300.0) < 100.0  # raw units
+
+
+def test_the_default_proposal_follows_filter_method(fitted):
+    model = fitted["odgpssm"]
+    y, u = plant()
+    y, u = y[100:130], u[100:130]
+    model.filter_method = "enkf"
+    try:
+        batch = model.filter(y, u, num_particles=N, seed=SEED)
+        f = model.online_filter(num_particles=N, seed=SEED)
+        assert f.state()["proposal"] == "enkf"
+        assert_same_as_batch(run_online(f, y, u), batch)
+    finally:
+        model.filter_method = "particle"
 
 
 def test_state_round_trips_through_json_and_a_model_file(fitted, tmp_path):
