@@ -52,7 +52,8 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
-and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth`` and ``forecast``.
+and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth``, ``forecast`` and
+``online_filter`` (:class:`OnlineFilter`, the particle filter one measurement at a time).
 """
 import abc
 import inspect
