@@ -183,7 +183,7 @@ def independent_elbo(model, y, u, noise, kl_weighting="unbiased", num_windows=No
 def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp.ODGPSSM, seed=0, shared=True):
     """A tiny model with every parameter moved away from its initial value, so that each term matters."""
     options = dict(dim_x=DX, dim_y=DY, dim_u=DU, num_inducing=M, kernel=kernel_name, whiten=whiten,
-                   mean_function=mean_function, seed=seed, shared_inducing=shared)
+                   mean_function=mean_function, seed=seed, shared_inducing=shared, objective="prior")
     if cls is gp.ODGPSSM:
         options["num_latent"] = Q
     model = cls(**options)
@@ -371,7 +371,8 @@ def test_elbo_is_below_the_kalman_log_likelihood_in_a_linear_gaussian_case():
 
     the Monte-Carlo average over noise seeds must match it, and it must lie below log p(y) of the Kalman filter."""
     steps = 15
-    model = gp.ODGPSSM(dim_x=1, dim_y=1, dim_u=0, num_latent=1, num_inducing=3, mean_function="identity", seed=0)
+    model = gp.ODGPSSM(dim_x=1, dim_y=1, dim_u=0, num_latent=1, num_inducing=3, mean_function="identity", seed=0,
+                       objective="prior")
     rng = np.random.default_rng(0)
     process_var, obs_var = 0.09, 0.25
     x = np.cumsum(rng.normal(0, math.sqrt(process_var), steps)) + rng.normal()

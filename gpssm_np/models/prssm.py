@@ -15,7 +15,7 @@ class PRSSM(GPSSM):
     def __init__(self, dim_x, dim_y, dim_u=1, num_inducing=20, kernel="matern52", shared_inducing=True,
                  whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
                  recognition=None, recognition_options=None, jitter=JITTER, init=None,
-                 settings="default", initial_state=None, objective="prior", filter_method="particle",
+                 settings="default", initial_state=None, objective=None, filter_method="particle",
                  standardize=True, **init_values):
         check_init_values(init_values, PRSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
