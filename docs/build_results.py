@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 #: Summaries rebuilt from their JSON: file stem -> which module's ``markdown`` renders it.
 SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "table1_default": "table1", "qstudy": "table1",
-               "mimo": "table1", "car_tracking": "car_tracking"}
+               "mimo": "table1", "car_tracking": "car_tracking", "table1_enkf": "table1",
+               "table1_prior_objective": "table1"}
 BLOCK = re.compile(r"(<!-- include (?P<path>\S+) -->\n).*?(<!-- end include -->)", re.S)
 
 
