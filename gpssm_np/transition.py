@@ -43,7 +43,7 @@ from .ops.conditional import conditional_moments, conditional_precompute, condit
 from .ops.enkf import enkf_loglik, enkf_loglik_ops, enkf_loglik_reference
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
 from .ops.lmc import lmc_cov, lmc_mean
-from .ops.rollout import rollout, rollout_ops, rollout_reference
+from .ops.rollout import rollout, rollout_ops, rollout_reference, transition_moments
 
 BACKENDS = ("fused", "ops", "reference")
 
@@ -152,8 +152,15 @@ class Transition:
 
     def moments_function(self):
         """The transition as ``filtering.particle_filter`` takes it: ``transition(x_prev (N, d_x), u_t (d_u,) or
-        None, k) -> (mean (N, d_x), cov (N, d_x, d_x))`` in plain NumPy (u_t None only when d_u = 0)."""
+        None, k) -> (mean (N, d_x), cov (N, d_x, d_x))`` in plain NumPy (u_t None only when d_u = 0): the moments of
+        :meth:`moments`, computed by one noise-free step of the fused rollout kernel (``ops.rollout.
+        transition_moments``), which filters call at every step."""
         d_x, d_u = self.spec.dim_x, self.spec.dim_u
+        p = self.p
+        arrays = [np.asarray(a, dtype=np.float64) for a in (p["Z"], p["lengthscale"], p["variance"], self.alpha,
+                                                             self.B, self.A, self.F, self.G, self.b)]
+        A_cov = None if self.spec.independent else arrays[5]
+        q = np.asarray(self.process_var, dtype=np.float64)
 
         def transition(x_prev, u_t, k=None):
             x_prev = np.asarray(x_prev, dtype=np.float64)
@@ -166,7 +173,7 @@ class Transition:
             u_t = np.asarray(u_t, dtype=np.float64)
             if u_t.shape != (d_u,):
                 raise ValueError(f"u_t: expected shape ({d_u},), got {u_t.shape}")
-            mean, cov = self.moments(x_prev, np.broadcast_to(u_t, (x_prev.shape[0], d_u)))
-            return np.asarray(mean, dtype=np.float64), np.asarray(cov, dtype=np.float64)
+            _, s_h, mean = transition_moments(x_prev, u_t, *arrays, kind=self.spec.kernel)
+            return mean, np.asarray(lmc_cov(s_h, A_cov, q), dtype=np.float64)
 
         return transition

@@ -436,3 +436,20 @@ def test_smoother_and_gpssm_validation():
         transition(np.zeros((4, 3)), np.zeros(2), 0)
     with pytest.raises(ValueError, match="u"):
         gp.filter(y)
+
+
+@pytest.mark.parametrize("kernel", ["matern52", "se"])
+@pytest.mark.parametrize("cls", [gpssm_np.ODGPSSM, gpssm_np.PRSSM])
+def test_filters_transition_equals_the_transition_moments(cls, kernel, rng):
+    # moments_function (one noise-free step of the fused rollout kernel) against Transition.moments (the sparse-GP
+    # conditional and the LMC as separate primitives), over more particles than one block
+    from gpssm_np.transition import Transition
+
+    model = cls(dim_x=3, dim_y=1, dim_u=2, num_inducing=7, kernel=kernel, seed=2)
+    params = {k: v + 0.3 * rng.normal(size=v.shape) for k, v in model.get_params().items()}
+    transition = Transition(constrain(params, model.spec), model.spec)
+    x, u = rng.normal(size=(950, 3)), rng.normal(size=2)
+    mean, cov = transition.moments_function()(x, u, 0)
+    expected_mean, expected_cov = transition.moments(x, np.broadcast_to(u, (950, 2)))
+    np.testing.assert_allclose(mean, expected_mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cov, expected_cov, rtol=1e-12, atol=1e-12)

@@ -537,6 +537,24 @@ def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, 
     return _forward(_prepare(*args), kind, keep=False)[0]
 
 
+def transition_moments(x, u_t, Z, lengthscale, variance, alpha, B, A, F, G, b, kind="matern52"):
+    """One step of the rollout's forward kernel without noise, for filters (no autograd): the latent GPs' moments
+    m_h, s_h (N, Q) at [x_n, u_t] and the transition mean mu(x_n, u_t) + A m_h (N, d_x), for particles x (N, d_x)
+    and one input u_t (d_u,). s_h is floored at VAR_FLOOR as in the rollout. Arguments as :func:`rollout`."""
+    x = to_c_f64(x)
+    N, Q, dx = x.shape[0], variance.shape[0], x.shape[1]
+    zeros = np.zeros
+    arrays = _prepare(x, np.reshape(u_t, (1, 1, -1)), Z, lengthscale, variance, alpha, B, A, zeros(dx),
+                      zeros((1, N, Q)), zeros((1, N, dx)), F, G, b)
+    X, tape = _forward(arrays, kind, keep=True)
+    try:
+        H, SD = (a[:, 0].transpose(0, 2, 1).reshape(-1, Q)[:N] for a in tape[4:6])  # (blocks, L, Q) -> (N, Q)
+        s_h = np.where(SD < 0.0, VAR_FLOOR, SD * SD)
+        return H.copy(), s_h, X[0]
+    finally:
+        _TAPES.release(tape)
+
+
 def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
                       kind="matern52"):
     def vjp(GX):
