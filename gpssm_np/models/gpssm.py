@@ -167,6 +167,9 @@ class GPSSM(GradientTrainedModel):
         with noise drawn from ``rng``. ``backend`` and ``kl_weighting`` default to the model's; ``x0``: per-window
         q(x0) moments (mean (B, d_x), var (B, d_x)) instead of the model's own."""
         spec = self.spec
+        if self.objective == "enkf" and num_samples < 2:
+            raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
+                             f"{num_samples}")
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent,
                            spec.dim_y if self.objective == "enkf" else 0)
         backend = check_backend(backend or self.backend)
