@@ -96,6 +96,15 @@ def sweep(out_dir, seeds=5, systems=SYSTEMS):
 
 
 def markdown(rows):
+    """One table per code version (commit) of the rows, in the order they were written: see :func:`table`."""
+    commits = list(dict.fromkeys(r.get("commit") for r in rows))
+    if len(commits) == 1:
+        return table(rows)
+    return "\n\n".join(f"Rows of commit `{str(c)[:7]}`:\n\n" + table([r for r in rows if r.get("commit") == c])
+                       for c in commits)
+
+
+def table(rows):
     """Per system: mean +- sample std over seeds of each model's causal RMSE and the ratios to the references."""
     lines = ["| system | ODGPSSM (default) | LGSSM | Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | "
              "fit s |", "|---|---|---|---|---|---|---|"]
