@@ -208,8 +208,7 @@ def _weighted_moments(x, log_w):
     w = np.exp(log_w)
     mean = w @ x
     centred = x - mean
-    cov = np.einsum("n,ni,nj->ij", w, centred, centred)
-    return mean, symmetrise(cov)
+    return mean, symmetrise((centred.T * w) @ centred)
 
 
 def _sample_gaussians(mean, cov, rng, index=None):
@@ -431,9 +430,11 @@ def _predicted_output(mean, cov, log_w, C, R):
     """Mean (d_y,) and variances (d_y,) of y_t given y_{1:t-1}: the moments of the mixture of N(C m_i, C S_i C^T + R)
     with weights exp(log_w) (module docstring); ``mean`` (N, d_x), ``cov`` (N, d_x, d_x)."""
     w = np.exp(log_w)
+    N, d_x = mean.shape
     Cm = mean @ C.T  # (N, d_y)
     y_mean = w @ Cm
-    spread = np.sum((C @ cov) * C, axis=2) + (Cm - y_mean) ** 2  # diag(C S_i C^T) + (C m_i - mean)^2, (N, d_y)
+    CC = (C[:, :, None] * C[:, None, :]).reshape(len(C), d_x * d_x)  # rows vec(c_a c_a^T): diag(C S C^T) = S : CC
+    spread = cov.reshape(N, d_x * d_x) @ CC.T + (Cm - y_mean) ** 2  # diag(C S_i C^T) + (C m_i - mean)^2, (N, d_y)
     return y_mean, w @ spread + np.diag(R)
 
 
