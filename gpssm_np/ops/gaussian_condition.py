@@ -13,9 +13,10 @@ Maths. For n = 1..N, a Gaussian N(m_n, S_n) on R^d, and y = C x + e, e ~ N(0, R)
 
 with sym(A) = (A + A^T) / 2, so that S_y's Cholesky factor is that of an exactly symmetric matrix
 (``linalg.symmetrise``). (I - K C) S_n is computed as S_n - K (C S_n) (C S_n is at hand), and of S' only the lower
-triangle, copied to the upper one: S' is exactly symmetric. Each Gaussian is one pass of small loops, O(k d^2 + d^3 + k^3) operations; at the
-sizes of a particle filter step (N = 500, d = 4, k = 1) the batched NumPy version (einsum, solve, cholesky over
-(N, d, d) stacks) spent its time in call overhead and in LAPACK calls on 1 x 1 and 4 x 4 matrices.
+triangle, copied to the upper one: S' is exactly symmetric. Each Gaussian is one pass of small loops, O(k d^2 + d^3
++ k^3) operations; at the sizes of a particle filter step (N = 500, d = 4, k = 1) the batched NumPy version (einsum,
+solve, cholesky over (N, d, d) stacks) spent its time in call overhead and in LAPACK calls on 1 x 1 and 4 x 4
+matrices.
 
 No gradient (filters only). :func:`condition_gaussians` returns the index of the first Gaussian whose S_y is not
 positive definite (-1 when none), its outputs then unfinished; the caller raises the error.
@@ -24,6 +25,7 @@ import math
 
 import numpy as np
 
+from .._config import FASTMATH
 from ._compile import jit
 from ._primitive import to_c_f64
 from .linalg import cholesky_into
@@ -31,12 +33,12 @@ from .linalg import cholesky_into
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
-@jit
+@jit(fastmath=FASTMATH)
 def _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik):
     N, d = mean.shape
     k = C.shape[0]
-    CS, G, Sy, L = np.empty((k, d)), np.empty((k, d)), np.empty((k, k)), np.empty((k, k))
-    resid, z = np.empty(k), np.empty(k)
+    CS, G, RG, Sy, L = np.empty((k, d)), np.empty((k, d)), np.empty((k, d)), np.empty((k, k)), np.empty((k, k))
+    resid, z, inv_diag = np.empty(k), np.empty(k), np.empty(k)
     I_KC, T1 = np.empty((d, d)), np.empty((d, d))
     for n in range(N):
         S = cov[n]
@@ -57,13 +59,14 @@ def _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik):
         # log-likelihood: z = L^{-1} r by forward substitution
         quad, logdet = 0.0, 0.0
         for a in range(k):
+            inv_diag[a] = 1.0 / L[a, a]  # divisions are slow: one per pivot, then products
             s = y[a]
             for j in range(d):
                 s -= C[a, j] * mean[n, j]
             resid[a] = s
             for b in range(a):
                 s -= L[a, b] * z[b]
-            z[a] = s / L[a, a]
+            z[a] = s * inv_diag[a]
             quad += z[a] * z[a]
             logdet += math.log(L[a, a])
         log_lik[n] = -0.5 * (k * _LOG_2PI + 2.0 * logdet + quad)
@@ -73,12 +76,12 @@ def _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik):
                 s = CS[a, e]
                 for b in range(a):
                     s -= L[a, b] * G[b, e]
-                G[a, e] = s / L[a, a]
+                G[a, e] = s * inv_diag[a]
             for a in range(k - 1, -1, -1):
                 s = G[a, e]
                 for b in range(a + 1, k):
                     s -= L[b, a] * G[b, e]
-                G[a, e] = s / L[a, a]
+                G[a, e] = s * inv_diag[a]
         for i in range(d):
             s = 0.0
             for a in range(k):
@@ -89,25 +92,26 @@ def _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik):
                 for a in range(k):
                     s += G[a, i] * C[a, j]
                 I_KC[i, j] = (1.0 if i == j else 0.0) - s
-        for i in range(d):  # T1 = (I - K C) S = S - K (C S)
+        for i in range(d):  # T1 = (I - K C) S = S - K (C S), RG = R G
             for j in range(d):
                 s = S[i, j]
                 for a in range(k):
                     s -= G[a, i] * CS[a, j]
                 T1[i, j] = s
+            for a in range(k):
+                s = 0.0
+                for b in range(k):
+                    s += R[a, b] * G[b, i]
+                RG[a, i] = s
         for i in range(d):  # S' = T1 (I - K C)^T + G^T R G, symmetric: the lower triangle, mirrored
             for j in range(i + 1):
                 s = 0.0
                 for e in range(d):
                     s += T1[i, e] * I_KC[j, e]
-                g = 0.0
                 for a in range(k):
-                    ra = 0.0
-                    for b in range(k):
-                        ra += R[a, b] * G[b, j]
-                    g += G[a, i] * ra
-                post_cov[n, i, j] = s + g
-                post_cov[n, j, i] = s + g
+                    s += G[a, i] * RG[a, j]
+                post_cov[n, i, j] = s
+                post_cov[n, j, i] = s
     return -1
 
 
