@@ -17,6 +17,8 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.dmm import dmm_loop, dmm_loop_example
+from .ops.gaussian_condition import condition_gaussians, condition_gaussians_example
+from .ops.gaussian_sample import sample_gaussians, sample_gaussians_example
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
 from .ops.lstm import lstm, lstm_example
 
@@ -51,7 +53,7 @@ def _rollout_args(rng, N, identity):
 def warmup():
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
     both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
-    expected log-likelihood and the DSSM's loop.
+    expected log-likelihood, the DSSM's loop and the particle filters' Gaussian conditioning and sampling.
 
     The same compiled kernels serve any number of kernel threads (``ops.threads.run_blocks``).
 
@@ -79,4 +81,6 @@ def warmup():
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))
+    condition_gaussians(*condition_gaussians_example(rng))  # the particle filters' kernels (no gradient)
+    sample_gaussians(*sample_gaussians_example(rng))
     return time.perf_counter() - start

@@ -72,7 +72,8 @@ import numpy as np
 from scipy.special import logsumexp as _scipy_logsumexp
 
 from . import _validation as check
-from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol, observed_part
+from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol, not_positive_definite, observed_part
+from .ops.gaussian_sample import sample_gaussians
 from .ops.linalg import symmetrise
 
 logger = logging.getLogger(__name__)
@@ -207,14 +208,18 @@ def _weighted_moments(x, log_w):
     w = np.exp(log_w)
     mean = w @ x
     centred = x - mean
-    cov = np.einsum("n,ni,nj->ij", w, centred, centred)
-    return mean, symmetrise(cov)
+    return mean, symmetrise((centred.T * w) @ centred)
 
 
-def _sample_gaussians(mean, chol, rng):
-    """One draw from each N(mean[n], chol[n] chol[n]^T); mean (N, d), chol (N, d, d)."""
-    eps = rng.standard_normal(mean.shape)
-    return mean + np.einsum("nij,nj->ni", chol, eps)
+def _sample_gaussians(mean, cov, rng, index=None):
+    """One draw from each N(mean[i], cov[i]) for i in ``index`` (N,) (default: every one of the N), standard normals
+    (N, d) drawn from ``rng`` (``ops.gaussian_sample``); mean (K, d), cov (K, d, d), symmetrised."""
+    if index is None:
+        index = np.arange(mean.shape[0])
+    x, failed = sample_gaussians(mean, cov, index, rng.standard_normal((len(index), mean.shape[1])))
+    if failed >= 0:
+        raise not_positive_definite("transition")
+    return x
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -425,9 +430,11 @@ def _predicted_output(mean, cov, log_w, C, R):
     """Mean (d_y,) and variances (d_y,) of y_t given y_{1:t-1}: the moments of the mixture of N(C m_i, C S_i C^T + R)
     with weights exp(log_w) (module docstring); ``mean`` (N, d_x), ``cov`` (N, d_x, d_x)."""
     w = np.exp(log_w)
+    N, d_x = mean.shape
     Cm = mean @ C.T  # (N, d_y)
     y_mean = w @ Cm
-    spread = np.sum((C @ cov) * C, axis=2) + (Cm - y_mean) ** 2  # diag(C S_i C^T) + (C m_i - mean)^2, (N, d_y)
+    CC = (C[:, :, None] * C[:, None, :]).reshape(len(C), d_x * d_x)  # rows vec(c_a c_a^T): diag(C S C^T) = S : CC
+    spread = cov.reshape(N, d_x * d_x) @ CC.T + (Cm - y_mean) ** 2  # diag(C S_i C^T) + (C m_i - mean)^2, (N, d_y)
     return y_mean, w @ spread + np.diag(R)
 
 
@@ -448,7 +455,7 @@ def _adapted_step(mean, cov, log_w, observed, ess_threshold, rng):
         mean, cov, log_g = condition(mean, cov, *observed)
         log_w, inc = _normalise(log_w + log_g)
     ess, resampled, anc, log_w = _maybe_resample(log_w, ess_threshold, rng)
-    x = _sample_gaussians(mean[anc], cholesky(cov[anc], "transition"), rng)
+    x = _sample_gaussians(mean, cov, rng, anc)
     return x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0])
 
 
@@ -456,7 +463,7 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
     """Bootstrap step; same returns as :func:`_adapted_step`. The stored particles are those before resampling;
     the carried ones are resampled from them (their parents are the resampling indices)."""
     N = mean.shape[0]
-    x = _sample_gaussians(mean, cholesky(cov, "transition"), rng)
+    x = _sample_gaussians(mean, cov, rng)
     inc = 0.0
     if observed is not None:
         Co, Ro, yo = observed
@@ -469,7 +476,7 @@ def _bootstrap_step(mean, cov, log_w, observed, ess_threshold, rng):
 def _enkf_step(mean, cov, log_w, observed, ess_threshold, rng):
     """Ensemble Kalman step (module docstring); same returns as :func:`_adapted_step`, the weights uniform."""
     N = mean.shape[0]
-    x = _sample_gaussians(mean, cholesky(cov, "transition"), rng)
+    x = _sample_gaussians(mean, cov, rng)
     inc = 0.0
     if observed is not None:
         Co, Ro, yo = observed

@@ -22,9 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ops.gaussian_condition import condition_gaussians
 from .ops.linalg import symmetrise
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def not_positive_definite(name):
+    """The ValueError for covariance matrices ``name`` that are not positive definite."""
+    return ValueError(f"{name}: expected symmetric positive-definite covariance matrices")
 
 
 def cholesky(cov, name):
@@ -33,7 +39,7 @@ def cholesky(cov, name):
     try:
         return np.linalg.cholesky(symmetrise(cov))
     except np.linalg.LinAlgError:
-        raise ValueError(f"{name}: expected symmetric positive-definite covariance matrices") from None
+        raise not_positive_definite(name) from None
 
 
 def gaussian_logpdf_chol(resid, chol):
@@ -50,17 +56,12 @@ def condition(mean, cov, C, R, y):
     ``mean`` (N, d), ``cov`` (N, d, d), ``C`` (k, d), ``R`` (k, k), ``y`` (k,). Returns (post_mean (N, d), post_cov
     (N, d, d), log N(y; C mean[n], C cov[n] C^T + R) (N,)); the posterior covariances are in Joseph form and
     exactly symmetric. A ValueError names "transition" when a predictive covariance is not positive definite.
+    Computed by the Numba kernel ``ops.gaussian_condition`` (one small loop per Gaussian).
     """
-    d = mean.shape[1]
-    CS = np.einsum("kd,nde->nke", C, cov)  # (N, k, d)
-    Sy = np.einsum("nkd,jd->nkj", CS, C) + R  # (N, k, k)
-    resid = y - mean @ C.T  # (N, k)
-    log_lik = gaussian_logpdf_chol(resid, cholesky(Sy, "transition"))
-    gain = np.swapaxes(np.linalg.solve(Sy, CS), 1, 2)  # (N, d, k): S C^T Sy^{-1}
-    post_mean = mean + np.einsum("ndk,nk->nd", gain, resid)
-    I_KC = np.eye(d) - np.einsum("ndk,ke->nde", gain, C)
-    post_cov = I_KC @ cov @ np.swapaxes(I_KC, 1, 2) + gain @ R @ np.swapaxes(gain, 1, 2)
-    return post_mean, symmetrise(post_cov), log_lik
+    post_mean, post_cov, log_lik, failed = condition_gaussians(mean, cov, C, R, y)
+    if failed >= 0:
+        raise not_positive_definite("transition")
+    return post_mean, post_cov, log_lik
 
 
 @dataclass

@@ -19,7 +19,7 @@ LAYERS = {
     0: ("_config", "_validation", "_version", "_progress", "_init"),
     1: ("ops", "ops._compile", "ops._primitive", "ops._tape", "ops._fastmath", "ops._blas", "ops.threads",
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
-        "ops.rollout", "ops.enkf", "ops.dmm"),
+        "ops.rollout", "ops.enkf", "ops.dmm", "ops.gaussian_condition", "ops.gaussian_sample"),
     2: ("transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.arrays",
         "datasets.simulators", "datasets.windowing"),
     3: ("transition",),

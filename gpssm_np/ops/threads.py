@@ -66,14 +66,16 @@ def blas_single_threaded():
     The kernels call BLAS on small blocks from inside their own loops (and threads): a multi-threaded BLAS would
     only add synchronisation there, and on a busy machine its spinning threads cost far more than they save.
     Nested uses (a kernel inside ``fit``) do nothing: setting the limit costs ~0.1 ms, eight times per training
-    step otherwise."""
+    step otherwise. Nor does a use while every BLAS already runs one thread (asking costs ~2 us; a step of the
+    online filter takes well under a millisecond)."""
     global _blas_limit_depth
     controller = _blas_controller()
     with _controller_lock:
         outermost = _blas_limit_depth == 0
         _blas_limit_depth += 1
     try:
-        if controller and outermost:
+        if controller and outermost and any(lib.user_api == "blas" and lib.get_num_threads() != 1
+                                            for lib in controller.lib_controllers):
             with controller.limit(limits=1, user_api="blas"):
                 yield
         else:

@@ -304,3 +304,14 @@ def test_blas_limit_nests_and_is_restored():
             assert all(n == 1 for n in blas_threads())
         assert all(n == 1 for n in blas_threads())
     assert blas_threads() == before
+
+
+def test_blas_limit_is_not_set_again_when_blas_runs_one_thread(monkeypatch):
+    pytest.importorskip("threadpoolctl")
+    from gpssm_np.ops import threads
+
+    controller = threads._blas_controller()
+    with controller.limit(limits=1, user_api="blas"):
+        monkeypatch.setattr(controller, "limit", lambda **kwargs: pytest.fail("the limit was set again"))
+        with threads.blas_single_threaded():
+            pass
