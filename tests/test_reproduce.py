@@ -64,7 +64,7 @@ def test_dask_local_cluster(tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
                            data_dir=DATA, scheduler=cluster.scheduler_address)
-    assert len(doc["runs"]) == 3
+    assert len(doc["runs"]) == 4  # one run, four protocols
 
 
 def test_prssm_style_settings_build_residual_models():
