@@ -56,8 +56,8 @@ from ._compile import jit
 from ._primitive import to_c_f64, vjp_all_argnums
 from ._tape import TapeStore
 from .kernels import kernel_code
-from .rollout import (PARTICLE_BLOCK, _fwd_scratch, _fwd_step, _linear_mean, _tape_shapes, _vjp_scratch, _vjp_step,
-                      ops_step, reference_step, rollout_example)
+from .rollout import (PARTICLE_BLOCK, _block_grads, _fwd_scratch, _fwd_step, _linear_mean, _prepare, _tape_shapes,
+                      _vjp_scratch, _vjp_step, ops_step, reference_step, rollout_example)
 from .threads import run_blocks, sum_blocks
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -374,15 +374,11 @@ def _forward(arrays, kind):
     return LL, tape
 
 
-def _prepare(args):
-    return [to_c_f64(a) for a in args]
-
-
 @primitive
 def _enkf_traced(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var, eps_y,
                  kind="matern52"):
-    LL, tape = _forward(_prepare((x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
-                                  obs_var, eps_y)), kind)
+    LL, tape = _forward(_prepare(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
+                                 obs_var, eps_y), kind)
     total = LL.sum(axis=0)
     _TAPES.attach(total, tape)
     return total
@@ -395,7 +391,7 @@ def enkf_loglik(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, 
     args = (x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var, eps_y)
     if any(isbox(a) for a in args):
         return _enkf_traced(*args, kind=kind)
-    LL, tape = _forward(_prepare(args), kind)
+    LL, tape = _forward(_prepare(*args), kind)
     _TAPES.release(tape)
     return LL.sum(axis=0)
 
@@ -403,8 +399,8 @@ def enkf_loglik(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, 
 def _enkf_make_vjp(ans, x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
                    eps_y, kind="matern52"):
     def vjp(GL):
-        arrays = _prepare((x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
-                           eps_y))
+        arrays = _prepare(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
+                          eps_y)
         x0_, U_, Y_, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_, F_, G_, b_, r_, eps_y_ = arrays
         T, N, Q = eps_h_.shape
         nseq, dy = Y_.shape[0], Y_.shape[2]
@@ -413,9 +409,7 @@ def _enkf_make_vjp(ans, x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q,
         nb, L = window_blocks(nseq, S)
         FG, _, linear = _linear_mean(x0_, U_, F_, G_, b_)
         gx0 = np.empty((N, dx))
-        block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
-                       np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)), np.zeros((nb, dx, D)),
-                       np.zeros((nb, dx)), np.zeros((nb, dy)))
+        block_grads = _block_grads(nb, Q, M, D, dx) + (np.zeros((nb, dy)),)
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind)[1]) as tape:
             run_blocks(_vjp_blocks, nb, L, S, to_c_f64(GL), Y_, np.sqrt(r_), eps_y_, *tape[:6], *tape[7:], Z_,
                        1.0 / l_, s2_, alpha_, B_, A_, eps_h_, eps_x_, FG, linear, kernel_code(kind), gx0,

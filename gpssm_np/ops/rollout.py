@@ -480,6 +480,14 @@ def _prepare(*arrays):
     return [to_c_f64(a) for a in arrays]
 
 
+def _block_grads(nb, Q, M, D, dx):
+    """Zeroed per-block sums of the transition's parameter gradients: gZ, gl, gs2, galpha, gB, gA, gsq, g[F G], gb
+    (leading axis: the block), as ``_vjp_step`` adds into them."""
+    return (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
+            np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)), np.zeros((nb, dx, D)),
+            np.zeros((nb, dx)))
+
+
 def _linear_mean(x0, U, F, G, b):
     """([F G] (d_x, D), b, linear) for the kernels; linear is False when F, G and b are all zero, and the kernels
     then skip the mean term (adding it would change nothing: 0 * x + 0 = +-0)."""
@@ -543,9 +551,8 @@ def transition_moments(x, u_t, Z, lengthscale, variance, alpha, B, A, F, G, b, k
     and one input u_t (d_u,). s_h is floored at VAR_FLOOR as in the rollout. Arguments as :func:`rollout`."""
     x = to_c_f64(x)
     N, Q, dx = x.shape[0], variance.shape[0], x.shape[1]
-    zeros = np.zeros
-    arrays = _prepare(x, np.reshape(u_t, (1, 1, -1)), Z, lengthscale, variance, alpha, B, A, zeros(dx),
-                      zeros((1, N, Q)), zeros((1, N, dx)), F, G, b)
+    arrays = _prepare(x, np.reshape(u_t, (1, 1, -1)), Z, lengthscale, variance, alpha, B, A, np.zeros(dx),
+                      np.zeros((1, N, Q)), np.zeros((1, N, dx)), F, G, b)
     X, tape = _forward(arrays, kind, keep=True)
     try:
         H, SD = (a[:, 0].transpose(0, 2, 1).reshape(-1, Q)[:N] for a in tape[4:6])  # (blocks, L, Q) -> (N, Q)
@@ -566,9 +573,7 @@ def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q,
         nb, L = particle_blocks(N)
         FG, _, linear = _linear_mean(x0_, U_, F_, G_, b_)
         gx0 = np.empty((N, dx))
-        block_grads = (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
-                       np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)), np.zeros((nb, dx, D)),
-                       np.zeros((nb, dx)))
+        block_grads = _block_grads(nb, Q, M, D, dx)
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, keep=True)[1]) as tape:
             run_blocks(_vjp_blocks, nb, L, to_c_f64(GX), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
                        eps_x_, FG, linear, kernel_code(kind), gx0, *block_grads)
