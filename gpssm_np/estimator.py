@@ -136,6 +136,10 @@ class Scaling:
         """Inputs (..., d_u) in original units -> model units."""
         return (u - self.u_mean) / self.u_std
 
+    def to_model(self, data):
+        """A list of (y, u) sequence pairs in original units -> the same in model units."""
+        return [(self.y_to_model(y), self.u_to_model(u)) for y, u in data]
+
     def y_to_original(self, y):
         """Outputs (..., d_y) in model units -> original units."""
         return y * self.y_std + self.y_mean
@@ -256,9 +260,7 @@ class StateSpaceModel(abc.ABC):
         data = self._sequences(y, u)
         self._fit_scaling = Scaling.of(*zip(*data)) if self.standardize else None
         self.scaling_ = None
-        if self._fit_scaling is None:
-            return data
-        return [(self._fit_scaling.y_to_model(yi), self._fit_scaling.u_to_model(ui)) for yi, ui in data]
+        return self._fit_scaling.to_model(data) if self._fit_scaling is not None else data
 
     def _attach_scaling(self):
         """The end of ``fit``: the model now takes and returns the units of its training data."""

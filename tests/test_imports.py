@@ -26,7 +26,7 @@ LAYERS = {
     4: ("inference", "filtering", "forecast", "recognition", "metrics", "protocols", "archive", "estimator"),
     5: ("models", "models.gpssm", "models.odgpssm", "models.prssm", "models.dssm", "models.training",
         "models.warm_start", "baselines",
-        "baselines._base", "baselines.arx", "baselines.lgssm"),
+        "baselines._base", "baselines.arx", "baselines.lgssm", "baselines.lgssm_order"),
     6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
         "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems",
         "experiments.filters",

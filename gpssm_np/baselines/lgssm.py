@@ -36,14 +36,17 @@ References: P. Van Overschee and B. De Moor, "N4SID", Automatica 30(1), 1994; R.
 J. Time Series Anal. 3(4), 1982; Z. Ghahramani and G. E. Hinton, "Parameter estimation for linear dynamical
 systems", Tech. Rep. CRG-TR-96-2, 1996.
 """
+from dataclasses import replace
+
 import numpy as np
 
 from .. import _validation as check
-from ..estimator import OnlineFilterBase, check_online_state
+from ..estimator import OnlineFilterBase, Scaling, check_online_state
 from ..kalman import kalman_filter, kalman_step, rts_smoother
 from ..estimator import check_training_options
 from ..ops.linalg import symmetrise
 from ._base import COV_FLOOR, LinearBaseline
+from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
 
 
 def _hankel(a, first, rows, cols):
@@ -83,7 +86,9 @@ class LGSSM(LinearBaseline):
     ----------
     dim_x, dim_y, dim_u : int
         State, output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model
-        of the package (:class:`gpssm_np.ODGPSSM` says why).
+        of the package (:class:`gpssm_np.ODGPSSM` says why). ``dim_x="auto"``: ``fit`` chooses d_x from d_y ..
+        max(d_y + 4, 3 d_y) by blocked cross-validation of causal forecasts on its training data
+        (``lgssm_order.py``; :meth:`select_dim_x`), then fits that model.
     method : {"em", "subspace"}
         EM from an initial estimate, or the subspace estimate alone.
     init : {"subspace", "random"}
@@ -107,29 +112,43 @@ class LGSSM(LinearBaseline):
         F (d_x, d_x), G (d_x, d_u), H (d_y, d_x), Q (d_x, d_x), R (d_y, d_y), m0 (d_x,), P0 (d_x, d_x).
     history_ : list of float
         EM: -log p(y) of the training data at each iteration (before its M-step); empty for "subspace".
+    dim_x_scores_ : dict
+        With ``dim_x="auto"``: candidate d_x -> cross-validated forecast RMSE (model units); empty otherwise.
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
                  max_spectral_radius=0.999, seed=0, standardize=True, **unknown):
         check.keywords(unknown, LGSSM.__init__)
-        super().__init__(dim_x, dim_y, dim_u, seed, standardize)
+        self.dim_x_auto = dim_x == "auto"
+        super().__init__(dim_y if self.dim_x_auto else dim_x, dim_y, dim_u, seed, standardize)
+        self.dim_x_scores_ = {}
         if method not in ("em", "subspace"):
             raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
         if init not in ("subspace", "random"):
             raise ValueError(f"init: expected 'subspace' or 'random', got {init!r}")
         self.method, self.init = method, init
         self.num_iters = check.positive_int(num_iters, "num_iters")
-        self.block_rows = max(10, dim_x + 1) if block_rows is None else check.positive_int(block_rows, "block_rows")
-        if self.block_rows * dim_y < dim_x:
-            raise ValueError(f"block_rows: expected block_rows * dim_y >= dim_x = {dim_x}, got {self.block_rows}")
+        self.block_rows = None if block_rows is None else check.positive_int(block_rows, "block_rows")
+        if not self.dim_x_auto:
+            self._check_block_rows()
         if max_spectral_radius is not None:
             max_spectral_radius = check.positive_float(max_spectral_radius, "max_spectral_radius")
         self.max_spectral_radius = max_spectral_radius
 
+    def _check_block_rows(self):
+        if self._block_rows() * self.spec.dim_y < self.spec.dim_x:
+            raise ValueError(f"block_rows: expected block_rows * dim_y >= dim_x = {self.spec.dim_x}, got "
+                             f"{self.block_rows}")
+
+    def _block_rows(self):
+        """i of the subspace step: ``block_rows``, or max(10, d_x + 1)."""
+        return max(10, self.spec.dim_x + 1) if self.block_rows is None else self.block_rows
+
     def get_config(self):
-        """Constructor arguments as plain JSON types: ``LGSSM(**model.get_config())`` rebuilds the unfitted model."""
+        """Constructor arguments as plain JSON types: ``LGSSM(**model.get_config())`` rebuilds the unfitted model
+        (after a fit with ``dim_x="auto"``: the model of the chosen dim_x, as a model file needs)."""
         s = self.spec
-        return {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "method": self.method, "init": self.init,
+        return {"dim_x": "auto" if self.dim_x_auto and not self.fitted else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "method": self.method, "init": self.init,
                 "num_iters": self.num_iters, "block_rows": self.block_rows,
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}
 
@@ -165,7 +184,7 @@ class LGSSM(LinearBaseline):
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def _subspace_init(self, data):
-        i = self.block_rows
+        i = self._block_rows()
         if any(len(y) - 2 * i + 1 < 2 for y, _ in data):
             raise ValueError(f"y: every sequence needs more than 2 block_rows = {2 * i} steps for subspace "
                              "identification")
@@ -260,6 +279,10 @@ class LGSSM(LinearBaseline):
         check_training_options(gp_training_options)
         self._record_data_name(data_name)
         data = self._training_data(y, u)
+        if self.dim_x_auto:
+            chosen, self.dim_x_scores_ = self._select_dim_x(data)
+            self.spec = replace(self.spec, dim_x=chosen)
+            self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"
         self.params_ = self._subspace_init(data) if use_subspace else self._random_init(data)
         self.fitted = True
@@ -270,6 +293,23 @@ class LGSSM(LinearBaseline):
             self._stationary_prior(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
         return self.set_params(self.params_)._attach_scaling()
+
+    def select_dim_x(self, y, u=None):
+        """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
+        ``u`` (T, d_u) or lists of them, by blocked cross-validation of causal forecasts (``lgssm_order.py``);
+        nothing is fitted to the model itself (and the data are z-scored first when ``standardize``)."""
+        data = self._sequences(y, u)
+        return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data)
+
+    def _select_dim_x(self, data):
+        return select_dim_x(data, self._fit_for_selection, dim_x_candidates(self.spec.dim_y))
+
+    def _fit_for_selection(self, dim_x, ys, us):
+        """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us
+        (model units; ``lgssm_order.py``)."""
+        config = dict(self.get_config(), dim_x=dim_x, num_iters=min(self.num_iters, SELECTION_ITERS),
+                      standardize=False)
+        return LGSSM(**config).fit(ys, us)
 
     # -- state inference -------------------------------------------------------------------------------------
     def _window(self, y, u):

@@ -29,10 +29,13 @@ CONFIGS = {
     "no_warm_start": {"init": "random"},
     "zero_mean": {"init": "random", "mean_function": "zero"},
     "enkf": {"initial_state": "shared", "objective": "enkf"},  # amendment 2 (issue #13)
+    "auto_dx": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto"},  # amendment 3 (issue #14)
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len",)
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
+#: The multi-output plants of amendment 3 (issue #14; d_x = max(4, d_y) = 4 on each unless a configuration says).
+MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
 #: fit's budget in every cell (the defaults of ``models.gpssm.DEFAULT_FIT`` at the time of the plan).
 BUDGET = {"max_steps": 2000, "eval_every": 100, "patience": 5, "seq_len": 20}
 
@@ -62,10 +65,11 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     with use_threads(1):
         config_args = dict(CONFIGS[config])
         fit_args = dict(budget, **{k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
-        model = ODGPSSM(dim_x=4, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed, **config_args)
+        dims = {"dim_x": max(4, y.shape[1]), "dim_y": y.shape[1], "dim_u": u.shape[1]}
+        model = ODGPSSM(**dict(dims, **config_args), seed=seed)
         model.fit(y, u, **fit_args)
     scores = [r["rmse"] for r in model.validation_]
-    return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget,
+    return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget, "dim_x": model.spec.dim_x,
             "initial": scores[0], "selected": min(scores), "last": scores[-1],
             "steps": model.validation_[-1]["step"], "seconds": time.perf_counter() - start,
             "commit": versions().get("git_commit")}
@@ -103,7 +107,7 @@ def sweep(out, datasets=DATASETS, configs=tuple(CONFIGS), seeds=2, jobs=2, budge
 def markdown(rows):
     """Mean validation score (and sample std over seeds) per data set and configuration, and the mean over data."""
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
-    names = [d for d in DATASETS if any(r["dataset"] == d for r in rows)]
+    names = [d for d in DATASETS + MIMO_DATASETS if any(r["dataset"] == d for r in rows)]
     lines = ["| configuration | " + " | ".join(names) + " | mean |", "|---" * (len(names) + 2) + "|"]
     for c in configs:
         cells, means = [], []

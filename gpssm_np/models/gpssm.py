@@ -24,7 +24,7 @@ from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
 from .training import ValidationScore, check_budget, split_validation, train_steps
-from .warm_start import initial_params, warm_start
+from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
 #: section 5.1 (linear mean, LGSSM warm start, 20-step windows, validation-based stopping; one q(x0) for all
@@ -99,7 +99,8 @@ class GPSSM(GradientTrainedModel):
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
                  recognition_options=None, init="random", settings="default", initial_state=None, objective=None,
-                 filter_method="particle", standardize=True, **init_values):
+                 filter_method="particle", standardize=True, dim_x_auto=False, latent_follows_dim_x=True,
+                 **init_values):
         super().__init__(seed, standardize)
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
@@ -116,6 +117,10 @@ class GPSSM(GradientTrainedModel):
         if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and (init != "lgssm" or recognition)):
             raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with init='lgssm' and no recognition "
                              f"network, got {initial_state!r}")
+        if dim_x_auto and (init != "lgssm" or recognition is not None):
+            raise ValueError("dim_x: 'auto' takes the state dimension from the LGSSM warm start's cross-validation; "
+                             "it needs init='lgssm' and no recognition network")
+        self.dim_x_auto, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_auto, latent_follows_dim_x, {}
         self.settings, self.init, self.initial_state = settings, init, initial_state
         self.init_values = dict(init_values)
         self.validation_, self.restart_scores_ = [], []
@@ -133,7 +138,8 @@ class GPSSM(GradientTrainedModel):
         """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
         (with freshly initialised parameters)."""
         s = self.spec
-        config = {"dim_x": s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
+        unresolved = self.dim_x_auto and not self.dim_x_scores_  # "auto" until a fit has chosen dim_x
+        config = {"dim_x": "auto" if unresolved else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
                   "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
@@ -141,7 +147,7 @@ class GPSSM(GradientTrainedModel):
                   "initial_state": self.initial_state, "objective": self.objective,
                   "filter_method": self.filter_method, "standardize": self.standardize}
         if not s.independent:
-            config["num_latent"] = s.num_latent
+            config["num_latent"] = None if unresolved and self.latent_follows_dim_x else s.num_latent
         if self.recognition is not None:
             rec = self.recognition.get_config()
             config["recognition"] = rec["kind"]
@@ -235,6 +241,8 @@ class GPSSM(GradientTrainedModel):
         lr = check.positive_float(lr, "lr")
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
+        if self.dim_x_auto:
+            self._choose_dim_x(train_ys, train_us)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
@@ -268,8 +276,18 @@ class GPSSM(GradientTrainedModel):
         or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
+        if self.dim_x_auto:
+            self._choose_dim_x(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self._attach_scaling()
+
+    def _choose_dim_x(self, ys, us):
+        """``dim_x="auto"``: the state dimension of the LGSSM warm start chosen on ``ys``, ``us`` (the training part,
+        model units; ``warm_start.choose_dim_x``), with Q = d_x where Q follows d_x; ``dim_x_scores_`` records
+        every candidate's score."""
+        d_x, self.dim_x_scores_ = choose_dim_x(ys, us)
+        num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
+        self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
     def _initialise(self, ys, us, seq_len, stride, seed):
         """Fresh parameters for one training run: the warm start (``init="lgssm"``) or the random initialisation
@@ -352,6 +370,12 @@ class GPSSM(GradientTrainedModel):
             value, grads = value_and_grad(loss)(self.params)
             self.params = optimizer.step(self.params, without_frozen(grads, frozen))
         return self
+
+
+def auto_placeholder(dim_y):
+    """The state dimension a ``dim_x="auto"`` model holds until ``fit`` chooses one: d_y (a valid d_y; 1 otherwise, so
+    that the spec reports the bad dim_y)."""
+    return dim_y if isinstance(dim_y, (int, np.integer)) and dim_y >= 1 else 1
 
 
 def resolve_settings(settings, mean_function, init):

@@ -1,7 +1,7 @@
 """ODGPSSM: output-dependent GPSSM, Q latent GPs mixed by a learnable A (Lin et al., ICASSP 2023)."""
 from .._config import JITTER
 from ..params import GPSSMSpec, check_init_values
-from .gpssm import GPSSM, resolve_settings
+from .gpssm import GPSSM, auto_placeholder, resolve_settings
 
 
 class ODGPSSM(GPSSM):
@@ -13,8 +13,12 @@ class ODGPSSM(GPSSM):
         State, output and input dimensions. dim_u defaults to 1 in every model of the package (ODGPSSM, PRSSM,
         DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data sets)
         and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
+        ``dim_x="auto"`` (needs init="lgssm" and no recognition network): every ``fit`` chooses d_x from d_y ..
+        max(d_y + 4, 3 d_y) by the LGSSM warm start's blocked cross-validation of causal forecasts on the training
+        part (``gpssm_np.baselines.lgssm_order``); the scores are in ``dim_x_scores_``, and ``get_config`` then
+        gives the chosen d_x.
     num_latent : int
-        Q, the number of latent GPs (default: dim_x, as in the authors' code).
+        Q, the number of latent GPs (default: dim_x, as in the authors' code; with dim_x="auto" the chosen d_x).
     num_inducing : int
         M inducing points per latent GP.
     kernel : {"matern52", "se"}
@@ -47,6 +51,8 @@ class ODGPSSM(GPSSM):
                  standardize=True, **init_values):
         check_init_values(init_values, ODGPSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
+        dim_x_auto = isinstance(dim_x, str) and dim_x == "auto"
+        dim_x = auto_placeholder(dim_y) if dim_x_auto else dim_x
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,
                          mean_function=mean_function, shared_inducing=shared_inducing, independent=False,
@@ -54,5 +60,6 @@ class ODGPSSM(GPSSM):
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
                          recognition_options=recognition_options, init=init, settings=settings,
                          initial_state=initial_state, objective=objective, filter_method=filter_method,
-                         standardize=standardize, **init_values)
+                         standardize=standardize, dim_x_auto=dim_x_auto,
+                         latent_follows_dim_x=num_latent is None, **init_values)
 

@@ -100,6 +100,13 @@ def fit_lgssm(ys, us, dim_x, seed=0):
     return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed, standardize=False).fit(list(ys), list(us))
 
 
+def choose_dim_x(ys, us):
+    """(d_x, {candidate: score}) of ``dim_x="auto"``: the LGSSM's blocked cross-validation of causal forecasts on the
+    training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units)."""
+    d_y, d_u = ys[0].shape[1], us[0].shape[1]
+    return LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False).select_dim_x(list(ys), list(us))
+
+
 def warm_start(ys, us, dim_x, seed=0):
     """Fit the LGSSM and express it in the emission basis: a :class:`WarmStart` (steps 1, 2, 4, 6)."""
     lgssm = fit_lgssm(ys, us, dim_x, seed)

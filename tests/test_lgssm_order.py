@@ -1,0 +1,100 @@
+"""dim_x="auto": the LGSSM's state dimension by blocked cross-validation (baselines/lgssm_order.py), and the GP
+models that take it from their warm start."""
+import numpy as np
+import pytest
+
+from gpssm_np import ODGPSSM, PRSSM, datasets, io
+from gpssm_np.baselines import LGSSM
+from gpssm_np.baselines.lgssm_order import MIN_PAST, dim_x_candidates, fold_tasks
+
+
+def test_candidates():
+    assert dim_x_candidates(1) == [1, 2, 3, 4, 5]
+    assert dim_x_candidates(2) == [2, 3, 4, 5, 6]
+    assert dim_x_candidates(4) == list(range(4, 13))
+
+
+def test_folds_score_only_held_out_steps_and_fit_only_the_rest():
+    T = 600
+    y = np.arange(T, dtype=float)[:, None]  # each value names its step
+    u = y.copy()
+    tasks = fold_tasks([(y, u)], 3)
+    assert len(tasks) == 3
+    for k, (pieces, scored) in enumerate(tasks):
+        lo, hi = 200 * k, 200 * (k + 1)
+        fitted = np.concatenate([p[0][:, 0] for p in pieces])
+        assert not np.any((fitted >= lo) & (fitted < hi))  # the block is never fitted
+        assert len(fitted) == T - 200
+        for y_past, u_past, u_window, y_window in scored:
+            assert np.all((y_window >= lo) & (y_window < hi))  # scored windows lie in the block
+            assert np.array_equal(u_window, y_window)
+            assert len(y_past) >= MIN_PAST and y_past[-1, 0] == y_window[0, 0] - 1  # the past ends before it
+        assert len(scored) >= 2
+
+
+@pytest.mark.parametrize("true_dim", [2, 3])
+def test_auto_finds_the_order_of_a_linear_system(true_dim):
+    system = datasets.random_linear_system(dim_x=true_dim, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 800, seed=0)
+    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1)
+    assert model.get_config()["dim_x"] == "auto"
+    model.fit(y, u)
+    assert model.spec.dim_x == true_dim
+    assert model.params_["F"].shape == (true_dim, true_dim)
+    assert model.dim_x_scores_[1] > 1.5 * model.dim_x_scores_[true_dim]
+    assert set(model.dim_x_scores_) == set(dim_x_candidates(1))
+    assert model.get_config()["dim_x"] == true_dim
+    chosen, scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1).select_dim_x(y, u)
+    assert chosen == true_dim and scores == model.dim_x_scores_
+
+
+def test_auto_lgssm_model_file(tmp_path):
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 400, seed=0)
+    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u)
+    loaded = io.load(io.save(model, str(tmp_path / "m.npz")))
+    assert loaded.spec.dim_x == model.spec.dim_x
+    np.testing.assert_array_equal(loaded.predict(u[:50], y_past=y[:100], u_past=u[:100]),
+                                  model.predict(u[:50], y_past=y[:100], u_past=u[:100]))
+
+
+def test_too_short_data_is_a_clear_error():
+    with pytest.raises(ValueError, match="dim_x"):
+        LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(np.zeros((20, 1)), np.zeros((20, 1)))
+
+
+@pytest.mark.parametrize("cls", [ODGPSSM, PRSSM])
+def test_gp_models_take_dim_x_from_the_warm_start(cls):
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 800, seed=0)
+    model = cls(dim_x="auto", dim_y=1, dim_u=1)
+    assert model.get_config()["dim_x"] == "auto"
+    model.initialise(y, u)
+    chosen, scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1).select_dim_x(y, u)
+    assert model.spec.dim_x == chosen == 2 and model.dim_x_scores_ == scores
+    assert model.spec.num_latent == 2
+    assert model.constrained_params()["F"].shape == (2, 2)
+    assert model.get_config()["dim_x"] == 2
+    # fit chooses on the training part only (the validation block held back)
+    fitted = cls(dim_x="auto", dim_y=1, dim_u=1).fit(y, u, max_steps=2, eval_every=1)
+    ys, us = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # fit's units: all of its data z-scored
+    _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640])
+    assert fitted.dim_x_scores_ == part_scores
+    rebuilt = cls(**fitted.get_config())
+    assert rebuilt.spec.dim_x == fitted.spec.dim_x and not rebuilt.dim_x_auto
+
+
+def test_a_given_num_latent_is_kept():
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 800, seed=0)
+    model = ODGPSSM(dim_x="auto", dim_y=1, dim_u=1, num_latent=3).initialise(y, u)
+    assert model.spec.num_latent == 3 and model.constrained_params()["A"].shape == (2, 3)
+
+
+def test_auto_needs_the_warm_start():
+    with pytest.raises(ValueError, match="dim_x"):
+        ODGPSSM(dim_x="auto", dim_y=1, init="random", mean_function="linear")
+    with pytest.raises(ValueError, match="dim_x"):
+        ODGPSSM(dim_x="auto", dim_y=1, settings="authors")
+    with pytest.raises(ValueError, match="dim_y"):
+        ODGPSSM(dim_x="auto", dim_y=0)
