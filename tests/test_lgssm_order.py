@@ -81,7 +81,7 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
     _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640])
     assert fitted.dim_x_scores_ == part_scores
     rebuilt = cls(**fitted.get_config())
-    assert rebuilt.spec.dim_x == fitted.spec.dim_x and not rebuilt.dim_x_auto
+    assert rebuilt.spec.dim_x == fitted.spec.dim_x and rebuilt.dim_x_choice is None
 
 
 def test_a_given_num_latent_is_kept():
@@ -98,3 +98,17 @@ def test_auto_needs_the_warm_start():
         ODGPSSM(dim_x="auto", dim_y=1, settings="authors")
     with pytest.raises(ValueError, match="dim_y"):
         ODGPSSM(dim_x="auto", dim_y=0)
+
+
+def test_a_list_of_candidates():
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 800, seed=0)
+    model = ODGPSSM(dim_x=[4, 3], dim_y=1, dim_u=1)
+    assert model.get_config()["dim_x"] == [3, 4] and model.spec.dim_x == 3
+    model.initialise(y, u)
+    assert set(model.dim_x_scores_) == {3, 4} and model.spec.dim_x in (3, 4)
+    for bad in ([], [0, 2], "four", [2.5]):
+        with pytest.raises(ValueError, match="dim_x"):
+            ODGPSSM(dim_x=bad, dim_y=1)
+    with pytest.raises(ValueError, match="dim_x"):
+        ODGPSSM(dim_x=[1, 2], dim_y=2).initialise(np.zeros((300, 2)), np.zeros((300, 1)))

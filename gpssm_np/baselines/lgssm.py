@@ -294,15 +294,17 @@ class LGSSM(LinearBaseline):
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
         return self.set_params(self.params_)._attach_scaling()
 
-    def select_dim_x(self, y, u=None):
+    def select_dim_x(self, y, u=None, candidates=None):
         """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
-        ``u`` (T, d_u) or lists of them, by blocked cross-validation of causal forecasts (``lgssm_order.py``);
-        nothing is fitted to the model itself (and the data are z-scored first when ``standardize``)."""
+        ``u`` (T, d_u) or lists of them, by blocked cross-validation of causal forecasts (``lgssm_order.py``), among
+        ``candidates`` (default: ``lgssm_order.dim_x_candidates(dim_y)``); nothing is fitted to the model itself (and
+        the data are z-scored first when ``standardize``)."""
         data = self._sequences(y, u)
-        return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data)
+        return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data, candidates)
 
-    def _select_dim_x(self, data):
-        return select_dim_x(data, self._fit_for_selection, dim_x_candidates(self.spec.dim_y))
+    def _select_dim_x(self, data, candidates=None):
+        candidates = dim_x_candidates(self.spec.dim_y) if candidates is None else candidates
+        return select_dim_x(data, self._fit_for_selection, candidates)
 
     def _fit_for_selection(self, dim_x, ys, us):
         """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us

@@ -110,7 +110,8 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     from .. import ODGPSSM, PRSSM
 
     d_y, d_u = dataset.y_train.shape[1], dataset.u_train.shape[1]
-    dims = dict(dim_x=max(settings["dim_x"], d_y), dim_y=d_y, dim_u=d_u)  # C = [I, 0] needs d_x >= d_y
+    fixed_dim_x = max(4 if settings["dim_x"] == "auto" else settings["dim_x"], d_y)  # C = [I, 0] needs d_x >= d_y
+    dims = dict(dim_x=settings["dim_x"] if settings["dim_x"] == "auto" else fixed_dim_x, dim_y=d_y, dim_u=d_u)
     if settings.get("gp_settings") == "default":  # the constructor's defaults, nothing tuned per data set
         gp_common = {"seed": seed, "objective": settings.get("objective")}
     else:
@@ -132,7 +133,7 @@ def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     elif name == "dssm":
         from ..models.dssm import DSSM
 
-        model = DSSM(**dims, seed=seed)
+        model = DSSM(**dict(dims, dim_x=fixed_dim_x), seed=seed)  # no warm start to choose d_x
     elif name == "arx":
         from ..baselines import ARX
 
@@ -188,7 +189,8 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
                      "rmse_original_units_per_output": res["rmse_original_units_per_output"], "nlpd": res["nlpd"],
                      "coverage95": res["coverage95"], "per_window": res["per_window"],
                      "seconds": train_seconds + time.perf_counter() - t0, "train_seconds": train_seconds,
-                     "final_loss": model.history_[-1] if model.history_ else None, **mixing_summary(model)})
+                     "final_loss": model.history_[-1] if model.history_ else None, "dim_x": model.spec.dim_x,
+                     **mixing_summary(model)})
     return rows
 
 

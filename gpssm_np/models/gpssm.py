@@ -99,7 +99,7 @@ class GPSSM(GradientTrainedModel):
 
     def __init__(self, spec, seed=0, backend="fused", kl_weighting="unbiased", recognition=None,
                  recognition_options=None, init="random", settings="default", initial_state=None, objective=None,
-                 filter_method="particle", standardize=True, dim_x_auto=False, latent_follows_dim_x=True,
+                 filter_method="particle", standardize=True, dim_x_choice=None, latent_follows_dim_x=True,
                  **init_values):
         super().__init__(seed, standardize)
         if settings not in SETTINGS:
@@ -117,10 +117,11 @@ class GPSSM(GradientTrainedModel):
         if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and (init != "lgssm" or recognition)):
             raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with init='lgssm' and no recognition "
                              f"network, got {initial_state!r}")
-        if dim_x_auto and (init != "lgssm" or recognition is not None):
-            raise ValueError("dim_x: 'auto' takes the state dimension from the LGSSM warm start's cross-validation; "
-                             "it needs init='lgssm' and no recognition network")
-        self.dim_x_auto, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_auto, latent_follows_dim_x, {}
+        if dim_x_choice is not None and (init != "lgssm" or recognition is not None):
+            raise ValueError("dim_x: 'auto' (or a list of candidates) takes the state dimension from the LGSSM warm "
+                             "start's cross-validation; it needs init='lgssm' and no recognition network")
+        # dim_x_choice: None (d_x fixed), "auto" or a list of candidate d_x, chosen by every fit
+        self.dim_x_choice, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_choice, latent_follows_dim_x, {}
         self.settings, self.init, self.initial_state = settings, init, initial_state
         self.init_values = dict(init_values)
         self.validation_, self.restart_scores_ = [], []
@@ -138,8 +139,8 @@ class GPSSM(GradientTrainedModel):
         """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
         (with freshly initialised parameters)."""
         s = self.spec
-        unresolved = self.dim_x_auto and not self.dim_x_scores_  # "auto" until a fit has chosen dim_x
-        config = {"dim_x": "auto" if unresolved else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
+        unresolved = self.dim_x_choice is not None and not self.dim_x_scores_  # until a fit has chosen dim_x
+        config = {"dim_x": self.dim_x_choice if unresolved else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
                   "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
@@ -241,7 +242,7 @@ class GPSSM(GradientTrainedModel):
         lr = check.positive_float(lr, "lr")
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
-        if self.dim_x_auto:
+        if self.dim_x_choice is not None:
             self._choose_dim_x(train_ys, train_us)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
@@ -276,16 +277,17 @@ class GPSSM(GradientTrainedModel):
         or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        if self.dim_x_auto:
+        if self.dim_x_choice is not None:
             self._choose_dim_x(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self._attach_scaling()
 
     def _choose_dim_x(self, ys, us):
-        """``dim_x="auto"``: the state dimension of the LGSSM warm start chosen on ``ys``, ``us`` (the training part,
-        model units; ``warm_start.choose_dim_x``), with Q = d_x where Q follows d_x; ``dim_x_scores_`` records
-        every candidate's score."""
-        d_x, self.dim_x_scores_ = choose_dim_x(ys, us)
+        """``dim_x="auto"`` or a list: the state dimension of the LGSSM warm start chosen on ``ys``, ``us`` (the
+        training part, model units; ``warm_start.choose_dim_x``), with Q = d_x where Q follows d_x;
+        ``dim_x_scores_`` records every candidate's score."""
+        candidates = None if self.dim_x_choice == "auto" else self.dim_x_choice
+        d_x, self.dim_x_scores_ = choose_dim_x(ys, us, candidates)
         num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
         self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
@@ -372,10 +374,21 @@ class GPSSM(GradientTrainedModel):
         return self
 
 
-def auto_placeholder(dim_y):
-    """The state dimension a ``dim_x="auto"`` model holds until ``fit`` chooses one: d_y (a valid d_y; 1 otherwise, so
-    that the spec reports the bad dim_y)."""
-    return dim_y if isinstance(dim_y, (int, np.integer)) and dim_y >= 1 else 1
+def parse_dim_x(dim_x, dim_y):
+    """(d_x the spec holds, dim_x_choice) of a constructor's ``dim_x``: an int is fixed (choice None); "auto" or a
+    list of candidate ints is chosen by ``fit``, the spec holding the smallest candidate (d_y for "auto"; 1 for a
+    bad dim_y, so that the spec reports it) until then."""
+    if isinstance(dim_x, str):
+        if dim_x != "auto":
+            raise ValueError(f"dim_x: expected a positive integer, 'auto' or a list of them, got {dim_x!r}")
+        return (dim_y if isinstance(dim_y, (int, np.integer)) and dim_y >= 1 else 1), "auto"
+    if isinstance(dim_x, (list, tuple)):
+        if not dim_x or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1
+                                for d in dim_x):
+            raise ValueError(f"dim_x: expected a non-empty list of positive integers, got {dim_x!r}")
+        candidates = sorted({int(d) for d in dim_x})
+        return candidates[0], candidates
+    return dim_x, None
 
 
 def resolve_settings(settings, mean_function, init):

@@ -1,7 +1,7 @@
 """PRSSM: the output-independent GPSSM baseline (Doerr et al., ICML 2018), i.e. ODGPSSM with A = I, Q = d_x."""
 from .._config import JITTER
 from ..params import GPSSMSpec, check_init_values
-from .gpssm import GPSSM, auto_placeholder, resolve_settings
+from .gpssm import GPSSM, parse_dim_x, resolve_settings
 
 
 class PRSSM(GPSSM):
@@ -19,8 +19,7 @@ class PRSSM(GPSSM):
                  standardize=True, **init_values):
         check_init_values(init_values, PRSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
-        dim_x_auto = isinstance(dim_x, str) and dim_x == "auto"
-        dim_x = auto_placeholder(dim_y) if dim_x_auto else dim_x
+        dim_x, dim_x_choice = parse_dim_x(dim_x, dim_y)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
                          kernel=kernel, whiten=whiten, mean_function=mean_function,
                          shared_inducing=shared_inducing, independent=True, free_x0=recognition is None,
@@ -28,5 +27,5 @@ class PRSSM(GPSSM):
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
                          recognition_options=recognition_options, init=init, settings=settings,
                          initial_state=initial_state, objective=objective, filter_method=filter_method,
-                         standardize=standardize, dim_x_auto=dim_x_auto,
+                         standardize=standardize, dim_x_choice=dim_x_choice,
                          latent_follows_dim_x=True, **init_values)

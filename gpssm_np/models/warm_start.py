@@ -36,7 +36,11 @@ import numpy as np
 
 from .._config import POSITIVE_FLOOR
 from ..baselines.lgssm import LGSSM
+from ..baselines.lgssm_order import dim_x_candidates
 from ..transforms import positive, positive_inverse
+
+#: Smallest state dimension of ``dim_x="auto"`` for the GP models (None: d_y; docs/ablation_plan.md, amendment 4).
+AUTO_MIN_DIM_X = None
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
 GP_SHARE = 0.5
@@ -100,11 +104,22 @@ def fit_lgssm(ys, us, dim_x, seed=0):
     return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed, standardize=False).fit(list(ys), list(us))
 
 
-def choose_dim_x(ys, us):
-    """(d_x, {candidate: score}) of ``dim_x="auto"``: the LGSSM's blocked cross-validation of causal forecasts on the
-    training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units)."""
+def gp_dim_x_candidates(dim_y):
+    """The state dimensions ``dim_x="auto"`` of the GP models tries: those of the LGSSM
+    (``lgssm_order.dim_x_candidates``) from :data:`AUTO_MIN_DIM_X` (or d_y) up."""
+    return [d for d in dim_x_candidates(dim_y) if d >= (AUTO_MIN_DIM_X or 0)]  # the largest candidate is >= 5
+
+
+def choose_dim_x(ys, us, candidates=None):
+    """(d_x, {candidate: score}) of ``dim_x="auto"`` (``candidates`` None: :func:`gp_dim_x_candidates`) or of a list
+    of candidates: the LGSSM's blocked cross-validation of causal forecasts on the training sequences ``ys``,
+    ``us`` (``baselines/lgssm_order.py``; data in model units)."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    return LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False).select_dim_x(list(ys), list(us))
+    candidates = gp_dim_x_candidates(d_y) if candidates is None else candidates
+    if min(candidates) < d_y:
+        raise ValueError(f"dim_x: every candidate needs dim_x >= dim_y = {d_y}, got {candidates}")
+    lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False)
+    return lgssm.select_dim_x(list(ys), list(us), candidates)
 
 
 def warm_start(ys, us, dim_x, seed=0):
