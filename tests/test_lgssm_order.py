@@ -6,6 +6,7 @@ import pytest
 from gpssm_np import ODGPSSM, PRSSM, datasets, io
 from gpssm_np.baselines import LGSSM
 from gpssm_np.baselines.lgssm_order import MIN_PAST, dim_x_candidates, fold_tasks
+from gpssm_np.models.warm_start import gp_dim_x_candidates
 
 
 def test_candidates():
@@ -70,15 +71,17 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
     model = cls(dim_x="auto", dim_y=1, dim_u=1)
     assert model.get_config()["dim_x"] == "auto"
     model.initialise(y, u)
-    chosen, scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1).select_dim_x(y, u)
-    assert model.spec.dim_x == chosen == 2 and model.dim_x_scores_ == scores
-    assert model.spec.num_latent == 2
-    assert model.constrained_params()["F"].shape == (2, 2)
-    assert model.get_config()["dim_x"] == 2
+    assert gp_dim_x_candidates(1) == [4, 5]  # the floor of amendment 4: never fewer states than max(4, d_y)
+    chosen, scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1).select_dim_x(y, u, [4, 5])
+    assert model.spec.dim_x == chosen and model.dim_x_scores_ == scores
+    assert model.spec.num_latent == chosen
+    assert model.constrained_params()["F"].shape == (chosen, chosen)
+    assert model.get_config()["dim_x"] == chosen
     # fit chooses on the training part only (the validation block held back)
     fitted = cls(dim_x="auto", dim_y=1, dim_u=1).fit(y, u, max_steps=2, eval_every=1)
     ys, us = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # fit's units: all of its data z-scored
-    _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640])
+    _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640],
+                                                                                        [4, 5])
     assert fitted.dim_x_scores_ == part_scores
     rebuilt = cls(**fitted.get_config())
     assert rebuilt.spec.dim_x == fitted.spec.dim_x and rebuilt.dim_x_choice is None
@@ -87,8 +90,15 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
 def test_a_given_num_latent_is_kept():
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 800, seed=0)
-    model = ODGPSSM(dim_x="auto", dim_y=1, dim_u=1, num_latent=3).initialise(y, u)
+    model = ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, num_latent=3).initialise(y, u)
+    assert model.spec.dim_x == 2  # the true order
     assert model.spec.num_latent == 3 and model.constrained_params()["A"].shape == (2, 3)
+
+
+def test_the_default_dim_x():
+    assert ODGPSSM(dim_y=2).get_config()["dim_x"] == "auto" and PRSSM().get_config()["dim_x"] == "auto"
+    assert ODGPSSM(dim_y=2, settings="authors").spec.dim_x == 4  # no warm start: the authors' 4
+    assert ODGPSSM(dim_y=5, settings="authors").spec.dim_x == 5  # C = [I, 0] needs d_x >= d_y
 
 
 def test_auto_needs_the_warm_start():

@@ -47,3 +47,6 @@ def test_paired_scores_pairs_by_seed():
                                                         "rmse": 0.0}]
     seeds, a, b = paired_scores(rows, "a", "b", "d", "p")
     assert seeds == [0, 1, 2] and a == [10, 11, 12] and b == [0, 1, 2]
+    rows[0]["rmse"], rows[4]["rmse"] = float("nan"), None  # a diverged run (seed 2 of a), a missing score (0 of b)
+    seeds, a, b = paired_scores(rows, "a", "b", "d", "p")
+    assert seeds == [1] and a == [11] and b == [1]

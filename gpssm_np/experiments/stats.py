@@ -45,10 +45,17 @@ def paired_bootstrap(a, b, num_resamples=10_000, level=0.95, seed=0):
 
 
 def paired_scores(rows, model_a, model_b, dataset, protocol, key="rmse"):
-    """(seeds, scores of model_a, scores of model_b) over the seeds both have, from sweep rows."""
+    """(seeds, scores of model_a, scores of model_b) over the seeds both have with finite scores, from sweep rows (a
+    diverged run's NaN or inf stays in its table row but has no difference to pair)."""
     by_model = {model_a: {}, model_b: {}}
     for row in rows:
         if row["dataset"] == dataset and row["protocol"] == protocol and row["model"] in by_model:
             by_model[row["model"]][row["seed"]] = row[key]
-    seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
-    return seeds, [by_model[model_a][s] for s in seeds], [by_model[model_b][s] for s in seeds]
+    a, b = by_model[model_a], by_model[model_b]
+    seeds = sorted(s for s in set(a) & set(b) if _finite(a[s]) and _finite(b[s]))
+    return seeds, [a[s] for s in seeds], [b[s] for s in seeds]
+
+
+def _finite(value):
+    return value is not None and bool(np.isfinite(value))
+

@@ -374,14 +374,19 @@ class GPSSM(GradientTrainedModel):
         return self
 
 
-def parse_dim_x(dim_x, dim_y):
+def parse_dim_x(dim_x, dim_y, init, recognition):
     """(d_x the spec holds, dim_x_choice) of a constructor's ``dim_x``: an int is fixed (choice None); "auto" or a
     list of candidate ints is chosen by ``fit``, the spec holding the smallest candidate (d_y for "auto"; 1 for a
-    bad dim_y, so that the spec reports it) until then."""
+    bad dim_y, so that the spec reports it) until then. None (the default): "auto" where the LGSSM warm start can
+    choose (init="lgssm", no recognition network), else max(4, d_y), the authors' d_x = 4 where C = [I, 0]
+    allows it."""
+    valid_dim_y = isinstance(dim_y, (int, np.integer)) and dim_y >= 1
+    if dim_x is None:
+        dim_x = "auto" if init == "lgssm" and recognition is None else max(4, dim_y if valid_dim_y else 1)
     if isinstance(dim_x, str):
         if dim_x != "auto":
             raise ValueError(f"dim_x: expected a positive integer, 'auto' or a list of them, got {dim_x!r}")
-        return (dim_y if isinstance(dim_y, (int, np.integer)) and dim_y >= 1 else 1), "auto"
+        return (dim_y if valid_dim_y else 1), "auto"
     if isinstance(dim_x, (list, tuple)):
         if not dim_x or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1
                                 for d in dim_x):

@@ -9,16 +9,19 @@ class ODGPSSM(GPSSM):
 
     Parameters
     ----------
-    dim_x, dim_y, dim_u : int
-        State, output and input dimensions. dim_u defaults to 1 in every model of the package (ODGPSSM, PRSSM,
-        DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data sets)
-        and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
-        ``dim_x="auto"`` (needs init="lgssm" and no recognition network): every ``fit`` chooses d_x from d_y ..
-        max(d_y + 4, 3 d_y) by the LGSSM warm start's blocked cross-validation of causal forecasts on the training
-        part (``gpssm_np.baselines.lgssm_order``); the scores are in ``dim_x_scores_``, and ``get_config`` then
-        gives the chosen d_x.
+    dim_x : int, "auto", list of int or None
+        State dimension. ``"auto"`` (needs init="lgssm" and no recognition network): every ``fit`` chooses d_x
+        among ``models.warm_start.gp_dim_x_candidates(dim_y)`` by the LGSSM warm start's blocked
+        cross-validation of causal forecasts on the training part (``gpssm_np.baselines.lgssm_order``;
+        docs/ablation_plan.md, amendments 3 and 4); a list: the same choice among its entries. The scores are in
+        ``dim_x_scores_``, and ``get_config`` then gives the chosen d_x. None (default): "auto" with the LGSSM
+        warm start, else max(4, dim_y) (the authors' 4).
+    dim_y, dim_u : int
+        Output and input dimensions (default 1 each). dim_u defaults to 1 in every model of the package (ODGPSSM,
+        PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
+        sets) and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
     num_latent : int
-        Q, the number of latent GPs (default: dim_x, as in the authors' code; with dim_x="auto" the chosen d_x).
+        Q, the number of latent GPs (default: dim_x, as in the authors' code; with a chosen dim_x, the chosen d_x).
     num_inducing : int
         M inducing points per latent GP.
     kernel : {"matern52", "se"}
@@ -44,14 +47,14 @@ class ODGPSSM(GPSSM):
         See :class:`gpssm_np.models.GPSSM`.
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=1, num_latent=None, num_inducing=20, kernel="matern52",
+    def __init__(self, dim_x=None, dim_y=1, dim_u=1, num_latent=None, num_inducing=20, kernel="matern52",
                  shared_inducing=True, whiten=True, mean_function=None, seed=0, backend="fused",
                  kl_weighting="unbiased", recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, objective=None, filter_method="particle",
                  standardize=True, **init_values):
         check_init_values(init_values, ODGPSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
-        dim_x, dim_x_choice = parse_dim_x(dim_x, dim_y)
+        dim_x, dim_x_choice = parse_dim_x(dim_x, dim_y, init, recognition)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,
                          mean_function=mean_function, shared_inducing=shared_inducing, independent=False,

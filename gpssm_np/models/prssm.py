@@ -12,14 +12,14 @@ class PRSSM(GPSSM):
     without num_latent (= dim_x) and A (= I).
     """
 
-    def __init__(self, dim_x, dim_y, dim_u=1, num_inducing=20, kernel="matern52", shared_inducing=True,
+    def __init__(self, dim_x=None, dim_y=1, dim_u=1, num_inducing=20, kernel="matern52", shared_inducing=True,
                  whiten=True, mean_function=None, seed=0, backend="fused", kl_weighting="unbiased",
                  recognition=None, recognition_options=None, jitter=JITTER, init=None,
                  settings="default", initial_state=None, objective=None, filter_method="particle",
                  standardize=True, **init_values):
         check_init_values(init_values, PRSSM.__init__)
         mean_function, init = resolve_settings(settings, mean_function, init)
-        dim_x, dim_x_choice = parse_dim_x(dim_x, dim_y)
+        dim_x, dim_x_choice = parse_dim_x(dim_x, dim_y, init, recognition)
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x, num_inducing=num_inducing,
                          kernel=kernel, whiten=whiten, mean_function=mean_function,
                          shared_inducing=shared_inducing, independent=True, free_x0=recognition is None,

@@ -39,8 +39,9 @@ from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import dim_x_candidates
 from ..transforms import positive, positive_inverse
 
-#: Smallest state dimension of ``dim_x="auto"`` for the GP models (None: d_y; docs/ablation_plan.md, amendment 4).
-AUTO_MIN_DIM_X = None
+#: Smallest state dimension of ``dim_x="auto"`` for the GP models (None: d_y): the former fixed d_x = max(4, d_y),
+#: which amendment 4 of docs/ablation_plan.md adopted (a GP model cannot recover states its warm start lacks).
+AUTO_MIN_DIM_X = 4
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
 GP_SHARE = 0.5
