@@ -124,11 +124,13 @@ def test_score_is_the_causal_rmse_after_a_burn_in(fitted_models):
 
 
 def test_repr_shows_the_arguments_that_differ_from_the_defaults():
-    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=2)) == "ODGPSSM(dim_x=4, dim_y=1, dim_u=2)"
+    # dim_x defaults to None: "auto" with the warm start (shown as nothing), else max(4, dim_y)
+    assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=2)) == "ODGPSSM(dim_u=2, dim_x=4)"
+    assert repr(gp.ODGPSSM(dim_y=2)) == "ODGPSSM(dim_y=2)"
     assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings="authors", recognition="lstm")) == \
-        "ODGPSSM(dim_x=4, dim_y=1, settings='authors', recognition='lstm')"
+        "ODGPSSM(settings='authors', recognition='lstm')"
     assert repr(gp.PRSSM(dim_x=3, dim_y=1, seed=3, mean_function="identity")) == \
-        "PRSSM(dim_x=3, dim_y=1, seed=3, mean_function='identity')"
+        "PRSSM(seed=3, dim_x=3, mean_function='identity')"
     assert repr(gp.DSSM(hidden=8)) == "DSSM(hidden=8)"
     assert repr(gp.ARX(na=2, dim_u=0)) == "ARX(dim_u=0, na=2)"
     assert repr(gp.LGSSM()) == "LGSSM()"
