@@ -101,7 +101,10 @@ def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
     for row in runs:
         assert len(row["rmse_per_output"]) == 3 and len(row["rmse_original_units_per_output"] or [0] * 3) == 3
         assert row["rmse"] == pytest.approx(float(np.mean(row["rmse_per_output"])), rel=0.5)
-    assert "dryer2" in (tmp_path / "mimo.md").read_text()
+    text = (tmp_path / "mimo.md").read_text()
+    assert "dryer2" in text and "Coverage of the 95 % intervals" in text
+    gp_dim_x = next(r["dim_x"] for r in runs if r["model"] == "odgpssm" and r["protocol"] == "causal")
+    assert f"| odgpssm | {gp_dim_x} |" in text  # the table of the chosen state dimensions
     gp_row = next(r for r in runs if r["model"] == "odgpssm")
     # the default dim_x="auto": d_x = Q chosen among 3 .. 9 for the three outputs
     assert len(gp_row["gp_singular_values"]) == gp_row["dim_x"] == len(gp_row["process_std"]) >= 3

@@ -389,6 +389,23 @@ def _original_units_table(rows, protocol, datasets):
     return lines + [""]
 
 
+def _per_model_table(rows, datasets, key, title, number_format):
+    """Markdown lines: ``key`` of the causal rows per model and data set, the mean over seeds in ``number_format``
+    or (None) the distinct values; nothing when no row has ``key``."""
+    cells = {}
+    for row in rows:
+        if row["protocol"] == "causal" and row.get(key) is not None:
+            cells.setdefault(row["model"], {}).setdefault(row["dataset"], []).append(row[key])
+    if not cells:
+        return []
+    lines = [f"### {title}", "", "| model | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
+    for model, by_d in sorted(cells.items()):
+        shown = [("" if d not in by_d else number_format.format(float(np.mean(by_d[d]))) if number_format
+                  else ", ".join(str(v) for v in sorted(set(by_d[d])))) for d in datasets]
+        lines.append(f"| {model} | " + " | ".join(shown) + " |")
+    return lines + [""]
+
+
 def markdown(document):
     """Markdown tables: one per protocol, models x data sets, mean +- population std over seeds, the paper's row
     beside; paired bootstrap intervals of ODGPSSM's per-seed differences; the code versions of the rows."""
@@ -410,6 +427,10 @@ def markdown(document):
     for protocol in ("freerun", "envi"):
         if protocol in summary:
             lines += _original_units_table(document["runs"], protocol, datasets)
+    lines += _per_model_table(document["runs"], datasets, "coverage95", "Coverage of the 95 % intervals, protocol "
+                              "`causal` (share of the test outputs inside; mean over seeds)", "{:.0%}")
+    lines += _per_model_table(document["runs"], datasets, "dim_x", "State dimension d_x of each run, protocol "
+                              "`causal` (the values over seeds)", None)
     paired = paired_comparisons(document["runs"])
     if paired:
         lines += ["### ODGPSSM minus other models, paired by seed (standardised RMSE)", "",
