@@ -140,8 +140,9 @@ class GPSSM(GradientTrainedModel):
         (with freshly initialised parameters)."""
         s = self.spec
         unresolved = self.dim_x_choice is not None and not self.dim_x_scores_  # until a fit has chosen dim_x
-        config = {"dim_x": self.dim_x_choice if unresolved else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u, "num_inducing": s.num_inducing,
-                  "kernel": s.kernel, "shared_inducing": s.shared_inducing, "whiten": s.whiten,
+        config = {"dim_x": self.dim_x_choice if unresolved else s.dim_x, "dim_y": s.dim_y, "dim_u": s.dim_u,
+                  "num_inducing": s.num_inducing, "kernel": s.kernel, "shared_inducing": s.shared_inducing,
+                  "whiten": s.whiten,
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
                   "jitter": s.jitter, "init": self.init, "settings": self.settings,
