@@ -104,7 +104,9 @@ def cmd_fit(args):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
     save(model, out)
     loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
-    print(f"trained {args.model} on {ds.name} ({loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
+    chosen = getattr(model, "dim_x_scores_", None)  # dim_x="auto": the state dimension fit chose, and among which
+    dims = f"d_x = {model.spec.dim_x} chosen from {min(chosen)}-{max(chosen)}, " if chosen else ""
+    print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
     return 0
 
 

@@ -30,6 +30,9 @@ def test_fit_evaluate_forecast(tmp_path, capsys):
     assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA, "--epochs", "1", "--num-samples", "5",
                  "--out", str(model)]) == 0
     assert model.exists()
+    printed = capsys.readouterr()
+    assert "d_x = 4 chosen from 4-5" in printed.out  # the default dim_x="auto" on one output: 4 or 5
+    assert "fit: dim_x = 4 (validation RMSE of each candidate: 4: " in printed.err
     out = tmp_path / "eval.json"
     assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--num-samples", "5",
                  "--out", str(out)]) == 0

@@ -244,7 +244,7 @@ class GPSSM(GradientTrainedModel):
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
         if self.dim_x_choice is not None:
-            self._choose_dim_x(train_ys, train_us)
+            self._choose_dim_x(train_ys, train_us, progress)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
@@ -283,12 +283,16 @@ class GPSSM(GradientTrainedModel):
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self._attach_scaling()
 
-    def _choose_dim_x(self, ys, us):
+    def _choose_dim_x(self, ys, us, progress=False):
         """``dim_x="auto"`` or a list: the state dimension of the LGSSM warm start chosen on ``ys``, ``us`` (the
         training part, model units; ``warm_start.choose_dim_x``), with Q = d_x where Q follows d_x;
-        ``dim_x_scores_`` records every candidate's score."""
+        ``dim_x_scores_`` records every candidate's score. ``progress``: say so (it can take a minute or two)."""
         candidates = None if self.dim_x_choice == "auto" else self.dim_x_choice
+        report = Progress(0, enabled=progress)
+        report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
         d_x, self.dim_x_scores_ = choose_dim_x(ys, us, candidates)
+        report.note(f"dim_x = {d_x} (validation RMSE of each candidate: "
+                    + ", ".join(f"{d}: {v:.4f}" for d, v in self.dim_x_scores_.items()) + ")")
         num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
         self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
