@@ -59,9 +59,16 @@ def test_auto_lgssm_model_file(tmp_path):
                                   model.predict(u[:50], y_past=y[:100], u_past=u[:100]))
 
 
-def test_too_short_data_is_a_clear_error():
-    with pytest.raises(ValueError, match="dim_x"):
-        LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(np.zeros((20, 1)), np.zeros((20, 1)))
+def test_too_short_data_falls_back_to_four_states():
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 120, seed=0)
+    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:40], u[:40])  # blocks too short to hold out a window
+    assert model.spec.dim_x == 4 and all(np.isinf(v) for v in model.dim_x_scores_.values())
+    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:40], u[:40], max_steps=2, eval_every=1)  # the default dim_x
+    assert gp_model.spec.dim_x == 4 and gp_model.get_config()["dim_x"] == 4
+    assert np.all(np.isfinite(gp_model.predict(u[40:], y_past=y[:40], u_past=u[:40])))
+    scored = ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)  # 120 steps: three blocks of 40 can be scored
+    assert all(np.isfinite(v) for v in scored.dim_x_scores_.values())
 
 
 @pytest.mark.parametrize("cls", [ODGPSSM, PRSSM])

@@ -305,7 +305,9 @@ class LGSSM(LinearBaseline):
 
     def _select_dim_x(self, data, candidates=None):
         candidates = dim_x_candidates(self.spec.dim_y) if candidates is None else candidates
-        return select_dim_x(data, self._fit_for_selection, candidates)
+        fallback = min(max(4, self.spec.dim_y), max(candidates))
+        return select_dim_x(data, self._fit_for_selection, candidates,
+                            fallback if fallback in candidates else min(candidates))
 
     def _fit_for_selection(self, dim_x, ys, us):
         """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us

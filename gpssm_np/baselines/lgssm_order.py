@@ -17,9 +17,10 @@ comes from here, on the training data only, as the ARX's orders do (``arx.py``):
   all windows of all folds; the lowest wins, ties to the smaller d_x (the order of the candidates). A candidate
   that cannot be fitted on some fold scores inf.
 
-Assumptions: the data are in the units the model will be fitted in (standardised by the caller); the blocks are
-long enough to hold a forecast window (ValueError when no window can be scored on any fold: give longer sequences
-or a fixed dim_x). The EM budget of the selection (:data:`SELECTION_ITERS`) is below the final fit's (50): the
+Assumptions: the data are in the units the model will be fitted in (standardised by the caller). When nothing can
+be scored (sequences too short to hold out a forecast window: under about 150 steps; or no candidate that fits
+every fold), the caller's fallback is used: max(4, d_y) for the GP models and the LGSSM, the fixed d_x they had
+before ``"auto"`` existed, clipped to the candidates. The EM budget of the selection (:data:`SELECTION_ITERS`) is below the final fit's (50): the
 ranking, not the last digits, is what matters here, and it keeps the selection on the steam generator (4 800
 steps, 9 candidates) to a few minutes.
 """
@@ -71,10 +72,9 @@ def cross_validation_scores(data, fit, candidates, folds=3):
     if folds < 2:
         raise ValueError(f"folds: expected at least 2 blocks, got {folds}")
     tasks = fold_tasks(data, folds)
-    if not tasks:
-        raise ValueError("y: too short to choose dim_x by cross-validation (no held-out forecast window); give a "
-                         "fixed dim_x or longer sequences")
     scores = {}
+    if not tasks:  # too short for a held-out forecast window: nothing can be scored
+        return {d_x: np.inf for d_x in candidates}
     for d_x in candidates:
         errors = []
         for pieces, scored in tasks:
@@ -92,10 +92,9 @@ def cross_validation_scores(data, fit, candidates, folds=3):
     return scores
 
 
-def select_dim_x(data, fit, candidates, folds=3):
-    """(chosen d_x, {d_x: score}) by :func:`cross_validation_scores`; ValueError when no candidate can be scored."""
+def select_dim_x(data, fit, candidates, fallback, folds=3):
+    """(chosen d_x, {d_x: score}) by :func:`cross_validation_scores`; ``fallback`` when no candidate can be scored
+    (sequences too short for a held-out window, or no candidate fits every fold; the scores are then all inf)."""
     scores = cross_validation_scores(data, fit, candidates, folds)
     finite = [d for d, s in scores.items() if np.isfinite(s)]
-    if not finite:
-        raise ValueError("y: no candidate dim_x could be fitted on every cross-validation fold; give a fixed dim_x")
-    return min(finite, key=lambda d: (scores[d], d)), scores
+    return (min(finite, key=lambda d: (scores[d], d)) if finite else fallback), scores

@@ -291,8 +291,10 @@ class GPSSM(GradientTrainedModel):
         report = Progress(0, enabled=progress)
         report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
         d_x, self.dim_x_scores_ = choose_dim_x(ys, us, candidates)
-        report.note(f"dim_x = {d_x} (validation RMSE of each candidate: "
-                    + ", ".join(f"{d}: {v:.4f}" for d, v in self.dim_x_scores_.items()) + ")")
+        scored = any(np.isfinite(v) for v in self.dim_x_scores_.values())
+        report.note(f"dim_x = {d_x} (" + ("validation RMSE of each candidate: " + ", ".join(
+            f"{d}: {v:.4f}" for d, v in self.dim_x_scores_.items()) if scored else
+            "too little data to cross-validate: the fallback") + ")")
         num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
         self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
