@@ -30,9 +30,10 @@ CONFIGS = {
     "no_warm_start": {"init": "random"},
     "zero_mean": {"init": "random", "mean_function": "zero"},
     "enkf": {"initial_state": "shared", "objective": "enkf"},  # amendment 2 (issue #13)
-    "auto_dx": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto"},  # amendment 3 (issue #14)
-    # amendment 4: the candidates of "auto" from max(4, d_y) up (a list of candidates, see floored_candidates)
-    "auto_dx_floor": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto>=4"},
+    # amendment 3 (issue #14): d_x chosen among d_y .. max(d_y + 4, 3 d_y), what dim_x="auto" was at commit 7af2239
+    "auto_dx": {"initial_state": "shared", "objective": "enkf", "dim_x": "from_dim_y"},
+    # amendment 4: the same from max(4, d_y) up, dim_x="auto" since (models/warm_start.py, AUTO_MIN_DIM_X)
+    "auto_dx_floor": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto"},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len",)
@@ -58,11 +59,6 @@ def training_half(name, data_dir=None):
     return data.y_train, data.u_train
 
 
-def floored_candidates(dim_y, floor):
-    """The candidates of ``dim_x="auto"`` (``lgssm_order.dim_x_candidates``) from ``floor`` up (amendment 4)."""
-    return [d for d in dim_x_candidates(dim_y) if d >= floor]
-
-
 def run_cell(data_name, config, seed, budget=None, data_dir=None):
     """Fit configuration ``config`` on the training half of ``data_name``; the row of the ablation table."""
     from .. import ODGPSSM
@@ -73,8 +69,8 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     with use_threads(1):
         config_args = dict(CONFIGS[config])
         fit_args = dict(budget, **{k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
-        if config_args.get("dim_x") == "auto>=4":
-            config_args["dim_x"] = floored_candidates(y.shape[1], 4)
+        if config_args.get("dim_x") == "from_dim_y":  # amendment 3's candidates, as a list
+            config_args["dim_x"] = dim_x_candidates(y.shape[1])
         dims = {"dim_x": max(4, y.shape[1]), "dim_y": y.shape[1], "dim_u": u.shape[1]}
         model = ODGPSSM(**dict(dims, **config_args), seed=seed)
         model.fit(y, u, **fit_args)
