@@ -13,3 +13,12 @@ def test_cells_record_the_state_dimension_of_each_configuration():
     # amendment 3's candidates start at d_y = 1; gas furnace's training part picks 3 there (docs/ablation_plan.md)
     assert ablation.run_cell("gas_furnace", "auto_dx", 0, TINY, DATA)["dim_x"] == 3
     assert ablation.run_cell("gas_furnace", "auto_dx_floor", 0, TINY, DATA)["dim_x"] == 4  # the floor
+
+
+def test_a_held_out_block_is_scored_but_never_fitted():
+    budget = dict(TINY, held_out=0.2)
+    row = ablation.run_cell("gas_furnace", "val_all", 0, budget, DATA)
+    assert row["budget"] == budget and row["held_out"] > 0
+    four = ablation.run_cell("gas_furnace", "auto_dx_floor", 0, budget, DATA)
+    assert four["dim_x"] == row["dim_x"] and four["held_out"] > 0
+    assert "held_out" not in ablation.run_cell("gas_furnace", "enkf", 0, TINY, DATA)

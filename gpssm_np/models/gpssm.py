@@ -23,7 +23,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import ValidationScore, check_budget, split_validation, train_steps
+from .training import MAX_VALIDATION_WINDOWS, ValidationScore, check_budget, split_validation, train_steps
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -42,7 +42,7 @@ FILTER_METHODS = ("particle", "enkf")
 INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1, "seq_len": 20}
+               "restarts": 1, "seq_len": 20, "validation_windows": MAX_VALIDATION_WINDOWS}
 
 
 class GPSSM(GradientTrainedModel):
@@ -194,7 +194,7 @@ class GPSSM(GradientTrainedModel):
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None, data_name=None):
+            patience=None, min_delta=None, restarts=None, data_name=None, validation_windows=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -204,7 +204,8 @@ class GPSSM(GradientTrainedModel):
           ``max_steps`` gradient steps, the causal forecast RMSE of the held-back block is scored every
           ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
           parameters (never worse than the initial ones) are kept; ``restarts`` seeds (seed, seed + 1, ...), the
-          best on validation. Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the
+          best on validation; ``validation_windows``: how many 100-step windows of the block are scored (an int, or
+          "all"). Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the
           best score of every restart in ``restart_scores_``.
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
@@ -250,7 +251,11 @@ class GPSSM(GradientTrainedModel):
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
         if not step_mode:
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
-        score = ValidationScore(ys, us, cuts, seed=seed)
+        windows_scored = DEFAULT_FIT["validation_windows"] if validation_windows is None else validation_windows
+        if windows_scored != "all":
+            windows_scored = check.positive_int(windows_scored, "validation_windows")
+        score = ValidationScore(ys, us, cuts, seed=seed,
+                                max_windows=None if windows_scored == "all" else windows_scored)
         frozen = self._check_fixed(fixed)
         best, self.restart_scores_ = None, []
         for restart in range(restarts):

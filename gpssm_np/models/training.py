@@ -7,7 +7,7 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    whole budget and keeps the last parameters (``validation_`` says so).
 2. **Score.** Every ``eval_every`` gradient steps the model forecasts the validation block causally: for each
    validation window (horizon H = min(100, block length), starts at stride H / 2, at most
-   :data:`MAX_VALIDATION_WINDOWS`) a particle filter over the ``burn_in`` outputs before the window (which reach
+   :data:`MAX_VALIDATION_WINDOWS`, or ``validation_windows``) a particle filter over the ``burn_in`` outputs before the window (which reach
    back into the training part), then a free run over the window with the true inputs; the score is the RMSE of
    the particle-mean output averaged over windows. The filter and forecast use the same seed at every evaluation
    (common random numbers), so that scores of different parameters differ by the parameters, not by the noise.
@@ -58,14 +58,15 @@ def split_validation(ys, us, share):
 class ValidationScore:
     """The causal forecast score of the validation blocks (module docstring, step 2); call it with a model."""
 
-    def __init__(self, ys, us, cuts, burn_in=100, num_particles=200, num_samples=50, seed=0):
+    def __init__(self, ys, us, cuts, burn_in=100, num_particles=200, num_samples=50, seed=0,
+                 max_windows=MAX_VALIDATION_WINDOWS):
         self.tasks = []  # (y_past, u_past, u_window, y_window)
         for y, u, cut in zip(ys, us, cuts):
             if cut is None:
                 continue
             block = len(y) - cut
             horizon = min(VALIDATION_HORIZON, block)
-            for s in window_starts(block, horizon, max(1, horizon // 2))[:MAX_VALIDATION_WINDOWS]:
+            for s in window_starts(block, horizon, max(1, horizon // 2))[:max_windows]:  # None: all
                 g = cut + int(s)
                 past = slice(max(0, g - burn_in), g)
                 self.tasks.append((y[past], u[past], u[g:g + horizon], y[g:g + horizon]))
