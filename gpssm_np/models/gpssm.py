@@ -194,7 +194,7 @@ class GPSSM(GradientTrainedModel):
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None, data_name=None, validation_windows=None):
+            patience=None, min_delta=None, restarts=None, validation_windows=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
