@@ -106,8 +106,8 @@ def test_split_validation_and_score_read_only_the_past():
 def test_how_many_validation_windows_are_scored():
     y, u = standardised_linear_data(seed=1, T=2000)
     cuts = split_validation([y], [u], 0.2)[2]  # a 400-step block: windows of 100 at stride 50
-    assert len(ValidationScore([y], [u], cuts).tasks) == 4  # the default, MAX_VALIDATION_WINDOWS
-    every = ValidationScore([y], [u], cuts, max_windows=None).tasks
+    assert len(ValidationScore([y], [u], cuts, max_windows=4).tasks) == 4
+    every = ValidationScore([y], [u], cuts).tasks  # the default: all (amendment 5)
     assert len(every) == 7 and every[-1][3].shape[0] == 100
     np.testing.assert_array_equal(every[-1][3], y[1900:2000])
     with pytest.raises(ValueError, match="validation_windows"):

@@ -23,7 +23,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import MAX_VALIDATION_WINDOWS, ValidationScore, check_budget, split_validation, train_steps
+from .training import ValidationScore, check_budget, split_validation, train_steps
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -42,7 +42,7 @@ FILTER_METHODS = ("particle", "enkf")
 INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1, "seq_len": 20, "validation_windows": MAX_VALIDATION_WINDOWS}
+               "restarts": 1, "seq_len": 20, "validation_windows": "all"}
 
 
 class GPSSM(GradientTrainedModel):
