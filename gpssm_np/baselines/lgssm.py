@@ -364,7 +364,8 @@ class LGSSM(LinearBaseline):
         """The Kalman filter one measurement at a time (:class:`KalmanOnlineFilter`, the surface of the GP models'
         ``online_filter``): from the prior N(m0, P0), from ``x0 = (mean, var or covariance)``, or from ``state`` (a
         dict of :meth:`KalmanOnlineFilter.state`). The updates over y_1..y_T reproduce :meth:`filter` (bit for bit
-        with at most one input; to rounding with more, see :class:`KalmanOnlineFilter`). ``num_particles`` and ``seed`` are accepted for the common surface and not used (the filter is exact)."""
+        with at most one input; to rounding with more, see :class:`KalmanOnlineFilter`). ``num_particles`` and
+        ``seed`` are accepted for the common surface and not used (the filter is exact)."""
         self._check_fitted()
         if state is not None:
             check_online_state(state, KalmanOnlineFilter.STATE_KEYS)

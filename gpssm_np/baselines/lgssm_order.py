@@ -20,9 +20,9 @@ comes from here, on the training data only, as the ARX's orders do (``arx.py``):
 Assumptions: the data are in the units the model will be fitted in (standardised by the caller). When nothing can
 be scored (sequences too short to hold out a forecast window: under about 150 steps; or no candidate that fits
 every fold), the caller's fallback is used: max(4, d_y) for the GP models and the LGSSM, the fixed d_x they had
-before ``"auto"`` existed, clipped to the candidates. The EM budget of the selection (:data:`SELECTION_ITERS`) is below the final fit's (50): the
-ranking, not the last digits, is what matters here, and it keeps the selection on the steam generator (4 800
-steps, 9 candidates) to a few minutes.
+before ``"auto"`` existed, clipped to the candidates. The EM budget of the selection (:data:`SELECTION_ITERS`) is
+below the final fit's (50): the ranking, not the last digits, is what matters here, and it keeps the selection on
+the steam generator (4 800 steps, 9 candidates) to a few minutes.
 """
 import numpy as np
 
@@ -72,9 +72,9 @@ def cross_validation_scores(data, fit, candidates, folds=3):
     if folds < 2:
         raise ValueError(f"folds: expected at least 2 blocks, got {folds}")
     tasks = fold_tasks(data, folds)
-    scores = {}
     if not tasks:  # too short for a held-out forecast window: nothing can be scored
         return {d_x: np.inf for d_x in candidates}
+    scores = {}
     for d_x in candidates:
         errors = []
         for pieces, scored in tasks:

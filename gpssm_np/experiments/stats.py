@@ -58,4 +58,3 @@ def paired_scores(rows, model_a, model_b, dataset, protocol, key="rmse"):
 
 def _finite(value):
     return value is not None and bool(np.isfinite(value))
-

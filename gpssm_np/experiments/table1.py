@@ -398,11 +398,14 @@ def _per_model_table(rows, datasets, key, title, number_format):
             cells.setdefault(row["model"], {}).setdefault(row["dataset"], []).append(row[key])
     if not cells:
         return []
+    def cell(values):
+        if number_format:
+            return number_format.format(float(np.mean(values)))
+        return ", ".join(str(v) for v in sorted(set(values)))
+
     lines = [f"### {title}", "", "| model | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
     for model, by_d in sorted(cells.items()):
-        shown = [("" if d not in by_d else number_format.format(float(np.mean(by_d[d]))) if number_format
-                  else ", ".join(str(v) for v in sorted(set(by_d[d])))) for d in datasets]
-        lines.append(f"| {model} | " + " | ".join(shown) + " |")
+        lines.append(f"| {model} | " + " | ".join(cell(by_d[d]) if d in by_d else "" for d in datasets) + " |")
     return lines + [""]
 
 

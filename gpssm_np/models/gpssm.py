@@ -233,11 +233,11 @@ class GPSSM(GradientTrainedModel):
         if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
             options.update(validation=0.0, patience=10**9, eval_every=10**9)
         given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
-                 "min_delta": min_delta, "restarts": restarts}
+                 "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows}
         options.update({k: v for k, v in given.items() if v is not None})
-        max_steps, eval_every, patience, share, restarts, min_delta = check_budget(
+        max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
-            options["restarts"], options["min_delta"])
+            options["restarts"], options["min_delta"], options["validation_windows"])
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
@@ -251,11 +251,7 @@ class GPSSM(GradientTrainedModel):
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
         if not step_mode:
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
-        windows_scored = DEFAULT_FIT["validation_windows"] if validation_windows is None else validation_windows
-        if windows_scored != "all":
-            windows_scored = check.positive_int(windows_scored, "validation_windows")
-        score = ValidationScore(ys, us, cuts, seed=seed,
-                                max_windows=None if windows_scored == "all" else windows_scored)
+        score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
         frozen = self._check_fixed(fixed)
         best, self.restart_scores_ = None, []
         for restart in range(restarts):

@@ -9,9 +9,10 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    validation window (horizon H = min(100, block length), starts at stride H / 2; all of them, or the first
    ``validation_windows``: amendment 5 of docs/ablation_plan.md chose all, the first four having selected
    parameters that forecast worse on held-out data) a particle filter over the ``burn_in`` outputs before the
-   window (which reach back into the training part), then a free run over the window with the true inputs; the score is the RMSE of
-   the particle-mean output averaged over windows. The filter and forecast use the same seed at every evaluation
-   (common random numbers), so that scores of different parameters differ by the parameters, not by the noise.
+   window (which reach back into the training part), then a free run over the window with the true inputs; the
+   score is the RMSE of the particle-mean output averaged over windows. The filter and forecast use the same seed
+   at every evaluation (common random numbers), so that scores of different parameters differ by the parameters,
+   not by the noise.
 3. **Selection.** The parameters with the lowest score are kept, starting with the initial ones (step 0): the
    selected model is never worse on the validation block than where training started (for ``init="lgssm"`` the
    linear-Gaussian warm start). Training stops when ``patience`` evaluations in a row bring no improvement of at
@@ -125,8 +126,9 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
     return record
 
 
-def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta):
-    """The training-budget arguments, validated."""
+def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
+    """The training-budget arguments, validated; ``validation_windows`` ("all" or a count) as ValidationScore's
+    ``max_windows`` (None for all)."""
     max_steps = check.positive_int(max_steps, "max_steps")
     eval_every = check.positive_int(eval_every, "eval_every")
     patience = check.positive_int(patience, "patience")
@@ -135,4 +137,6 @@ def check_budget(max_steps, eval_every, patience, validation, restarts, min_delt
         raise ValueError(f"validation: expected a share in [0, 1), got {validation!r}")
     if not (isinstance(min_delta, (int, float)) and 0 <= min_delta < 1):
         raise ValueError(f"min_delta: expected a relative improvement in [0, 1), got {min_delta!r}")
-    return max_steps, eval_every, patience, float(validation), restarts, float(min_delta)
+    max_windows = None if validation_windows == "all" else check.positive_int(validation_windows,
+                                                                                "validation_windows")
+    return max_steps, eval_every, patience, float(validation), restarts, float(min_delta), max_windows

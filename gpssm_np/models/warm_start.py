@@ -39,8 +39,9 @@ from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import dim_x_candidates
 from ..transforms import positive, positive_inverse
 
-#: Smallest state dimension of ``dim_x="auto"`` for the GP models (None: d_y): the former fixed d_x = max(4, d_y),
-#: which amendment 4 of docs/ablation_plan.md adopted (a GP model cannot recover states its warm start lacks).
+#: Smallest state dimension of ``dim_x="auto"`` for the GP models (below d_y no candidate exists anyway): the former
+#: fixed d_x = max(4, d_y), which amendment 4 of docs/ablation_plan.md adopted (a GP model cannot recover states
+#: its warm start lacks).
 AUTO_MIN_DIM_X = 4
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
@@ -107,8 +108,8 @@ def fit_lgssm(ys, us, dim_x, seed=0):
 
 def gp_dim_x_candidates(dim_y):
     """The state dimensions ``dim_x="auto"`` of the GP models tries: those of the LGSSM
-    (``lgssm_order.dim_x_candidates``) from :data:`AUTO_MIN_DIM_X` (or d_y) up."""
-    return [d for d in dim_x_candidates(dim_y) if d >= (AUTO_MIN_DIM_X or 0)]  # the largest candidate is >= 5
+    (``lgssm_order.dim_x_candidates``) from :data:`AUTO_MIN_DIM_X` up."""
+    return [d for d in dim_x_candidates(dim_y) if d >= AUTO_MIN_DIM_X]  # never empty: the largest is >= 5
 
 
 def choose_dim_x(ys, us, candidates=None):
@@ -117,8 +118,6 @@ def choose_dim_x(ys, us, candidates=None):
     ``us`` (``baselines/lgssm_order.py``; data in model units)."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     candidates = gp_dim_x_candidates(d_y) if candidates is None else candidates
-    if min(candidates) < d_y:
-        raise ValueError(f"dim_x: every candidate needs dim_x >= dim_y = {d_y}, got {candidates}")
     lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False)
     return lgssm.select_dim_x(list(ys), list(us), candidates)
 

@@ -15,8 +15,9 @@ an ensemble Kalman filter and keeps the log-likelihood of each output under the 
     x_t^j = xbar_t^j + K_t (y_t + sqrt(r) * eps_y[t, j] - C xbar_t^j)     perturbed observation
 
 (the EnKF step of EnVI Sec. IV-A, Eqs. (10)-(15); the bodies of its Eqs. (14) and (27) are reconstructed from its
-prose and code, ../shared/research/envi_reference.md s2-3), and the op returns L_b = sum_t l_t for each window (B,). The full covariance Pbar_t (d_x, d_x) is never formed:
-only its first d_y columns enter, so a step costs O(S d_x d_y + d_y^3) per window on top of the transition.
+prose and code, ../shared/research/envi_reference.md s2-3), and the op returns L_b = sum_t l_t for each window
+(B,). The full covariance Pbar_t (d_x, d_x) is never formed: only its first d_y columns enter, so a step costs
+O(S d_x d_y + d_y^3) per window on top of the transition.
 
 The update is the stochastic (perturbed-observation) EnKF of Burgers et al. (1998), as in the EnVI paper: each
 member gets its own perturbation, so the analysed ensemble's covariance is (I - K C) Pbar in expectation and every
