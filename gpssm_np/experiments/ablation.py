@@ -37,9 +37,12 @@ CONFIGS = {
     "auto_dx_floor": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto"},
     # amendment 5: every window of the validation block scored, not the first four
     "val_all": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all"},
+    # amendment 6: then the final model fitted on all the training data (models/training.py, step 5)
+    "refit": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+              "refit": True},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: The multi-output plants of amendment 3 (issue #14; d_x = max(4, d_y) = 4 on each unless a configuration says).
 MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")

@@ -23,7 +23,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import ValidationScore, check_budget, split_validation, train_steps
+from .training import ValidationScore, check_budget, check_refit, selected_step, split_validation, train_steps
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -42,7 +42,7 @@ FILTER_METHODS = ("particle", "enkf")
 INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1, "seq_len": 20, "validation_windows": "all"}
+               "restarts": 1, "seq_len": 20, "validation_windows": "all", "refit": False}
 
 
 class GPSSM(GradientTrainedModel):
@@ -124,7 +124,7 @@ class GPSSM(GradientTrainedModel):
         self.dim_x_choice, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_choice, latent_follows_dim_x, {}
         self.settings, self.init, self.initial_state = settings, init, initial_state
         self.init_values = dict(init_values)
-        self.validation_, self.restart_scores_ = [], []
+        self.validation_, self.restart_scores_, self.refit_ = [], [], None
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
@@ -194,7 +194,7 @@ class GPSSM(GradientTrainedModel):
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None, validation_windows=None, data_name=None):
+            patience=None, min_delta=None, restarts=None, validation_windows=None, refit=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -205,8 +205,11 @@ class GPSSM(GradientTrainedModel):
           ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
           parameters (never worse than the initial ones) are kept; ``restarts`` seeds (seed, seed + 1, ...), the
           best on validation; ``validation_windows``: how many 100-step windows of the block are scored (an int, or
-          "all"). Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the
-          best score of every restart in ``restart_scores_``.
+          "all"). ``refit``: then fit the final model on all the training data, the validation block included
+          (``models/training.py``, step 5): ``dim_x="auto"`` is chosen on all of it, the warm start is fitted to
+          it and trained for the number of steps the validation run selected, from that run's seed.
+          Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
+          every restart in ``restart_scores_``, the refit's steps and seed in ``refit_`` (None without a refit).
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
@@ -233,19 +236,22 @@ class GPSSM(GradientTrainedModel):
         if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
             options.update(validation=0.0, patience=10**9, eval_every=10**9)
         given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
-                 "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows}
+                 "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows,
+                 "refit": refit}
         options.update({k: v for k, v in given.items() if v is not None})
         max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
             options["restarts"], options["min_delta"], options["validation_windows"])
+        refit = check_refit(options["refit"])
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
         lr = check.positive_float(lr, "lr")
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
+        refit = refit and any(cut is not None for cut in cuts)  # nothing held back: nothing to add
         if self.dim_x_choice is not None:
-            self._choose_dim_x(train_ys, train_us, progress)
+            self._choose_dim_x(*((ys, us) if refit else (train_ys, train_us)), progress)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
@@ -268,11 +274,33 @@ class GPSSM(GradientTrainedModel):
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
             self.restart_scores_.append(value)
             if best is None or (value is not None and value < best[0]):
-                best = (value, self.get_params(), self.history_, self.training_log_, record)
-        _, params, self.history_, self.training_log_, self.validation_ = best
+                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
+        _, params, self.history_, self.training_log_, self.validation_, run_seed = best
         self.set_params(params)
+        self.refit_ = None
+        if refit:
+            self.refit_ = {"steps": selected_step(self.validation_, min_delta), "seed": run_seed}
+            self._refit(ys, us, seq_len, stride, self.refit_["steps"], run_seed, Adam(lr=lr, clip_norm=clip_norm),
+                        frozen, batch_size, num_samples, max_rejections, progress)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
+
+    def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
+               progress):
+        """Step 5 of ``models/training.py``: the warm start on all the training sequences ``ys``, ``us``, then
+        ``steps`` gradient steps from ``seed`` without a validation score (the last parameters are kept)."""
+        seq_len = min(seq_len, min(len(t) for t in ys))
+        Y, U = windows(ys, us, seq_len, stride)
+        x0 = self._initialise(ys, us, seq_len, stride, seed)
+        self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
+        if not steps:
+            return
+        report = Progress(steps, enabled=progress, unit="step")
+        report.note(f"refit on all the training data: {steps} steps")
+        with blas_single_threaded():
+            train_steps(self, Y, U, x0, np.random.default_rng(seed), optimizer, frozen, ValidationScore([], [], []),
+                        steps, steps, 1, 0.0, batch_size, num_samples, max_rejections, report)
+        report.close()
 
     def initialise(self, y, u=None, seed=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)

@@ -16,10 +16,16 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
 3. **Selection.** The parameters with the lowest score are kept, starting with the initial ones (step 0): the
    selected model is never worse on the validation block than where training started (for ``init="lgssm"`` the
    linear-Gaussian warm start). Training stops when ``patience`` evaluations in a row bring no improvement of at
-   least ``min_delta`` (relative), or after ``max_steps`` gradient steps. The selected model is **not** continued
-   on the whole training data: the validation block then informs the model only through the filter.
+   least ``min_delta`` (relative), or after ``max_steps`` gradient steps.
 4. **Restarts.** ``restarts = N`` trains from N seeds (seed, seed + 1, ...) and keeps the run with the best
    validation score.
+5. **Refit** (``refit=True``). The selected model has never been fitted to the validation block, which is the
+   most recent data. A refit fits the final model to all the training data instead, as a cross-validated
+   estimator refits on everything once its settings are chosen: ``dim_x="auto"`` is cross-validated on all of it,
+   the warm start is fitted to it, and the selected run's number of gradient steps (:func:`selected_step`; 0 keeps
+   the warm start) is taken from the same seed, without a score (the last parameters are kept). Assumption: the
+   step count chosen on the training part suits the longer data too. Without a refit the validation block informs
+   the model only through the filter.
 
 The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
 multiply the time. The steps are deterministic given the seed.
@@ -124,6 +130,25 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
                 break
     model.set_params(best_params)
     return record
+
+
+def selected_step(record, min_delta):
+    """The gradient step whose parameters :func:`train_steps` kept, from its ``record``: the first of the scores that
+    each improved on the best before by at least ``min_delta`` (relative); the last step when nothing was scored."""
+    best = record[0]
+    for entry in record[1:]:
+        if entry["rmse"] is None or best["rmse"] is None:
+            best = entry
+        elif entry["rmse"] < best["rmse"] * (1.0 - min_delta):
+            best = entry
+    return int(best["step"])
+
+
+def check_refit(refit):
+    """``refit`` of ``fit``, validated: a bool (step 5 of the module docstring)."""
+    if not isinstance(refit, (bool, np.bool_)):
+        raise ValueError(f"refit: expected True or False, got {refit!r}")
+    return bool(refit)
 
 
 def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
