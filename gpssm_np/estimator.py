@@ -60,7 +60,7 @@ import inspect
 import logging
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from autograd import value_and_grad
@@ -84,7 +84,7 @@ EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples
                  "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
 #: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
 STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts", "validation_windows",
-                "refit")
+                "refit", "calibrate")
 #: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
 DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
@@ -425,6 +425,7 @@ class GradientTrainedModel(StateSpaceModel):
         self.params = {}
         self.training_log_ = {"rejected_steps": [], "jitter": []}
         self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on, set by fit
+        self.interval_scale_ = None  # (d_y,) factor on the forecasts' predictive std, set by fit(calibrate=True)
 
     def _remember_tail(self, data):
         """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u), model
@@ -433,20 +434,30 @@ class GradientTrainedModel(StateSpaceModel):
         self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
 
     def extra_state(self):
-        """The output scaling and the end of the training data (``data_tail_``), for the model file."""
+        """The output scaling, the end of the training data (``data_tail_``) and the interval calibration
+        (``interval_scale_``), for the model file."""
         state = super().extra_state()
         if self.data_tail_ is not None:
             state["tail_y"], state["tail_u"] = self.data_tail_
+        if self.interval_scale_ is not None:
+            state["interval_scale"] = self.interval_scale_
         return state
 
     def set_extra_state(self, state):
         """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
         state = dict(state)
         tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
+        scale = state.pop("interval_scale", None)
         super().set_extra_state(state)
+        if scale is not None:
+            self.interval_scale_ = np.asarray(scale, dtype=np.float64)
         if tail_y is not None:
             tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
             self.data_tail_ = (np.asarray(tail_y, dtype=np.float64), np.asarray(tail_u, dtype=np.float64))
+
+    def _forecast_result(self, samples, states, obs_var, origin=None):
+        """The :class:`Forecast` of :meth:`StateSpaceModel._forecast_result` with the fit's interval calibration."""
+        return replace(super()._forecast_result(samples, states, obs_var, origin), std_scale=self.interval_scale_)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod

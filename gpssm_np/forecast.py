@@ -32,6 +32,9 @@ class Forecast:
         For a forecast in the model's standardised units (``model.forecast(..., units="model")``) the
         standardisation y_model = (y - y_mean) / y_std that :meth:`in_original_units` undoes; None for a forecast in
         original units (the default of ``model.forecast``).
+    std_scale : ndarray (d_y,) or None
+        A factor on each output's predictive standard deviation, the calibration a GP model's fit estimated on its
+        validation block (``fit(calibrate=True)``, ``models/training.py``); None: 1. The samples stay the model's.
     origin : str or None
         Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
         data" (filtered from the last steps the model was fitted on), "online filter" (the current state of a
@@ -45,6 +48,7 @@ class Forecast:
     y_mean: Optional[np.ndarray] = None
     y_std: Optional[np.ndarray] = None
     origin: Optional[str] = None
+    std_scale: Optional[np.ndarray] = None
 
     @property
     def mean(self):
@@ -53,8 +57,10 @@ class Forecast:
 
     @property
     def std(self):
-        """Predictive standard deviation of y_t (T, d_y): sqrt(particle variance of C x_t + R)."""
-        return np.sqrt(self.samples.var(axis=0) + self.obs_var)
+        """Predictive standard deviation of y_t (T, d_y): sqrt(particle variance of C x_t + R), times
+        :attr:`std_scale` when there is one."""
+        std = np.sqrt(self.samples.var(axis=0) + self.obs_var)
+        return std if self.std_scale is None else std * self.std_scale
 
     def interval(self, level=None, alpha=None):
         """Central predictive interval (lower, upper), each (T, d_y), of the Gaussian N(mean, std^2).

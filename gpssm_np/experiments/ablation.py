@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import time
+from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from .. import datasets as ds_module
 from .._versions import versions
 from ..baselines.lgssm_order import dim_x_candidates
+from ..metrics import nlpd, rmse
 from ..models.training import ValidationScore
 from ..ops.threads import use_threads
 
@@ -40,9 +42,12 @@ CONFIGS = {
     # amendment 6: then the final model fitted on all the training data (models/training.py, step 5)
     "refit": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
               "refit": True},
+    # amendment 7: the default after amendment 6 with the intervals calibrated on the validation block (step 6)
+    "calibrated": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                   "calibrate": True},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: The multi-output plants of amendment 3 (issue #14; d_x = max(4, d_y) = 4 on each unless a configuration says).
 MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
@@ -69,7 +74,8 @@ def training_half(name, data_dir=None):
 def run_cell(data_name, config, seed, budget=None, data_dir=None):
     """Fit configuration ``config`` on the training half of ``data_name``; the row of the ablation table. With
     ``budget["held_out"]`` (amendment 5) the last share of the training half is held out of the fit, and the row's
-    ``held_out`` is the causal forecast RMSE of every window of it (the validation score's protocol)."""
+    ``held_out`` is the causal forecast RMSE of every window of it (the validation score's protocol), with the
+    coverage of the 95 % intervals and the NLPD there (:func:`held_out_metrics`)."""
     from .. import ODGPSSM
 
     budget = dict(BUDGET if budget is None else budget)
@@ -86,13 +92,32 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
         dims = {"dim_x": max(4, y.shape[1]), "dim_y": y.shape[1], "dim_u": u.shape[1]}
         model = ODGPSSM(**dict(dims, **config_args), seed=seed)
         model.fit(y[:cut], u[:cut], **fit_args)
-        held_out_score = (ValidationScore([y], [u], [cut], max_windows=None)(model) if held_out else None)
+        held_out_scores = held_out_metrics(model, y, u, cut) if held_out else {}
     scores = [r["rmse"] for r in model.validation_]
     return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget, "dim_x": model.spec.dim_x,
             "initial": scores[0], "selected": min(scores), "last": scores[-1],
             "steps": model.validation_[-1]["step"], "seconds": time.perf_counter() - start,
-            **({"held_out": held_out_score} if held_out else {}),
+            **held_out_scores,
             "commit": versions().get("git_commit")}
+
+
+def held_out_metrics(model, y, u, cut):
+    """Scores of ``model``'s causal forecasts of every 100-step window of y[cut:] (``training.ValidationScore``'s
+    protocol and random numbers): "held_out" (RMSE, mean over windows), "held_out_coverage" (share of the outputs
+    inside the 95 % intervals), "held_out_nlpd" (mean NLPD); for a calibrated model (amendment 7) also the last two
+    without its calibration, "..._uncalibrated" (the same forecasts, ``Forecast.std_scale`` None)."""
+    pairs = list(ValidationScore([y], [u], [cut], max_windows=None).forecasts(model))
+    variants = {"": [fc for _, fc in pairs]}
+    if model.interval_scale_ is not None:
+        variants["_uncalibrated"] = [replace(fc, std_scale=None) for _, fc in pairs]
+    row = {"held_out": float(np.mean([rmse(y_w, fc.mean) for y_w, fc in pairs]))}
+    for suffix, forecasts in variants.items():
+        row["held_out_coverage" + suffix] = float(np.mean(np.concatenate(
+            [np.ravel((y_w >= lo) & (y_w <= hi)) for (y_w, _), (lo, hi) in
+             zip(pairs, (fc.interval(0.95) for fc in forecasts))])))
+        row["held_out_nlpd" + suffix] = float(np.mean([nlpd(y_w, fc.mean, fc.std) for (y_w, _), fc in
+                                                       zip(pairs, forecasts)]))
+    return row
 
 
 def _key(row):

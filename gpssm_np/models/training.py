@@ -26,6 +26,13 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    the warm start) is taken from the same seed, without a score (the last parameters are kept). Assumption: the
    step count chosen on the training part suits the longer data too. Without a refit the validation block informs
    the model only through the filter.
+6. **Calibration** (``calibrate=True``). The forecasts of the selected run on the validation windows (step 2)
+   also say how wide its predictive intervals should be: for each output j the 95 % quantile of the standardised
+   errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor c_j on the
+   predictive standard deviation of every later forecast (``interval_scale_``; ``Forecast.std_scale``), so that
+   the 95 % interval would have covered 95 % of the validation outputs (a split-conformal recalibration of the
+   scale; the point forecasts are unchanged). It is computed before a refit and kept for the refitted model
+   (assumption: its calibration is that of the validated one). Factors are clipped to [0.1, 100].
 
 The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
 multiply the time. The steps are deterministic given the seed.
@@ -33,6 +40,7 @@ multiply the time. The steps are deterministic given the seed.
 import time
 
 import numpy as np
+from scipy.special import ndtri
 
 from .. import _validation as check
 from ..datasets.windowing import window_starts
@@ -81,13 +89,20 @@ class ValidationScore:
     def __bool__(self):
         return bool(self.tasks)
 
-    def __call__(self, model):
-        errors = []
+    def forecasts(self, model):
+        """(y_window, Forecast) of every validation window, the same random numbers at every call."""
         for k, (y_past, u_past, u_w, y_w) in enumerate(self.tasks):
-            fc = model.forecast(u_w, y_past=y_past, u_past=u_past, num_samples=self.num_samples, seed=self.seed + k,
-                                num_particles=self.num_particles)
-            errors.append(rmse(y_w, fc.mean))
-        return float(np.mean(errors))
+            yield y_w, model.forecast(u_w, y_past=y_past, u_past=u_past, num_samples=self.num_samples,
+                                      seed=self.seed + k, num_particles=self.num_particles)
+
+    def __call__(self, model):
+        return float(np.mean([rmse(y_w, fc.mean) for y_w, fc in self.forecasts(model)]))
+
+    def interval_scale(self, model):
+        """The calibration factors c (d_y,) of step 6 of the module docstring: per output, the 95 % quantile of
+        |y - mean| / std over the validation windows over the Gaussian's, clipped to [0.1, 100]."""
+        z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in self.forecasts(model)])
+        return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 0.1, 100.0)
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
@@ -144,11 +159,11 @@ def selected_step(record, min_delta):
     return int(best["step"])
 
 
-def check_refit(refit):
-    """``refit`` of ``fit``, validated: a bool (step 5 of the module docstring)."""
-    if not isinstance(refit, (bool, np.bool_)):
-        raise ValueError(f"refit: expected True or False, got {refit!r}")
-    return bool(refit)
+def check_flag(value, name):
+    """A bool option of ``fit`` (``refit``, ``calibrate``), validated."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
 
 
 def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):

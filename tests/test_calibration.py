@@ -1,0 +1,64 @@
+"""fit(calibrate=True): forecast intervals scaled per output on the validation block (models/training.py, step 6)."""
+import numpy as np
+import pytest
+from scipy.special import ndtri
+
+import gpssm_np as gp
+from gpssm_np.datasets import random_linear_system, simulate_linear
+from gpssm_np.forecast import Forecast
+from gpssm_np.io import load, save
+from gpssm_np.models.training import ValidationScore, split_validation
+
+SMALL = dict(num_inducing=8, seed=3)
+BUDGET = dict(max_steps=20, eval_every=10, patience=2, num_samples=10, batch_size=8)
+
+
+def two_output_data(seed=0, T=700):
+    y, u, _ = simulate_linear(random_linear_system(dim_x=3, dim_y=2, dim_u=1, seed=seed), T, seed=seed)
+    return y, u
+
+
+def test_std_scale_multiplies_the_predictive_std_not_the_samples():
+    rng = np.random.default_rng(0)
+    fc = Forecast(samples=rng.normal(size=(50, 4, 2)), states=np.zeros((50, 4, 3)), obs_var=np.array([0.1, 0.2]))
+    scaled = Forecast(fc.samples, fc.states, fc.obs_var, std_scale=np.array([2.0, 0.5]))
+    np.testing.assert_allclose(scaled.std, fc.std * [2.0, 0.5])
+    np.testing.assert_array_equal(scaled.mean, fc.mean)
+    np.testing.assert_allclose(scaled.interval(0.95)[1] - scaled.mean, (fc.interval(0.95)[1] - fc.mean) * [2.0, 0.5])
+
+
+def test_the_factors_make_the_validation_intervals_cover_95_percent():
+    y, u = two_output_data(seed=1)
+    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, **BUDGET)
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
+    assert plain.interval_scale_ is None and model.interval_scale_.shape == (2,)
+    # the same run (calibration changes no parameter); its validation forecasts, in the fit's units
+    for name in plain.params:
+        np.testing.assert_array_equal(plain.params[name], model.params[name])
+    ys, us = [plain._y_to_model(y)], [plain._u_to_model(u)]
+    score = ValidationScore(ys, us, split_validation(ys, us, 0.2)[2], seed=3)
+    scaling, plain.scaling_ = plain.scaling_, None  # forecast in model units, as during the fit
+    z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(plain)])
+    plain.scaling_ = scaling
+    factors = np.quantile(z, 0.95, axis=0) / ndtri(0.975)
+    np.testing.assert_allclose(model.interval_scale_, factors, rtol=1e-12)
+    assert np.mean(z / factors <= ndtri(0.975)) == pytest.approx(0.95, abs=0.01)
+    # every later forecast carries the factors
+    a = plain.forecast(u[:30], y_past=y[:100], u_past=u[:100], num_samples=20)
+    b = model.forecast(u[:30], y_past=y[:100], u_past=u[:100], num_samples=20)
+    np.testing.assert_allclose(b.std, a.std * model.interval_scale_, rtol=1e-12)
+    np.testing.assert_array_equal(a.mean, b.mean)
+
+
+def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):
+    y, u = two_output_data(seed=2)
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
+    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, refit=True, **BUDGET)
+    np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
+    refitted.fit(y, u, **BUDGET)  # a fit without calibration forgets the former one
+    assert refitted.interval_scale_ is None
+    save(model, tmp_path / "m.npz")
+    loaded = load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
+    with pytest.raises(ValueError, match="calibrate"):
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, calibrate="yes")
