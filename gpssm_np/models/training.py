@@ -24,8 +24,9 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    estimator refits on everything once its settings are chosen: ``dim_x="auto"`` is cross-validated on all of it,
    the warm start is fitted to it, and the selected run's number of gradient steps (:func:`selected_step`; 0 keeps
    the warm start) is taken from the same seed, without a score (the last parameters are kept). Assumption: the
-   step count chosen on the training part suits the longer data too. Without a refit the validation block informs
-   the model only through the filter.
+   step count chosen on the training part suits the longer data too. Not the default: amendment 6 of
+   docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets. Without a
+   refit the validation block informs the model only through the filter.
 6. **Calibration** (``calibrate=True``). The forecasts of the selected run on the validation windows (step 2)
    also say how wide its predictive intervals should be: for each output j the 95 % quantile of the standardised
    errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor c_j on the
