@@ -29,8 +29,8 @@ def test_std_scale_multiplies_the_predictive_std_not_the_samples():
 
 def test_the_factors_make_the_validation_intervals_cover_95_percent():
     y, u = two_output_data(seed=1)
-    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, **BUDGET)
-    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
+    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=False, **BUDGET)
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, **BUDGET)  # calibrated by default
     assert plain.interval_scale_ is None and model.interval_scale_.shape == (2,)
     # the same run (calibration changes no parameter); its validation forecasts, in the fit's units
     for name in plain.params:
@@ -55,7 +55,7 @@ def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(
     model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
     refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, refit=True, **BUDGET)
     np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
-    refitted.fit(y, u, **BUDGET)  # a fit without calibration forgets the former one
+    refitted.fit(y, u, calibrate=False, **BUDGET)  # a fit without calibration forgets the former one
     assert refitted.interval_scale_ is None
     save(model, tmp_path / "m.npz")
     loaded = load(tmp_path / "m.npz")

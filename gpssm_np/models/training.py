@@ -33,7 +33,10 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    predictive standard deviation of every later forecast (``interval_scale_``; ``Forecast.std_scale``), so that
    the 95 % interval would have covered 95 % of the validation outputs (a split-conformal recalibration of the
    scale; the point forecasts are unchanged). It is computed before a refit and kept for the refitted model
-   (assumption: its calibration is that of the validated one). Factors are clipped to [0.1, 100].
+   (assumption: its calibration is that of the validated one). Factors are clipped to [0.1, 100]. The default
+   since amendment 7 of docs/ablation_plan.md: on held-out training data the mean distance of the coverage from
+   95 % fell from 0.20 to 0.12 and the mean NLPD from 1.32 to 0.39, though on six of eleven sets the block
+   asked for narrower intervals than the later data needed.
 
 The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
 multiply the time. The steps are deterministic given the seed.
