@@ -314,6 +314,7 @@ class GPSSM(GradientTrainedModel):
         or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
+        self.interval_scale_ = None  # the calibration belongs to a fit
         if self.dim_x_choice is not None:
             self._choose_dim_x(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
