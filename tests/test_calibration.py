@@ -62,3 +62,13 @@ def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(
     np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
     with pytest.raises(ValueError, match="calibrate"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, calibrate="yes")
+    with pytest.raises(ValueError, match="calibrate"):
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, calibrate=1)
+
+
+def test_widen_keeps_the_factors_above_one():
+    y, u = two_output_data(seed=1)
+    both = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
+    widened = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate="widen", **BUDGET)
+    assert np.any(both.interval_scale_ < 1.0)  # this fit's validation intervals were too wide for one output
+    np.testing.assert_array_equal(widened.interval_scale_, np.maximum(both.interval_scale_, 1.0))

@@ -45,6 +45,9 @@ CONFIGS = {
     # amendment 7: the default after amendment 6 with the intervals calibrated on the validation block (step 6)
     "calibrated": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                    "calibrate": True},
+    # amendment 8: factors that only widen the intervals
+    "widened": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                "calibrate": "widen"},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate")

@@ -23,7 +23,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import ValidationScore, check_budget, check_flag, selected_step, split_validation, train_steps
+from .training import ValidationScore, check_budget, check_calibrate, check_flag, selected_step, split_validation, train_steps
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -212,7 +212,7 @@ class GPSSM(GradientTrainedModel):
           it and trained for the number of steps the validation run selected, from that run's seed.
           ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
-          ``interval_scale_``, None without).
+          ``interval_scale_``, None without); "widen": only where they would have covered less.
           Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
           every restart in ``restart_scores_``, the refit's steps and seed in ``refit_`` (None without a refit).
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
@@ -248,7 +248,7 @@ class GPSSM(GradientTrainedModel):
         max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
             options["restarts"], options["min_delta"], options["validation_windows"])
-        refit, calibrate = check_flag(options["refit"], "refit"), check_flag(options["calibrate"], "calibrate")
+        refit, calibrate = check_flag(options["refit"], "refit"), check_calibrate(options["calibrate"])
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
@@ -283,7 +283,8 @@ class GPSSM(GradientTrainedModel):
                 best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
         _, params, self.history_, self.training_log_, self.validation_, run_seed = best
         self.set_params(params)
-        self.interval_scale_ = score.interval_scale(self) if calibrate and score else None
+        self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
+                                else None)
         self.refit_ = None
         if refit:
             self.refit_ = {"steps": selected_step(self.validation_, min_delta), "seed": run_seed}
