@@ -22,3 +22,13 @@ def test_a_held_out_block_is_scored_but_never_fitted():
     four = ablation.run_cell("gas_furnace", "auto_dx_floor", 0, budget, DATA)
     assert four["dim_x"] == row["dim_x"] and four["held_out"] > 0
     assert "held_out" not in ablation.run_cell("gas_furnace", "enkf", 0, TINY, DATA)
+
+
+def test_calibrated_cells_score_the_same_forecasts_with_and_without_their_factors():
+    budget = dict(TINY, held_out=0.2)
+    plain = ablation.run_cell("gas_furnace", "val_all", 0, dict(budget, calibrate=False), DATA)  # the same fit
+    both = ablation.run_cell("gas_furnace", "calibrated", 0, budget, DATA)
+    assert both["held_out"] == plain["held_out"]  # the factors change no point forecast
+    assert both["held_out_coverage_uncalibrated"] == plain["held_out_coverage"]
+    assert both["held_out_nlpd_uncalibrated"] == plain["held_out_nlpd"]
+    assert "held_out_coverage_uncalibrated" not in plain and 0 <= both["held_out_coverage"] <= 1

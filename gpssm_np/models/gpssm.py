@@ -23,7 +23,8 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import ValidationScore, check_budget, check_calibrate, check_flag, selected_step, split_validation, train_steps
+from .training import (ValidationScore, check_budget, check_calibrate, check_flag, selected_step, split_validation,
+                       train_steps)
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,

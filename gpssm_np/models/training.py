@@ -27,12 +27,12 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    step count chosen on the training part suits the longer data too. Not the default: amendment 6 of
    docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets. Without a
    refit the validation block informs the model only through the filter.
-6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation windows (step 2)
-   also say how wide its predictive intervals should be: for each output j the 95 % quantile of the standardised
-   errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor c_j on the
-   predictive standard deviation of every later forecast (``interval_scale_``; ``Forecast.std_scale``), so that
-   the 95 % interval would have covered 95 % of the validation outputs (a split-conformal recalibration of the
-   scale; the point forecasts are unchanged). It is computed before a refit and kept for the refitted model
+6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation
+   windows (step 2) also say how wide its predictive intervals should be: for each output j the 95 % quantile of
+   the standardised errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor
+   c_j on the predictive standard deviation of every later forecast (``interval_scale_``;
+   ``Forecast.std_scale``), so that the 95 % interval would have covered 95 % of the validation outputs (a
+   split-conformal recalibration of the scale; the point forecasts are unchanged). It is computed before a refit and kept for the refitted model
    (assumption: its calibration is that of the validated one). Factors are clipped to [0.1, 100];
    ``calibrate="widen"``, the default, clips them to [1, 100]: intervals only ever widen. Amendments 7 and 8 of
    docs/ablation_plan.md chose it on held-out training data: the mean distance of the coverage from 95 % fell
@@ -178,9 +178,11 @@ CALIBRATIONS = (False, True, "widen")
 
 def check_calibrate(value):
     """``calibrate`` of ``fit``, validated: False, True or "widen"."""
-    if not any(value is c or (isinstance(value, str) and value == c) for c in CALIBRATIONS):
-        raise ValueError(f"calibrate: expected one of {CALIBRATIONS}, got {value!r}")
-    return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if value == "widen":
+        return value
+    raise ValueError(f"calibrate: expected one of {CALIBRATIONS}, got {value!r}")
 
 
 def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
