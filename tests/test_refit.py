@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
-from gpssm_np.datasets import random_linear_system, simulate_linear
+from gpssm_np.datasets import cascaded_tanks, random_linear_system, simulate_linear
 from gpssm_np.models.training import selected_step
 
 
@@ -39,6 +39,23 @@ def test_a_refit_that_keeps_the_warm_start_is_the_warm_start_on_all_the_data():
     assert not np.allclose(kept.params["F"], on_all.params["F"])
 
 
+def test_a_warm_start_refit_refits_only_a_kept_warm_start():
+    y, u = linear_data(seed=1)
+    kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit="warm_start", min_delta=0.9, **BUDGET)
+    on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u)
+    assert kept.refit_ == {"steps": 0, "seed": 3}
+    for name in kept.params:
+        np.testing.assert_array_equal(kept.params[name], on_all.params[name])
+    y, u, _ = cascaded_tanks(500, seed=3)  # a nonlinear plant where 30 steps beat the warm start
+    budget = dict(BUDGET, max_steps=30, patience=3)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, min_delta=0.0, **budget)
+    trained = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit="warm_start", min_delta=0.0, **budget)
+    assert selected_step(plain.validation_, 0.0) > 0  # training beat the warm start: the validated model stays
+    assert trained.refit_ is None
+    for name in plain.params:
+        np.testing.assert_array_equal(trained.params[name], plain.params[name])
+
+
 def test_a_refit_takes_the_selected_number_of_steps_from_the_selected_seed():
     y, u = linear_data(seed=2)
     model = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit=True, min_delta=0.0, **BUDGET)
@@ -70,5 +87,7 @@ def test_refit_needs_a_validation_block_and_a_bool():
     assert model.refit_ is None and model.validation_[-1]["rmse"] is None
     with pytest.raises(ValueError, match="refit"):
         gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, refit="yes")
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit="warm_start", **BUDGET)
+    assert model.refit_ is None  # nothing held back
     with pytest.raises(ValueError, match="refit"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, refit=1)

@@ -47,6 +47,9 @@ CONFIGS = {
     # amendment 7: the default after amendment 6 with the intervals calibrated on the validation block (step 6)
     "calibrated": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                    "calibrate": True},
+    # amendment 9: the warm start refitted to all the training data where training never beat it
+    "refit_warm_start": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                         "refit": "warm_start"},
     # amendment 8: factors that only widen the intervals
     "widened": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                 "calibrate": "widen"},

@@ -23,7 +23,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import (ValidationScore, check_budget, check_calibrate, check_flag, selected_step, split_validation,
+from .training import (ValidationScore, check_budget, check_calibrate, check_refit, selected_step, split_validation,
                        train_steps)
 from .warm_start import choose_dim_x, initial_params, warm_start
 
@@ -210,7 +210,9 @@ class GPSSM(GradientTrainedModel):
           best on validation; ``validation_windows``: how many 100-step windows of the block are scored (an int, or
           "all"). ``refit``: then fit the final model on all the training data, the validation block included
           (``models/training.py``, step 5): ``dim_x="auto"`` is chosen on all of it, the warm start is fitted to
-          it and trained for the number of steps the validation run selected, from that run's seed.
+          it and trained for the number of steps the validation run selected, from that run's seed;
+          ``refit="warm_start"``: only where that number is 0, the warm start (with the chosen d_x) refitted to
+          all the data, which cannot diverge.
           ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
           ``interval_scale_``, None without); "widen": only where they would have covered less.
@@ -249,16 +251,16 @@ class GPSSM(GradientTrainedModel):
         max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
             options["restarts"], options["min_delta"], options["validation_windows"])
-        refit, calibrate = check_flag(options["refit"], "refit"), check_calibrate(options["calibrate"])
+        refit, calibrate = check_refit(options["refit"]), check_calibrate(options["calibrate"])
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
         lr = check.positive_float(lr, "lr")
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
-        refit = refit and any(cut is not None for cut in cuts)  # nothing held back: nothing to add
+        refit = refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
         if self.dim_x_choice is not None:
-            self._choose_dim_x(*((ys, us) if refit else (train_ys, train_us)), progress)
+            self._choose_dim_x(*((ys, us) if refit is True else (train_ys, train_us)), progress)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
@@ -287,9 +289,10 @@ class GPSSM(GradientTrainedModel):
         self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
                                 else None)
         self.refit_ = None
-        if refit:
-            self.refit_ = {"steps": selected_step(self.validation_, min_delta), "seed": run_seed}
-            self._refit(ys, us, seq_len, stride, self.refit_["steps"], run_seed, Adam(lr=lr, clip_norm=clip_norm),
+        steps = selected_step(self.validation_, min_delta)
+        if refit is True or (refit == "warm_start" and steps == 0):
+            self.refit_ = {"steps": steps, "seed": run_seed}
+            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=lr, clip_norm=clip_norm),
                         frozen, batch_size, num_samples, max_rejections, progress)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()

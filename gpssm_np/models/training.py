@@ -25,8 +25,11 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    the warm start is fitted to it, and the selected run's number of gradient steps (:func:`selected_step`; 0 keeps
    the warm start) is taken from the same seed, without a score (the last parameters are kept). Assumption: the
    step count chosen on the training part suits the longer data too. Not the default: amendment 6 of
-   docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets. Without a
-   refit the validation block informs the model only through the filter.
+   docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets.
+   ``refit="warm_start"`` refits only where the selected step is 0 (training never beat the warm start): the
+   final model is then the warm start, with the d_x chosen on the training part, fitted to all the training data;
+   trained models are kept as validated. Without a refit the validation block informs the model only through
+   the filter.
 6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation
    windows (step 2) also say how wide its predictive intervals should be: for each output j the 95 % quantile of
    the standardised errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor
@@ -165,11 +168,17 @@ def selected_step(record, min_delta):
     return int(best["step"])
 
 
-def check_flag(value, name):
-    """A bool option of ``fit`` (``refit``), validated."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected True or False, got {value!r}")
-    return bool(value)
+#: The values of ``fit(refit=...)`` (step 5 of the module docstring).
+REFITS = (False, True, "warm_start")
+
+
+def check_refit(value):
+    """``refit`` of ``fit``, validated: False, True or "warm_start"."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if value == "warm_start":
+        return value
+    raise ValueError(f"refit: expected one of {REFITS}, got {value!r}")
 
 
 #: The values of ``fit(calibrate=...)`` (step 6 of the module docstring).
