@@ -37,10 +37,11 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    ``Forecast.std_scale``), so that the 95 % interval would have covered 95 % of the validation outputs (a
    split-conformal recalibration of the scale; the point forecasts are unchanged). It is computed before a refit
    and kept for the refitted model (assumption: its calibration is that of the validated one). Factors are
-   clipped to [0.1, 100]; ``calibrate="widen"``, the default, clips them to [1, 100]: intervals only ever widen. Amendments 7 and 8 of
-   docs/ablation_plan.md chose it on held-out training data: the mean distance of the coverage from 95 % fell
-   from 0.20 (no factors) to 0.12 (two-sided factors) to 0.09 (widen only), the mean NLPD from 1.32 to 0.39 to
-   0.27; the two-sided factors had shrunk intervals on six of eleven sets where the later data needed the width.
+   clipped to [0.1, 100]; ``calibrate="widen"``, the default, clips them to [1, 100]: intervals only ever widen.
+   Amendments 7 and 8 of docs/ablation_plan.md chose it on held-out training data: the mean distance of the
+   coverage from 95 % fell from 0.20 (no factors) to 0.12 (two-sided factors) to 0.09 (widen only), the mean NLPD
+   from 1.32 to 0.39 to 0.27; the two-sided factors had shrunk intervals on six of eleven sets where the later
+   data needed the width.
 
 The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
 multiply the time. The steps are deterministic given the seed.
