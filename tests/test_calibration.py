@@ -10,7 +10,7 @@ from gpssm_np.io import load, save
 from gpssm_np.models.training import ValidationScore, split_validation
 
 SMALL = dict(num_inducing=8, seed=3)
-BUDGET = dict(max_steps=20, eval_every=10, patience=2, num_samples=10, batch_size=8)
+BUDGET = dict(max_steps=20, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)
 
 
 def two_output_data(seed=0, T=700):
@@ -53,7 +53,7 @@ def test_the_factors_make_the_validation_intervals_cover_95_percent():
 def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):
     y, u = two_output_data(seed=2)
     model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
-    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, refit=True, **BUDGET)
+    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **dict(BUDGET, refit=True))
     np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
     refitted.fit(y, u, calibrate=False, **BUDGET)  # a fit without calibration forgets the former one
     assert refitted.interval_scale_ is None

@@ -31,7 +31,7 @@ def test_a_refit_that_keeps_the_warm_start_is_the_warm_start_on_all_the_data():
     model = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit=True, min_delta=0.9, **BUDGET)
     assert model.refit_ == {"steps": 0, "seed": 3} and model.history_ == []
     on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u)
-    kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, min_delta=0.9, **BUDGET)
+    kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit=False, min_delta=0.9, **BUDGET)
     assert kept.refit_ is None
     for name in model.params:
         np.testing.assert_array_equal(model.params[name], on_all.params[name])
@@ -41,14 +41,14 @@ def test_a_refit_that_keeps_the_warm_start_is_the_warm_start_on_all_the_data():
 
 def test_a_warm_start_refit_refits_only_a_kept_warm_start():
     y, u = linear_data(seed=1)
-    kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit="warm_start", min_delta=0.9, **BUDGET)
+    kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, min_delta=0.9, **BUDGET)  # the default
     on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u)
     assert kept.refit_ == {"steps": 0, "seed": 3}
     for name in kept.params:
         np.testing.assert_array_equal(kept.params[name], on_all.params[name])
     y, u, _ = cascaded_tanks(500, seed=3)  # a nonlinear plant where 30 steps beat the warm start
     budget = dict(BUDGET, max_steps=30, patience=3)
-    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, min_delta=0.0, **budget)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit=False, min_delta=0.0, **budget)
     trained = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, refit="warm_start", min_delta=0.0, **budget)
     assert selected_step(plain.validation_, 0.0) > 0  # training beat the warm start: the validated model stays
     assert trained.refit_ is None

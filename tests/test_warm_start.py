@@ -116,7 +116,7 @@ def test_how_many_validation_windows_are_scored():
 
 def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
     y, u = standardised_linear_data(seed=2, T=400)
-    kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8)
+    kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)
     a = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs)
     scores = [r["rmse"] for r in a.validation_]
     assert a.validation_[0]["step"] == 0 and len(scores) >= 2
@@ -131,7 +131,7 @@ def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
 
 def test_restarts_keep_the_run_with_the_best_validation_score():
     y, u = standardised_linear_data(seed=4, T=300)
-    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8)
+    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
     single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, **kwargs)
     best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, restarts=2, **kwargs)
     # restart 0 is the single run; restart 1 starts from seed 6 and is scored with the same validation noise

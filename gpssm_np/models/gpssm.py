@@ -43,8 +43,8 @@ FILTER_METHODS = ("particle", "enkf")
 INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1, "seq_len": 20, "validation_windows": "all", "refit": False,
-               "calibrate": "widen"}
+               "restarts": 1, "seq_len": 20, "validation_windows": "all",
+               "refit": "warm_start", "calibrate": "widen"}
 
 
 class GPSSM(GradientTrainedModel):

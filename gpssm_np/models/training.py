@@ -28,8 +28,9 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets.
    ``refit="warm_start"`` refits only where the selected step is 0 (training never beat the warm start): the
    final model is then the warm start, with the d_x chosen on the training part, fitted to all the training data;
-   trained models are kept as validated. Without a refit the validation block informs the model only through
-   the filter.
+   trained models are kept as validated; the default since amendment 9 (held-out RMSE 1.3 % lower by the
+   geometric mean over eleven sets, dryer2 -9 %, at most 2.6 % worse). Without a refit the validation block
+   informs the model only through the filter.
 6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation
    windows (step 2) also say how wide its predictive intervals should be: for each output j the 95 % quantile of
    the standardised errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor
