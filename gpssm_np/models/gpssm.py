@@ -23,8 +23,8 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import (ValidationScore, check_budget, check_calibrate, check_refit, selected_step, split_validation,
-                       train_steps)
+from .training import (CALIBRATIONS, REFITS, ValidationScore, check_budget, check_switch, selected_step,
+                       split_validation, train_steps)
 from .warm_start import choose_dim_x, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -251,7 +251,8 @@ class GPSSM(GradientTrainedModel):
         max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
             options["restarts"], options["min_delta"], options["validation_windows"])
-        refit, calibrate = check_refit(options["refit"]), check_calibrate(options["calibrate"])
+        refit = check_switch(options["refit"], "refit", REFITS)
+        calibrate = check_switch(options["calibrate"], "calibrate", CALIBRATIONS)
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")

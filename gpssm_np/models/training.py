@@ -170,30 +170,19 @@ def selected_step(record, min_delta):
     return int(best["step"])
 
 
-#: The values of ``fit(refit=...)`` (step 5 of the module docstring).
+#: The values of ``fit(refit=...)`` (step 5 of the module docstring) and ``fit(calibrate=...)`` (step 6).
 REFITS = (False, True, "warm_start")
-
-
-def check_refit(value):
-    """``refit`` of ``fit``, validated: False, True or "warm_start"."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if value == "warm_start":
-        return value
-    raise ValueError(f"refit: expected one of {REFITS}, got {value!r}")
-
-
-#: The values of ``fit(calibrate=...)`` (step 6 of the module docstring).
 CALIBRATIONS = (False, True, "widen")
 
 
-def check_calibrate(value):
-    """``calibrate`` of ``fit``, validated: False, True or "widen"."""
+def check_switch(value, name, choices):
+    """A ``fit`` option that is off, on, or one named variant (``choices``: (False, True, "variant")), validated;
+    a numpy bool becomes a bool."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if value == "widen":
+    if value == choices[2]:
         return value
-    raise ValueError(f"calibrate: expected one of {CALIBRATIONS}, got {value!r}")
+    raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
 
 
 def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
