@@ -303,11 +303,11 @@ class GPSSM(GradientTrainedModel):
         """Step 5 of ``models/training.py``: the warm start on all the training sequences ``ys``, ``us``, then
         ``steps`` gradient steps from ``seed`` without a validation score (the last parameters are kept)."""
         seq_len = min(seq_len, min(len(t) for t in ys))
-        Y, U = windows(ys, us, seq_len, stride)
         x0 = self._initialise(ys, us, seq_len, stride, seed)
         self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
-        if not steps:
+        if not steps:  # the warm start itself: no windows to cut
             return
+        Y, U = windows(ys, us, seq_len, stride)
         report = Progress(steps, enabled=progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
