@@ -261,8 +261,9 @@ class LGSSM(LinearBaseline):
         scale = np.minimum(1.0, self.max_spectral_radius / np.abs(values))
         return np.real(vectors @ np.diag(values * scale) @ np.linalg.inv(vectors))
 
-    def _stationary_prior(self, data):
-        """m0, P0 from the mean and covariance of the smoothed states of the training data."""
+    def set_stationary_prior(self, data):
+        """Set m0, P0 to the mean and covariance of the smoothed states of ``data`` (a list of (y, u) in model
+        units), starting from the current m0, P0; returns ``self``."""
         p = self.params_
         first, second, n = 0.0, 0.0, 0
         for y, u in data:
@@ -272,6 +273,7 @@ class LGSSM(LinearBaseline):
             n += len(y)
         m0 = first / n
         self.params_ = dict(p, m0=m0, P0=symmetrise(second / n - np.outer(m0, m0)) + COV_FLOOR * np.eye(len(m0)))
+        return self
 
     def fit(self, y, u=None, data_name=None, **gp_training_options):
         """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. ``data_name``:
@@ -291,7 +293,7 @@ class LGSSM(LinearBaseline):
         if self.method == "em":
             for _ in range(self.num_iters):
                 self.history_.append(-self._em_step(data))
-            self._stationary_prior(data)
+            self.set_stationary_prior(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
         return self.set_params(self.params_)._attach_scaling()
 

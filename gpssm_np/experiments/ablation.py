@@ -53,6 +53,9 @@ CONFIGS = {
     # amendment 8: factors that only widen the intervals
     "widened": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                 "calibrate": "widen"},
+    # amendment 10: the warm start from the LGSSM or the ARX, whichever cross-validates better
+    "linear_init": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                    "refit": "warm_start", "init": "linear"},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate")

@@ -25,7 +25,7 @@ from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, ValidationScore, check_budget, check_switch, selected_step,
                        split_validation, train_steps)
-from .warm_start import choose_dim_x, initial_params, warm_start
+from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
 #: section 5.1 (linear mean, LGSSM warm start, 20-step windows, validation-based stopping; one q(x0) for all
@@ -36,7 +36,10 @@ SETTINGS = {
     "default": {"mean_function": "linear", "init": "lgssm", "objective": "enkf"},
     "authors": {"mean_function": "zero", "init": "random", "objective": "prior"},
 }
-INITS = ("lgssm", "random")
+#: ``init``: a warm start from a linear model (``warm_start.py``; "linear": the LGSSM or the ARX, whichever
+#: cross-validates better), or the authors' random initialisation.
+WARM_STARTS = ("lgssm", "arx", "linear")
+INITS = WARM_STARTS + ("random",)
 FILTER_METHODS = ("particle", "enkf")
 #: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
 #: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
@@ -70,9 +73,11 @@ class GPSSM(GradientTrainedModel):
         ``recognition is None``.
     recognition_options : dict, optional
         Keyword arguments of the recognition network (hidden, num_layers / num_steps).
-    init : {"random", "lgssm"}
+    init : {"random", "lgssm", "arx", "linear"}
         Initial parameters: the authors' random ones, or the linear-Gaussian warm start of every ``fit``
-        (``warm_start.py``).
+        (``warm_start.py``) from an LGSSM, from an ARX of order d_x / d_y in state-space form, or ("linear") from
+        whichever of the two forecasts better in the cross-validation that chooses d_x (``warm_start_`` says
+        which).
     settings : {"default", "authors"}
         Selects how :meth:`fit` trains by default (see there).
     objective : {None, "prior", "enkf"}
@@ -86,7 +91,7 @@ class GPSSM(GradientTrainedModel):
     initial_state : {None, "shared", "smoothed"}
         q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
         warm start the linear model's stationary state distribution; or the recognition network), or the warm
-        start's smoothed state before the window ("smoothed", needs init="lgssm" and no recognition network).
+        start's smoothed state before the window ("smoothed", needs a warm start and no recognition network).
     **init_values
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
         obs_noise, x0_var, inducing_range).
@@ -112,19 +117,26 @@ class GPSSM(GradientTrainedModel):
         self.filter_method = filter_method
         if init not in INITS:
             raise ValueError(f"init: expected one of {INITS}, got {init!r}")
-        if init == "lgssm" and spec.mean_function != "linear":
-            raise ValueError(f"init: the 'lgssm' warm start needs mean_function='linear', got {spec.mean_function!r}")
+        if init in WARM_STARTS and spec.mean_function != "linear":
+            raise ValueError(f"init: the {init!r} warm start needs mean_function='linear', got "
+                             f"{spec.mean_function!r}")
+        if init == "arx" and dim_x_choice is None and spec.dim_x % spec.dim_y:
+            raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {spec.dim_y}, got {spec.dim_x}")
         if initial_state is None:
             initial_state = "shared"  # the ablation's choice (docs/results.md, section 5.1)
-        if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and (init != "lgssm" or recognition)):
-            raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with init='lgssm' and no recognition "
+        if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and
+                                                   (init not in WARM_STARTS or recognition)):
+            raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with a warm start and no recognition "
                              f"network, got {initial_state!r}")
-        if dim_x_choice is not None and (init != "lgssm" or recognition is not None):
-            raise ValueError("dim_x: 'auto' (or a list of candidates) takes the state dimension from the LGSSM warm "
-                             "start's cross-validation; it needs init='lgssm' and no recognition network")
+        if dim_x_choice is not None and (init not in WARM_STARTS or recognition is not None):
+            raise ValueError("dim_x: 'auto' (or a list of candidates) takes the state dimension from the linear warm "
+                             f"start's cross-validation; it needs init in {WARM_STARTS} and no recognition network")
         # dim_x_choice: None (d_x fixed), "auto" or a list of candidate d_x, chosen by every fit
         self.dim_x_choice, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_choice, latent_follows_dim_x, {}
+        self.warm_start_scores_ = {}
         self.settings, self.init, self.initial_state = settings, init, initial_state
+        # the linear model the warm start comes from; for init="linear" every fit chooses it
+        self.warm_start_ = init if init in WARM_START_KINDS else None
         self.init_values = dict(init_values)
         self.validation_, self.restart_scores_, self.refit_ = [], [], None
         self.spec = spec
@@ -147,7 +159,8 @@ class GPSSM(GradientTrainedModel):
                   "whiten": s.whiten,
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
-                  "jitter": s.jitter, "init": self.init, "settings": self.settings,
+                  "jitter": s.jitter, "init": self.init if unresolved or self.warm_start_ is None else
+                  self.warm_start_, "settings": self.settings,
                   "initial_state": self.initial_state, "objective": self.objective,
                   "filter_method": self.filter_method, "standardize": self.standardize}
         if not s.independent:
@@ -260,8 +273,8 @@ class GPSSM(GradientTrainedModel):
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
         refit = refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
-        if self.dim_x_choice is not None:
-            self._choose_dim_x(*((ys, us) if refit is True else (train_ys, train_us)), progress)
+        if self._chooses_warm_start():
+            self._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
         seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
         seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
@@ -321,23 +334,31 @@ class GPSSM(GradientTrainedModel):
         step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
-        if self.dim_x_choice is not None:
-            self._choose_dim_x(ys, us)
+        if self._chooses_warm_start():
+            self._choose_warm_start(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self._attach_scaling()
 
-    def _choose_dim_x(self, ys, us, progress=False):
-        """``dim_x="auto"`` or a list: the state dimension of the LGSSM warm start chosen on ``ys``, ``us`` (the
-        training part, model units; ``warm_start.choose_dim_x``), with Q = d_x where Q follows d_x;
-        ``dim_x_scores_`` records every candidate's score. ``progress``: say so (it can take a minute or two)."""
-        candidates = None if self.dim_x_choice == "auto" else self.dim_x_choice
+    def _chooses_warm_start(self):
+        """Whether every fit chooses d_x (``dim_x="auto"`` or a list) or the kind of warm start (``init="linear"``)."""
+        return self.dim_x_choice is not None or self.init == "linear"
+
+    def _choose_warm_start(self, ys, us, progress=False):
+        """``dim_x="auto"`` or a list, and ``init="linear"``: the state dimension and the kind of the linear warm start
+        chosen on ``ys``, ``us`` (the training part, model units; ``warm_start.choose_warm_start``), with Q = d_x where
+        Q follows d_x. ``warm_start_`` is the kind, ``warm_start_scores_`` every candidate's score by kind,
+        ``dim_x_scores_`` those of the chosen kind. ``progress``: say so (it can take a minute or two)."""
+        candidates = {None: [self.spec.dim_x], "auto": None}.get(self.dim_x_choice, self.dim_x_choice)
+        kinds = WARM_START_KINDS if self.init == "linear" else (self.init,)
         report = Progress(0, enabled=progress)
         report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
-        d_x, self.dim_x_scores_ = choose_dim_x(ys, us, candidates)
+        self.warm_start_, d_x, self.warm_start_scores_ = choose_warm_start(ys, us, kinds, candidates)
+        self.dim_x_scores_ = self.warm_start_scores_[self.warm_start_]
         scored = any(np.isfinite(v) for v in self.dim_x_scores_.values())
-        report.note(f"dim_x = {d_x} (" + ("validation RMSE of each candidate: " + ", ".join(
-            f"{d}: {v:.4f}" for d, v in self.dim_x_scores_.items()) if scored else
-            "too little data to cross-validate: the fallback") + ")")
+        report.note(f"{self.warm_start_} warm start, dim_x = {d_x} (" + ("validation RMSE of each candidate: " +
+                    "; ".join(f"{kind} " + ", ".join(f"{d}: {v:.4f}" for d, v in scores.items())
+                              for kind, scores in self.warm_start_scores_.items()) if scored else
+                    "too little data to cross-validate: the fallback") + ")")
         num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
         self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
@@ -352,7 +373,7 @@ class GPSSM(GradientTrainedModel):
         if self.init == "random":
             self.params = params
             return None
-        start = warm_start(ys, us, self.spec.dim_x, seed)
+        start = warm_start(ys, us, self.spec.dim_x, seed, self.warm_start_)
         self.params = initial_params(self.spec, params, start, us, rng)
         if self.initial_state == "shared":
             return None
@@ -427,12 +448,12 @@ class GPSSM(GradientTrainedModel):
 def parse_dim_x(dim_x, dim_y, init, recognition):
     """(d_x the spec holds, dim_x_choice) of a constructor's ``dim_x``: an int is fixed (choice None); "auto" or a
     list of candidate ints is chosen by ``fit``, the spec holding the smallest candidate (d_y for "auto"; 1 for a
-    bad dim_y, so that the spec reports it) until then. None (the default): "auto" where the LGSSM warm start can
-    choose (init="lgssm", no recognition network), else max(4, d_y), the authors' d_x = 4 where C = [I, 0]
+    bad dim_y, so that the spec reports it) until then. None (the default): "auto" where the linear warm start can
+    choose (init in :data:`WARM_STARTS`, no recognition network), else max(4, d_y), the authors' d_x = 4 where C = [I, 0]
     allows it."""
     valid_dim_y = isinstance(dim_y, (int, np.integer)) and dim_y >= 1
     if dim_x is None:
-        dim_x = "auto" if init == "lgssm" and recognition is None else max(4, dim_y if valid_dim_y else 1)
+        dim_x = "auto" if init in WARM_STARTS and recognition is None else max(4, dim_y if valid_dim_y else 1)
     if isinstance(dim_x, str):
         if dim_x != "auto":
             raise ValueError(f"dim_x: expected a positive integer, 'auto' or a list of them, got {dim_x!r}")

@@ -1,8 +1,12 @@
-r"""A linear-Gaussian warm start for the sparse-GP state-space models (``init="lgssm"``).
+r"""A linear-Gaussian warm start for the sparse-GP state-space models (``init="lgssm"``, ``"arx"``, ``"linear"``).
 
 A linear Gaussian state-space model (``baselines.LGSSM``: subspace identification, then EM), fitted in about a
 second, is a strong model of most plants. The GP model starts exactly there and moves away only where the data
-say so:
+say so. ``init="arx"`` starts from the ARX of order n = d_x / d_y instead, written as a state-space model whose
+states are the recent past (``baselines/arx_state_space.py``, observer form: H = [I, 0] already, so T = I in step
+2, and only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A
+and the PRSSM kernel variances of the other states start at 0 and at the floor). ``init="linear"`` takes whichever
+of the two forecasts better in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
 
 1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
    model's d_x, on the training data.
@@ -15,8 +19,8 @@ say so:
 3. Transition x_t = F' x_{t-1} + G' u_t + b + A h + v_t (``transition.py``, ``mean_function="linear"``) with
    q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
    s2 at every input, so the transition mean is the LGSSM's. The GP's share of the process noise is
-   g = ``gp_share`` * min_d Q'_dd and the process noise q_d = Q'_dd - g. For ODGPSSM the kernel variance keeps
-   its initial value s2 (order one, the data being standardised) and A = a V, V with orthonormal rows
+   g = ``gp_share`` * min_d Q'_dd (d over the states that carry noise) and the process noise q_d = Q'_dd - g.
+   For ODGPSSM the kernel variance keeps its initial value s2 (order one, the data being standardised) and A = a V, V with orthonormal rows
    (V V^T = I), a = sqrt(g / s2), so that s2 A A^T = g I; for PRSSM (A = I fixed) the kernel variance is s2 = g.
    Either way the transition covariance s2 A A^T + diag q is exactly diag Q', so before any gradient step the
    model is the LGSSM in the new basis (up to the dropped off-diagonal noise terms for d_y > 1, and when Q < d_x,
@@ -35,8 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import POSITIVE_FLOOR
+from ..baselines.arx_state_space import fit_arx_lgssm
 from ..baselines.lgssm import LGSSM
-from ..baselines.lgssm_order import dim_x_candidates
+from ..baselines.lgssm_order import cross_validation_scores, dim_x_candidates
 from ..transforms import positive, positive_inverse
 
 #: Smallest state dimension of ``dim_x="auto"`` for the GP models (below d_y no candidate exists anyway): the former
@@ -63,7 +68,8 @@ class WarmStart:
     obs_var : (d_y,)
     x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
     smoothed_means, smoothed_vars : list of (T_i + 1, d_x)   x'_0..x'_T of each training sequence
-    lgssm : the fitted :class:`gpssm_np.baselines.LGSSM`
+    lgssm : the fitted :class:`gpssm_np.baselines.LGSSM` (for ``kind="arx"`` the ARX's observer form)
+    driven : (d_x,) bool   the states that carry process noise and so get the GP's share (step 3)
     """
 
     T: np.ndarray
@@ -76,6 +82,7 @@ class WarmStart:
     smoothed_means: list
     smoothed_vars: list
     lgssm: LGSSM
+    driven: np.ndarray
 
     def initial_states(self, sequence, starts):
         """(mean (n, d_x), var (n, d_x)) of the state before the windows of training sequence ``sequence`` whose
@@ -112,21 +119,80 @@ def gp_dim_x_candidates(dim_y):
     return [d for d in dim_x_candidates(dim_y) if d >= AUTO_MIN_DIM_X]  # never empty: the largest is >= 5
 
 
-def choose_dim_x(ys, us, candidates=None):
-    """(d_x, {candidate: score}) of ``dim_x="auto"`` (``candidates`` None: :func:`gp_dim_x_candidates`) or of a list
-    of candidates: the LGSSM's blocked cross-validation of causal forecasts on the training sequences ``ys``,
-    ``us`` (``baselines/lgssm_order.py``; data in model units)."""
+#: The linear models a warm start can come from (``init`` of the GP models; "linear" chooses between them).
+WARM_START_KINDS = ("lgssm", "arx")
+
+
+def arx_candidates(candidates, dim_y):
+    """The state dimensions among ``candidates`` that an ARX warm start can have: multiples n d_y of d_y."""
+    return [d for d in candidates if d % dim_y == 0]
+
+
+def arx_scores(ys, us, candidates):
+    """{d_x: score} of the ARX warm starts of order d_x / d_y by the LGSSM's blocked cross-validation
+    (``lgssm_order.cross_validation_scores``: the same folds, windows and score); an order whose fit on all of
+    ``ys``, ``us`` is unstable scores inf, as the ARX's order selection rejects it."""
+    d_y = ys[0].shape[1]
+
+    def fit(d_x, fold_ys, fold_us):
+        return fit_arx_lgssm(fold_ys, fold_us, d_x // d_y)
+
+    scores = cross_validation_scores(list(zip(ys, us)), fit, candidates)
+    for d_x in candidates:
+        try:
+            fit(d_x, ys, us)
+        except ValueError:
+            scores[d_x] = np.inf
+    return scores
+
+
+def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
+    """(kind, d_x, {kind: {candidate: score}}): the warm start of ``dim_x="auto"`` (``candidates`` None:
+    :func:`gp_dim_x_candidates`) or of a list of candidates, and of ``init="linear"`` (``kinds`` both of
+    :data:`WARM_START_KINDS`): the lowest score of the LGSSM's blocked cross-validation of causal forecasts on the
+    training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units), ties to the LGSSM and
+    the smaller d_x; when nothing can be scored, the LGSSM's fallback (or for the ARX alone its smallest
+    candidate). ValueError when no candidate suits the ARX (none a multiple of d_y)."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    candidates = gp_dim_x_candidates(d_y) if candidates is None else candidates
-    lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False)
-    return lgssm.select_dim_x(list(ys), list(us), candidates)
+    candidates = gp_dim_x_candidates(d_y) if candidates is None else list(candidates)
+    scores, fallback = {}, None
+    if "lgssm" in kinds:
+        lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False)
+        fallback_d_x, scores["lgssm"] = lgssm.select_dim_x(list(ys), list(us), candidates)
+        fallback = ("lgssm", fallback_d_x)
+    if "arx" in kinds:
+        orders = arx_candidates(candidates, d_y)
+        if not orders and fallback is None:
+            raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y} among {candidates}")
+        scores["arx"] = arx_scores(ys, us, orders) if orders else {}
+        fallback = fallback or ("arx", orders[0])
+    ranked = [(score, rank, d_x, kind) for rank, kind in enumerate(WARM_START_KINDS) if kind in scores
+              for d_x, score in scores[kind].items() if np.isfinite(score)]
+    kind, d_x = (min(ranked)[3], min(ranked)[2]) if ranked else fallback
+    return kind, d_x, scores
 
 
-def warm_start(ys, us, dim_x, seed=0):
-    """Fit the LGSSM and express it in the emission basis: a :class:`WarmStart` (steps 1, 2, 4, 6)."""
-    lgssm = fit_lgssm(ys, us, dim_x, seed)
+def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
+    """Fit the LGSSM (``kind="arx"``: the ARX of order dim_x / d_y in observer form) and express it in the emission
+    basis: a :class:`WarmStart` (steps 1, 2, 4, 6)."""
+    if kind == "arx":
+        d_y = ys[0].shape[1]
+        if dim_x % d_y:
+            raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y}, got {dim_x}")
+        lgssm = fit_arx_lgssm(ys, us, dim_x // d_y)
+        driven = np.arange(dim_x) < d_y
+        T = np.eye(dim_x)  # the observer form's emission is [I, 0] already
+    else:
+        lgssm = fit_lgssm(ys, us, dim_x, seed)
+        driven = np.ones(dim_x, dtype=bool)
+        T = None
+    return _in_emission_basis(lgssm, ys, us, T, driven)
+
+
+def _in_emission_basis(lgssm, ys, us, T, driven):
+    """The :class:`WarmStart` of a fitted ``lgssm`` in the basis T (None: :func:`emission_basis`)."""
     p = lgssm.get_params()
-    T = emission_basis(p["H"], p["Q"])
+    T = emission_basis(p["H"], p["Q"]) if T is None else T
     T_inv = np.linalg.inv(T)
     means, variances = [], []
     for y, u in zip(ys, us):
@@ -135,7 +201,7 @@ def warm_start(ys, us, dim_x, seed=0):
         variances.append(np.einsum("ij,tjk,ik->ti", T, P, T))
     return WarmStart(T=T, F=T @ p["F"] @ T_inv, G=T @ p["G"], process_var=np.diag(T @ p["Q"] @ T.T).copy(),
                      obs_var=np.diag(p["R"]).copy(), x0_mean=T @ p["m0"], x0_var=np.diag(T @ p["P0"] @ T.T).copy(),
-                     smoothed_means=means, smoothed_vars=variances, lgssm=lgssm)
+                     smoothed_means=means, smoothed_vars=variances, lgssm=lgssm, driven=driven)
 
 
 def kmeans(points, k, rng, iterations=25):
@@ -181,7 +247,8 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     if not spec.whiten:
         raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
     new = dict(params)
-    g = max(gp_share * float(np.min(start.process_var)), _VAR_MIN)
+    driven = start.driven
+    g = max(gp_share * float(np.min(start.process_var[driven])), _VAR_MIN)
     X = gp_inputs(start, us)
     centres = kmeans(X, spec.num_inducing, rng)
     new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
@@ -189,13 +256,14 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     new["lengthscale"] = np.broadcast_to(positive_inverse(spread), params["lengthscale"].shape).copy()
     new["q_mu"] = np.zeros(params["q_mu"].shape)
     new["q_sqrt"] = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
+    share = np.where(driven, g, 0.0)  # the GP's prior variance on each state
     if spec.independent:
-        new["variance"] = np.full(params["variance"].shape, positive_inverse(g))
+        new["variance"] = positive_inverse(np.maximum(share, _VAR_MIN))
     else:
         s2 = positive(params["variance"])  # (Q,), equal entries from init_params
-        new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng) * np.sqrt(g / s2)
+        new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng) * np.sqrt(share[:, None] / s2)
     new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), np.zeros(spec.dim_x)
-    new["process_noise"] = positive_inverse(np.maximum(start.process_var - g, _VAR_MIN))
+    new["process_noise"] = positive_inverse(np.maximum(start.process_var - share, _VAR_MIN))
     new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
     if spec.free_x0:
         new["x0_mean"] = start.x0_mean.copy()
