@@ -348,7 +348,8 @@ class GPSSM(GradientTrainedModel):
         chosen on ``ys``, ``us`` (the training part, model units; ``warm_start.choose_warm_start``), with Q = d_x where
         Q follows d_x. ``warm_start_`` is the kind, ``warm_start_scores_`` every candidate's score by kind,
         ``dim_x_scores_`` those of the chosen kind. ``progress``: say so (it can take a minute or two)."""
-        candidates = {None: [self.spec.dim_x], "auto": None}.get(self.dim_x_choice, self.dim_x_choice)
+        choice = self.dim_x_choice
+        candidates = [self.spec.dim_x] if choice is None else None if choice == "auto" else choice
         kinds = WARM_START_KINDS if self.init == "linear" else (self.init,)
         report = Progress(0, enabled=progress)
         report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
