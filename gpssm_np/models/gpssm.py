@@ -234,12 +234,12 @@ class GPSSM(GradientTrainedModel):
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
-        With ``init="lgssm"`` every call starts from the linear-Gaussian warm start (``warm_start.py``) fitted on
-        the training part (as scikit-learn's ``fit``, not a continuation); with ``initial_state="smoothed"`` each
-        training window starts from the warm start's smoothed state before it. The other arguments are those of
-        the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the epoch loop) at ``stride``,
-        minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per window. ``data_name``: the
-        name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
+        With a linear warm start (``init`` "lgssm", "arx" or "linear") every call starts from that warm start
+        (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation); with
+        ``initial_state="smoothed"`` each training window starts from the warm start's smoothed state before it.
+        The other arguments are those of the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the
+        epoch loop) at ``stride``, minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per
+        window. ``data_name``: the name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
         self._record_data_name(data_name)
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
@@ -330,8 +330,8 @@ class GPSSM(GradientTrainedModel):
 
     def initialise(self, y, u=None, seed=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
-        or lists of them (``init="lgssm"``), or the random initialisation. Returns ``self``; before any gradient
-        step the warm-started model forecasts like the LGSSM it came from (``warm_start.py``)."""
+        or lists of them (a linear ``init``), or the random initialisation. Returns ``self``; before any gradient
+        step the warm-started model forecasts like the linear model it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
         if self._chooses_warm_start():
@@ -364,7 +364,7 @@ class GPSSM(GradientTrainedModel):
         self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
 
     def _initialise(self, ys, us, seq_len, stride, seed):
-        """Fresh parameters for one training run: the warm start (``init="lgssm"``) or the random initialisation
+        """Fresh parameters for one training run: the linear warm start or the random initialisation
         from ``seed``; returns the per-window initial states (mean (W, d_x), var (W, d_x)) of the windows of
         ``ys`` (None when q(x0) is the model's own)."""
         rng = np.random.default_rng(seed)
@@ -450,8 +450,8 @@ def parse_dim_x(dim_x, dim_y, init, recognition):
     """(d_x the spec holds, dim_x_choice) of a constructor's ``dim_x``: an int is fixed (choice None); "auto" or a
     list of candidate ints is chosen by ``fit``, the spec holding the smallest candidate (d_y for "auto"; 1 for a
     bad dim_y, so that the spec reports it) until then. None (the default): "auto" where the linear warm start can
-    choose (init in :data:`WARM_STARTS`, no recognition network), else max(4, d_y), the authors' d_x = 4 where C = [I, 0]
-    allows it."""
+    choose (init in :data:`WARM_STARTS`, no recognition network), else max(4, d_y), the authors' d_x = 4 where
+    C = [I, 0] allows it."""
     valid_dim_y = isinstance(dim_y, (int, np.integer)) and dim_y >= 1
     if dim_x is None:
         dim_x = "auto" if init in WARM_STARTS and recognition is None else max(4, dim_y if valid_dim_y else 1)

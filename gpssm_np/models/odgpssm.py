@@ -10,12 +10,13 @@ class ODGPSSM(GPSSM):
     Parameters
     ----------
     dim_x : int, "auto", list of int or None
-        State dimension. ``"auto"`` (needs init="lgssm" and no recognition network): every ``fit`` chooses d_x
-        among ``models.warm_start.gp_dim_x_candidates(dim_y)`` by the LGSSM warm start's blocked
-        cross-validation of causal forecasts on the training part (``gpssm_np.baselines.lgssm_order``;
-        docs/ablation_plan.md, amendments 3 and 4); a list: the same choice among its entries. The scores are in
-        ``dim_x_scores_``, and ``get_config`` then gives the chosen d_x. None (default): "auto" with the LGSSM
-        warm start, else max(4, dim_y) (the authors' 4).
+        State dimension. ``"auto"`` (needs a linear warm start and no recognition network): every ``fit`` chooses
+        d_x among ``models.warm_start.gp_dim_x_candidates(dim_y)`` by the warm start's blocked cross-validation
+        of causal forecasts on the training part (``gpssm_np.baselines.lgssm_order``; docs/ablation_plan.md,
+        amendments 3 and 4; an ARX warm start only tries multiples of dim_y); a list: the same choice among its
+        entries. The scores are in ``dim_x_scores_`` (by kind of warm start in ``warm_start_scores_``), and
+        ``get_config`` then gives the chosen d_x. None (default): "auto" with a linear warm start, else
+        max(4, dim_y) (the authors' 4).
     dim_y, dim_u : int
         Output and input dimensions (default 1 each). dim_u defaults to 1 in every model of the package (ODGPSSM,
         PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
@@ -39,9 +40,12 @@ class ODGPSSM(GPSSM):
         "default": the package's recipe (mean_function="linear", init="lgssm", ``fit`` until a validation score
         stops improving); "authors": the paper's code (mean_function="zero", init="random", 70 epochs). Arguments
         given explicitly override the settings.
-    init : {"lgssm", "random"}
+    init : {"lgssm", "arx", "linear", "random"}
         "lgssm": every ``fit`` starts from a linear-Gaussian state-space model fitted to the data
-        (``gpssm_np.warm_start``; needs mean_function="linear"); "random": the authors' initialisation.
+        (``gpssm_np.models.warm_start``; needs mean_function="linear"); "arx": from the ARX of order d_x / d_y
+        written as a state-space model of the recent past (``gpssm_np.baselines.arx_state_space``); "linear": from
+        whichever of the two forecasts better in the cross-validation that chooses d_x (``warm_start_`` says
+        which); "random": the authors' initialisation. None: the settings'.
     seed, backend, kl_weighting, recognition, recognition_options, initial_state, objective, filter_method,
     standardize, **init_values
         See :class:`gpssm_np.models.GPSSM`.

@@ -14,7 +14,7 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    at every evaluation (common random numbers), so that scores of different parameters differ by the parameters,
    not by the noise.
 3. **Selection.** The parameters with the lowest score are kept, starting with the initial ones (step 0): the
-   selected model is never worse on the validation block than where training started (for ``init="lgssm"`` the
+   selected model is never worse on the validation block than where training started (for a linear ``init`` the
    linear-Gaussian warm start). Training stops when ``patience`` evaluations in a row bring no improvement of at
    least ``min_delta`` (relative), or after ``max_steps`` gradient steps.
 4. **Restarts.** ``restarts = N`` trains from N seeds (seed, seed + 1, ...) and keeps the run with the best

@@ -20,14 +20,14 @@ of the two forecasts better in the blocked cross-validation that chooses d_x (:f
    q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
    s2 at every input, so the transition mean is the LGSSM's. The GP's share of the process noise is
    g = ``gp_share`` * min_d Q'_dd (d over the states that carry noise) and the process noise q_d = Q'_dd - g.
-   For ODGPSSM the kernel variance keeps its initial value s2 (order one, the data being standardised) and A = a V, V with orthonormal rows
-   (V V^T = I), a = sqrt(g / s2), so that s2 A A^T = g I; for PRSSM (A = I fixed) the kernel variance is s2 = g.
-   Either way the transition covariance s2 A A^T + diag q is exactly diag Q', so before any gradient step the
-   model is the LGSSM in the new basis (up to the dropped off-diagonal noise terms for d_y > 1, and when Q < d_x,
-   where V V^T = I is impossible and V is the first Q columns of an orthogonal matrix); its forecasts are the
-   Kalman forecasts up to Monte-Carlo error. Scaling A rather than the kernel variance keeps the GP quick to
-   learn: Adam moves A additively, while a tiny kernel variance would have to grow by orders of magnitude
-   through its log-like parameter.
+   For ODGPSSM the kernel variance keeps its initial value s2 (order one, the data being standardised) and
+   A = a V, V with orthonormal rows (V V^T = I), a = sqrt(g / s2), so that s2 A A^T = g I; for PRSSM (A = I
+   fixed) the kernel variance is s2 = g. Either way the transition covariance s2 A A^T + diag q is exactly
+   diag Q', so before any gradient step the model is the LGSSM in the new basis (up to the dropped off-diagonal
+   noise terms for d_y > 1, and when Q < d_x, where V V^T = I is impossible and V is the first Q columns of an
+   orthogonal matrix); its forecasts are the Kalman forecasts up to Monte-Carlo error. Scaling A rather than the
+   kernel variance keeps the GP quick to learn: Adam moves A additively, while a tiny kernel variance would have
+   to grow by orders of magnitude through its log-like parameter.
 4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(T m0, diag T P0 T^T).
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
    smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
