@@ -56,6 +56,9 @@ CONFIGS = {
     # amendment 10: the warm start from the LGSSM or the ARX, whichever cross-validates better
     "linear_init": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                     "refit": "warm_start", "init": "linear"},
+    # amendment 11: a kept warm start chosen again (kind and d_x) on all the training data
+    "linear_refit": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                     "refit": "linear", "init": "linear"},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate")

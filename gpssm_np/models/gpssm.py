@@ -225,7 +225,8 @@ class GPSSM(GradientTrainedModel):
           (``models/training.py``, step 5): ``dim_x="auto"`` is chosen on all of it, the warm start is fitted to
           it and trained for the number of steps the validation run selected, from that run's seed;
           ``refit="warm_start"``: only where that number is 0, the warm start (with the chosen d_x) refitted to
-          all the data, which cannot diverge.
+          all the data, which cannot diverge; ``refit="linear"``: as "warm_start", with the warm start's d_x (and
+          for ``init="linear"`` its kind) chosen again on all the data.
           ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
           ``interval_scale_``, None without); "widen": only where they would have covered less.
@@ -304,8 +305,10 @@ class GPSSM(GradientTrainedModel):
                                 else None)
         self.refit_ = None
         steps = selected_step(self.validation_, min_delta)
-        if refit is True or (refit == "warm_start" and steps == 0):
+        if refit is True or (refit in ("warm_start", "linear") and steps == 0):
             self.refit_ = {"steps": steps, "seed": run_seed}
+            if refit == "linear" and self._chooses_warm_start():
+                self._choose_warm_start(ys, us, progress)
             self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=lr, clip_norm=clip_norm),
                         frozen, batch_size, num_samples, max_rejections, progress)
         self._remember_tail(list(zip(ys, us)))

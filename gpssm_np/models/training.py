@@ -29,8 +29,10 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    ``refit="warm_start"`` refits only where the selected step is 0 (training never beat the warm start): the
    final model is then the warm start, with the d_x chosen on the training part, fitted to all the training data;
    trained models are kept as validated; the default since amendment 9 (held-out RMSE 1.3 % lower by the
-   geometric mean over eleven sets, dryer2 -9 %, at most 2.6 % worse). Without a refit the validation block
-   informs the model only through the filter.
+   geometric mean over eleven sets, dryer2 -9 %, at most 2.6 % worse). ``refit="linear"`` is "warm_start" with
+   the warm start chosen again on all the training data (d_x, and for ``init="linear"`` the kind: the final model
+   is then the linear model that cross-validates best on all of it). Without a refit the validation block informs
+   the model only through the filter.
 6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation
    windows (step 2) also say how wide its predictive intervals should be: for each output j the 95 % quantile of
    the standardised errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor
@@ -171,16 +173,16 @@ def selected_step(record, min_delta):
 
 
 #: The values of ``fit(refit=...)`` (step 5 of the module docstring) and ``fit(calibrate=...)`` (step 6).
-REFITS = (False, True, "warm_start")
+REFITS = (False, True, "warm_start", "linear")
 CALIBRATIONS = (False, True, "widen")
 
 
 def check_switch(value, name, choices):
-    """A ``fit`` option that is off, on, or one named variant (``choices``: (False, True, "variant")), validated;
+    """A ``fit`` option that is off, on, or a named variant (``choices``: (False, True, "variant", ...)), validated;
     a numpy bool becomes a bool."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    if value == choices[2]:
+    if isinstance(value, str) and value in choices[2:]:
         return value
     raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
 
