@@ -68,10 +68,16 @@ def test_kalman_forecasts_of_the_fitted_form_are_the_arx_forecasts():
     np.testing.assert_allclose(mean, means[0], atol=1e-5)
 
 
-def test_unstable_fit_is_rejected():
+def test_unstable_fit_is_rejected_or_stabilised():
     y = np.cumsum(np.ones((200, 1)), axis=0) * 1.01 ** np.arange(200)[:, None]  # explosive growth
+    u = np.zeros((200, 1))
     with pytest.raises(ValueError, match="unstable"):
-        fit_arx_lgssm([y], [np.zeros((200, 1))], 1)
+        fit_arx_lgssm([y], [u], 1)
+    stabilised = fit_arx_lgssm([y], [u], 4, stabilise=True).get_params()
+    assert np.max(np.abs(np.linalg.eigvals(stabilised["F"]))) < 1.0
+    np.testing.assert_allclose(stabilised["H"], np.eye(1, 4))
+    start = warm_start([y / y.std()], [u], 4, kind="arx")  # a warm start of an order chosen elsewhere: no error
+    assert np.max(np.abs(np.linalg.eigvals(start.F))) < 1.0
     with pytest.raises(ValueError, match="shorter"):
         arx_least_squares([y[:2]], [np.zeros((2, 1))], 2)
 

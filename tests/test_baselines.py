@@ -215,11 +215,11 @@ def test_subspace_then_em_reach_the_true_likelihood(rng):
 def test_stability_projection(rng):
     m = LGSSM(dim_x=2, max_spectral_radius=0.9)
     F = np.array([[1.1, 0.3], [0.0, 0.5]])
-    G = m._stabilise(F)
+    G = m.stabilise(F)
     np.testing.assert_allclose(np.sort(np.abs(np.linalg.eigvals(G))), [0.5, 0.9])
     stable = np.diag([0.5, 0.2])
-    assert m._stabilise(stable) is stable
-    assert LGSSM(dim_x=2, max_spectral_radius=None)._stabilise(F) is F
+    assert m.stabilise(stable) is stable
+    assert LGSSM(dim_x=2, max_spectral_radius=None).stabilise(F) is F
 
 
 def test_lgssm_forecast_moments(rng):

@@ -27,12 +27,16 @@ nearly those of the ARX (the filter weights the new output by 1 - OBS_SHARE agai
 a tenth keeps the two close while leaving the particles' weights spread). The other blocks get no process noise.
 m_0, P_0: mean and covariance of the smoothed states of the training data, as the LGSSM's after EM.
 
-An order whose AR part is unstable (companion spectral radius >= 1, ``arx.arx_is_stable``) is rejected with a
-ValueError, as the ARX's order selection rejects it: its free runs diverge.
+An order whose AR part is unstable (spectral radius of F, that of the ARX's companion matrix, >= 1) is rejected with a
+ValueError, as the ARX's order selection rejects it: its free runs diverge. Where a model is needed anyway (the
+warm start of an order chosen on other data, e.g. a refit on more data), ``stabilise=True`` scales the outlying
+eigenvalues of F back inside the unit circle as the LGSSM does (``LGSSM.stabilise``); F is then no longer in
+observer form, H = [I, 0] and the noise stay.
 """
 import numpy as np
 
-from .arx import arx_is_stable, arx_regressors
+from ._base import COV_FLOOR
+from .arx import arx_regressors
 from .lgssm import LGSSM
 
 #: Share of the ARX residual variance that the state-space form calls measurement noise (module docstring).
@@ -70,21 +74,24 @@ def arx_least_squares(ys, us, order):
         raise ValueError(f"y: {len(rows)} steps cannot fit the {rows.shape[1]} coefficients of an ARX of order "
                          f"{order}")
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]  # (n d_y + n d_u, d_y)
-    if not arx_is_stable(theta, order):
-        raise ValueError(f"order: the ARX of order {order} fitted to these data is unstable")
     noise_var = np.sum((targets - rows @ theta) ** 2, axis=0) / (len(rows) - rows.shape[1])
     a = theta[:order * dy].T.reshape(dy, order, dy).transpose(1, 0, 2)
     b = theta[order * dy:].T.reshape(dy, order, du).transpose(1, 0, 2)
     return a, b, noise_var
 
 
-def fit_arx_lgssm(ys, us, order, obs_share=OBS_SHARE):
+def fit_arx_lgssm(ys, us, order, obs_share=OBS_SHARE, stabilise=False):
     """An :class:`LGSSM` (``standardize=False``: the units of ``ys``, ``us``) holding the observer form of the ARX of
-    ``order`` fitted to the lists ``ys``, ``us`` (module docstring); ValueError for an unstable fit."""
+    ``order`` fitted to the lists ``ys``, ``us`` (module docstring); an unstable fit raises ValueError, or with
+    ``stabilise`` has its F stabilised."""
     a, b, noise_var = arx_least_squares(ys, us, order)
-    F, G, H, Q, R = observer_form(a, b, np.maximum(noise_var, 1e-12), obs_share)
+    F, G, H, Q, R = observer_form(a, b, np.maximum(noise_var, COV_FLOOR), obs_share)
     dx, dy, du = F.shape[0], H.shape[0], G.shape[1]
     model = LGSSM(dim_x=dx, dim_y=dy, dim_u=du, standardize=False)
+    if np.max(np.abs(np.linalg.eigvals(F))) >= 1.0:  # F's eigenvalues are those of the ARX's companion matrix
+        if not stabilise:
+            raise ValueError(f"order: the ARX of order {order} fitted to these data is unstable")
+        F = model.stabilise(F)
     model.set_params({"F": F, "G": G, "H": H, "Q": Q, "R": R, "m0": np.zeros(dx), "P0": np.eye(dx)})
     model.set_stationary_prior(list(zip(ys, us)))
     return model

@@ -199,7 +199,7 @@ class LGSSM(LinearBaseline):
             out.append(y[i - 1:i - 1 + len(X)])
         prev, nxt, inp, emit, out = (np.concatenate(a) for a in (prev, nxt, inp, emit, out))
         FG, Q = _regress(nxt, np.concatenate([prev, inp], axis=1))
-        F = self._stabilise(FG[:, :self.spec.dim_x])
+        F = self.stabilise(FG[:, :self.spec.dim_x])
         if F is not FG[:, :self.spec.dim_x]:  # refit G and Q given the projected F
             G, Q = _regress(nxt - prev @ F.T, inp)
             FG = np.concatenate([F, G], axis=1)
@@ -241,7 +241,7 @@ class LGSSM(LinearBaseline):
             Syy = Syy + y.T @ y
             n += len(y)
         FG = np.linalg.solve(Phi, Psi.T).T
-        F = self._stabilise(FG[:, :dx])
+        F = self.stabilise(FG[:, :dx])
         if F is not FG[:, :dx] and du:  # F was projected: the best G given that F
             FG = np.concatenate([F, np.linalg.solve(Phi[dx:, dx:], (Psi[:, dx:] - F @ Phi[:dx, dx:]).T).T], axis=1)
         H = np.linalg.solve(Sxx, Syx.T).T
@@ -250,7 +250,7 @@ class LGSSM(LinearBaseline):
                             R=symmetrise(Syy - H @ Syx.T) / n + COV_FLOOR * np.eye(len(H)))
         return log_lik
 
-    def _stabilise(self, F):
+    def stabilise(self, F):
         """F itself when its spectral radius is at most ``max_spectral_radius`` (or that is None); otherwise F with
         every eigenvalue of larger modulus scaled back onto that circle, V diag(lambda') V^{-1}."""
         if self.max_spectral_radius is None:

@@ -179,7 +179,7 @@ def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
         d_y = ys[0].shape[1]
         if dim_x % d_y:
             raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y}, got {dim_x}")
-        lgssm = fit_arx_lgssm(ys, us, dim_x // d_y)
+        lgssm = fit_arx_lgssm(ys, us, dim_x // d_y, stabilise=True)  # an order chosen on other data may not fit
         driven = np.arange(dim_x) < d_y
         T = np.eye(dim_x)  # the observer form's emission is [I, 0] already
     else:
