@@ -105,7 +105,9 @@ def cmd_fit(args):
     save(model, out)
     loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
     chosen = getattr(model, "dim_x_scores_", None)  # dim_x="auto": the state dimension fit chose, and among which
-    dims = f"d_x = {model.spec.dim_x} chosen from {min(chosen)}-{max(chosen)}, " if chosen else ""
+    kind = getattr(model, "warm_start_", None)  # the linear model the warm start came from
+    dims = (f"{kind} warm start, " if kind else "") + (
+        f"d_x = {model.spec.dim_x} chosen from {min(chosen)}-{max(chosen)}, " if chosen else "")
     print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
     return 0
 

@@ -31,8 +31,8 @@ def test_fit_evaluate_forecast(tmp_path, capsys):
                  "--out", str(model)]) == 0
     assert model.exists()
     printed = capsys.readouterr()
-    assert "d_x = 4 chosen from 4-5" in printed.out  # the default dim_x="auto" on one output: 4 or 5
-    assert "fit: dim_x = 4 (validation RMSE of each candidate: 4: " in printed.err
+    assert " warm start, d_x = " in printed.out and " chosen from 4-5" in printed.out  # dim_x="auto", one output
+    assert " warm start, dim_x = " in printed.err and "validation RMSE of each candidate: lgssm 4: " in printed.err
     out = tmp_path / "eval.json"
     assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--num-samples", "5",
                  "--out", str(out)]) == 0
