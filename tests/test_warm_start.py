@@ -80,7 +80,7 @@ def test_warm_start_on_a_real_dataset():
 
 def test_linear_mean_parameters_and_settings():
     m = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=2)
-    assert m.spec.mean_function == "linear" and m.init == "lgssm" and m.initial_state == "shared"
+    assert m.spec.mean_function == "linear" and m.init == "linear" and m.initial_state == "shared"
     assert m.params["F"].shape == (3, 3) and m.params["G"].shape == (3, 2) and m.params["b"].shape == (3,)
     authors = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=2, settings="authors")
     assert authors.spec.mean_function == "zero" and authors.init == "random" and "F" not in authors.params
