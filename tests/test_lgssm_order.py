@@ -75,7 +75,7 @@ def test_too_short_data_falls_back_to_four_states():
 def test_gp_models_take_dim_x_from_the_warm_start(cls):
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 800, seed=0)
-    model = cls(dim_x="auto", dim_y=1, dim_u=1)
+    model = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm")  # the LGSSM's d_x (init="linear": tests of the ARX)
     assert model.get_config()["dim_x"] == "auto"
     model.initialise(y, u)
     assert gp_dim_x_candidates(1) == [4, 5]  # the floor of amendment 4: never fewer states than max(4, d_y)
@@ -85,7 +85,7 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
     assert model.constrained_params()["F"].shape == (chosen, chosen)
     assert model.get_config()["dim_x"] == chosen
     # fit chooses on the training part only (the validation block held back)
-    fitted = cls(dim_x="auto", dim_y=1, dim_u=1).fit(y, u, max_steps=2, eval_every=1)
+    fitted = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm").fit(y, u, max_steps=2, eval_every=1)
     ys, us = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # fit's units: all of its data z-scored
     _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640],
                                                                                         [4, 5])
@@ -97,7 +97,7 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
 def test_a_given_num_latent_is_kept():
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 800, seed=0)
-    model = ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, num_latent=3).initialise(y, u)
+    model = ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, num_latent=3, init="lgssm").initialise(y, u)
     assert model.spec.dim_x == 2  # the true order
     assert model.spec.num_latent == 3 and model.constrained_params()["A"].shape == (2, 3)
 

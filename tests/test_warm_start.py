@@ -49,7 +49,7 @@ def test_warm_started_model_forecasts_like_the_kalman_filter(cls):
     Monte-Carlo error of the particle filter and the free run."""
     y, u = standardised_linear_data(seed=0)
     # standardize=False: the warm start below sees the same data (y[:500] is not standardised on its own)
-    model = cls(dim_x=3, dim_y=1, dim_u=1, seed=0, standardize=False).initialise(y[:500], u[:500])
+    model = cls(dim_x=3, dim_y=1, dim_u=1, seed=0, standardize=False, init="lgssm").initialise(y[:500], u[:500])
     lgssm = warm_start([y[:500]], [u[:500]], 3).lgssm
     g = 560
     past = slice(g - 60, g)
@@ -68,7 +68,7 @@ def test_warm_start_on_a_real_dataset():
         ds = gp.datasets.load("gas_furnace")
     except FileNotFoundError:
         pytest.skip("GPSSM_NP_DATA does not point at the data")
-    model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, seed=0).initialise(ds.y_train, ds.u_train)
+    model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, seed=0, init="lgssm").initialise(ds.y_train, ds.u_train)
     lgssm = warm_start([ds.y_train], [ds.u_train], 4).lgssm
     g = 40
     past = slice(0, g)

@@ -37,7 +37,7 @@ class ODGPSSM(GPSSM):
     jitter : float
         Added to the diagonal of K(Z, Z) (default 1e-6); ``fit`` raises it tenfold when a Cholesky fails.
     settings : {"default", "authors"}
-        "default": the package's recipe (mean_function="linear", init="lgssm", ``fit`` until a validation score
+        "default": the package's recipe (mean_function="linear", init="linear", ``fit`` until a validation score
         stops improving); "authors": the paper's code (mean_function="zero", init="random", 70 epochs). Arguments
         given explicitly override the settings.
     init : {"lgssm", "arx", "linear", "random"}
