@@ -79,7 +79,7 @@ def test_prssm_style_settings_build_residual_models():
 def test_default_settings_build_the_package_defaults(tmp_path):
     ds = gp.datasets.load("gas_furnace", DATA)
     model = table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS)
-    assert model.settings == "default" and model.spec.mean_function == "linear" and model.init == "lgssm"
+    assert model.settings == "default" and model.spec.mean_function == "linear" and model.init == "linear"
     assert table1.make_model("odgpssm", ds, 0).settings == "authors"
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
                        out=str(tmp_path), data_dir=DATA, base="default")
