@@ -59,9 +59,12 @@ CONFIGS = {
     # amendment 11: a kept warm start chosen again (kind and d_x) on all the training data
     "linear_refit": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                      "refit": "linear", "init": "linear"},
+    # amendment 12: the default after amendment 10 with a smaller Adam step
+    "lr_003": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+               "refit": "warm_start", "init": "linear", "lr": 0.003},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: The multi-output plants of amendment 3 (issue #14; d_x = max(4, d_y) = 4 on each unless a configuration says).
 MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
