@@ -5,6 +5,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.baselines import arx_simulate
+from gpssm_np.baselines.arx import arx_blocks
 from gpssm_np.baselines.arx_state_space import arx_least_squares, fit_arx_lgssm, observer_form
 from gpssm_np.models.warm_start import arx_candidates, choose_warm_start, warm_start
 from gpssm_np.transforms import positive
@@ -27,7 +28,8 @@ def arx_data(T=800, noise=0.05, seed=0):
 
 def test_least_squares_recovers_the_coefficients():
     y, u = arx_data(T=3000)
-    a, b, noise_var = arx_least_squares([y], [u], 2)
+    theta, noise_var = arx_least_squares([y], [u], 2)
+    a, b = arx_blocks(theta, 2, 2, 2)
     np.testing.assert_allclose(a, [A1, A2], atol=0.02)
     np.testing.assert_allclose(b, [B0, B1], atol=0.02)
     np.testing.assert_allclose(noise_var, 0.05**2, rtol=0.1)
@@ -58,12 +60,11 @@ def test_observer_form_is_the_arx():
 def test_kalman_forecasts_of_the_fitted_form_are_the_arx_forecasts():
     y, u = arx_data()
     model = fit_arx_lgssm([y[:600]], [u[:600]], 2, obs_share=1e-8)
-    a, b, _ = arx_least_squares([y[:600]], [u[:600]], 2)
+    theta, _ = arx_least_squares([y[:600]], [u[:600]], 2)
+    theta = np.concatenate([theta, np.zeros((1, 2))])  # arx_simulate's Theta has an intercept row
     g, H = 650, 50
     state = model.filter(y[g - 100:g], u[g - 100:g])
     mean = model.predict_moments(u[g:g + H], state.means[-1], state.covs[-1])[2]
-    theta = np.concatenate([a.transpose(1, 0, 2).reshape(2, 4), b.transpose(1, 0, 2).reshape(2, 4),
-                            np.zeros((2, 1))], axis=1).T
     means, _ = arx_simulate(theta, 2, 2, y[g - 1:g - 3:-1][None], u[None, g - 1:g + H])
     np.testing.assert_allclose(mean, means[0], atol=1e-5)
 

@@ -89,6 +89,15 @@ def _lstsq(rows, targets):
     return theta, np.sum(resid**2, axis=0) / dof + COV_FLOOR
 
 
+def arx_blocks(theta, na, nb, dim_u):
+    """The coefficients A_1..A_na (na, d_y, d_y) and B_0..B_{nb-1} (nb, d_y, d_u) held in the rows of Theta
+    (module docstring; a last intercept row, if any, is ignored)."""
+    dy = theta.shape[1]
+    a = theta[:na * dy].T.reshape(dy, na, dy).transpose(1, 0, 2)
+    b = theta[na * dy:na * dy + nb * dim_u].T.reshape(dy, nb, dim_u).transpose(1, 0, 2)
+    return a, b
+
+
 def arx_is_stable(theta, na):
     """Whether the AR part of Theta (module docstring) is stable: the block companion matrix of A_1..A_na has
     spectral radius < 1 (always true for na = 0)."""
@@ -292,11 +301,8 @@ class ARX(LinearBaseline):
     def coefficients(self):
         """The fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}."""
         self._check_fitted()
-        dy, du = self.spec.dim_y, self.spec.dim_u
-        theta = self.theta_.T  # (d_y, p)
-        a = theta[:, :self.na_ * dy].reshape(dy, self.na_, dy).transpose(1, 0, 2)
-        b = theta[:, self.na_ * dy:-1].reshape(dy, self.nb_, du).transpose(1, 0, 2)
-        return {"a": a, "b": b, "c": theta[:, -1].copy()}
+        a, b = arx_blocks(self.theta_, self.na_, self.nb_, self.spec.dim_u)
+        return {"a": a, "b": b, "c": self.theta_[-1].copy()}
 
     # -- protocol surface ------------------------------------------------------------------------------------
     def _q_x0(self, y=None, u=None):

@@ -36,7 +36,7 @@ observer form, H = [I, 0] and the noise stay.
 import numpy as np
 
 from ._base import COV_FLOOR
-from .arx import arx_regressors
+from .arx import arx_blocks, arx_is_stable, arx_regressors
 from .lgssm import LGSSM
 
 #: Share of the ARX residual variance that the state-space form calls measurement noise (module docstring).
@@ -62,9 +62,9 @@ def observer_form(a, b, noise_var, obs_share=OBS_SHARE):
 
 
 def arx_least_squares(ys, us, order):
-    """Coefficients a (n, d_y, d_y), b (n, d_y, d_u) and residual variances (d_y,) of the ARX of ``order`` = n on
-    the sequences ``ys`` (list of (T_i, d_y)), ``us`` (list of (T_i, d_u)), without intercept."""
-    dy, du = ys[0].shape[1], us[0].shape[1]
+    """Theta (n d_y + n d_u, d_y), the rows [A_1 .. A_n, B_0 .. B_{n-1}]^T of ``arx.py``'s Theta (no intercept
+    row), and the residual variances (d_y,) of the ARX of ``order`` = n on the sequences ``ys`` (list of (T_i, d_y)), ``us``
+    (list of (T_i, d_u)); ``arx.arx_blocks`` splits Theta into the coefficients."""
     pairs = [(y, u) for y, u in zip(ys, us) if len(y) > order]
     if not pairs:
         raise ValueError(f"y: every sequence is shorter than the ARX order {order} plus one")
@@ -75,20 +75,19 @@ def arx_least_squares(ys, us, order):
                          f"{order}")
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]  # (n d_y + n d_u, d_y)
     noise_var = np.sum((targets - rows @ theta) ** 2, axis=0) / (len(rows) - rows.shape[1])
-    a = theta[:order * dy].T.reshape(dy, order, dy).transpose(1, 0, 2)
-    b = theta[order * dy:].T.reshape(dy, order, du).transpose(1, 0, 2)
-    return a, b, noise_var
+    return theta, noise_var
 
 
 def fit_arx_lgssm(ys, us, order, obs_share=OBS_SHARE, stabilise=False):
     """An :class:`LGSSM` (``standardize=False``: the units of ``ys``, ``us``) holding the observer form of the ARX of
     ``order`` fitted to the lists ``ys``, ``us`` (module docstring); an unstable fit raises ValueError, or with
     ``stabilise`` has its F stabilised."""
-    a, b, noise_var = arx_least_squares(ys, us, order)
-    F, G, H, Q, R = observer_form(a, b, np.maximum(noise_var, COV_FLOOR), obs_share)
+    theta, noise_var = arx_least_squares(ys, us, order)
+    F, G, H, Q, R = observer_form(*arx_blocks(theta, order, order, us[0].shape[1]),
+                                  np.maximum(noise_var, COV_FLOOR), obs_share)
     dx, dy, du = F.shape[0], H.shape[0], G.shape[1]
     model = LGSSM(dim_x=dx, dim_y=dy, dim_u=du, standardize=False)
-    if np.max(np.abs(np.linalg.eigvals(F))) >= 1.0:  # F's eigenvalues are those of the ARX's companion matrix
+    if not arx_is_stable(theta, order):  # F's eigenvalues are those of the ARX's companion matrix
         if not stabilise:
             raise ValueError(f"order: the ARX of order {order} fitted to these data is unstable")
         F = model.stabilise(F)

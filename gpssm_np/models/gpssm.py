@@ -160,8 +160,7 @@ class GPSSM(GradientTrainedModel):
                   "whiten": s.whiten,
                   "mean_function": s.mean_function, "seed": self.seed, "backend": self.backend,
                   "kl_weighting": self.kl_weighting, "recognition": None, "recognition_options": None,
-                  "jitter": s.jitter, "init": self.init if unresolved or self.warm_start_ is None else
-                  self.warm_start_, "settings": self.settings,
+                  "jitter": s.jitter, "init": self.warm_start_ or self.init, "settings": self.settings,
                   "initial_state": self.initial_state, "objective": self.objective,
                   "filter_method": self.filter_method, "standardize": self.standardize}
         if not s.independent:

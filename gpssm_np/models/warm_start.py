@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import POSITIVE_FLOOR
-from ..baselines.arx_state_space import fit_arx_lgssm
+from ..baselines.arx import arx_is_stable
+from ..baselines.arx_state_space import arx_least_squares, fit_arx_lgssm
 from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import cross_validation_scores, dim_x_candidates
 from ..transforms import positive, positive_inverse
@@ -140,8 +141,10 @@ def arx_scores(ys, us, candidates):
     scores = cross_validation_scores(list(zip(ys, us)), fit, candidates)
     for d_x in candidates:
         try:
-            fit(d_x, ys, us)
-        except ValueError:
+            stable = arx_is_stable(arx_least_squares(ys, us, d_x // d_y)[0], d_x // d_y)
+        except ValueError:  # too short for this order
+            stable = False
+        if not stable:
             scores[d_x] = np.inf
     return scores
 
@@ -168,7 +171,9 @@ def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
         fallback = fallback or ("arx", orders[0])
     ranked = [(score, rank, d_x, kind) for rank, kind in enumerate(WARM_START_KINDS) if kind in scores
               for d_x, score in scores[kind].items() if np.isfinite(score)]
-    kind, d_x = (min(ranked)[3], min(ranked)[2]) if ranked else fallback
+    kind, d_x = fallback
+    if ranked:
+        _, _, d_x, kind = min(ranked)
     return kind, d_x, scores
 
 
