@@ -63,8 +63,8 @@ def observer_form(a, b, noise_var, obs_share=OBS_SHARE):
 
 def arx_least_squares(ys, us, order):
     """Theta (n d_y + n d_u, d_y), the rows [A_1 .. A_n, B_0 .. B_{n-1}]^T of ``arx.py``'s Theta (no intercept
-    row), and the residual variances (d_y,) of the ARX of ``order`` = n on the sequences ``ys`` (list of (T_i, d_y)), ``us``
-    (list of (T_i, d_u)); ``arx.arx_blocks`` splits Theta into the coefficients."""
+    row), and the residual variances (d_y,) of the ARX of ``order`` = n on the sequences ``ys`` (list of
+    (T_i, d_y)), ``us`` (list of (T_i, d_u)); ``arx.arx_blocks`` splits Theta into the coefficients."""
     pairs = [(y, u) for y, u in zip(ys, us) if len(y) > order]
     if not pairs:
         raise ValueError(f"y: every sequence is shorter than the ARX order {order} plus one")
