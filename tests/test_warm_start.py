@@ -139,3 +139,21 @@ def test_restarts_keep_the_run_with_the_best_validation_score():
     assert min(r["rmse"] for r in best.validation_) == min(best.restart_scores_)
     score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
     assert score(best) == pytest.approx(min(r["rmse"] for r in best.validation_), rel=1e-12)
+
+
+def test_a_sequence_of_step_sizes_trains_each_and_keeps_the_best_validation_score():
+    y, u = standardised_linear_data(seed=4, T=300)
+    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=True, seed=5)
+    runs = {lr: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, lr=lr, **kwargs)
+            for lr in (0.05, 0.002)}
+    both = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, lr=[0.05, 0.002], **kwargs)
+    scores = {lr: min(r["rmse"] for r in run.validation_) for lr, run in runs.items()}
+    assert both.restart_scores_ == [scores[0.05], scores[0.002]] and scores[0.05] != scores[0.002]
+    kept = min(scores, key=scores.get)
+    assert both.lr_ == kept and runs[kept].lr_ == kept
+    # the refit (from the kept run's seed) uses the kept step size: the final parameters are that run's
+    for name in both.params:
+        np.testing.assert_array_equal(both.params[name], runs[kept].params[name])
+    for bad in ((), (0.01, -1.0), "0.01"):
+        with pytest.raises(ValueError, match="lr"):
+            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, lr=bad, max_steps=10)

@@ -62,6 +62,9 @@ CONFIGS = {
     # amendment 12: the default after amendment 10 with a smaller Adam step
     "lr_003": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                "refit": "warm_start", "init": "linear", "lr": 0.003},
+    # amendment 13: both steps trained, the better validation score kept
+    "lr_choice": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                  "refit": "warm_start", "init": "linear", "lr": (0.01, 0.003)},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
 FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr")
@@ -113,7 +116,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     scores = [r["rmse"] for r in model.validation_]
     return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget, "dim_x": model.spec.dim_x,
             "initial": scores[0], "selected": min(scores), "last": scores[-1],
-            "steps": model.validation_[-1]["step"], "seconds": time.perf_counter() - start,
+            "steps": model.validation_[-1]["step"], "lr": model.lr_, "seconds": time.perf_counter() - start,
             **held_out_scores,
             "commit": versions().get("git_commit")}
 

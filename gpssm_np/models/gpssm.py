@@ -23,8 +23,8 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import (CALIBRATIONS, REFITS, ValidationScore, check_budget, check_switch, selected_step,
-                       split_validation, train_steps)
+from .training import (CALIBRATIONS, REFITS, ValidationScore, check_budget, check_step_sizes, check_switch,
+                       selected_step, split_validation, train_steps)
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -139,7 +139,7 @@ class GPSSM(GradientTrainedModel):
         # the linear model the warm start comes from; for init="linear" every fit chooses it
         self.warm_start_ = init if init in WARM_START_KINDS else None
         self.init_values = dict(init_values)
-        self.validation_, self.restart_scores_, self.refit_ = [], [], None
+        self.validation_, self.restart_scores_, self.refit_, self.lr_ = [], [], None, None
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
@@ -220,7 +220,8 @@ class GPSSM(GradientTrainedModel):
           ``max_steps`` gradient steps, the causal forecast RMSE of the held-back block is scored every
           ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
           parameters (never worse than the initial ones) are kept; ``restarts`` seeds (seed, seed + 1, ...), the
-          best on validation; ``validation_windows``: how many 100-step windows of the block are scored (an int, or
+          best on validation (and with a sequence of step sizes ``lr``, each step size for every seed; the kept
+          one in ``lr_``); ``validation_windows``: how many 100-step windows of the block are scored (an int, or
           "all"). ``refit``: then fit the final model on all the training data, the validation block included
           (``models/training.py``, step 5): ``dim_x="auto"`` is chosen on all of it, the warm start is fitted to
           it and trained for the number of steps the validation run selected, from that run's seed;
@@ -231,7 +232,8 @@ class GPSSM(GradientTrainedModel):
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
           ``interval_scale_``, None without); "widen": only where they would have covered less.
           Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
-          every restart in ``restart_scores_``, the refit's steps and seed in ``refit_`` (None without a refit).
+          every run (step size by step size, seeds within) in ``restart_scores_``, the refit's steps and seed in
+          ``refit_`` (None without a refit).
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
@@ -239,8 +241,9 @@ class GPSSM(GradientTrainedModel):
         (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation); with
         ``initial_state="smoothed"`` each training window starts from the warm start's smoothed state before it.
         The other arguments are those of the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the
-        epoch loop) at ``stride``, minibatches of ``batch_size``, Adam step ``lr``, ``num_samples`` particles per
-        window. ``data_name``: the name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
+        epoch loop) at ``stride``, minibatches of ``batch_size``, Adam step ``lr`` (the authors' 0.01),
+        ``num_samples`` particles per window. ``data_name``: the name of the training data
+        (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
         self._record_data_name(data_name)
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
@@ -270,7 +273,7 @@ class GPSSM(GradientTrainedModel):
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
-        lr = check.positive_float(lr, "lr")
+        rates = check_step_sizes(lr)
         seed = self.seed if seed is None else check.seed(seed)
         train_ys, train_us, cuts = split_validation(ys, us, share)
         refit = refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
@@ -284,7 +287,7 @@ class GPSSM(GradientTrainedModel):
         score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
         frozen = self._check_fixed(fixed)
         best, self.restart_scores_ = None, []
-        for restart in range(restarts):
+        for lr, restart in ((lr, restart) for lr in rates for restart in range(restarts)):
             run_seed = seed + restart
             x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
             self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
@@ -298,8 +301,8 @@ class GPSSM(GradientTrainedModel):
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
             self.restart_scores_.append(value)
             if best is None or (value is not None and value < best[0]):
-                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed)
-        _, params, self.history_, self.training_log_, self.validation_, run_seed = best
+                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed, lr)
+        _, params, self.history_, self.training_log_, self.validation_, run_seed, self.lr_ = best
         self.set_params(params)
         self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
                                 else None)
@@ -309,7 +312,7 @@ class GPSSM(GradientTrainedModel):
             self.refit_ = {"steps": steps, "seed": run_seed}
             if refit == "linear" and self._chooses_warm_start():
                 self._choose_warm_start(ys, us, progress)
-            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=lr, clip_norm=clip_norm),
+            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=self.lr_, clip_norm=clip_norm),
                         frozen, batch_size, num_samples, max_rejections, progress)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
