@@ -157,3 +157,36 @@ def test_a_sequence_of_step_sizes_trains_each_and_keeps_the_best_validation_scor
     for bad in ((), (0.01, -1.0), "0.01"):
         with pytest.raises(ValueError, match="lr"):
             gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, lr=bad, max_steps=10)
+
+
+def test_average_keeps_the_moving_average_of_the_iterates():
+    y, u = standardised_linear_data(seed=6, T=200)
+    kwargs = dict(validation=0.0, num_samples=4, batch_size=8, seed=2)  # nothing scored: the last parameters kept
+
+    def fit(steps, average=None):
+        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, average=average,
+                                                                             **kwargs)
+        return model.params
+
+    iterates = [fit(1), fit(2), fit(3)]  # a shorter run is a prefix of a longer one (same seed)
+    start = fit(3, average=1 - 1e-12)  # the average that never leaves the initial parameters
+    kept = fit(3, average=0.75)
+    for name in kept:  # 0.75^3 theta_0 + 0.25 (0.75^2 theta_1 + 0.75 theta_2 + theta_3)
+        expected = (0.421875 * start[name] + 0.140625 * iterates[0][name] + 0.1875 * iterates[1][name]
+                    + 0.25 * iterates[2][name])
+        np.testing.assert_allclose(kept[name], expected, rtol=1e-8, atol=1e-9)
+    assert any(not np.allclose(iterates[2][name], start[name]) for name in start)
+    for bad in (0.0, 1.0, True, "0.9"):
+        with pytest.raises(ValueError, match="average"):
+            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, average=bad)
+
+
+def test_average_is_what_the_validation_scores_and_keeps():
+    y, u = standardised_linear_data(seed=4, T=300)
+    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=False, seed=5)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=0.8, **kwargs)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, **kwargs)
+    score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
+    assert score(model) == pytest.approx(min(r["rmse"] for r in model.validation_), rel=1e-12)
+    assert [r["rmse"] for r in model.validation_][1:] != [r["rmse"] for r in plain.validation_][1:]
+    assert model.validation_[0]["rmse"] == plain.validation_[0]["rmse"]  # step 0: the same warm start

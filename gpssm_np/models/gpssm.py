@@ -23,8 +23,8 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
-from .training import (CALIBRATIONS, REFITS, ValidationScore, check_budget, check_step_sizes, check_switch,
-                       selected_step, split_validation, train_steps)
+from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, check_budget, check_step_sizes,
+                       check_switch, selected_step, split_validation, train_steps)
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -48,7 +48,7 @@ INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
                "restarts": 1, "seq_len": 20, "validation_windows": "all",
-               "refit": "warm_start", "calibrate": "widen"}
+               "refit": "warm_start", "calibrate": "widen", "average": None}
 
 
 class GPSSM(GradientTrainedModel):
@@ -210,7 +210,7 @@ class GPSSM(GradientTrainedModel):
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
             patience=None, min_delta=None, restarts=None, validation_windows=None, refit=None, calibrate=None,
-            data_name=None):
+            average=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -230,7 +230,8 @@ class GPSSM(GradientTrainedModel):
           for ``init="linear"`` its kind) chosen again on all the data.
           ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
-          ``interval_scale_``, None without); "widen": only where they would have covered less.
+          ``interval_scale_``, None without); "widen": only where they would have covered less. ``average``: a
+          decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there).
           Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
           every run (step size by step size, seeds within) in ``restart_scores_``, the refit's steps and seed in
           ``refit_`` (None without a refit).
@@ -263,13 +264,14 @@ class GPSSM(GradientTrainedModel):
             options.update(validation=0.0, patience=10**9, eval_every=10**9)
         given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
                  "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows,
-                 "refit": refit, "calibrate": calibrate}
+                 "refit": refit, "calibrate": calibrate, "average": average}
         options.update({k: v for k, v in given.items() if v is not None})
         max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
             options["max_steps"], options["eval_every"], options["patience"], options["validation"],
             options["restarts"], options["min_delta"], options["validation_windows"])
         refit = check_switch(options["refit"], "refit", REFITS)
         calibrate = check_switch(options["calibrate"], "calibrate", CALIBRATIONS)
+        average = check_average(options["average"])
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")
         max_rejections = check.positive_int(max_rejections, "max_rejections")
@@ -296,7 +298,7 @@ class GPSSM(GradientTrainedModel):
             with blas_single_threaded():
                 record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed), Adam(lr=lr, clip_norm=clip_norm),
                                      frozen, score, max_steps, eval_every, patience, min_delta, batch_size,
-                                     num_samples, max_rejections, report)
+                                     num_samples, max_rejections, report, average)
             report.close()
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
             self.restart_scores_.append(value)
@@ -313,12 +315,12 @@ class GPSSM(GradientTrainedModel):
             if refit == "linear" and self._chooses_warm_start():
                 self._choose_warm_start(ys, us, progress)
             self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=self.lr_, clip_norm=clip_norm),
-                        frozen, batch_size, num_samples, max_rejections, progress)
+                        frozen, batch_size, num_samples, max_rejections, progress, average)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
     def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
-               progress):
+               progress, average):
         """Step 5 of ``models/training.py``: the warm start on all the training sequences ``ys``, ``us``, then
         ``steps`` gradient steps from ``seed`` without a validation score (the last parameters are kept)."""
         seq_len = min(seq_len, min(len(t) for t in ys))
@@ -331,7 +333,7 @@ class GPSSM(GradientTrainedModel):
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
             train_steps(self, Y, U, x0, np.random.default_rng(seed), optimizer, frozen, ValidationScore([], [], []),
-                        steps, steps, 1, 0.0, batch_size, num_samples, max_rejections, report)
+                        steps, steps, 1, 0.0, batch_size, num_samples, max_rejections, report, average)
         report.close()
 
     def initialise(self, y, u=None, seed=None):

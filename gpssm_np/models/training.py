@@ -48,6 +48,12 @@ The default ``fit`` of the GP models (``settings="default"``) does not train for
    from 1.32 to 0.39 to 0.27; the two-sided factors had shrunk intervals on six of eleven sets where the later
    data needed the width.
 
+7. **An average of the iterates** (``average=0.99``; not the default unless amendment 14 of docs/ablation_plan.md
+   adopts it). The parameters that are scored, selected and kept (and a refit's final ones) are the exponential
+   moving average of Adam's iterates, theta_bar <- a theta_bar + (1 - a) theta after every step, started at the
+   initial parameters (the warm start), in the unconstrained parameters: the minibatch noise of the last iterate is
+   smoothed out and the average leaves the warm start more slowly (time constant 1 / (1 - a) steps, 100 for 0.99).
+
 The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
 multiply the time. The steps are deterministic given the seed.
 """
@@ -121,29 +127,47 @@ class ValidationScore:
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
-                batch_size, num_samples, max_rejections, report=None):
+                batch_size, num_samples, max_rejections, report=None, average=None):
     """Adam steps over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0`` (or None),
     scored by ``score`` (a :class:`ValidationScore`, possibly empty) every ``eval_every`` steps; leaves the best
-    parameters in ``model`` and returns the validation record (a list of dicts: step, rmse, loss, seconds)."""
+    parameters in ``model`` and returns the validation record (a list of dicts: step, rmse, loss, seconds).
+    ``average`` (a decay in (0, 1), or None): the parameters scored and kept are the exponential moving average of
+    the iterates, theta_bar <- average theta_bar + (1 - average) theta after every step, from the initial ones
+    (step 7 of the module docstring); Adam still steps the iterates."""
     num_windows = Y.shape[0]
     start_time = time.perf_counter()
     record = []
+    mean = model.get_params() if average is not None else None
+
+    def scored():
+        """The parameters that are scored and kept: the iterate or the average of the iterates."""
+        return model.get_params() if mean is None else {name: value.copy() for name, value in mean.items()}
 
     def evaluate(step):
         loss = float(np.mean(model.history_[-eval_every:])) if step else None
+        iterate = None
+        if mean is not None and score:
+            iterate = model.get_params()
+            model.set_params(mean)
         entry = {"step": step, "rmse": score(model) if score else None, "loss": loss,
                  "seconds": time.perf_counter() - start_time}
+        if iterate is not None:
+            model.set_params(iterate)
         record.append(entry)
         return entry["rmse"]
 
     best_score = evaluate(0)
-    best_params, since_best, step = model.get_params(), 0, 0
+    best_params, since_best, step = scored(), 0, 0
     while step < max_steps and since_best < patience:
         order = rng.permutation(num_windows)
         for first in range(0, num_windows, batch_size):
             idx = order[first:first + batch_size]
             model._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections,
                               None if x0 is None else (x0[0][idx], x0[1][idx]))
+            if mean is not None:
+                for name, value in model.params.items():
+                    if name not in frozen:  # a fixed parameter stays bit-identical
+                        mean[name] = average * mean[name] + (1.0 - average) * value
             step += 1
             if step % eval_every and step < max_steps:
                 continue
@@ -151,9 +175,9 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
             if report is not None:
                 report.update(step, model.history_[-1], current)
             if current is None:
-                best_params = model.get_params()
+                best_params = scored()
             elif current < best_score * (1.0 - min_delta):
-                best_score, best_params, since_best = current, model.get_params(), 0
+                best_score, best_params, since_best = current, scored(), 0
             else:
                 since_best += 1
             if step >= max_steps or since_best >= patience:
@@ -195,6 +219,15 @@ def check_step_sizes(lr):
     if not rates:
         raise ValueError("lr: expected a positive step size or a non-empty sequence of them, got an empty sequence")
     return tuple(check.positive_float(rate, "lr") for rate in rates)
+
+
+def check_average(average):
+    """``fit``'s ``average``: None, or the decay of the average of the iterates, in (0, 1)."""
+    if average is None:
+        return None
+    if isinstance(average, bool) or not isinstance(average, (int, float)) or not 0 < average < 1:
+        raise ValueError(f"average: expected None or a decay in (0, 1), got {average!r}")
+    return float(average)
 
 
 def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
