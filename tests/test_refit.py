@@ -69,7 +69,7 @@ def test_a_refit_takes_the_selected_number_of_steps_from_the_selected_seed():
     forced.initialise(y, u)
     start = {k: v.copy() for k, v in forced.params.items()}
     forced._refit([forced._y_to_model(y)], [forced._u_to_model(u)], 20, 1, 10, 3, gp.optim.Adam(lr=0.01), (), 8,
-                  10, 5, False)
+                  10, 5, False, None)
     assert len(forced.history_) == 10 and not np.allclose(forced.params["q_mu"], start["q_mu"])
 
 

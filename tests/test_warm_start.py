@@ -163,7 +163,7 @@ def test_average_keeps_the_moving_average_of_the_iterates():
     y, u = standardised_linear_data(seed=6, T=200)
     kwargs = dict(validation=0.0, num_samples=4, batch_size=8, seed=2)  # nothing scored: the last parameters kept
 
-    def fit(steps, average=None):
+    def fit(steps, average=False):
         model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, average=average,
                                                                              **kwargs)
         return model.params
@@ -176,7 +176,7 @@ def test_average_keeps_the_moving_average_of_the_iterates():
                     + 0.25 * iterates[2][name])
         np.testing.assert_allclose(kept[name], expected, rtol=1e-8, atol=1e-9)
     assert any(not np.allclose(iterates[2][name], start[name]) for name in start)
-    for bad in (0.0, 1.0, True, "0.9"):
+    for bad in (0.0, 1.0, True, "0.9"):  # False: the iterates themselves
         with pytest.raises(ValueError, match="average"):
             gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, average=bad)
 
@@ -185,8 +185,25 @@ def test_average_is_what_the_validation_scores_and_keeps():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=False, seed=5)
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=0.8, **kwargs)
-    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, **kwargs)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=False, **kwargs)
     score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
     assert score(model) == pytest.approx(min(r["rmse"] for r in model.validation_), rel=1e-12)
     assert [r["rmse"] for r in model.validation_][1:] != [r["rmse"] for r in plain.validation_][1:]
     assert model.validation_[0]["rmse"] == plain.validation_[0]["rmse"]  # step 0: the same warm start
+
+
+def test_the_default_fit_keeps_the_average_with_decay_0_99():
+    y, u = standardised_linear_data(seed=4, T=300)
+    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False, seed=5)
+    default = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, **kwargs)
+    averaged = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=0.99, **kwargs)
+    assert [r["rmse"] for r in default.validation_] == [r["rmse"] for r in averaged.validation_]
+    for name in default.params:
+        np.testing.assert_array_equal(default.params[name], averaged.params[name])
+    # the epoch loop keeps the iterates
+    epochs = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5, batch_size=8,
+                                                                         num_samples=5)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5, batch_size=8,
+                                                                        num_samples=5, average=False)
+    for name in epochs.params:
+        np.testing.assert_array_equal(epochs.params[name], plain.params[name])

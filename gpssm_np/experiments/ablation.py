@@ -108,8 +108,9 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     start = time.perf_counter()
     with use_threads(1):
         config_args = dict(CONFIGS[config])
-        fit_args = dict({k: v for k, v in budget.items() if k != "held_out"},
-                        **{k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
+        fit_args = {k: v for k, v in budget.items() if k != "held_out"}
+        fit_args["average"] = False  # the configurations before amendment 14 scored the iterates themselves
+        fit_args.update({k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
         if config_args.get("dim_x") == "from_dim_y":  # amendment 3's candidates, as a list
             config_args["dim_x"] = dim_x_candidates(y.shape[1])
         dims = {"dim_x": max(4, y.shape[1]), "dim_y": y.shape[1], "dim_u": u.shape[1]}

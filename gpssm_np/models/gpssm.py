@@ -31,8 +31,9 @@ from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, war
 #: section 5.1 (linear mean, LGSSM warm start, 20-step windows, validation-based stopping; one q(x0) for all
 #: windows, which won over per-window smoothed states; EnVI's ensemble-Kalman objective, which won amendment 2 of
 #: docs/ablation_plan.md, section 7.1; since amendment 10 the warm start from the LGSSM or the ARX, whichever
-#: cross-validates better). ``"authors"``: the configuration of the paper's code (zero mean, random
-#: initialisation, one q(x0), the paper's prior objective, 70 epochs of 50-step windows).
+#: cross-validates better; since amendment 15 the moving average of the iterates scored and kept). ``"authors"``:
+#: the configuration of the paper's code (zero mean, random initialisation, one q(x0), the paper's prior
+#: objective, 70 epochs of 50-step windows).
 SETTINGS = {
     "default": {"mean_function": "linear", "init": "linear", "objective": "enkf"},
     "authors": {"mean_function": "zero", "init": "random", "objective": "prior"},
@@ -48,7 +49,7 @@ INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
                "restarts": 1, "seq_len": 20, "validation_windows": "all",
-               "refit": "warm_start", "calibrate": "widen", "average": None}
+               "refit": "warm_start", "calibrate": "widen", "average": 0.99}
 
 
 class GPSSM(GradientTrainedModel):
@@ -231,7 +232,8 @@ class GPSSM(GradientTrainedModel):
           ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
           ``interval_scale_``, None without); "widen": only where they would have covered less. ``average``: a
-          decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there).
+          decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there; False:
+          the iterates themselves).
           Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
           every run (step size by step size, seeds within) in ``restart_scores_``, the refit's steps and seed in
           ``refit_`` (None without a refit).
@@ -260,8 +262,8 @@ class GPSSM(GradientTrainedModel):
                              "training with a validation block keeps its best parameters in memory")
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         options = dict(DEFAULT_FIT)
-        if not step_mode:  # an epoch count with the warm start: the same loop, no validation unless asked
-            options.update(validation=0.0, patience=10**9, eval_every=10**9)
+        if not step_mode:  # an epoch count with the warm start: the same loop, no validation or average unless asked
+            options.update(validation=0.0, patience=10**9, eval_every=10**9, average=False)
         given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
                  "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows,
                  "refit": refit, "calibrate": calibrate, "average": average}
