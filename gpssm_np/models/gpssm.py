@@ -5,6 +5,7 @@ t = 1..T, x_t = mu(x_{t-1}, u_t) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, dia
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
 (``transition.py``).
 """
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -291,7 +292,7 @@ class GPSSM(GradientTrainedModel):
         score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
         frozen = self._check_fixed(fixed)
         best, self.restart_scores_ = None, []
-        for lr, restart in ((lr, restart) for lr in rates for restart in range(restarts)):
+        for lr, restart in itertools.product(rates, range(restarts)):  # step size by step size, seeds within
             run_seed = seed + restart
             x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
             self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
