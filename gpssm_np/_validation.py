@@ -67,18 +67,33 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
     return arr
 
 
+def columns(x, dim, name):
+    """``x`` unchanged, or a one-dimensional ``x`` (T,) as the column (T, 1) when ``dim`` = 1 (one output or one
+    input, as scikit-learn takes a 1-D y); a 1-D ``x`` for ``dim`` > 1 is ambiguous and raises ValueError."""
+    if x is None or np.ndim(x) != 1:
+        return x
+    if dim != 1:
+        raise ValueError(f"{name}: a one-dimensional array is one channel, but the model has {dim} (expected shape "
+                         f"(T, {dim}))")
+    return finite_array(x, name, (1,))[:, None]
+
+
 def sequences(y, u, dim_y, dim_u, allow_missing=False):
-    """Check outputs y ((T, d_y) or (B, T, d_y)) and inputs u (same leading shape, or None when d_u = 0).
+    """Check outputs y ((T, d_y) or (B, T, d_y); (T,) when d_y = 1) and inputs u (same leading shape; (T,) when
+    d_u = 1; None when d_u = 0).
 
     Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
     ``allow_missing`` admits NaN (not inf) in y, for the particle filter. When d_y != d_u and y has d_u columns
     and u d_y, the ValueError says that y and u look swapped.
     """
+    if np.ndim(y) == 1 and dim_y == 1:
+        y = np.asarray(y)[:, None]  # NaN and dtype are checked below
     y = finite_array(y, "y", (2, 3), "; missing outputs are not supported in training: remove or impute them "
                                      "(the particle filter, model.filter, accepts NaN as missing)",
                      allow_nan=allow_missing)
     if y.ndim == 2:
         y = y[None]
+    u = columns(u, dim_u, "u")
     if y.shape[2] == dim_u != dim_y and u is not None and np.shape(u)[-1:] == (dim_y,):
         raise ValueError(f"y, u: y has shape {y.shape[1:]} and u {np.shape(u)[-2:]}, but the model has dim_y = "
                          f"{dim_y} and dim_u = {dim_u}: y and u look swapped; the outputs come first, as in fit(y, u)")

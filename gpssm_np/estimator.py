@@ -202,7 +202,8 @@ class StateSpaceModel(abc.ABC):
 
     @abc.abstractmethod
     def fit(self, y, u=None, **training_options):
-        """Learn from ``y`` (T, d_y) with inputs ``u`` (T, d_u), or lists of such sequences; returns ``self``."""
+        """Learn from ``y`` (T, d_y) with inputs ``u`` (T, d_u), or lists of such sequences ((T,) for a single
+        output or input, ``_validation.columns``); returns ``self``."""
 
     @abc.abstractmethod
     def _q_x0(self, y=None, u=None, **options):
@@ -250,6 +251,8 @@ class StateSpaceModel(abc.ABC):
             return a
         mean = self.scaling_.y_mean if kind == "y" else self.scaling_.u_mean
         a = np.asarray(a)
+        if a.ndim == 1 and len(mean) == 1:
+            a = a[:, None]  # one channel as (T,), as check.columns reads it
         if a.dtype.kind not in "biuf" or a.ndim not in (2, 3) or a.shape[-1] != len(mean):
             return a
         return self.scaling_.y_to_model(a) if kind == "y" else self.scaling_.u_to_model(a)
@@ -392,7 +395,7 @@ class StateSpaceModel(abc.ABC):
                              else check.positive_int(steps, "steps"), 0))
         if u_future is None:
             raise ValueError(f"u_future: the model has dim_u = {dim_u} inputs, got None")
-        u_future = check.finite_array(u_future, "u_future", (2,))
+        u_future = check.finite_array(check.columns(u_future, dim_u, "u_future"), "u_future", (2,))
         if u_future.shape[1] != dim_u:
             raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
         return u_future

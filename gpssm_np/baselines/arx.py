@@ -337,7 +337,7 @@ class ARX(LinearBaseline):
         if values is None or (width == 0 and np.shape(values)[-1:] == (0,)):
             values = np.zeros((0, width))
         else:
-            values = check.finite_array(values, name, (2,))
+            values = check.finite_array(check.columns(values, width, name), name, (2,))
             if values.shape[1] != width:
                 raise ValueError(f"{name}: expected shape (T, {width}), got {values.shape}")
         values = values[len(values) - min(count, len(values)):]
