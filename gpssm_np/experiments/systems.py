@@ -11,7 +11,8 @@ Systems (``datasets.random_linear_system`` / ``datasets.cascaded_tanks``), 1000 
 Score: the causal protocol of ``protocols.py`` on the test part: 100-step windows at stride 100 (five), the state
 at each window start filtered from the 100 outputs before it; RMSE of the mean forecast, standardised units,
 averaged over windows and outputs. References: the Kalman filter and forecast with the **true** linear model (the
-best possible forecast of a linear system), and the package's LGSSM fitted on the same training part.
+best possible forecast of a linear system), and the package's LGSSM (the true d_x) and ARX (orders by its own
+cross-validation) fitted on the same training part.
 
 Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out docs/results`` (JSON lines streamed to
 ``systems.jsonl``, resumable; Markdown to ``systems.md``).
@@ -58,7 +59,7 @@ def causal_rmse(forecast, y, u):
 
 def run_cell(name, seed):
     """Scores of the default ODGPSSM (``seed``), the LGSSM and (linear systems) the true Kalman filter on ``name``."""
-    from .. import LGSSM, ODGPSSM
+    from .. import ARX, LGSSM, ODGPSSM
 
     y_raw, u_raw, system, dx = make_system(name)
     # z-scored with the training part's statistics, as the data sets' training halves
@@ -74,6 +75,8 @@ def run_cell(name, seed):
                                      y, u)
     lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
     row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
+    arx = ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
+    row["arx"] = causal_rmse(lambda uw, yp, up: arx.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
     if system is not None:  # the true model works on raw units: filter raw data, then standardise its forecast
         truth = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1])
         truth.set_params({"F": system["F"], "G": system["G"], "H": system["H"], "Q": system["Q"], "R": system["R"],
@@ -105,9 +108,10 @@ def markdown(rows):
 
 
 def table(rows):
-    """Per system: mean +- sample std over seeds of each model's causal RMSE and the ratios to the references."""
-    lines = ["| system | ODGPSSM (default) | LGSSM | Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | "
-             "fit s |", "|---|---|---|---|---|---|---|"]
+    """Per system: mean +- sample std over seeds of each model's causal RMSE and the ratios to the references (rows
+    written before the ARX was added show "-" for it)."""
+    lines = ["| system | ODGPSSM (default) | LGSSM | ARX | Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | "
+             "fit s |", "|---|---|---|---|---|---|---|---|"]
     for name in SYSTEMS:
         sel = [r for r in rows if r["system"] == name]
         if not sel:
@@ -122,7 +126,8 @@ def table(rows):
         od = np.mean([r["odgpssm"] for r in sel])
         kal = [r["kalman_true"] for r in sel if r.get("kalman_true") is not None]
         ratio_k = f"{od / np.mean(kal):.3f}" if kal else "-"
-        lines.append(f"| {name} (n={len(sel)}) | {cell('odgpssm')} | {cell('lgssm')} | {cell('kalman_true')} | "
+        lines.append(f"| {name} (n={len(sel)}) | {cell('odgpssm')} | {cell('lgssm')} | {cell('arx')} | "
+                     f"{cell('kalman_true')} | "
                      f"{ratio_k} | {od / np.mean([r['lgssm'] for r in sel]):.3f} | "
                      f"{np.mean([r['fit_seconds'] for r in sel]):.0f} |")
     return "\n".join(lines)
