@@ -1,6 +1,9 @@
 """The ablation's cells (experiments/ablation.py): one tiny cell per kind of state-dimension configuration."""
 import os
 
+import pytest
+
+from gpssm_np.baselines import ARX
 from gpssm_np.experiments import ablation
 
 DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
@@ -32,3 +35,16 @@ def test_calibrated_cells_score_the_same_forecasts_with_and_without_their_factor
     assert both["held_out_coverage_uncalibrated"] == plain["held_out_coverage"]
     assert both["held_out_nlpd_uncalibrated"] == plain["held_out_nlpd"]
     assert "held_out_coverage_uncalibrated" not in plain and 0 <= both["held_out_coverage"] <= 1
+
+
+def test_linear_cells_fit_the_part_before_the_held_out_block_and_score_the_block():
+    row = ablation.linear_cell("gas_furnace", "arx", 0.2, DATA)
+    y, u = ablation.training_half("gas_furnace", DATA)
+    cut = len(y) - int(round(0.2 * len(y)))
+    model = ARX(dim_y=1, dim_u=1).fit(y[:cut], u[:cut])
+    model.interval_scale_ = None
+    assert row["held_out"] == ablation.held_out_metrics(model, y, u, cut)["held_out"]
+    assert row["order"] == {"na": len(model.get_params()["a"]), "nb": len(model.get_params()["b"])}
+    assert ablation.linear_cell("gas_furnace", "lgssm", 0.2, DATA)["order"]["dim_x"] >= 1
+    with pytest.raises(ValueError, match="model_name"):
+        ablation.linear_cell("gas_furnace", "dssm")

@@ -125,6 +125,35 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
             "commit": versions().get("git_commit")}
 
 
+#: The linear baselines scored on the same held-out blocks (:func:`linear_cell`).
+LINEAR_BASELINES = ("arx", "lgssm")
+
+
+def linear_cell(data_name, model_name, held_out=0.2, data_dir=None):
+    """The row of a linear baseline (``model_name`` in :data:`LINEAR_BASELINES`, defaults: ARX orders and LGSSM
+    d_x by their own cross-validation) fitted to the first 1 - ``held_out`` of the training half of ``data_name``
+    and scored on the rest by :func:`held_out_metrics`, as a GP cell with ``budget["held_out"]``: what the GP
+    models' held-out scores are compared with (the baselines have no validation block: they fit all of the part
+    the GP fit sees, validation block included). Deterministic: no seed."""
+    from ..baselines import ARX, LGSSM
+
+    if model_name not in LINEAR_BASELINES:
+        raise ValueError(f"model_name: expected one of {LINEAR_BASELINES}, got {model_name!r}")
+    y, u = training_half(data_name, data_dir)
+    cut = len(y) - int(round(held_out * len(y)))
+    dims = {"dim_y": y.shape[1], "dim_u": u.shape[1]}
+    model = ARX(**dims) if model_name == "arx" else LGSSM(dim_x="auto", **dims)
+    start = time.perf_counter()
+    model.fit(y[:cut], u[:cut])
+    model.interval_scale_ = None  # no calibration: the baseline's own intervals
+    params = model.get_params()
+    order = ({"na": len(params["a"]), "nb": len(params["b"])} if model_name == "arx"
+             else {"dim_x": int(model.spec.dim_x)})
+    return {"dataset": data_name, "model": model_name, "held_out_share": held_out, "order": order,
+            "seconds": time.perf_counter() - start,
+            **held_out_metrics(model, y, u, cut), "commit": versions().get("git_commit")}
+
+
 def held_out_metrics(model, y, u, cut):
     """Scores of ``model``'s causal forecasts of every 100-step window of y[cut:] (``training.ValidationScore``'s
     protocol and random numbers): "held_out" (RMSE, mean over windows), "held_out_coverage" (share of the outputs
