@@ -48,3 +48,15 @@ def test_linear_cells_fit_the_part_before_the_held_out_block_and_score_the_block
     assert ablation.linear_cell("gas_furnace", "lgssm", 0.2, DATA)["order"]["dim_x"] >= 1
     with pytest.raises(ValueError, match="model_name"):
         ablation.linear_cell("gas_furnace", "dssm")
+
+
+def test_the_held_out_comparison_divides_by_the_better_linear_model():
+    gp_rows = [{"dataset": "dryer", "config": "ema", "seed": s, "held_out": v, "held_out_coverage": 0.9}
+               for s, v in ((0, 0.1), (1, 0.3))]
+    linear_rows = [{"dataset": "dryer", "model": "arx", "held_out": 0.25, "held_out_coverage": 0.8,
+                    "order": {"na": 2, "nb": 3}},
+                   {"dataset": "dryer", "model": "lgssm", "held_out": 0.4, "held_out_coverage": 0.7,
+                    "order": {"dim_x": 4}}]
+    table = ablation.held_out_comparison(gp_rows + [dict(gp_rows[0], config="enkf", held_out=9.0)], linear_rows)
+    assert table.splitlines()[2] == "| dryer | 0.2000 (2) | 0.90 | 0.2500 (2, 3) | 0.4000 (4) | 0.80, 0.70 | 0.800 |"
+    assert len(table.splitlines()) == 3  # sets without both linear rows are left out

@@ -219,3 +219,25 @@ def markdown(rows):
                 cells.append("-")
         lines.append(f"| {c} | " + " | ".join(cells) + f" | {np.mean(means):.3f} |")
     return "\n".join(lines)
+
+
+def held_out_comparison(gp_rows, linear_rows, config="ema"):
+    """Markdown: per data set the seed-mean held-out RMSE and coverage of the GP cells of ``config`` (rows with a
+    held-out block) beside those of the linear baselines (:func:`linear_cell` rows) on the same block, and the
+    ratio of the GP model's to the better linear one's."""
+    lines = [f"| data set | ODGPSSM `{config}` (seeds) | coverage | ARX (na, nb) | LGSSM (d_x) | coverage ARX, LGSSM "
+             "| ODGPSSM / best linear |", "|---|---|---|---|---|---|---|"]
+    for d in DATASETS + MIMO_DATASETS:
+        gp = [r for r in gp_rows if r["dataset"] == d and r["config"] == config and "held_out" in r]
+        linear = {r["model"]: r for r in linear_rows if r["dataset"] == d}
+        if not gp or set(linear) != set(LINEAR_BASELINES):
+            continue
+        score = np.mean([r["held_out"] for r in gp])
+        arx, lgssm = linear["arx"], linear["lgssm"]
+        best = min(arx["held_out"], lgssm["held_out"])
+        lines.append(f"| {d} | {score:.4f} ({len(gp)}) | {np.mean([r['held_out_coverage'] for r in gp]):.2f} | "
+                     f"{arx['held_out']:.4f} ({arx['order']['na']}, {arx['order']['nb']}) | "
+                     f"{lgssm['held_out']:.4f} ({lgssm['order']['dim_x']}) | "
+                     f"{arx['held_out_coverage']:.2f}, {lgssm['held_out_coverage']:.2f} | {score / best:.3f} |")
+    return "\n".join(lines) + "\n"
+
