@@ -69,13 +69,14 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
 
 def columns(x, dim, name):
     """``x`` unchanged, or a one-dimensional ``x`` (T,) as the column (T, 1) when ``dim`` = 1 (one output or one
-    input, as scikit-learn takes a 1-D y); a 1-D ``x`` for ``dim`` > 1 is ambiguous and raises ValueError."""
+    input, as scikit-learn takes a 1-D y); a 1-D ``x`` for ``dim`` > 1 is ambiguous and raises ValueError. The
+    caller checks dtype and values (``finite_array``)."""
     if x is None or np.ndim(x) != 1:
         return x
     if dim != 1:
         raise ValueError(f"{name}: a one-dimensional array is one channel, but the model has {dim} (expected shape "
                          f"(T, {dim}))")
-    return finite_array(x, name, (1,))[:, None]
+    return np.asarray(x)[:, None]  # dtype and values are the caller's check
 
 
 def sequences(y, u, dim_y, dim_u, allow_missing=False):
@@ -86,11 +87,9 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False):
     ``allow_missing`` admits NaN (not inf) in y, for the particle filter. When d_y != d_u and y has d_u columns
     and u d_y, the ValueError says that y and u look swapped.
     """
-    if np.ndim(y) == 1 and dim_y == 1:
-        y = np.asarray(y)[:, None]  # NaN and dtype are checked below
-    y = finite_array(y, "y", (2, 3), "; missing outputs are not supported in training: remove or impute them "
-                                     "(the particle filter, model.filter, accepts NaN as missing)",
-                     allow_nan=allow_missing)
+    y = finite_array(columns(y, dim_y, "y"), "y", (2, 3),
+                     "; missing outputs are not supported in training: remove or impute them (the particle filter, "
+                     "model.filter, accepts NaN as missing)", allow_nan=allow_missing)
     if y.ndim == 2:
         y = y[None]
     u = columns(u, dim_u, "u")

@@ -125,7 +125,7 @@ def test_one_channel_can_be_a_one_dimensional_array(fitted_models):
             np.testing.assert_array_equal(value, fits[1].get_params()[key], err_msg=key)
     with pytest.raises(ValueError, match="u: a one-dimensional array is one channel, but the model has 2"):
         gp.ARX(dim_u=2).fit(y, u1)
-    with pytest.raises(ValueError, match="y: expected an array with 2 or 3 dimensions"):
+    with pytest.raises(ValueError, match="y: a one-dimensional array is one channel, but the model has 2"):
         gp.LGSSM(dim_y=2).fit(y1, u)
 
 

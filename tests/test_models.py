@@ -113,7 +113,7 @@ def test_bad_constructor_arguments(kwargs, match):
         (np.full((5, 1), np.nan), np.zeros((5, 1)), "NaN"),
         (np.zeros((5, 1)), np.full((5, 1), np.inf), "NaN or inf"),
         (np.zeros((0, 1)), np.zeros((0, 1)), "non-empty"),
-        (np.zeros(5), np.zeros(5), "dimensions"),
+        (np.zeros((1, 1, 5, 1)), np.zeros((5, 1)), "dimensions"),  # a 1-D y is one output (dim_y = 1)
         ("abc", np.zeros((5, 1)), "numeric"),
     ],
 )

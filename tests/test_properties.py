@@ -43,10 +43,16 @@ def array_error(a, ndims):
     return not np.all(np.isfinite(np.asarray(a, dtype=np.float64)))
 
 
+def as_column(a, dim):
+    """A one-dimensional ``a`` read as the single channel (T, 1) when ``dim`` is 1 (README, "Data")."""
+    return np.asarray(a)[:, None] if a is not None and np.ndim(a) == 1 and dim == 1 else a
+
+
 def sequences_error(y, u, dim_y=1, dim_u=1):
     """The argument the package must name for outputs y and inputs u of a model with these dimensions (y is
-    checked first), or None when both are valid; written from the documented rules of y ((T, d_y) or (B, T, d_y))
-    and u (the same leading shape, with d_u columns)."""
+    checked first), or None when both are valid; written from the documented rules of y ((T, d_y) or (B, T, d_y);
+    (T,) for d_y = 1) and u (the same leading shape, with d_u columns; (T,) for d_u = 1)."""
+    y, u = as_column(y, dim_y), as_column(u, dim_u)
     if array_error(y, (2, 3)) or np.shape(y)[-1] != dim_y:
         return "y"
     leading = np.shape(y)[:-1] if np.ndim(y) == 3 else (1,) + np.shape(y)[:-1]
@@ -131,7 +137,7 @@ def test_bad_sizes(num_samples):
 @example(u=np.zeros((4, 1)), steps=None)
 def test_forecast_on_arbitrary_inputs(u, steps):
     # the model has inputs, so u_future (T, 1) is required and steps is ignored
-    bad = array_error(u, (2,)) or np.shape(u)[1] != 1
+    bad = array_error(as_column(u, 1), (2,)) or np.shape(as_column(u, 1))[1] != 1
     out = outcome(MODEL.forecast, "u_future" if bad else None, u, num_samples=3, steps=steps)
     if out is not None:
         assert out.samples.shape == (3, len(u), 1) and np.all(np.isfinite(out.samples))
