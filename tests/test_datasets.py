@@ -237,6 +237,8 @@ def test_nested_lists_of_numbers_are_one_sequence(rng):
     assert len(sequence_lists(y[:, 0].tolist(), None)[0]) == 1  # a list of numbers: one 1-D sequence
     assert len(sequence_lists([y, y[:12]], [u, u[:12]])[0]) == 2
     assert len(sequence_lists([y.tolist(), y[:12].tolist()], None)[0]) == 2  # a list of nested lists: two
+    with pytest.raises(ValueError, match="a list of 1-D entries, was read as one sequence of rows"):
+        sequence_lists([y[:, 0], y[:, 1]], [u, u])  # two 1-D outputs: ambiguous with rows, so one sequence
 
 
 # ---------------------------------------------------------------------------------------------------------------

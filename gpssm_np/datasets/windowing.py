@@ -53,7 +53,9 @@ def sequence_lists(y, u):
         raise ValueError("y: expected a sequence (T, d_y) or a non-empty list of them, got an empty list")
     us = list(u) if _is_list_of_sequences(u) else [u] * len(ys)
     if len(us) != len(ys):
-        raise ValueError(f"u: expected {len(ys)} input sequence(s) to match y, got {len(us)}")
+        hint = ("; y, a list of 1-D entries, was read as one sequence of rows: give each sequence as (T_i, d_y)"
+                if len(ys) == 1 and isinstance(y, (list, tuple)) else "")
+        raise ValueError(f"u: expected {len(ys)} input sequence(s) to match y, got {len(us)}{hint}")
     return ys, us
 
 
