@@ -42,7 +42,6 @@ def test_linear_cells_fit_the_part_before_the_held_out_block_and_score_the_block
     y, u = ablation.training_half("gas_furnace", DATA)
     cut = len(y) - int(round(0.2 * len(y)))
     model = ARX(dim_y=1, dim_u=1).fit(y[:cut], u[:cut])
-    model.interval_scale_ = None
     assert row["held_out"] == ablation.held_out_metrics(model, y, u, cut)["held_out"]
     assert row["order"] == {"na": len(model.get_params()["a"]), "nb": len(model.get_params()["b"])}
     assert ablation.linear_cell("gas_furnace", "lgssm", 0.2, DATA)["order"]["dim_x"] >= 1
