@@ -13,7 +13,6 @@ docs/results.md holds the prose; each summary sits between an include marker and
 
 Run after a sweep: ``python docs/build_results.py``. Nothing else in docs/results.md changes.
 """
-import json
 import os
 import re
 import sys
@@ -55,15 +54,11 @@ def rebuild_summaries(folder=os.path.join(HERE, "results")):
 def rebuild_held_out_comparison(folder):
     """``ablation_linear.md``: the GP ablation's held-out scores beside the linear baselines' (``ablation.jsonl``,
     ``ablation_linear.jsonl``); returns 1, or 0 when a file is missing."""
-    from gpssm_np.experiments import ablation
+    from gpssm_np.experiments import ablation, runs
 
-    rows = {}
-    for stem in ("ablation", "ablation_linear"):
-        path = os.path.join(folder, f"{stem}.jsonl")
-        if not os.path.exists(path):
-            return 0
-        with open(path) as fh:
-            rows[stem] = [json.loads(line) for line in fh if line.strip()]
+    rows = {stem: runs.read_jsonl(os.path.join(folder, f"{stem}.jsonl")) for stem in ("ablation", "ablation_linear")}
+    if not all(rows.values()):
+        return 0
     with open(os.path.join(folder, "ablation_linear.md"), "w") as fh:
         fh.write(ablation.held_out_comparison(rows["ablation"], rows["ablation_linear"]))
     return 1

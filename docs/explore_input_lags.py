@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpssm_np import ODGPSSM  # noqa: E402
 from gpssm_np.baselines import ARX  # noqa: E402
-from gpssm_np.experiments.ablation import held_out_metrics, training_half  # noqa: E402
+from gpssm_np.experiments.ablation import held_out_metrics, held_out_start, training_half  # noqa: E402
 from gpssm_np.ops.threads import use_threads  # noqa: E402
 
 
@@ -30,7 +30,7 @@ def lagged(u, k):
 
 def main(name, seed, init):
     y, u = training_half(name, os.environ.get("GPSSM_NP_DATA"))
-    cut = len(y) - int(round(0.2 * len(y)))
+    cut = held_out_start(len(y), 0.2)
     nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:cut], u[:cut]).get_params()["b"])
     ua = lagged(u, max(nb - 1, 0))
     start = time.time()

@@ -8,7 +8,6 @@ so an interrupted sweep resumes where it stopped and reuses only rows of the sam
 """
 import json
 import logging
-import os
 import time
 from dataclasses import replace
 from concurrent.futures import ProcessPoolExecutor
@@ -21,6 +20,7 @@ from ..baselines.lgssm_order import dim_x_candidates
 from ..metrics import coverage, nlpd, rmse
 from ..models.training import ValidationScore
 from ..ops.threads import use_threads
+from .runs import read_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,11 @@ def training_half(name, data_dir=None):
     return data.y_train, data.u_train
 
 
+def held_out_start(T, share):
+    """Index of the first held-out step of a training half of length ``T`` whose last ``share`` is held out."""
+    return T - int(round(share * T))
+
+
 def run_cell(data_name, config, seed, budget=None, data_dir=None):
     """Fit configuration ``config`` on the training half of ``data_name``; the row of the ablation table. With
     ``budget["held_out"]`` (amendment 5) the last share of the training half is held out of the fit, and the row's
@@ -104,7 +109,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     budget = dict(BUDGET if budget is None else budget)
     y, u = training_half(data_name, data_dir)
     held_out = budget.get("held_out")  # amendment 5: this share of the training half is never fitted
-    cut = len(y) - int(round(held_out * len(y))) if held_out else len(y)
+    cut = held_out_start(len(y), held_out) if held_out else len(y)
     start = time.perf_counter()
     with use_threads(1):
         config_args = dict(CONFIGS[config])
@@ -140,7 +145,7 @@ def linear_cell(data_name, model_name, held_out=0.2, data_dir=None):
     if model_name not in LINEAR_BASELINES:
         raise ValueError(f"model_name: expected one of {LINEAR_BASELINES}, got {model_name!r}")
     y, u = training_half(data_name, data_dir)
-    cut = len(y) - int(round(held_out * len(y)))
+    cut = held_out_start(len(y), held_out)
     dims = {"dim_y": y.shape[1], "dim_u": u.shape[1]}
     model = ARX(**dims) if model_name == "arx" else LGSSM(dim_x="auto", **dims)
     start = time.perf_counter()
@@ -180,10 +185,7 @@ def sweep(out, datasets=DATASETS, configs=tuple(CONFIGS), seeds=2, jobs=2, budge
     """Run every (data set, configuration, seed) cell not yet in ``out`` (JSON lines); returns all rows."""
     budget = dict(BUDGET if budget is None else budget)
     commit = versions().get("git_commit")
-    rows = []
-    if os.path.exists(out):
-        with open(out) as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
+    rows = read_jsonl(out)
     done = {_key(r) for r in rows}
     todo = [(d, c, s) for s in range(seeds) for d in datasets for c in configs
             if _key({"dataset": d, "config": c, "seed": s, "budget": budget, "commit": commit}) not in done]

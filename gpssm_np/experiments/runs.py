@@ -183,16 +183,21 @@ def dumps(document):
     return "\n".join(lines) + "\n"
 
 
+def read_jsonl(path):
+    """The rows of the JSON-lines file ``path`` (blank lines skipped); [] when it does not exist."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def jsonl_sweep(path, cells, key, compute):
     """Run ``compute(*cell)`` for every cell of ``cells`` whose row is not yet in the JSON-lines file ``path`` for
     this git commit, appending each row as soon as it is computed (so an interrupted sweep resumes); ``key(row)`` is
     the cell a row belongs to, and each row records ``"commit"``. Returns all rows of the file."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     commit = versions().get("git_commit")
-    rows = []
-    if os.path.exists(path):
-        with open(path) as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
+    rows = read_jsonl(path)
     done = {(key(r), r.get("commit")) for r in rows}
     with open(path, "a") as fh:
         for cell in cells:
