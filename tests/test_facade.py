@@ -117,10 +117,10 @@ def test_one_channel_can_be_a_one_dimensional_array(fitted_models):
         np.testing.assert_array_equal(model.predict(u1[40:52], y_past=y1[:40], u_past=u1[:40], **kwargs),
                                       model.predict(u[40:52], y_past=y[:40], u_past=u[:40], **kwargs), err_msg=name)
         assert model.score(y1[:200], u1[:200], num_samples=5) == model.score(y[:200], u[:200], num_samples=5), name
-    for make in (lambda: gp.ARX(na=2, nb=1), lambda: gp.LGSSM(dim_x=2),
-                 lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=1)):
-        fits = [make().fit(a, b, max_steps=3, eval_every=1) if isinstance(make(), GPSSM) else make().fit(a, b)
-                for a, b in ((y1[:100], u1[:100]), (y[:100], u[:100]))]
+    for make, options in ((lambda: gp.ARX(na=2, nb=1), {}), (lambda: gp.LGSSM(dim_x=2), {}),
+                          (lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=1),
+                           {"max_steps": 3, "eval_every": 1})):
+        fits = [make().fit(a, b, **options) for a, b in ((y1[:100], u1[:100]), (y[:100], u[:100]))]
         for key, value in fits[0].get_params().items():
             np.testing.assert_array_equal(value, fits[1].get_params()[key], err_msg=key)
     with pytest.raises(ValueError, match="u: a one-dimensional array is one channel, but the model has 2"):
