@@ -403,3 +403,25 @@ def test_multi_output_plants_load_with_named_channels(name, n, d_u, d_y, first_u
     np.testing.assert_allclose(ds.y_train.mean(axis=0), 0.0, atol=1e-10)
     np.testing.assert_allclose(ds.u_train.std(axis=0), 1.0, rtol=1e-10)
     assert ds.y_train.shape == (n // 2, d_y)
+
+
+def test_quadruple_tanks_rests_at_johanssons_operating_point_and_couples_the_outputs():
+    # noise-free, both pumps at 3 V: the levels stay at the steady state, which is Johansson's (2000) P-
+    # (12.4, 12.7, 1.8, 1.4 cm) up to the rounding of his constants
+    y, u, h = datasets.quadruple_tanks(200, seed=0, process_std=0.0, obs_std=0.0, input_range=(3.0, 3.0 + 1e-9))
+    np.testing.assert_allclose(h[-1], h[0], rtol=1e-6)
+    np.testing.assert_allclose(h[0], [12.4, 12.7, 1.8, 1.4], rtol=0.1)
+    np.testing.assert_allclose(y, 0.5 * h[1:, :2], rtol=1e-12)
+    assert y.shape == (200, 2) and u.shape == (200, 2) and h.shape == (201, 4)
+    # pump 2 alone raises the level of lower tank 1, through upper tank 3 (the cross coupling), and tank 2 directly
+    step = np.tile([3.0, 4.0], (200, 1))
+    step[0] = 3.0
+    _, _, h_step = datasets.quadruple_tanks(200, process_std=0.0, obs_std=0.0, u=step)
+    assert h_step[-1, 0] > h[0, 0] + 1.0 and h_step[-1, 1] > h[0, 1] + 1.0 and h_step[-1, 3] == pytest.approx(h[0, 3])
+
+
+def test_quadruple_tanks_rejects_a_bad_input_range():
+    with pytest.raises(ValueError, match="input_range"):
+        datasets.quadruple_tanks(10, input_range=(2.0, 1.0))
+    with pytest.raises(ValueError, match="u: expected"):
+        datasets.quadruple_tanks(10, u=np.ones((10, 1)))

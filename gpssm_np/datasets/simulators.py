@@ -1,6 +1,7 @@
 r"""Synthetic state-space data: :func:`car_tracking` (Sarkka 2013, Example 4.3, a linear-Gaussian constant-velocity
 model), :func:`kink` (the 1-D kink transition of Ialongo et al. 2019), random stable linear Gaussian systems
-(:func:`random_linear_system`, :func:`simulate_linear`) and the nonlinear :func:`cascaded_tanks`.
+(:func:`random_linear_system`, :func:`simulate_linear`), the nonlinear :func:`cascaded_tanks` (one input, one output)
+and the nonlinear :func:`quadruple_tanks` (two inputs, two coupled outputs).
 
 Both use the package's time convention: ``x_0`` given, ``x_t = f(x_{t-1}) + w_t`` and ``y_t = h(x_t) + r_t`` for
 ``t = 1..T``, so ``x`` has ``T + 1`` rows (row 0 is ``x_0``) and ``y`` has ``T`` rows (row ``t - 1`` is ``y_t``).
@@ -261,3 +262,55 @@ def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
             h2 += sub * (q1 - a2 * np.sqrt(max(h2, 0.0)))
         h[t + 1] = np.maximum([h1, h2] + process_std * rng.standard_normal(2), 0.0)
     return h[1:, 1:] + obs_std * rng.standard_normal((T, 1)), u, h
+
+
+#: The quadruple-tank process of Johansson (2000), IEEE Trans. Control Syst. Technol. 8(3), Table I and the
+#: minimum-phase operating point P-: tank and outlet areas (cm^2), pump gains k1, k2 (cm^3 / (V s)), valve splits
+#: gamma1, gamma2, level sensor gain kc (V / cm), gravity (cm / s^2).
+QUADRUPLE_TANKS = {"A": (28.0, 32.0, 28.0, 32.0), "a": (0.071, 0.057, 0.071, 0.057), "k": (3.33, 3.35),
+                   "gamma": (0.70, 0.60), "kc": 0.50, "g": 981.0}
+
+
+def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_range=(1.0, 4.0), hold=20, u=None):
+    """The quadruple-tank process (Johansson 2000), a nonlinear two-input two-output plant whose outputs are coupled
+    through the upper tanks. Pump voltages v1, v2 (a random multi-level signal in ``input_range``, each level held
+    ``hold`` samples, the two pumps independently; or ``u`` (T, 2) if given) fill the lower tanks directly and, crosswise, the upper ones::
+
+        dh1/dt = -a1/A1 s(h1) + a3/A1 s(h3) + gamma1 k1/A1 v1     dh3/dt = -a3/A3 s(h3) + (1 - gamma2) k2/A3 v2
+        dh2/dt = -a2/A2 s(h2) + a4/A2 s(h4) + gamma2 k2/A2 v2     dh4/dt = -a4/A4 s(h4) + (1 - gamma1) k1/A4 v1
+
+    with s(h) = sqrt(2 g h) and the constants of :data:`QUADRUPLE_TANKS`; the outputs are the lower levels,
+    y = kc [h1, h2] + e. Integrated by 10 Euler substeps per sample of ``dt`` seconds (the lower tanks' time
+    constants are 60-90 s at P-), process noise on the levels (std ``process_std`` cm per sample), output noise
+    (std ``obs_std`` V); levels start at the steady state of the first inputs. Returns (y (T, 2), u (T, 2), levels
+    (T + 1, 4)). Steady-state levels grow with the square of the flows, so no linear model fits every operating
+    point, and each output depends on both inputs (the upper tanks feed the other side's lower tank)."""
+    T = check.positive_int(T, "T")
+    p = QUADRUPLE_TANKS
+    A, a, k, gamma = (np.array(p[key]) for key in ("A", "a", "k", "gamma"))
+    low, high = input_range
+    if not 0.0 <= low < high:
+        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+    rng = np.random.default_rng(seed)
+    levels = rng.uniform(low, high, size=(-(-T // hold), 2))
+    if u is None:
+        u = np.repeat(levels, hold, axis=0)[:T]
+    elif np.shape(u) != (T, 2) or np.min(u) < 0:
+        raise ValueError(f"u: expected pump voltages >= 0 of shape ({T}, 2), got shape {np.shape(u)}")
+    # flows into tanks 1-4 per volt of (v1, v2): lower tanks directly, upper tanks crosswise
+    inflow = np.array([[gamma[0] * k[0], 0.0], [0.0, gamma[1] * k[1]],
+                       [0.0, (1 - gamma[1]) * k[1]], [(1 - gamma[0]) * k[0], 0.0]]) / A[:, None]
+    out = a / A * np.sqrt(2 * p["g"])  # outflow of each tank per sqrt(cm)
+    h = np.zeros((T + 1, 4))
+    flows = inflow @ u[0] * A  # steady state: upper tanks first, then the lower ones they feed
+    h[0, 2:] = (flows[2:] / (a[2:] * np.sqrt(2 * p["g"]))) ** 2
+    h[0, :2] = ((flows[:2] + flows[2:]) / (a[:2] * np.sqrt(2 * p["g"]))) ** 2
+    sub = dt / 10
+    for t in range(T):
+        level = h[t].copy()
+        for _ in range(10):
+            drain = out * np.sqrt(np.maximum(level, 0.0))
+            level = level + sub * (inflow @ u[t] - drain + np.array([A[2] / A[0] * drain[2], A[3] / A[1] * drain[3],
+                                                                      0.0, 0.0]))
+        h[t + 1] = np.maximum(level + process_std * rng.standard_normal(4), 0.0)
+    return p["kc"] * h[1:, :2] + obs_std * rng.standard_normal((T, 2)), u, h
