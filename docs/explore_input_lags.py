@@ -8,6 +8,11 @@ Only training halves are read.
 
 Run: ``GPSSM_NP_DATA=../shared/data python docs/explore_input_lags.py dryer2 0 arx`` (data set, seed, init); one
 JSON line per run on stdout.
+
+``python docs/explore_input_lags.py dryer2 choice``: what a choice on the training part would see, without any GP
+training: on the data the default fit chooses its warm start from (the fitted part in model units, less its
+validation block), the warm start's cross-validation scores (``warm_start.choose_warm_start``, both kinds, every
+candidate d_x) without lags and with k = nb - 1 lags, nb the ARX's selection on the same data.
 """
 import json
 import os
@@ -20,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpssm_np import ODGPSSM  # noqa: E402
 from gpssm_np.baselines import ARX  # noqa: E402
 from gpssm_np.experiments.ablation import held_out_metrics, held_out_start, training_half  # noqa: E402
+from gpssm_np.models.training import split_validation  # noqa: E402
+from gpssm_np.models.warm_start import WARM_START_KINDS, choose_warm_start  # noqa: E402
 from gpssm_np.ops.threads import use_threads  # noqa: E402
 
 
@@ -43,5 +50,25 @@ def main(name, seed, init):
             "seconds": time.time() - start, **row}
 
 
+def choice(name):
+    """The warm start's cross-validation with and without lagged inputs (module docstring); training data only."""
+    y, u = training_half(name, os.environ.get("GPSSM_NP_DATA"))
+    cut = held_out_start(len(y), 0.2)
+    y, u = y[:cut], u[:cut]
+    y, u = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # the fit's own standardisation
+    (y,), (u,), _ = split_validation([y], [u], 0.2)
+    with use_threads(1):
+        nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y, u).get_params()["b"])
+        row = {"dataset": name, "nb": nb}
+        for k in sorted({0, max(nb - 1, 0)}):
+            kind, d_x, scores = choose_warm_start([y], [lagged(u, k)], WARM_START_KINDS)
+            row[f"lags_{k}"] = {"kind": kind, "dim_x": d_x, "score": scores[kind][d_x],
+                                "scores": {kk: {str(d): v for d, v in s.items()} for kk, s in scores.items()}}
+    return row
+
+
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "linear")))
+    if sys.argv[2] == "choice":
+        print(json.dumps(choice(sys.argv[1])))
+    else:
+        print(json.dumps(main(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "linear")))

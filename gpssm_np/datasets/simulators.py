@@ -274,7 +274,8 @@ QUADRUPLE_TANKS = {"A": (28.0, 32.0, 28.0, 32.0), "a": (0.071, 0.057, 0.071, 0.0
 def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_range=(1.0, 4.0), hold=20, u=None):
     """The quadruple-tank process (Johansson 2000), a nonlinear two-input two-output plant whose outputs are coupled
     through the upper tanks. Pump voltages v1, v2 (a random multi-level signal in ``input_range``, each level held
-    ``hold`` samples, the two pumps independently; or ``u`` (T, 2) if given) fill the lower tanks directly and, crosswise, the upper ones::
+    ``hold`` samples, the two pumps independently; or ``u`` (T, 2) if given) fill the lower tanks directly and,
+    crosswise, the upper ones::
 
         dh1/dt = -a1/A1 s(h1) + a3/A1 s(h3) + gamma1 k1/A1 v1     dh3/dt = -a3/A3 s(h3) + (1 - gamma2) k2/A3 v2
         dh2/dt = -a2/A2 s(h2) + a4/A2 s(h4) + gamma2 k2/A2 v2     dh4/dt = -a4/A4 s(h4) + (1 - gamma1) k1/A4 v1
