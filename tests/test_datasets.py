@@ -425,3 +425,36 @@ def test_quadruple_tanks_rejects_a_bad_input_range():
         datasets.quadruple_tanks(10, input_range=(2.0, 1.0))
     with pytest.raises(ValueError, match="u: expected"):
         datasets.quadruple_tanks(10, u=np.ones((10, 1)))
+
+
+@pytest.mark.parametrize("structure", ["hammerstein", "wiener"])
+def test_block_oriented_is_its_nonlinearity_in_series_with_the_resonance(structure):
+    # noise-free, the output is the static map and the linear system as scipy simulates it (d = C g, c = C F: the
+    # package's x_t = F x_{t-1} + g v_t, y_t = x_{t,1} in dlsim's convention with state x_{t-1})
+    from scipy.signal import dlsim
+
+    y, u, x = datasets.block_oriented(300, seed=2, structure=structure, process_std=0.0, obs_std=0.0)
+    F = 0.9 * np.array([[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]])
+    g = np.array([[1.0], [0.5]])
+    v = np.tanh(2 * u) if structure == "hammerstein" else u
+    _, linear, _ = dlsim((F, g, F[:1], g[:1], 1), v)
+    np.testing.assert_allclose(y, linear if structure == "hammerstein" else np.tanh(0.8 * linear), atol=1e-10)
+    assert u.min() < -0.5 * np.abs(u).max() < 0.5 * u.max()  # both signs of the input are visited
+
+
+@pytest.mark.parametrize("restoring, balance", [("pendulum", lambda p: 9.81 * np.sin(p)),
+                                                ("duffing", lambda p: p + 2 * p ** 3)])
+def test_forced_oscillator_settles_where_the_restoring_force_balances_the_input(restoring, balance):
+    gain = {"pendulum": 3.0, "duffing": 2.0}[restoring]
+    y, u, states = datasets.forced_oscillator(2000, seed=5, restoring=restoring, process_std=0.0, obs_std=0.0,
+                                              hold=2000)
+    assert np.all(u == u[0]) and abs(u[0, 0]) > 0.1
+    assert balance(y[-1, 0]) == pytest.approx(gain * u[0, 0], rel=1e-6)
+    assert abs(states[-1, 1]) < 1e-6 and np.ptp(y[:100]) > 0.1  # at rest at the end, moving at the start
+
+
+def test_nonlinear_simulators_reject_unknown_kinds():
+    with pytest.raises(ValueError, match="structure"):
+        datasets.block_oriented(10, structure="lure")
+    with pytest.raises(ValueError, match="restoring"):
+        datasets.forced_oscillator(10, restoring="spring")

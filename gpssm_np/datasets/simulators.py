@@ -1,7 +1,9 @@
 r"""Synthetic state-space data: :func:`car_tracking` (Sarkka 2013, Example 4.3, a linear-Gaussian constant-velocity
 model), :func:`kink` (the 1-D kink transition of Ialongo et al. 2019), random stable linear Gaussian systems
-(:func:`random_linear_system`, :func:`simulate_linear`), the nonlinear :func:`cascaded_tanks` (one input, one output)
-and the nonlinear :func:`quadruple_tanks` (two inputs, two coupled outputs).
+(:func:`random_linear_system`, :func:`simulate_linear`), and nonlinear plants driven by a random multi-level input
+(:func:`multilevel`): :func:`cascaded_tanks` and :func:`quadruple_tanks` (two inputs, two coupled outputs),
+:func:`block_oriented` (Hammerstein and Wiener systems) and :func:`forced_oscillator` (a pendulum, a Duffing
+oscillator).
 
 Both use the package's time convention: ``x_0`` given, ``x_t = f(x_{t-1}) + w_t`` and ``y_t = h(x_t) + r_t`` for
 ``t = 1..T``, so ``x`` has ``T + 1`` rows (row 0 is ``x_0``) and ``y`` has ``T`` rows (row ``t - 1`` is ``y_t``).
@@ -11,6 +13,12 @@ import dataclasses
 import numpy as np
 
 from .. import _validation as check
+
+
+def multilevel(rng, T, dim, low, high, hold):
+    """A random multi-level input (T, dim): levels drawn uniformly in [low, high] from ``rng``, each held ``hold``
+    samples, the channels independent."""
+    return np.repeat(rng.uniform(low, high, size=(-(-T // hold), dim)), hold, axis=0)[:T]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -250,7 +258,7 @@ def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
     the input: no linear model fits every operating point."""
     rng = np.random.default_rng(seed)
     a1, a2, k = 0.5, 0.4, 0.4
-    u = np.repeat(rng.uniform(0.0, 2.0, size=-(-T // 25)), 25)[:T, None]
+    u = multilevel(rng, T, 1, 0.0, 2.0, 25)
     h = np.zeros((T + 1, 2))
     h[0] = [(k * u[0, 0] / a1) ** 2, (k * u[0, 0] / a2) ** 2]
     sub = dt / 10
@@ -293,9 +301,9 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
     if not 0.0 <= low < high:
         raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
     rng = np.random.default_rng(seed)
-    levels = rng.uniform(low, high, size=(-(-T // hold), 2))
+    levels = multilevel(rng, T, 2, low, high, hold)  # drawn even when u is given: the noise stays the same
     if u is None:
-        u = np.repeat(levels, hold, axis=0)[:T]
+        u = levels
     elif np.shape(u) != (T, 2) or np.min(u) < 0:
         raise ValueError(f"u: expected pump voltages >= 0 of shape ({T}, 2), got shape {np.shape(u)}")
     # flows into tanks 1-4 per volt of (v1, v2): lower tanks directly, upper tanks crosswise
@@ -315,3 +323,66 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
                                                                       0.0, 0.0]))
         h[t + 1] = np.maximum(level + process_std * rng.standard_normal(4), 0.0)
     return p["kc"] * h[1:, :2] + obs_std * rng.standard_normal((T, 2)), u, h
+
+
+#: The linear part of :func:`block_oriented`: poles 0.9 exp(+-0.3 i), a lightly damped resonance.
+_RESONANCE = 0.9 * np.array([[np.cos(0.3), -np.sin(0.3)], [np.sin(0.3), np.cos(0.3)]]), np.array([1.0, 0.5])
+#: structure -> (input range, nonlinearity before the linear part, after it)
+BLOCK_STRUCTURES = {"hammerstein": ((-2.0, 2.0), lambda u: np.tanh(2.0 * u), lambda x: x),
+                    "wiener": ((-1.0, 1.0), lambda u: u, lambda x: np.tanh(0.8 * x))}
+
+
+def block_oriented(T, seed=0, structure="hammerstein", process_std=0.02, obs_std=0.02, hold=10):
+    """A block-oriented nonlinear system, one input and one output: a static nonlinearity in series with the
+    second-order linear system x_t = F x_{t-1} + g v_t + w_t, F with poles 0.9 exp(+-0.3 i), g = (1, 0.5)
+    (:data:`BLOCK_STRUCTURES`)::
+
+        "hammerstein" (a saturating actuator): v_t = tanh(2 u_t), u in [-2, 2];  y_t = x_{t,1} + e_t
+        "wiener" (a saturating sensor):        v_t = u_t,         u in [-1, 1];  y_t = tanh(0.8 x_{t,1}) + e_t
+
+    u is a random multi-level signal (:func:`multilevel`, levels held ``hold`` samples), w and e Gaussian with
+    standard deviations ``process_std`` (per state) and ``obs_std``; x_0 = 0. Returns (y (T, 1), u (T, 1),
+    x (T + 1, 2)). Both are textbook cases where a linear model's gain is right at one amplitude only; the Wiener
+    system's output saturates, so its nonlinearity is in the measurement, which a state-space model with
+    y = C x must move into its transition."""
+    T = check.positive_int(T, "T")
+    if structure not in BLOCK_STRUCTURES:
+        raise ValueError(f"structure: expected one of {tuple(BLOCK_STRUCTURES)}, got {structure!r}")
+    (low, high), before, after = BLOCK_STRUCTURES[structure]
+    F, g = _RESONANCE
+    rng = np.random.default_rng(seed)
+    u = multilevel(rng, T, 1, low, high, hold)
+    x = np.zeros((T + 1, 2))
+    for t in range(T):
+        x[t + 1] = F @ x[t] + g * before(u[t, 0]) + process_std * rng.standard_normal(2)
+    return after(x[1:, :1]) + obs_std * rng.standard_normal((T, 1)), u, x
+
+
+#: restoring -> (restoring force k(p), damping c, input gain b, input amplitude); the pendulum's torque stays
+#: below gravity's (3 * 1.5 < 9.81), so it swings without turning over.
+OSCILLATORS = {"pendulum": (lambda p: 9.81 * np.sin(p), 0.5, 3.0, 1.5),
+               "duffing": (lambda p: p + 2.0 * p ** 3, 0.3, 2.0, 1.0)}
+
+
+def forced_oscillator(T, seed=0, restoring="pendulum", dt=0.1, process_std=0.02, obs_std=0.02, hold=20):
+    """A damped oscillator driven by a force u, its position measured: p'' = -k(p) - c p' + b u
+    (:data:`OSCILLATORS`): "pendulum" k(p) = 9.81 sin p (the angle p in radians), "duffing" k(p) = p + 2 p^3
+    (a hardening spring). u is a random multi-level signal in [-a, a] (:func:`multilevel`, levels held ``hold``
+    samples); 10 Euler substeps per sample of ``dt``; process noise on the velocity (std ``process_std`` per sample),
+    output noise (std ``obs_std``); at rest at 0 at the start. Returns (y (T, 1), u (T, 1), states (T + 1, 2) of
+    position and velocity). The stiffness changes with the amplitude (softening for the pendulum, hardening for
+    Duffing), so the resonance frequency moves with the input level."""
+    T = check.positive_int(T, "T")
+    if restoring not in OSCILLATORS:
+        raise ValueError(f"restoring: expected one of {tuple(OSCILLATORS)}, got {restoring!r}")
+    force, damping, gain, amplitude = OSCILLATORS[restoring]
+    rng = np.random.default_rng(seed)
+    u = multilevel(rng, T, 1, -amplitude, amplitude, hold)
+    states = np.zeros((T + 1, 2))
+    sub = dt / 10
+    for t in range(T):
+        p, v = states[t]
+        for _ in range(10):
+            p, v = p + sub * v, v + sub * (-force(p) - damping * v + gain * u[t, 0])
+        states[t + 1] = p, v + process_std * rng.standard_normal()
+    return states[1:, :1] + obs_std * rng.standard_normal((T, 1)), u, states

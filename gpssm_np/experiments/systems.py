@@ -1,26 +1,29 @@
 """Simulated systems with a known truth: does the default fit reach the Kalman filter on linear systems, and beat the
 linear-Gaussian model on a nonlinear one? (Targets of issue #12.)
 
-Systems (``datasets.random_linear_system`` / ``datasets.cascaded_tanks``), 1000 steps each: the first 500 train
+Systems (simulators of ``datasets``), 1000 steps each: the first 500 train
 (standardised with their own statistics, like the data sets' training halves), the last 500 test:
 
 * five random stable linear Gaussian systems, 2-6 states, slow or slow-and-fast poles, 1-2 inputs and outputs
   (:data:`LINEAR_SYSTEMS`); the model has the true state dimension;
-* two nonlinear plants (square-root outflows), d_x = 4 (:data:`NONLINEAR_SYSTEMS`): the cascaded tanks (one input,
-  one output) and the quadruple tanks of Johansson (2000) (two inputs, two coupled outputs, four levels): a
-  multi-output plant the recipe was not chosen on (issue #14, "plants you have never seen"), added after the
-  recipe was fixed and run once with it.
+* nonlinear plants (:data:`NONLINEAR_SYSTEMS`): the cascaded tanks (square-root outflow, d_x = 4); and, added
+  after the recipe was fixed and run once with it (issue #14's "plants you have never seen"), the quadruple tanks of
+  Johansson (2000) (two inputs, two coupled outputs, d_x = 4), a Hammerstein and a Wiener system (a saturating
+  actuator or sensor around a resonance, d_x = 2) and a driven pendulum and Duffing oscillator (d_x = 2).
 
 Score: the causal protocol of ``protocols.py`` on the test part: 100-step windows at stride 100 (five), the state
 at each window start filtered from the 100 outputs before it; RMSE of the mean forecast, standardised units,
 averaged over windows and outputs. References: the Kalman filter and forecast with the **true** linear model (the
 best possible forecast of a linear system), and the package's LGSSM (the true d_x) and ARX (orders by its own
-cross-validation) fitted on the same training part.
+cross-validation) fitted on the same training part. Two GP models: ``ODGPSSM(dim_x=d, ...)`` with the system's d
+(as a user who knows it would build it), and ``ODGPSSM(dim_y=..., dim_u=...)``, whose d_x the fit chooses
+(``dim_x="auto"``, the default; rows written before it was added show "-" for it).
 
 Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out docs/results`` (JSON lines streamed to
 ``systems.jsonl``, resumable; Markdown to ``systems.md``).
 """
 import argparse
+import functools
 import os
 import time
 
@@ -36,7 +39,12 @@ LINEAR_SYSTEMS = [("lin_2x1x1_slow", 2, 1, 1, True, 11), ("lin_3x1x2_fast", 3, 1
                   ("lin_4x2x1_slow", 4, 2, 1, True, 13), ("lin_5x1x1_fast", 5, 1, 1, False, 14),
                   ("lin_6x2x2_slow", 6, 2, 2, True, 15)]
 #: name -> (simulator, generator seed, d_x of the model)
-NONLINEAR_SYSTEMS = {"tanks": (ds_module.cascaded_tanks, 21, 4), "quad_tanks": (ds_module.quadruple_tanks, 22, 4)}
+NONLINEAR_SYSTEMS = {
+    "tanks": (ds_module.cascaded_tanks, 21, 4), "quad_tanks": (ds_module.quadruple_tanks, 22, 4),
+    "hammerstein": (functools.partial(ds_module.block_oriented, structure="hammerstein"), 23, 2),
+    "wiener": (functools.partial(ds_module.block_oriented, structure="wiener"), 24, 2),
+    "pendulum": (functools.partial(ds_module.forced_oscillator, restoring="pendulum"), 25, 2),
+    "duffing": (functools.partial(ds_module.forced_oscillator, restoring="duffing"), 26, 2)}
 SYSTEMS = [s[0] for s in LINEAR_SYSTEMS] + list(NONLINEAR_SYSTEMS)
 T_TRAIN, T_TOTAL, WINDOW, BURN_IN = 500, 1000, 100, 100
 
@@ -64,7 +72,8 @@ def causal_rmse(forecast, y, u):
 
 
 def run_cell(name, seed):
-    """Scores of the default ODGPSSM (``seed``), the LGSSM and (linear systems) the true Kalman filter on ``name``."""
+    """Scores of the default ODGPSSM (``seed``) with the system's d_x and with d_x chosen by the fit, the LGSSM, the
+    ARX and (linear systems) the true Kalman filter on ``name``."""
     from .. import ARX, LGSSM, ODGPSSM
 
     y_raw, u_raw, system, dx = make_system(name)
@@ -79,6 +88,10 @@ def run_cell(name, seed):
         row["fit_seconds"] = time.perf_counter() - start
         row["odgpssm"] = causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean,
                                      y, u)
+        chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
+        row["odgpssm_auto"] = causal_rmse(
+            lambda uw, yp, up: chosen.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
+        row["dim_x_auto"] = chosen.spec.dim_x
     lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
     row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
     arx = ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
@@ -114,10 +127,10 @@ def markdown(rows):
 
 
 def table(rows):
-    """Per system: mean +- sample std over seeds of each model's causal RMSE and the ratios to the references (rows
-    written before the ARX was added show "-" for it)."""
-    lines = ["| system | ODGPSSM (default) | LGSSM | ARX | Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | "
-             "fit s |", "|---|---|---|---|---|---|---|---|"]
+    """Per system: mean +- sample std over seeds of each model's causal RMSE, the d_x chosen by ``dim_x="auto"``,
+    and the ratios of ODGPSSM with the system's d_x to the references (a column a row predates shows "-")."""
+    lines = ["| system | ODGPSSM (d_x of the system) | ODGPSSM (d_x auto) | d_x chosen | LGSSM | ARX | "
+             "Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | ODGPSSM / best linear | fit s |", "|---" * 11 + "|"]
     for name in SYSTEMS:
         sel = [r for r in rows if r["system"] == name]
         if not sel:
@@ -132,9 +145,12 @@ def table(rows):
         od = np.mean([r["odgpssm"] for r in sel])
         kal = [r["kalman_true"] for r in sel if r.get("kalman_true") is not None]
         ratio_k = f"{od / np.mean(kal):.3f}" if kal else "-"
-        lines.append(f"| {name} (n={len(sel)}) | {cell('odgpssm')} | {cell('lgssm')} | {cell('arx')} | "
+        chosen = sorted({r["dim_x_auto"] for r in sel if r.get("dim_x_auto") is not None})
+        linear = min(np.mean([r[key] for r in sel]) for key in ("lgssm", "arx") if all(key in r for r in sel))
+        lines.append(f"| {name} (n={len(sel)}) | {cell('odgpssm')} | {cell('odgpssm_auto')} | "
+                     f"{', '.join(map(str, chosen)) or '-'} | {cell('lgssm')} | {cell('arx')} | "
                      f"{cell('kalman_true')} | "
-                     f"{ratio_k} | {od / np.mean([r['lgssm'] for r in sel]):.3f} | "
+                     f"{ratio_k} | {od / np.mean([r['lgssm'] for r in sel]):.3f} | {od / linear:.3f} | "
                      f"{np.mean([r['fit_seconds'] for r in sel]):.0f} |")
     return "\n".join(lines)
 
