@@ -130,7 +130,8 @@ def table(rows):
     """Per system: mean +- sample std over seeds of each model's causal RMSE, the d_x chosen by ``dim_x="auto"``,
     and the ratios of ODGPSSM with the system's d_x to the references (a column a row predates shows "-")."""
     lines = ["| system | ODGPSSM (d_x of the system) | ODGPSSM (d_x auto) | d_x chosen | LGSSM | ARX | "
-             "Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | ODGPSSM / best linear | fit s |", "|---" * 11 + "|"]
+             "Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | ODGPSSM / best linear | fit s |",
+             "|---" * 11 + "|"]
     for name in SYSTEMS:
         sel = [r for r in rows if r["system"] == name]
         if not sel:
