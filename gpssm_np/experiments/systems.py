@@ -71,9 +71,9 @@ def causal_rmse(forecast, y, u):
     return float(np.mean(errors))
 
 
-def run_cell(name, seed):
-    """Scores of the default ODGPSSM (``seed``) with the system's d_x and with d_x chosen by the fit, the LGSSM, the
-    ARX and (linear systems) the true Kalman filter on ``name``."""
+def run_cell(name, seed, chosen_dim_x=True):
+    """Scores of the default ODGPSSM (``seed``) with the system's d_x and (``chosen_dim_x``) with d_x chosen by the
+    fit, the LGSSM, the ARX and (linear systems) the true Kalman filter on ``name``."""
     from .. import ARX, LGSSM, ODGPSSM
 
     y_raw, u_raw, system, dx = make_system(name)
@@ -88,10 +88,11 @@ def run_cell(name, seed):
         row["fit_seconds"] = time.perf_counter() - start
         row["odgpssm"] = causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean,
                                      y, u)
-        chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
-        row["odgpssm_auto"] = causal_rmse(
-            lambda uw, yp, up: chosen.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
-        row["dim_x_auto"] = chosen.spec.dim_x
+        if chosen_dim_x:
+            chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
+            row["odgpssm_auto"] = causal_rmse(
+                lambda uw, yp, up: chosen.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
+            row["dim_x_auto"] = chosen.spec.dim_x
     lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
     row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
     arx = ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
