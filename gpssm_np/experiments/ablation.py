@@ -68,9 +68,12 @@ CONFIGS = {
     # amendment 14: the exponential moving average of the iterates scored and kept
     "ema": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
             "refit": "warm_start", "init": "linear", "average": 0.99},
+    # amendment 16: the same trained for the whole budget (no early stop; the best-scored average kept)
+    "ema_full": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                 "refit": "warm_start", "init": "linear", "average": 0.99, "patience": 20},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average", "patience")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: The multi-output plants of amendment 3 (issue #14; d_x = max(4, d_y) = 4 on each unless a configuration says).
 MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
