@@ -16,7 +16,9 @@ class ODGPSSM(GPSSM):
         amendments 3 and 4; an ARX warm start only tries multiples of dim_y); a list: the same choice among its
         entries. The scores are in ``dim_x_scores_`` (by kind of warm start in ``warm_start_scores_``), and
         ``get_config`` then gives the chosen d_x. None (default): "auto" with a linear warm start, else
-        max(4, dim_y) (the authors' 4).
+        max(4, dim_y) (the authors' 4). A plant's true order can be too few states for this model: its outputs
+        are its first states, so a nonlinear measurement must be carried by the transition in spare states
+        (docs/results.md, section 5.3, the Wiener system).
     dim_y, dim_u : int
         Output and input dimensions (default 1 each). dim_u defaults to 1 in every model of the package (ODGPSSM,
         PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
