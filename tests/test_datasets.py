@@ -458,3 +458,19 @@ def test_nonlinear_simulators_reject_unknown_kinds():
         datasets.block_oriented(10, structure="lure")
     with pytest.raises(ValueError, match="restoring"):
         datasets.forced_oscillator(10, restoring="spring")
+
+
+def test_three_tanks_settles_at_the_levels_where_the_flows_balance():
+    # noise-free, both pumps at q: q20 = 2 q out of tank 2, q32 = q13 = q through the pipes (THREE_TANKS constants)
+    q = 0.3e-4
+    y, u, h = datasets.three_tanks(3000, seed=0, process_std=0.0, obs_std=0.0, input_range=(q, q * (1 + 1e-9)),
+                                   hold=3000)
+    root = 5e-5 * np.sqrt(2 * 9.81)
+    h2 = (2 * q / (0.6 * root)) ** 2
+    h3 = h2 + (q / (0.45 * root)) ** 2
+    h1 = h3 + (q / (0.5 * root)) ** 2
+    np.testing.assert_allclose(h[-1], [h1, h2, h3], rtol=1e-4)
+    np.testing.assert_allclose(y, h[1:], rtol=1e-12)
+    np.testing.assert_allclose(u, 0.3, rtol=1e-6)  # in 1e-4 m^3 / s
+    with pytest.raises(ValueError, match="input_range"):
+        datasets.three_tanks(10, input_range=(1.0, 0.5))

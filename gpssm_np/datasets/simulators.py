@@ -1,7 +1,8 @@
 r"""Synthetic state-space data: :func:`car_tracking` (Sarkka 2013, Example 4.3, a linear-Gaussian constant-velocity
 model), :func:`kink` (the 1-D kink transition of Ialongo et al. 2019), random stable linear Gaussian systems
 (:func:`random_linear_system`, :func:`simulate_linear`), and nonlinear plants driven by a random multi-level input
-(:func:`multilevel`): :func:`cascaded_tanks` and :func:`quadruple_tanks` (two inputs, two coupled outputs),
+(:func:`multilevel`): :func:`cascaded_tanks`, :func:`quadruple_tanks` (two inputs, two coupled outputs) and
+:func:`three_tanks` (two inputs, three outputs),
 :func:`block_oriented` (Hammerstein and Wiener systems) and :func:`forced_oscillator` (a pendulum, a Duffing
 oscillator).
 
@@ -386,3 +387,47 @@ def forced_oscillator(T, seed=0, restoring="pendulum", dt=0.1, process_std=0.02,
             p, v = p + sub * v, v + sub * (-force(p) - damping * v + gain * u[t, 0])
         states[t + 1] = p, v + process_std * rng.standard_normal()
     return states[1:, :1] + obs_std * rng.standard_normal((T, 1)), u, states
+
+
+#: Constants of :func:`three_tanks`, of the order of the laboratory three-tank rigs of the fault-diagnosis
+#: literature (illustrative, not one rig's identified values): tank area (m^2), pipe cross-section (m^2), outflow
+#: coefficients of the pipes 1-3, 3-2 and of tank 2's outlet, gravity (m / s^2).
+THREE_TANKS = {"area": 0.0154, "pipe": 5e-5, "az13": 0.5, "az32": 0.45, "az20": 0.6, "g": 9.81}
+
+
+def three_tanks(T, seed=0, dt=5.0, process_std=0.002, obs_std=0.002, input_range=(0.1e-4, 0.5e-4), hold=20):
+    """Three tanks in a row, connected at the bottom by pipes: pumps fill tanks 1 and 2 (flows Q1, Q2 in m^3 / s, a
+    random multi-level signal in ``input_range``, :func:`multilevel`, levels held ``hold`` samples), tank 1 drains
+    into the middle tank 3, tank 3 into tank 2, and tank 2 out of the rig; all three levels are measured::
+
+        A dh1/dt = Q1 - q13,   A dh3/dt = q13 - q32,   A dh2/dt = Q2 + q32 - q20
+        q13 = az13 S sgn(h1 - h3) sqrt(2 g |h1 - h3|),   q32 = az32 S sgn(h3 - h2) sqrt(2 g |h3 - h2|),
+        q20 = az20 S sqrt(2 g h2)
+
+    (:data:`THREE_TANKS`). 10 Euler substeps per sample of ``dt`` seconds, process noise on the levels (std
+    ``process_std`` m per sample), output noise (std ``obs_std`` m); empty at the start. Returns (y (T, 3) the
+    levels h1, h2, h3 in m, u (T, 2) the flows in 1e-4 m^3 / s, levels (T + 1, 3)). The flows between tanks depend
+    on level differences through square roots, so every output depends nonlinearly on both inputs and on the
+    other levels."""
+    T = check.positive_int(T, "T")
+    low, high = input_range
+    if not 0.0 <= low < high:
+        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+    p = THREE_TANKS
+    rng = np.random.default_rng(seed)
+    u = multilevel(rng, T, 2, low, high, hold)
+    root = p["pipe"] * np.sqrt(2 * p["g"])
+
+    def flow(az, difference):
+        return az * root * np.sign(difference) * np.sqrt(np.abs(difference))
+
+    h = np.zeros((T + 1, 3))
+    sub = dt / 10
+    for t in range(T):
+        h1, h2, h3 = h[t]
+        for _ in range(10):
+            q13, q32, q20 = flow(p["az13"], h1 - h3), flow(p["az32"], h3 - h2), flow(p["az20"], max(h2, 0.0))
+            h1, h2, h3 = (h1 + sub * (u[t, 0] - q13) / p["area"], h2 + sub * (u[t, 1] + q32 - q20) / p["area"],
+                          h3 + sub * (q13 - q32) / p["area"])
+        h[t + 1] = np.maximum([h1, h2, h3] + process_std * rng.standard_normal(3), 0.0)
+    return h[1:] + obs_std * rng.standard_normal((T, 3)), u * 1e4, h
