@@ -1,5 +1,5 @@
 """Simulated systems with a known truth: does the default fit reach the Kalman filter on linear systems, and beat the
-linear-Gaussian model on a nonlinear one? (Targets of issue #12.)
+linear models on nonlinear ones (targets of issue #12), including plants the recipe was not chosen on (issue #14)?
 
 Systems (simulators of ``datasets``), 1000 steps each: the first 500 train
 (standardised with their own statistics, like the data sets' training halves), the last 500 test:
