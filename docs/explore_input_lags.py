@@ -1,4 +1,5 @@
-"""Exploration for docs/results.md 6.19 (no default depends on it): the GP model given lagged inputs.
+"""Exploration for docs/results.md 6.19 and amendment 17 of docs/ablation_plan.md (no default depends on it): the GP
+model given lagged inputs.
 
 The ARX wins dryer2 with nb = 10 input lags, which a state-space model would have to carry as states. Here the
 inputs themselves are augmented, u~_t = [u_t, u_{t-1}, ..., u_{t-k}] (zeros before the start; k = nb - 1 with nb
