@@ -16,6 +16,14 @@ import numpy as np
 from .. import _validation as check
 
 
+def _input_range(input_range):
+    """(low, high) of a simulator's ``input_range``; ValueError unless 0 <= low < high."""
+    low, high = input_range
+    if not 0.0 <= low < high:
+        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+    return low, high
+
+
 def multilevel(rng, T, dim, low, high, hold):
     """A random multi-level input (T, dim): levels drawn uniformly in [low, high] from ``rng``, each held ``hold``
     samples, the channels independent."""
@@ -298,9 +306,7 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
     T = check.positive_int(T, "T")
     p = QUADRUPLE_TANKS
     A, a, k, gamma = (np.array(p[key]) for key in ("A", "a", "k", "gamma"))
-    low, high = input_range
-    if not 0.0 <= low < high:
-        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+    low, high = _input_range(input_range)
     rng = np.random.default_rng(seed)
     levels = multilevel(rng, T, 2, low, high, hold)  # drawn even when u is given: the noise stays the same
     if u is None:
@@ -310,11 +316,12 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
     # flows into tanks 1-4 per volt of (v1, v2): lower tanks directly, upper tanks crosswise
     inflow = np.array([[gamma[0] * k[0], 0.0], [0.0, gamma[1] * k[1]],
                        [0.0, (1 - gamma[1]) * k[1]], [(1 - gamma[0]) * k[0], 0.0]]) / A[:, None]
-    out = a / A * np.sqrt(2 * p["g"])  # outflow of each tank per sqrt(cm)
+    root = np.sqrt(2 * p["g"])
+    out = a / A * root  # outflow of each tank per sqrt(cm)
     h = np.zeros((T + 1, 4))
     flows = inflow @ u[0] * A  # steady state: upper tanks first, then the lower ones they feed
-    h[0, 2:] = (flows[2:] / (a[2:] * np.sqrt(2 * p["g"]))) ** 2
-    h[0, :2] = ((flows[:2] + flows[2:]) / (a[:2] * np.sqrt(2 * p["g"]))) ** 2
+    h[0, 2:] = (flows[2:] / (a[2:] * root)) ** 2
+    h[0, :2] = ((flows[:2] + flows[2:]) / (a[:2] * root)) ** 2
     sub = dt / 10
     for t in range(T):
         level = h[t].copy()
@@ -410,9 +417,7 @@ def three_tanks(T, seed=0, dt=5.0, process_std=0.002, obs_std=0.002, input_range
     on level differences through square roots, so every output depends nonlinearly on both inputs and on the
     other levels."""
     T = check.positive_int(T, "T")
-    low, high = input_range
-    if not 0.0 <= low < high:
-        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+    low, high = _input_range(input_range)
     p = THREE_TANKS
     rng = np.random.default_rng(seed)
     u = multilevel(rng, T, 2, low, high, hold)
