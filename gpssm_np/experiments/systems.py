@@ -84,17 +84,18 @@ def run_cell(name, seed, chosen_dim_x=True):
     y, u = np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
     y_mean, y_std, u_mean, u_std = data.y_mean, data.y_std, data.u_mean, data.u_std
     row = {"system": name, "seed": int(seed)}
+
+    def gp_rmse(model):
+        return causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
+
     start = time.perf_counter()
     with use_threads(1):
         model = ODGPSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
         row["fit_seconds"] = time.perf_counter() - start
-        row["odgpssm"] = causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean,
-                                     y, u)
+        row["odgpssm"] = gp_rmse(model)
         if chosen_dim_x:
             chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
-            row["odgpssm_auto"] = causal_rmse(
-                lambda uw, yp, up: chosen.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
-            row["dim_x_auto"] = chosen.spec.dim_x
+            row["odgpssm_auto"], row["dim_x_auto"] = gp_rmse(chosen), chosen.spec.dim_x
     lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
     row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
     arx = ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
