@@ -25,6 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpssm_np import ODGPSSM  # noqa: E402
 from gpssm_np.baselines import ARX  # noqa: E402
+from gpssm_np.estimator import Scaling  # noqa: E402
 from gpssm_np.experiments.ablation import held_out_metrics, held_out_start, training_half  # noqa: E402
 from gpssm_np.models.training import split_validation  # noqa: E402
 from gpssm_np.models.warm_start import WARM_START_KINDS, choose_warm_start  # noqa: E402
@@ -55,8 +56,7 @@ def choice(name):
     """The warm start's cross-validation with and without lagged inputs (module docstring); training data only."""
     y, u = training_half(name, os.environ.get("GPSSM_NP_DATA"))
     cut = held_out_start(len(y), 0.2)
-    y, u = y[:cut], u[:cut]
-    y, u = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # the fit's own standardisation
+    [(y, u)] = Scaling.of([y[:cut]], [u[:cut]]).to_model([(y[:cut], u[:cut])])  # the fit's own standardisation
     (y,), (u,), _ = split_validation([y], [u], 0.2)
     with use_threads(1):
         nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y, u).get_params()["b"])
