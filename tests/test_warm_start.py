@@ -33,6 +33,17 @@ def test_emission_basis_gives_identity_emission_and_block_diagonal_noise():
         emission_basis(np.ones((2, 3)), np.eye(3))
 
 
+def test_a_constant_output_is_named_before_the_warm_start():
+    y, u = standardised_linear_data()
+    y = np.concatenate([y, np.full_like(y, 2.0)], axis=1)  # the second output never moves
+    for kind in ("lgssm", "arx"):
+        with pytest.raises(ValueError, match=r"y: output column\(s\) \[1\] are constant"):
+            warm_start([y], [u], 4, kind=kind)
+    with pytest.raises(ValueError, match=r"y: output column\(s\) \[1\]"):
+        gp.ODGPSSM(dim_y=2, dim_u=1).fit(y, u, max_steps=1)
+    warm_start([y[:, :1]], [u], 4)  # the varying output alone is fine
+
+
 def test_kmeans_and_orthonormal_rows():
     rng = np.random.default_rng(1)
     points = np.concatenate([rng.normal(size=(50, 2)) * 0.05 + c for c in ([0, 0], [3, 0], [0, 3])])

@@ -114,6 +114,15 @@ def fit_lgssm(ys, us, dim_x, seed=0):
     return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed, standardize=False).fit(list(ys), list(us))
 
 
+def check_outputs_vary(ys):
+    """ValueError naming ``y`` when an output column is constant over the training sequences ``ys``: the linear
+    warm start's emission would lose that output (H lacks full row rank) and there is nothing to forecast."""
+    constant = [j for j in range(ys[0].shape[1]) if all(np.ptp(y[:, j]) == 0 for y in ys)]
+    if constant:
+        raise ValueError(f"y: output column(s) {constant} are constant over the training data; a linear warm start "
+                         "cannot hold them (drop them, or use init='random')")
+
+
 def gp_dim_x_candidates(dim_y):
     """The state dimensions ``dim_x="auto"`` of the GP models tries: those of the LGSSM
     (``lgssm_order.dim_x_candidates``) from :data:`AUTO_MIN_DIM_X` up."""
@@ -156,6 +165,7 @@ def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
     training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units), ties to the LGSSM and
     the smaller d_x; when nothing can be scored, the LGSSM's fallback (or for the ARX alone its smallest
     candidate). ValueError when no candidate suits the ARX (none a multiple of d_y)."""
+    check_outputs_vary(ys)
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     candidates = gp_dim_x_candidates(d_y) if candidates is None else list(candidates)
     scores, fallback = {}, None
@@ -179,7 +189,8 @@ def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
 
 def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
     """Fit the LGSSM (``kind="arx"``: the ARX of order dim_x / d_y in observer form) and express it in the emission
-    basis: a :class:`WarmStart` (steps 1, 2, 4, 6)."""
+    basis: a :class:`WarmStart` (steps 1, 2, 4, 6); ValueError when an output is constant (``check_outputs_vary``)."""
+    check_outputs_vary(ys)
     if kind == "arx":
         d_y = ys[0].shape[1]
         if dim_x % d_y:
