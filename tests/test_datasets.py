@@ -460,6 +460,39 @@ def test_nonlinear_simulators_reject_unknown_kinds():
         datasets.forced_oscillator(10, restoring="spring")
 
 
+def test_stirred_tank_reactor_starts_at_the_textbook_steady_state_and_its_gain_grows_with_temperature():
+    # noise-free, T_c = 300 K and C_f = 1: the reactor stays at the literature's operating point (C = 0.8773
+    # kmol/m^3, T_r = 324.5 K), where both balances vanish
+    def steady(coolant):
+        _, u, states = datasets.stirred_tank_reactor(200, process_std=0.0, obs_std=0.0, hold=200,
+                                                     coolant_range=(coolant, coolant + 1e-9),
+                                                     feed_range=(1.0, 1.0 + 1e-9))
+        np.testing.assert_allclose(states[-1], states[0], rtol=1e-6)
+        return states[0]
+
+    c, temp = steady(300.0)
+    np.testing.assert_allclose([c, temp], [0.8773, 324.5], rtol=2e-4)
+    rate = 7.2e10 * np.exp(-8750.0 / temp)
+    assert c == pytest.approx(1.0 / (1.0 + rate), rel=1e-6)
+    assert (350.0 - temp) + 209.2 * rate * c - 2.092 * (temp - 300.0) == pytest.approx(0.0, abs=1e-4)
+    low, high = steady(296.0)[1], steady(301.0)[1]
+    assert high - temp > 1.2 * (temp - low) / 4 > 0  # the coolant's gain (K per K) grows with the temperature
+    y, u, states = datasets.stirred_tank_reactor(300, seed=1)
+    assert y.shape == (300, 2) and states.shape == (301, 2)
+    assert 295.0 <= u[:, 0].min() < u[:, 0].max() <= 301.0 and 0.9 <= u[:, 1].min() < u[:, 1].max() <= 1.0
+    assert states[:, 1].max() < 340.0  # not ignited
+    with pytest.raises(ValueError, match="input_range"):
+        datasets.stirred_tank_reactor(10, coolant_range=(300.0, 290.0))
+
+
+def test_two_mass_rests_where_the_force_is_balanced_and_the_second_mass_follows():
+    y, u, states = datasets.two_mass(3000, seed=3, process_std=0.0, obs_std=0.0, hold=3000)
+    assert np.all(u == u[0]) and abs(u[0, 0]) > 0.1
+    np.testing.assert_allclose(states[-1], [u[0, 0], 0.0, u[0, 0], 0.0], atol=1e-6)  # the spring unstretched
+    np.testing.assert_allclose(y, states[1:, [0, 2]], rtol=1e-12)
+    assert np.ptp(y[:200, 1]) > 0.5 * abs(u[0, 0])  # the force reaches the second mass through the spring
+
+
 def test_three_tanks_settles_at_the_levels_where_the_flows_balance():
     # noise-free, both pumps at q: q20 = 2 q out of tank 2, q32 = q13 = q through the pipes (THREE_TANKS constants)
     q = 0.3e-4

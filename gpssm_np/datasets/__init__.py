@@ -6,7 +6,8 @@ r"""Benchmark data: the five real system-identification sets, your own series, s
   :class:`Dataset`, split at a fraction and standardised with the training part's statistics.
 * :mod:`~gpssm_np.datasets.simulators` -- :func:`car_tracking`, :func:`kink`, :func:`random_linear_system` with
   :func:`simulate_linear`, and the nonlinear :func:`cascaded_tanks`, :func:`quadruple_tanks`, :func:`three_tanks`,
-  :func:`block_oriented` and :func:`forced_oscillator`, synthetic trajectories.
+  :func:`block_oriented`, :func:`forced_oscillator`, :func:`stirred_tank_reactor` and :func:`two_mass`, synthetic
+  trajectories.
 * :mod:`~gpssm_np.datasets.windowing` -- :func:`windows` and :func:`window_starts`, the authors' training and test
   windows, and :func:`sequence_lists`, the "one sequence or a list" normaliser of every ``fit``.
 """
@@ -15,11 +16,12 @@ from .files import (DATA_ENV_VAR, DATA_URL, DATASET_FILES, DATASET_NAMES, DATASE
                     DatasetNotFoundError, dataset_path, default_data_dir, load, resolve_data_dir)
 from .simulators import (CarTracking, Kink, block_oriented, car_tracking, cascaded_tanks, forced_oscillator, kink,
                          kink_function, multilevel, quadruple_tanks, random_linear_system, simulate_linear,
-                         three_tanks)
+                         stirred_tank_reactor, three_tanks, two_mass)
 from .windowing import sequence_lists, window_starts, windows
 
 __all__ = ["DATA_ENV_VAR", "DATA_URL", "DATASET_FILES", "DATASET_NAMES", "DATASET_SHA256", "CarTracking", "Dataset",
            "DatasetNotFoundError", "Kink", "block_oriented", "car_tracking", "cascaded_tanks", "dataset_path",
            "default_data_dir", "forced_oscillator", "from_arrays", "from_csv", "kink", "kink_function", "load",
            "multilevel", "quadruple_tanks", "random_linear_system", "resolve_data_dir",
-           "sequence_lists", "simulate_linear", "three_tanks", "window_starts", "windows"]
+           "sequence_lists", "simulate_linear", "stirred_tank_reactor", "three_tanks", "two_mass", "window_starts",
+           "windows"]

@@ -436,3 +436,83 @@ def three_tanks(T, seed=0, dt=5.0, process_std=0.002, obs_std=0.002, input_range
                           h3 + sub * (q13 - q32) / p["area"])
         h[t + 1] = np.maximum([h1, h2, h3] + process_std * rng.standard_normal(3), 0.0)
     return h[1:] + obs_std * rng.standard_normal((T, 3)), u * 1e4, h
+
+
+#: Constants of :func:`stirred_tank_reactor`, those of the exothermic CSTR of the process-control literature (the
+#: first-order reaction A -> B with Arrhenius kinetics, as in Seborg, Edgar and Mellichamp's textbook and many
+#: control benchmarks), per minute: flow over volume q/V (1/min), feed temperature (K), pre-exponential factor
+#: (1/min), activation temperature E/R (K), heat of reaction over volumetric heat capacity -dH/(rho Cp)
+#: (K m^3/kmol), heat transfer UA/(V rho Cp) (1/min).
+STIRRED_TANK = {"flow": 1.0, "feed_temp": 350.0, "k0": 7.2e10, "activation": 8750.0, "heat": 209.2,
+                "transfer": 2.092}
+
+
+def _reactor_substeps(state, inputs, sub, count):
+    """(C, T_r) after ``count`` substeps of ``sub`` minutes of :func:`stirred_tank_reactor`'s equations at fixed
+    inputs (T_c, C_f); the concentration implicitly (the reaction term is stiff when the reactor is hot)."""
+    p = STIRRED_TANK
+    c, temp = state
+    coolant, feed = inputs
+    for _ in range(count):
+        rate = p["k0"] * np.exp(-p["activation"] / temp)
+        c = (c + sub * p["flow"] * feed) / (1.0 + sub * (p["flow"] + rate))
+        temp = temp + sub * (p["flow"] * (p["feed_temp"] - temp) + p["heat"] * rate * c
+                             - p["transfer"] * (temp - coolant))
+    return c, temp
+
+
+def stirred_tank_reactor(T, seed=0, dt=0.05, process_std=(0.001, 0.05), obs_std=(0.002, 0.1),
+                         coolant_range=(295.0, 301.0), feed_range=(0.9, 1.0), hold=25):
+    """A continuous stirred-tank reactor with an exothermic reaction, two inputs and two outputs: the coolant
+    temperature T_c (K) and the feed concentration C_f (kmol/m^3) drive the concentration C and the temperature T_r
+    in the reactor::
+
+        dC/dt   = q/V (C_f - C) - k(T_r) C,                 k(T_r) = k0 exp(-(E/R) / T_r)
+        dT_r/dt = q/V (T_f - T_r) + (-dH / rho Cp) k(T_r) C - UA / (V rho Cp) (T_r - T_c)
+
+    (:data:`STIRRED_TANK`). Both inputs are random multi-level signals in ``coolant_range`` and ``feed_range``
+    (:func:`multilevel`, levels held ``hold`` samples, independently); 10 substeps per sample of ``dt`` minutes
+    (the residence time is 1 minute, 20 samples); process noise on (C, T_r) (std ``process_std`` per sample),
+    output noise (std ``obs_std``); the reactor starts at the steady state of the first inputs (integrated there
+    noise-free for 50 minutes). Returns (y (T, 2) = [C, T_r] + noise, u (T, 2) = [T_c, C_f], states (T + 1, 2)).
+    The reaction rate grows exponentially with the temperature and heats the reactor in turn, so the gain from the
+    coolant to both outputs grows with the temperature: the classic nonlinear process plant. The default ranges keep
+    it on the low-temperature branch: at T_c = 302 K and C_f = 1.05 the reactor ignites (it runs away to about
+    400 K and oscillates), so wider ranges may leave the regime this benchmark means."""
+    T = check.positive_int(T, "T")
+    (c_low, c_high), (f_low, f_high) = _input_range(coolant_range), _input_range(feed_range)
+    rng = np.random.default_rng(seed)
+    u = multilevel(rng, T, 2, np.array([c_low, f_low]), np.array([c_high, f_high]), hold)
+    sub = dt / 10
+    states = np.zeros((T + 1, 2))
+    states[0] = _reactor_substeps((u[0, 1], u[0, 0]), u[0], sub, int(round(50.0 / sub)))  # from cold feed
+    noise = np.asarray(process_std, dtype=float)
+    for t in range(T):
+        states[t + 1] = np.array(_reactor_substeps(states[t], u[t], sub, 10)) + noise * rng.standard_normal(2)
+    return states[1:] + np.asarray(obs_std, dtype=float) * rng.standard_normal((T, 2)), u, states
+
+
+def two_mass(T, seed=0, dt=0.05, process_std=0.005, obs_std=0.01, amplitude=1.0, hold=30):
+    """Two masses joined by a hardening spring, the first also tied to a wall, a force u on the first; both
+    positions are measured (one input, two outputs)::
+
+        p1'' = u - p1 - s(p1 - p2) - c p1',    p2'' = s(p1 - p2) - c p2',    s(d) = d + 2 d^3,  c = 0.3
+
+    u is a random multi-level signal in [-``amplitude``, ``amplitude``] (:func:`multilevel`, levels held ``hold``
+    samples); 10 Euler substeps per sample of ``dt``; process noise on all four states (std ``process_std`` per
+    sample), output noise (std ``obs_std``); at rest at 0 at the start. Returns (y (T, 2) = [p1, p2] + noise,
+    u (T, 1), states (T + 1, 4) = [p1, v1, p2, v2]). The coupling stiffens with the stretch between the masses, so
+    the second output answers the first nonlinearly: a drive train or a flexible arm with a hardening joint."""
+    T = check.positive_int(T, "T")
+    rng = np.random.default_rng(seed)
+    u = multilevel(rng, T, 1, -amplitude, amplitude, hold)
+    states = np.zeros((T + 1, 4))
+    sub = dt / 10
+    for t in range(T):
+        p1, v1, p2, v2 = states[t]
+        for _ in range(10):
+            spring = (p1 - p2) + 2.0 * (p1 - p2) ** 3
+            p1, v1, p2, v2 = (p1 + sub * v1, v1 + sub * (u[t, 0] - p1 - spring - 0.3 * v1),
+                              p2 + sub * v2, v2 + sub * (spring - 0.3 * v2))
+        states[t + 1] = np.array([p1, v1, p2, v2]) + process_std * rng.standard_normal(4)
+    return states[1:, [0, 2]] + obs_std * rng.standard_normal((T, 2)), u, states

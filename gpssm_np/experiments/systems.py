@@ -9,8 +9,9 @@ Systems (simulators of ``datasets``), 1000 steps each: the first 500 train
 * nonlinear plants (:data:`NONLINEAR_SYSTEMS`): the cascaded tanks (square-root outflow, d_x = 4); and, added
   after the recipe was fixed and run once with it (issue #14's "plants you have never seen"), the quadruple tanks of
   Johansson (2000) (two inputs, two coupled outputs, d_x = 4), a Hammerstein and a Wiener system (a saturating
-  actuator or sensor around a resonance, d_x = 2), a driven pendulum and Duffing oscillator (d_x = 2) and three
-  tanks in a row (two inputs, three outputs, d_x = 3).
+  actuator or sensor around a resonance, d_x = 2), a driven pendulum and Duffing oscillator (d_x = 2), three
+  tanks in a row (two inputs, three outputs, d_x = 3), an exothermic stirred-tank reactor (two inputs, two outputs,
+  d_x = 2) and two masses joined by a hardening spring (one input, two outputs, d_x = 4).
 
 Score: the causal protocol of ``protocols.py`` on the test part: 100-step windows at stride 100 (five), the state
 at each window start filtered from the 100 outputs before it; RMSE of the mean forecast, standardised units,
@@ -46,7 +47,8 @@ NONLINEAR_SYSTEMS = {
     "wiener": (functools.partial(ds_module.block_oriented, structure="wiener"), 24, 2),
     "pendulum": (functools.partial(ds_module.forced_oscillator, restoring="pendulum"), 25, 2),
     "duffing": (functools.partial(ds_module.forced_oscillator, restoring="duffing"), 26, 2),
-    "three_tanks": (ds_module.three_tanks, 27, 3)}
+    "three_tanks": (ds_module.three_tanks, 27, 3), "reactor": (ds_module.stirred_tank_reactor, 28, 2),
+    "two_mass": (ds_module.two_mass, 29, 4)}
 SYSTEMS = [s[0] for s in LINEAR_SYSTEMS] + list(NONLINEAR_SYSTEMS)
 T_TRAIN, T_TOTAL, WINDOW, BURN_IN = 500, 1000, 100, 100
 
