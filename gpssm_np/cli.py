@@ -279,7 +279,8 @@ def make_parser():
     p.add_argument("--out", default=None, help="output folder (default ./forecast)")
     p.set_defaults(func=cmd_forecast)
 
-    p = sub.add_parser("reproduce", help="the paper's experiments: table1, car (car tracking over seeds), qstudy")
+    p = sub.add_parser("reproduce", help="the paper's experiments (table1, car tracking over seeds, qstudy) and the "
+                                         "multi-output plants (mimo)")
     p.add_argument("what", choices=["table1", "car", "qstudy", "mimo"])
     p.add_argument("--datasets", nargs="+", default=None,
                    help="default: the five of Table 1, or the four multi-output plants (mimo)")
