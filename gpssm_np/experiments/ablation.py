@@ -72,9 +72,12 @@ CONFIGS = {
     # amendment 16: the same trained for the whole budget (no early stop; the best-scored average kept)
     "ema_full": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                  "refit": "warm_start", "init": "linear", "average": 0.99, "patience": 20},
+    # amendment 18: the default with the linear part (F, G, b) held at its warm start
+    "ema_fixlin": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                   "refit": "warm_start", "init": "linear", "average": 0.99, "fixed": ("F", "G", "b")},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average", "patience")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average", "patience", "fixed")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: fit's budget in every cell (the defaults of ``models.gpssm.DEFAULT_FIT`` at the time of the plan; the four
 #: validation windows scored then are explicit since amendment 5 made "all" the default).
