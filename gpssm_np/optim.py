@@ -6,9 +6,12 @@ to be maximised. For every parameter ``p`` with gradient ``g`` at step ``t = 1, 
     g <- g * min(1, clip_norm / ||G||)          (optional; ||G|| is the global norm over all gradients)
     m <- beta1 m + (1 - beta1) g
     v <- beta2 v + (1 - beta2) g^2
-    p <- p - lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
+    p <- p - lr * s_p * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
 
-This is the update of ``torch.optim.Adam`` without weight decay, which the authors' code uses with lr 0.01.
+with s_p = 1 unless ``scales`` gives the parameter its own factor (a per-parameter step size: Adam moves each
+coordinate by about lr s_p whatever the gradient's scale, so this is the one way to move some parameters more
+slowly). With every s_p = 1 this is the update of ``torch.optim.Adam`` without weight decay, which the authors'
+code uses with lr 0.01.
 """
 import logging
 import numbers
@@ -41,6 +44,8 @@ class Adam:
     clip_norm : float or None
         When set (> 0), gradients are rescaled so that their global Euclidean norm (over all arrays) is at most
         ``clip_norm`` before the moments are updated.
+    scales : dict of str -> float or None
+        Factors (> 0) on the step size of the named parameters (the others: 1).
 
     Attributes
     ----------
@@ -48,8 +53,11 @@ class Adam:
         Number of steps taken so far.
     """
 
-    def __init__(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=None):
+    def __init__(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=None, scales=None):
         self.lr = _check_float(lr, "lr", 0.0, np.inf)
+        if scales is not None and not isinstance(scales, dict):
+            raise ValueError(f"scales: expected a dict of parameter name -> factor, got {type(scales).__name__}")
+        self.scales = {str(k): _check_float(v, f"scales[{k!r}]", 0.0, np.inf) for k, v in (scales or {}).items()}
         self.beta1 = _check_float(beta1, "beta1", 0.0, 1.0, lo_open=False)
         self.beta2 = _check_float(beta2, "beta2", 0.0, 1.0, lo_open=False)
         self.eps = _check_float(eps, "eps", 0.0, np.inf)
@@ -108,7 +116,8 @@ class Adam:
             m = self.beta1 * self._m.get(key, 0.0) + (1.0 - self.beta1) * g
             v = self.beta2 * self._v.get(key, 0.0) + (1.0 - self.beta2) * g * g
             self._m[key], self._v[key] = m, v
-            new[key] = np.asarray(params[key], dtype=np.float64) - self.lr * (m / c1) / (np.sqrt(v / c2) + self.eps)
+            step = self.lr * self.scales.get(key, 1.0)
+            new[key] = np.asarray(params[key], dtype=np.float64) - step * (m / c1) / (np.sqrt(v / c2) + self.eps)
         return new
 
     def state_dict(self):

@@ -145,3 +145,18 @@ def test_bad_inputs():
         Adam().load_state_dict({"t": 1, "m:x": np.zeros(2)})
     with pytest.raises(ValueError, match="t"):
         Adam().load_state_dict({"t": -1})
+
+
+def test_scales_give_named_parameters_their_own_step(rng):
+    params, targets, weights = problem(rng)
+    plain, scaled = Adam(lr=0.05), Adam(lr=0.05, scales={"a": 0.1, "c": 2.0})
+    for _ in range(3):
+        _, grads = quadratic(params, targets, weights)
+        before = params
+        params = plain.step(before, grads)
+        other = scaled.step(before, grads)
+        for k, factor in (("a", 0.1), ("b", 1.0), ("c", 2.0)):  # the same moments, the step times the factor
+            np.testing.assert_allclose(other[k] - before[k], factor * (params[k] - before[k]), rtol=1e-12)
+    for bad, arg in [({"a": 0.0}, r"scales\['a'\]"), ([("a", 0.1)], "scales")]:
+        with pytest.raises(ValueError, match=arg):
+            Adam(scales=bad)

@@ -75,9 +75,14 @@ CONFIGS = {
     # amendment 18: the default with the linear part (F, G, b) held at its warm start
     "ema_fixlin": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
                    "refit": "warm_start", "init": "linear", "average": 0.99, "fixed": ("F", "G", "b")},
+    # amendment 19: the default with a ten times smaller Adam step for the linear part
+    "ema_slowlin": {"initial_state": "shared", "objective": "enkf", "dim_x": "auto", "validation_windows": "all",
+                    "refit": "warm_start", "init": "linear", "average": 0.99,
+                    "lr_scale": {"F": 0.1, "G": 0.1, "b": 0.1}},
 }
 #: Arguments of ``fit`` (the rest of a configuration goes to the constructor).
-FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average", "patience", "fixed")
+FIT_ARGUMENTS = ("seq_len", "validation_windows", "refit", "calibrate", "lr", "average", "patience", "fixed",
+                 "lr_scale")
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks")
 #: fit's budget in every cell (the defaults of ``models.gpssm.DEFAULT_FIT`` at the time of the plan; the four
 #: validation windows scored then are explicit since amendment 5 made "all" the default).

@@ -212,7 +212,7 @@ class GPSSM(GradientTrainedModel):
             clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
             patience=None, min_delta=None, restarts=None, validation_windows=None, refit=None, calibrate=None,
-            average=None, data_name=None):
+            average=None, lr_scale=None, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
         Two regimes:
@@ -234,7 +234,8 @@ class GPSSM(GradientTrainedModel):
           selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
           ``interval_scale_``, None without); "widen": only where they would have covered less. ``average``: a
           decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there; False:
-          the iterates themselves).
+          the iterates themselves). ``lr_scale``: factors on Adam's step for named parameters (a dict, e.g.
+          ``{"F": 0.1}``: F moves at a tenth of the step; ``optim.Adam``'s ``scales``).
           Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
           every run (step size by step size, seeds within) in ``restart_scores_``, the refit's steps and seed in
           ``refit_`` (None without a refit).
@@ -253,6 +254,9 @@ class GPSSM(GradientTrainedModel):
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
+            if lr_scale is not None:
+                raise ValueError("lr_scale: per-parameter step sizes need the step loop (settings='default' or "
+                                 "max_steps given), not the authors' epoch loop")
             return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len or 50, stride=stride,
                                batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
                                fixed=fixed, progress=progress, checkpoint=checkpoint,
@@ -291,6 +295,7 @@ class GPSSM(GradientTrainedModel):
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
         score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
         frozen = self._check_fixed(fixed)
+        scales = self._check_lr_scale(lr_scale)
         best, self.restart_scores_ = None, []
         for lr, restart in itertools.product(rates, range(restarts)):  # step size by step size, seeds within
             run_seed = seed + restart
@@ -299,9 +304,10 @@ class GPSSM(GradientTrainedModel):
             report = Progress(max_steps, enabled=progress, unit="step")
             note_compilation(report, kernels_on_disk())
             with blas_single_threaded():
-                record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed), Adam(lr=lr, clip_norm=clip_norm),
-                                     frozen, score, max_steps, eval_every, patience, min_delta, batch_size,
-                                     num_samples, max_rejections, report, average)
+                record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
+                                     Adam(lr, clip_norm=clip_norm, scales=scales), frozen, score, max_steps,
+                                     eval_every, patience, min_delta, batch_size, num_samples, max_rejections, report,
+                                     average)
             report.close()
             value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
             self.restart_scores_.append(value)
@@ -317,10 +323,21 @@ class GPSSM(GradientTrainedModel):
             self.refit_ = {"steps": steps, "seed": run_seed}
             if refit == "linear" and self._chooses_warm_start():
                 self._choose_warm_start(ys, us, progress)
-            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(lr=self.lr_, clip_norm=clip_norm),
+            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(self.lr_, clip_norm=clip_norm, scales=scales),
                         frozen, batch_size, num_samples, max_rejections, progress, average)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
+
+    def _check_lr_scale(self, lr_scale):
+        """``fit``'s ``lr_scale`` as a dict of parameter name -> factor > 0 (None: {}); ValueError otherwise."""
+        if lr_scale is None:
+            return {}
+        if not isinstance(lr_scale, dict):
+            raise ValueError(f"lr_scale: expected a dict of parameter name -> factor, got {type(lr_scale).__name__}")
+        unknown = sorted(set(lr_scale) - set(self.params))
+        if unknown:
+            raise ValueError(f"lr_scale: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+        return {name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in lr_scale.items()}
 
     def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
                progress, average):
