@@ -1,0 +1,95 @@
+"""Amendment 21 of docs/ablation_plan.md: the default fit and the fit with a slow linear part (``lr_scale``), with
+the per-window validation RMSEs of each run's selected model, on (a) the three plants whose held-out design has
+several validation windows and (b) six simulated systems with new generator seeds and 2 000 training steps.
+
+The package records only the mean of the validation windows (``validation_``), so this script wraps
+``ValidationScore.__call__`` to keep every window's RMSE of every evaluation and takes those of the selected one
+(the first minimum, as training keeps it). Run from the repository root with the package importable and
+GPSSM_NP_DATA set: ``python docs/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
+``docs/results/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``docs/decide_amendment21.py``.
+"""
+import json, logging, os, sys, time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+import numpy as np
+from gpssm_np.experiments import ablation, systems
+from gpssm_np.models import training
+from gpssm_np.metrics import rmse
+from gpssm_np import datasets as D
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+EVALS = []
+
+def per_window_call(self, model):
+    scores = [float(rmse(y_w, fc.mean)) for y_w, fc in self.forecasts(model)]
+    EVALS.append(scores)
+    return float(np.mean(scores))
+
+training.ValidationScore.__call__ = per_window_call
+SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
+budget = dict(ablation.BUDGET, held_out=0.2)
+out = sys.argv[1] if len(sys.argv) > 1 else "ablation21.jsonl"
+
+def selected_windows(record):
+    scores = [r["rmse"] for r in record]
+    k = int(np.argmin(scores))
+    assert abs(np.mean(EVALS[k]) - scores[k]) < 1e-12, (np.mean(EVALS[k]), scores[k])
+    return EVALS[k]
+
+def set_cell(d, config, seed):
+    EVALS.clear()
+    from gpssm_np.models import gpssm
+    kept = {}
+    orig_fit = gpssm.GPSSM.fit
+    def fit(self, *a, **k):
+        r = orig_fit(self, *a, **k); kept["v"] = self.validation_; return r
+    gpssm.GPSSM.fit = fit
+    row = ablation.run_cell(d, config, seed, budget, None)
+    gpssm.GPSSM.fit = orig_fit
+    row["windows"] = selected_windows(kept["v"])
+    row["part"] = "a"
+    return row
+
+NEW = {"tanks": 131, "quad_tanks": 132, "pendulum": 135, "duffing": 136, "reactor": 138, "lin_3x1x1_slow": 141}
+T_TRAIN, T_TOTAL = 2000, 2500
+
+def system_data(name):
+    seed = NEW[name]
+    if name.startswith("lin"):
+        s = D.random_linear_system(dim_x=3, dim_y=1, dim_u=1, seed=seed, slow=True)
+        y, u, _ = D.simulate_linear(s, T_TOTAL, seed=seed)
+    else:
+        y, u, _ = systems.NONLINEAR_SYSTEMS[name][0](T_TOTAL, seed=seed)
+    data = D.from_arrays(y, u, train_fraction=T_TRAIN / T_TOTAL, name=name)
+    return np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
+
+def system_cell(name, config, seed):
+    from gpssm_np import ODGPSSM
+    from gpssm_np.ops.threads import use_threads
+    EVALS.clear()
+    y, u = system_data(name)
+    t0 = time.perf_counter()
+    with use_threads(1):
+        m = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed)
+        m.fit(y[:T_TRAIN], u[:T_TRAIN], **({"lr_scale": SLOW} if config == "ema_slowlin" else {}))
+        errs = []
+        for g in range(T_TRAIN, T_TOTAL - 100 + 1, 100):
+            f = m.forecast(u[g:g + 100], y_past=y[g - 100:g], u_past=u[g - 100:g], seed=seed)
+            errs.append(float(np.sqrt(np.mean((f.mean - y[g:g + 100]) ** 2))))
+    scores = [r["rmse"] for r in m.validation_]
+    return {"dataset": name, "config": config, "seed": seed, "part": "b", "held_out": float(np.mean(errs)),
+            "selected": min(scores), "initial": scores[0], "steps": m.validation_[-1]["step"], "dim_x": m.spec.dim_x,
+            "windows": selected_windows(m.validation_), "seconds": time.perf_counter() - t0}
+
+done = set()
+if os.path.exists(out):
+    done = {(r["dataset"], r["config"], r["seed"]) for r in map(json.loads, open(out))}
+cells = [(f, d, c, s) for f, names in ((set_cell, ("steamgen", "winding", "cd_player_arm")), (system_cell, tuple(NEW)))
+         for d in names for s in (0, 1) for c in ("ema", "ema_slowlin") if (d, c, s) not in done]
+logging.info("%d cells to run", len(cells))
+with ProcessPoolExecutor(max_workers=2) as pool, open(out, "a") as fh:
+    futures = [pool.submit(f, d, c, s) for f, d, c, s in cells]
+    for fut in as_completed(futures):
+        row = fut.result()
+        fh.write(json.dumps(row, default=float) + "\n"); fh.flush()
+        logging.info("%s %s seed %d: selected %.4f held out %.4f windows %d", row["dataset"], row["config"],
+                     row["seed"], row["selected"], row["held_out"], len(row["windows"]))
