@@ -84,7 +84,7 @@ EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples
                  "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
 #: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
 STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts", "validation_windows",
-                "refit", "calibrate", "average")
+                "refit", "calibrate", "average", "lr_scale")
 #: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
 DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
