@@ -8,26 +8,35 @@ The package records only the mean of the validation windows (``validation_``), s
 GPSSM_NP_DATA set: ``python docs/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
 ``docs/results/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``docs/decide_amendment21.py``.
 """
-import json, logging, os, sys, time
+import json
+import logging
+import os
+import sys
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-import numpy as np
-from gpssm_np.experiments import ablation, systems
-from gpssm_np.models import training
-from gpssm_np.metrics import rmse
-from gpssm_np import datasets as D
 
-logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-EVALS = []
+import numpy as np
+
+from gpssm_np import ODGPSSM
+from gpssm_np import datasets as D
+from gpssm_np.experiments import ablation, systems
+from gpssm_np.metrics import rmse
+from gpssm_np.models import gpssm, training
+from gpssm_np.ops.threads import use_threads
+
+EVALS = []  # the per-window RMSEs of every validation evaluation of the current fit (one process, one fit at a time)
+
 
 def per_window_call(self, model):
     scores = [float(rmse(y_w, fc.mean)) for y_w, fc in self.forecasts(model)]
     EVALS.append(scores)
     return float(np.mean(scores))
 
+
 training.ValidationScore.__call__ = per_window_call
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
-budget = dict(ablation.BUDGET, held_out=0.2)
-out = sys.argv[1] if len(sys.argv) > 1 else "ablation21.jsonl"
+BUDGET = dict(ablation.BUDGET, held_out=0.2)
+
 
 def selected_windows(record):
     scores = [r["rmse"] for r in record]
@@ -35,24 +44,33 @@ def selected_windows(record):
     assert abs(np.mean(EVALS[k]) - scores[k]) < 1e-12, (np.mean(EVALS[k]), scores[k])
     return EVALS[k]
 
+
+
 def set_cell(d, config, seed):
+    """Part (a): the ablation's cell, with the selected run's per-window validation RMSEs."""
     EVALS.clear()
-    from gpssm_np.models import gpssm
     kept = {}
     orig_fit = gpssm.GPSSM.fit
-    def fit(self, *a, **k):
-        r = orig_fit(self, *a, **k); kept["v"] = self.validation_; return r
+
+    def fit(self, *args, **kwargs):  # ablation.run_cell keeps no handle on the model's validation record
+        result = orig_fit(self, *args, **kwargs)
+        kept["v"] = self.validation_
+        return result
+
     gpssm.GPSSM.fit = fit
-    row = ablation.run_cell(d, config, seed, budget, None)
+    row = ablation.run_cell(d, config, seed, BUDGET, None)
     gpssm.GPSSM.fit = orig_fit
     row["windows"] = selected_windows(kept["v"])
     row["part"] = "a"
     return row
 
+
 NEW = {"tanks": 131, "quad_tanks": 132, "pendulum": 135, "duffing": 136, "reactor": 138, "lin_3x1x1_slow": 141}
 T_TRAIN, T_TOTAL = 2000, 2500
 
+
 def system_data(name):
+    """Part (b): (y, u) of a new system, 2 500 steps, standardised with the first 2 000 steps' statistics."""
     seed = NEW[name]
     if name.startswith("lin"):
         s = D.random_linear_system(dim_x=3, dim_y=1, dim_u=1, seed=seed, slow=True)
@@ -62,9 +80,10 @@ def system_data(name):
     data = D.from_arrays(y, u, train_fraction=T_TRAIN / T_TOTAL, name=name)
     return np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
 
+
 def system_cell(name, config, seed):
-    from gpssm_np import ODGPSSM
-    from gpssm_np.ops.threads import use_threads
+    """Part (b): the default fit (``config`` "ema") or the slow linear part ("ema_slowlin") on the first 2 000
+    steps, scored causally on the last 500 (five 100-step windows after 100 past outputs)."""
     EVALS.clear()
     y, u = system_data(name)
     t0 = time.perf_counter()
@@ -80,16 +99,27 @@ def system_cell(name, config, seed):
             "selected": min(scores), "initial": scores[0], "steps": m.validation_[-1]["step"], "dim_x": m.spec.dim_x,
             "windows": selected_windows(m.validation_), "seconds": time.perf_counter() - t0}
 
-done = set()
-if os.path.exists(out):
-    done = {(r["dataset"], r["config"], r["seed"]) for r in map(json.loads, open(out))}
-cells = [(f, d, c, s) for f, names in ((set_cell, ("steamgen", "winding", "cd_player_arm")), (system_cell, tuple(NEW)))
-         for d in names for s in (0, 1) for c in ("ema", "ema_slowlin") if (d, c, s) not in done]
-logging.info("%d cells to run", len(cells))
-with ProcessPoolExecutor(max_workers=2) as pool, open(out, "a") as fh:
-    futures = [pool.submit(f, d, c, s) for f, d, c, s in cells]
-    for fut in as_completed(futures):
-        row = fut.result()
-        fh.write(json.dumps(row, default=float) + "\n"); fh.flush()
-        logging.info("%s %s seed %d: selected %.4f held out %.4f windows %d", row["dataset"], row["config"],
-                     row["seed"], row["selected"], row["held_out"], len(row["windows"]))
+
+def main(out):
+    """Run every cell not yet in ``out`` (JSON lines), two processes."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    done = set()
+    if os.path.exists(out):
+        with open(out) as fh:
+            done = {(r["dataset"], r["config"], r["seed"]) for r in map(json.loads, fh)}
+    parts = ((set_cell, ("steamgen", "winding", "cd_player_arm")), (system_cell, tuple(NEW)))
+    cells = [(f, d, c, s) for f, names in parts for d in names for s in (0, 1) for c in ("ema", "ema_slowlin")
+             if (d, c, s) not in done]
+    logging.info("%d cells to run", len(cells))
+    with ProcessPoolExecutor(max_workers=2) as pool, open(out, "a") as fh:
+        futures = [pool.submit(f, d, c, s) for f, d, c, s in cells]
+        for fut in as_completed(futures):
+            row = fut.result()
+            fh.write(json.dumps(row, default=float) + "\n")
+            fh.flush()
+            logging.info("%s %s seed %d: selected %.4f held out %.4f windows %d", row["dataset"], row["config"],
+                         row["seed"], row["selected"], row["held_out"], len(row["windows"]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "ablation21.jsonl")
