@@ -827,10 +827,14 @@ class GradientTrainedModel(StateSpaceModel):
 
     def _check_fixed(self, fixed):
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
-        unknown = sorted(set(fixed) - set(self.params))
-        if unknown:
-            raise ValueError(f"fixed: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+        self._check_param_names(fixed, "fixed")
         return fixed
+
+    def _check_param_names(self, names, argname):
+        """ValueError naming ``argname`` when any of ``names`` is not a parameter of the model."""
+        unknown = sorted(set(names) - set(self.params))
+        if unknown:
+            raise ValueError(f"{argname}: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
 
 
 class OnlineFilterBase(abc.ABC):

@@ -334,9 +334,7 @@ class GPSSM(GradientTrainedModel):
             return {}
         if not isinstance(lr_scale, dict):
             raise ValueError(f"lr_scale: expected a dict of parameter name -> factor, got {type(lr_scale).__name__}")
-        unknown = sorted(set(lr_scale) - set(self.params))
-        if unknown:
-            raise ValueError(f"lr_scale: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+        self._check_param_names(lr_scale, "lr_scale")
         return {name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in lr_scale.items()}
 
     def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
