@@ -1,10 +1,10 @@
 r"""Synthetic state-space data: :func:`car_tracking` (Sarkka 2013, Example 4.3, a linear-Gaussian constant-velocity
 model), :func:`kink` (the 1-D kink transition of Ialongo et al. 2019), random stable linear Gaussian systems
 (:func:`random_linear_system`, :func:`simulate_linear`), and nonlinear plants driven by a random multi-level input
-(:func:`multilevel`): :func:`cascaded_tanks`, :func:`quadruple_tanks` (two inputs, two coupled outputs) and
-:func:`three_tanks` (two inputs, three outputs),
-:func:`block_oriented` (Hammerstein and Wiener systems) and :func:`forced_oscillator` (a pendulum, a Duffing
-oscillator).
+(:func:`multilevel`): :func:`cascaded_tanks`, :func:`quadruple_tanks` (two inputs, two coupled outputs),
+:func:`three_tanks` (two inputs, three outputs), :func:`block_oriented` (Hammerstein and Wiener systems),
+:func:`forced_oscillator` (a pendulum, a Duffing oscillator), :func:`stirred_tank_reactor` (an exothermic CSTR, two
+inputs, two outputs) and :func:`two_mass` (a hardening spring, one input, two outputs).
 
 Both use the package's time convention: ``x_0`` given, ``x_t = f(x_{t-1}) + w_t`` and ``y_t = h(x_t) + r_t`` for
 ``t = 1..T``, so ``x`` has ``T + 1`` rows (row 0 is ``x_0``) and ``y`` has ``T`` rows (row ``t - 1`` is ``y_t``).
