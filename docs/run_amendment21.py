@@ -2,10 +2,11 @@
 the per-window validation RMSEs of each run's selected model, on (a) the three plants whose held-out design has
 several validation windows and (b) six simulated systems with new generator seeds and 2 000 training steps.
 
-The package records only the mean of the validation windows (``validation_``), so this script wraps
-``ValidationScore.__call__`` to keep every window's RMSE of every evaluation and takes those of the selected one
-(the first minimum, as training keeps it). Run from the repository root with the package importable and
-GPSSM_NP_DATA set: ``python docs/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
+Each row keeps the per-window validation RMSEs of the run's selected model (``windows``, from the validation
+record; until commit cc2bad7 this script wrapped ``ValidationScore.__call__`` to get them). Part (b) also runs
+the package's default fit since amendment 21 (config ``default``), which must keep what the rule keeps.
+Run from the repository root with the package
+importable and GPSSM_NP_DATA set: ``python docs/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
 ``docs/results/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``docs/decide_amendment21.py``.
 """
 import json
@@ -20,49 +21,19 @@ import numpy as np
 from gpssm_np import ODGPSSM
 from gpssm_np import datasets as D
 from gpssm_np.experiments import ablation, systems
-from gpssm_np.metrics import rmse
-from gpssm_np.models import gpssm, training
+from gpssm_np.models import training
 from gpssm_np.ops.threads import use_threads
 
-EVALS = []  # the per-window RMSEs of every validation evaluation of the current fit (one process, one fit at a time)
-
-
-def per_window_call(self, model):
-    scores = [float(rmse(y_w, fc.mean)) for y_w, fc in self.forecasts(model)]
-    EVALS.append(scores)
-    return float(np.mean(scores))
-
-
-training.ValidationScore.__call__ = per_window_call
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
+#: fit's lr_scale of each configuration: one step for all, the slow linear part, the package's default (both, the
+#: paired test deciding)
+LR_SCALE = {"ema": {}, "ema_slowlin": SLOW, "default": None}
 BUDGET = dict(ablation.BUDGET, held_out=0.2)
 
 
-def selected_windows(record):
-    scores = [r["rmse"] for r in record]
-    k = int(np.argmin(scores))
-    assert abs(np.mean(EVALS[k]) - scores[k]) < 1e-12, (np.mean(EVALS[k]), scores[k])
-    return EVALS[k]
-
-
-
 def set_cell(d, config, seed):
-    """Part (a): the ablation's cell, with the selected run's per-window validation RMSEs."""
-    EVALS.clear()
-    kept = {}
-    orig_fit = gpssm.GPSSM.fit
-
-    def fit(self, *args, **kwargs):  # ablation.run_cell keeps no handle on the model's validation record
-        result = orig_fit(self, *args, **kwargs)
-        kept["v"] = self.validation_
-        return result
-
-    gpssm.GPSSM.fit = fit
-    row = ablation.run_cell(d, config, seed, BUDGET, None)
-    gpssm.GPSSM.fit = orig_fit
-    row["windows"] = selected_windows(kept["v"])
-    row["part"] = "a"
-    return row
+    """Part (a): the ablation's cell (its row keeps the selected run's per-window validation RMSEs)."""
+    return dict(ablation.run_cell(d, config, seed, BUDGET, None), part="a")
 
 
 NEW = {"tanks": 131, "quad_tanks": 132, "pendulum": 135, "duffing": 136, "reactor": 138, "lin_3x1x1_slow": 141}
@@ -82,14 +53,14 @@ def system_data(name):
 
 
 def system_cell(name, config, seed):
-    """Part (b): the default fit (``config`` "ema") or the slow linear part ("ema_slowlin") on the first 2 000
-    steps, scored causally on the last 500 (five 100-step windows after 100 past outputs)."""
-    EVALS.clear()
+    """Part (b): one step for all parameters (``config`` "ema"), the slow linear part ("ema_slowlin") or the
+    package's default ("default") fitted on the first 2 000 steps, scored causally on the last 500 (five 100-step
+    windows after 100 past outputs)."""
     y, u = system_data(name)
     t0 = time.perf_counter()
     with use_threads(1):
         m = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed)
-        m.fit(y[:T_TRAIN], u[:T_TRAIN], **({"lr_scale": SLOW} if config == "ema_slowlin" else {}))
+        m.fit(y[:T_TRAIN], u[:T_TRAIN], **({} if LR_SCALE[config] is None else {"lr_scale": LR_SCALE[config]}))
         errs = []
         for g in range(T_TRAIN, T_TOTAL - 100 + 1, 100):
             f = m.forecast(u[g:g + 100], y_past=y[g - 100:g], u_past=u[g - 100:g], seed=seed)
@@ -97,7 +68,8 @@ def system_cell(name, config, seed):
     scores = [r["rmse"] for r in m.validation_]
     return {"dataset": name, "config": config, "seed": seed, "part": "b", "held_out": float(np.mean(errs)),
             "selected": min(scores), "initial": scores[0], "steps": m.validation_[-1]["step"], "dim_x": m.spec.dim_x,
-            "windows": selected_windows(m.validation_), "seconds": time.perf_counter() - t0}
+            "windows": training.selected_windows(m.validation_, 0.0), "lr_scale": m.lr_scale_,
+            "seconds": time.perf_counter() - t0}
 
 
 def main(out):
@@ -107,8 +79,9 @@ def main(out):
     if os.path.exists(out):
         with open(out) as fh:
             done = {(r["dataset"], r["config"], r["seed"]) for r in map(json.loads, fh)}
-    parts = ((set_cell, ("steamgen", "winding", "cd_player_arm")), (system_cell, tuple(NEW)))
-    cells = [(f, d, c, s) for f, names in parts for d in names for s in (0, 1) for c in ("ema", "ema_slowlin")
+    parts = ((set_cell, ("steamgen", "winding", "cd_player_arm"), ("ema", "ema_slowlin")),
+             (system_cell, tuple(NEW), ("ema", "ema_slowlin", "default")))
+    cells = [(f, d, c, s) for f, names, configs in parts for d in names for s in (0, 1) for c in configs
              if (d, c, s) not in done]
     logging.info("%d cells to run", len(cells))
     with ProcessPoolExecutor(max_workers=2) as pool, open(out, "a") as fh:

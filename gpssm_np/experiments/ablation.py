@@ -18,7 +18,7 @@ from .. import datasets as ds_module
 from .._versions import versions
 from ..baselines.lgssm_order import dim_x_candidates
 from ..metrics import coverage, nlpd, rmse
-from ..models.training import ValidationScore
+from ..models.training import ValidationScore, selected_windows
 from ..ops.threads import use_threads
 from .runs import read_jsonl
 from .table1 import MIMO_DATASETS  # the multi-output plants of amendment 3 (issue #14)
@@ -125,6 +125,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
         config_args = dict(CONFIGS[config])
         fit_args = {k: v for k, v in budget.items() if k != "held_out"}
         fit_args["average"] = False  # the configurations before amendment 14 scored the iterates themselves
+        fit_args["lr_scale"] = {}  # and before amendment 21 trained once, with one step for every parameter
         fit_args.update({k: config_args.pop(k) for k in FIT_ARGUMENTS if k in config_args})
         if config_args.get("dim_x") == "from_dim_y":  # amendment 3's candidates, as a list
             config_args["dim_x"] = dim_x_candidates(y.shape[1])
@@ -135,6 +136,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     scores = [r["rmse"] for r in model.validation_]
     return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget, "dim_x": model.spec.dim_x,
             "initial": scores[0], "selected": min(scores), "last": scores[-1],
+            "windows": selected_windows(model.validation_, fit_args.get("min_delta", 0.0)),
             "steps": model.validation_[-1]["step"], "lr": model.lr_, "seconds": time.perf_counter() - start,
             **held_out_scores,
             "commit": versions().get("git_commit")}

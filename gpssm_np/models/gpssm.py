@@ -25,7 +25,8 @@ from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, check_budget, check_step_sizes,
-                       check_switch, selected_step, split_validation, train_steps)
+                       check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
+                       train_steps)
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -50,7 +51,8 @@ INITIAL_STATES = ("smoothed", "shared")
 #: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
 DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
                "restarts": 1, "seq_len": 20, "validation_windows": "all",
-               "refit": "warm_start", "calibrate": "widen", "average": 0.99}
+               "refit": "warm_start", "calibrate": "widen", "average": 0.99,
+               "lr_scale": ({}, {"F": 0.1, "G": 0.1, "b": 0.1})}
 
 
 class GPSSM(GradientTrainedModel):
@@ -142,6 +144,7 @@ class GPSSM(GradientTrainedModel):
         self.warm_start_ = init if init in WARM_START_KINDS else None
         self.init_values = dict(init_values)
         self.validation_, self.restart_scores_, self.refit_, self.lr_ = [], [], None, None
+        self.lr_scale_, self.lr_scale_tests_ = None, []
         self.spec = spec
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
@@ -235,10 +238,14 @@ class GPSSM(GradientTrainedModel):
           ``interval_scale_``, None without); "widen": only where they would have covered less. ``average``: a
           decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there; False:
           the iterates themselves). ``lr_scale``: factors on Adam's step for named parameters (a dict, e.g.
-          ``{"F": 0.1}``: F moves at a tenth of the step; ``optim.Adam``'s ``scales``).
-          Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_``, the best score of
-          every run (step size by step size, seeds within) in ``restart_scores_``, the refit's steps and seed in
-          ``refit_`` (None without a refit).
+          ``{"F": 0.1}``: F moves at a tenth of the step; ``optim.Adam``'s ``scales``), or a list of such
+          candidates, each trained as a whole run, the first kept unless a later one wins a paired test over the
+          validation windows (step 8 there; the default: the plain step, then F, G, b at a tenth, the second only
+          trained where the block holds two windows or more; ``{}`` trains once with the plain step).
+          Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_`` (with every window's
+          RMSE), the kept candidate in ``lr_scale_`` and the paired tests in ``lr_scale_tests_``, the best score
+          of every run (candidate by candidate, step size by step size, seeds within) in ``restart_scores_``, the
+          refit's steps and seed in ``refit_`` (None without a refit).
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
@@ -295,25 +302,35 @@ class GPSSM(GradientTrainedModel):
             max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
         score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
         frozen = self._check_fixed(fixed)
-        scales = self._check_lr_scale(lr_scale)
-        best, self.restart_scores_ = None, []
-        for lr, restart in itertools.product(rates, range(restarts)):  # step size by step size, seeds within
-            run_seed = seed + restart
-            x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
-            self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
-            report = Progress(max_steps, enabled=progress, unit="step")
-            note_compilation(report, kernels_on_disk())
-            with blas_single_threaded():
-                record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
-                                     Adam(lr, clip_norm=clip_norm, scales=scales), frozen, score, max_steps,
-                                     eval_every, patience, min_delta, batch_size, num_samples, max_rejections, report,
-                                     average)
-            report.close()
-            value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
-            self.restart_scores_.append(value)
-            if best is None or (value is not None and value < best[0]):
-                best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed, lr)
-        _, params, self.history_, self.training_log_, self.validation_, run_seed, self.lr_ = best
+        candidates = self._check_lr_scale(options["lr_scale"] if lr_scale is None else lr_scale, lr_scale is None)
+        if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
+            candidates = candidates[:1]
+        self.restart_scores_, self.lr_scale_tests_, kept = [], [], None
+        for scales in candidates:
+            best = None
+            for lr, restart in itertools.product(rates, range(restarts)):  # step size by step size, seeds within
+                run_seed = seed + restart
+                x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
+                self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
+                report = Progress(max_steps, enabled=progress, unit="step")
+                note_compilation(report, kernels_on_disk())
+                with blas_single_threaded():
+                    record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
+                                         Adam(lr, clip_norm=clip_norm, scales=scales), frozen, score, max_steps,
+                                         eval_every, patience, min_delta, batch_size, num_samples, max_rejections,
+                                         report, average)
+                report.close()
+                value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
+                self.restart_scores_.append(value)
+                if best is None or (value is not None and value < best[0]):
+                    best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed, lr, scales)
+            if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
+                pair = selected_windows(kept[4], min_delta), selected_windows(best[4], min_delta)
+                self.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
+            if kept is None or self.lr_scale_tests_[-1]["kept"]:
+                kept = best
+        _, params, self.history_, self.training_log_, self.validation_, run_seed, self.lr_, scales = kept
+        self.lr_scale_ = dict(scales)
         self.set_params(params)
         self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
                                 else None)
@@ -328,14 +345,22 @@ class GPSSM(GradientTrainedModel):
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
-    def _check_lr_scale(self, lr_scale):
-        """``fit``'s ``lr_scale`` as a dict of parameter name -> factor > 0 (None: {}); ValueError otherwise."""
-        if lr_scale is None:
-            return {}
-        if not isinstance(lr_scale, dict):
-            raise ValueError(f"lr_scale: expected a dict of parameter name -> factor, got {type(lr_scale).__name__}")
-        self._check_param_names(lr_scale, "lr_scale")
-        return {name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in lr_scale.items()}
+    def _check_lr_scale(self, lr_scale, default=False):
+        """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
+        candidate, a list or tuple of dicts several (step 8 of ``models/training.py``); ValueError otherwise.
+        ``default``: the value is :data:`DEFAULT_FIT`'s, whose candidates that name parameters the model lacks (the
+        linear part of a model without the linear mean) are dropped instead."""
+        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
+        if not isinstance(candidates, (list, tuple)) or not candidates or not all(isinstance(c, dict)
+                                                                                  for c in candidates):
+            raise ValueError(f"lr_scale: expected a dict of parameter name -> factor or a non-empty list of such "
+                             f"dicts, got {lr_scale!r}")
+        if default:
+            candidates = [c for c in candidates if set(c) <= set(self.params)]
+        for candidate in candidates:
+            self._check_param_names(candidate, "lr_scale")
+        return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
+                for candidate in candidates]
 
     def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
                progress, average):
