@@ -4,10 +4,14 @@
 
 Rule: per fit, the slow linear part is kept only if its per-window validation RMSEs beat the default's by more
 than two standard errors of the mean paired difference, over W // 2 effectively independent windows (W >= 2).
-The eight sets whose validation block holds one window keep the default by the rule (ratio 1)."""
+The eight sets whose validation block holds one window keep the default by the rule (ratio 1). Rows of the
+package's default fit (config "default", added when the rule was built into ``fit``) are checked against the
+rule's pick."""
 import json
 
 import numpy as np
+
+from gpssm_np.models.training import paired_t, switches
 
 ONE_WINDOW = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace", "sim_linear", "sim_tanks", "dryer2")
 
@@ -18,13 +22,24 @@ def read(path):
 
 
 def keep_slow(default, slow):
-    """(keep the slow run?, W, a label with the paired t statistic) of two runs' per-window validation RMSEs."""
-    d = np.array(default["windows"]) - np.array(slow["windows"])
-    W = len(d)
+    """(keep the slow run?, W, a label with the paired t statistic) of two runs' per-window validation RMSEs: the
+    package's rule (``models.training.paired_t``, step 8 there)."""
+    W = len(default["windows"])
     if W < 2:
         return False, W, "one window"
-    se = d.std(ddof=1) / np.sqrt(W // 2)
-    return bool(d.mean() > 2 * se), W, f"t={d.mean() / se:.2f}" if se > 0 else "the same run"
+    t = paired_t(default["windows"], slow["windows"])
+    return switches(default["windows"], slow["windows"]), W, f"t={t:.2f}" if t else "the same run"
+
+
+def check_package_default(runs):
+    """The package's default fit since amendment 21 (config "default", part (b)) keeps the run the rule keeps: its
+    held-out RMSE is that run's."""
+    for (name, config, seed), row in runs.items():
+        if config == "default":
+            switch = keep_slow(runs[(name, "ema", seed)], runs[(name, "ema_slowlin", seed)])[0]
+            pick = runs[(name, "ema_slowlin" if switch else "ema", seed)]
+            print(f"package default {name} seed {seed}: held out {row['held_out']:.6f}, the rule's pick "
+                  f"({pick['config']}) {pick['held_out']:.6f}, same: {abs(row['held_out'] - pick['held_out']) < 1e-9}")
 
 
 def main():
@@ -36,8 +51,9 @@ def main():
         if r["part"] == "a" and key in earlier:
             same = abs(r["held_out"] - earlier[key]["held_out"]) < 1e-9
             print("reproduce", key, round(r["held_out"], 6), round(earlier[key]["held_out"], 6), same)
+    check_package_default(runs)
     logs = [0.0] * len(ONE_WINDOW)
-    for name in dict.fromkeys(r["dataset"] for r in rows):
+    for name in dict.fromkeys(r["dataset"] for r in rows if r["config"] != "default"):
         pairs = [(runs.get((name, "ema", s)), runs.get((name, "ema_slowlin", s))) for s in (0, 1)]
         if any(a is None or b is None for a, b in pairs):
             print("incomplete", name)

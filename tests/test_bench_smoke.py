@@ -110,6 +110,7 @@ def test_bench_default_fit():
     report = run_json("bench_default_fit.py")
     (r,) = report["runs"]
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
+    assert r["training_runs"] == 1 and r["lr_scale_kept"] == {}  # a 40-step validation block: one window
     assert r["selected_validation_rmse"] <= r["warm_start_validation_rmse"]
 
 
