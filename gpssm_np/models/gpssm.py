@@ -314,6 +314,8 @@ class GPSSM(GradientTrainedModel):
                 self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
                 report = Progress(max_steps, enabled=progress, unit="step")
                 note_compilation(report, kernels_on_disk())
+                if kept is not None:
+                    report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
                 with blas_single_threaded():
                     record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
                                          Adam(lr, clip_norm=clip_norm, scales=scales), frozen, score, max_steps,
