@@ -191,7 +191,7 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
                      "coverage95": res["coverage95"], "per_window": res["per_window"],
                      "seconds": train_seconds + time.perf_counter() - t0, "train_seconds": train_seconds,
                      "final_loss": model.history_[-1] if model.history_ else None, "dim_x": model.spec.dim_x,
-                     **mixing_summary(model)})
+                     **mixing_summary(model), **training_choice(model)})
     return rows
 
 
@@ -206,6 +206,14 @@ def mixing_summary(model):
     mixing = np.asarray(p["A"]) * np.sqrt(np.asarray(p["variance"]))[None, :]
     return {"gp_singular_values": [float(v) for v in np.linalg.svd(mixing, compute_uv=False)],
             "process_std": [float(v) for v in np.sqrt(p["process_var"])]}
+
+
+def training_choice(model):
+    """What a GP model's default fit chose beside its parameters ({} for a model without): the kept ``lr_scale``
+    candidate and the paired t statistic of every later one (``models/training.py``, step 8)."""
+    if not hasattr(model, "lr_scale_tests_"):
+        return {}
+    return {"lr_scale": model.lr_scale_, "lr_scale_t": [test["t"] for test in model.lr_scale_tests_]}
 
 
 def _atomic_write(path, text):
