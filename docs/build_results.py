@@ -25,7 +25,8 @@ SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "table1_defau
                "table1_prior_objective": "table1", "qstudy_mimo": "table1", "mimo5": "table1",
                "mimo_auto": "table1", "table1_auto": "table1", "mimo_widen": "table1", "table1_widen": "table1",
                "mimo_ws": "table1", "mimo_linear": "table1", "table1_linear": "table1",
-               "qstudy_steamgen_linear": "table1", "mimo_ema": "table1", "table1_ema": "table1"}
+               "qstudy_steamgen_linear": "table1", "mimo_ema": "table1", "table1_ema": "table1",
+               "mimo_a21": "table1"}
 BLOCK = re.compile(r"(<!-- include (?P<path>\S+) -->\n).*?(<!-- end include -->)", re.S)
 
 

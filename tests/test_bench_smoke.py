@@ -106,9 +106,11 @@ def test_bench_fit():
     assert report["peak_rss_mb"] >= report["rss_before_fit_mb"] > 0
 
 
+@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA, "dryer2")), reason="dryer2 data not available")
 def test_bench_default_fit():
-    report = run_json("bench_default_fit.py")
-    (r,) = report["runs"]
+    report = run_json("bench_default_fit.py", "--datasets", "dryer2")
+    r, plant = report["runs"]
+    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["training_runs"] == 1
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
     assert r["training_runs"] == 1 and r["lr_scale_kept"] == {}  # a 40-step validation block: one window
     assert r["selected_validation_rmse"] <= r["warm_start_validation_rmse"]
