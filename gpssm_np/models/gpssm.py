@@ -324,16 +324,19 @@ class GPSSM(GradientTrainedModel):
                 report.close()
                 value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
                 self.restart_scores_.append(value)
-                if best is None or (value is not None and value < best[0]):
-                    best = (value, self.get_params(), self.history_, self.training_log_, record, run_seed, lr, scales)
+                if best is None or (value is not None and value < best["score"]):
+                    best = {"score": value, "params": self.get_params(), "history": self.history_,
+                            "log": self.training_log_, "record": record, "seed": run_seed, "lr": lr, "scales": scales}
             if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
-                pair = selected_windows(kept[4], min_delta), selected_windows(best[4], min_delta)
+                pair = selected_windows(kept["record"], min_delta), selected_windows(best["record"], min_delta)
                 self.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
             if kept is None or self.lr_scale_tests_[-1]["kept"]:
                 kept = best
-        _, params, self.history_, self.training_log_, self.validation_, run_seed, self.lr_, scales = kept
+        self.history_, self.training_log_ = kept["history"], kept["log"]
+        self.validation_, self.lr_ = kept["record"], kept["lr"]
+        run_seed, scales = kept["seed"], kept["scales"]
         self.lr_scale_ = dict(scales)
-        self.set_params(params)
+        self.set_params(kept["params"])
         self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
                                 else None)
         self.refit_ = None
