@@ -113,3 +113,21 @@ def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
     # dryer2's validation block holds one window: the fit trained the plain step only (step 8 of training.py)
     assert gp_row["lr_scale"] == {} and gp_row["lr_scale_t"] == []
     assert "lr_scale" not in next(r for r in runs if r["model"] == "arx")
+
+
+def test_gp_part_structure_by_hand():
+    # one direction: s = (3, 0) -> (9)^2 / 81 = 1; two equal directions: (2 * 4)^2 / (2 * 16) = 2
+    one = table1.gp_part_structure({"gp_singular_values": [3.0, 0.0], "process_std": [1.0, 2.0]})
+    assert one == {"gp_directions": pytest.approx(1.0), "gp_over_noise": pytest.approx(1.5)}
+    two = table1.gp_part_structure({"gp_singular_values": [2.0, 2.0], "process_std": [0.5, 0.25]})
+    assert two == {"gp_directions": pytest.approx(2.0), "gp_over_noise": pytest.approx(4.0)}
+    # s = (1, 1/2): (1 + 1/4)^2 / (1 + 1/16) = 25/17
+    assert table1.gp_part_structure({"gp_singular_values": [1.0, 0.5], "process_std": [1.0]})["gp_directions"] == \
+        pytest.approx(25 / 17)
+    assert table1.gp_part_structure({"model": "arx"}) == {}  # no GP part: no cell in the table
+    rows = [{"dataset": "winding", "model": m, "protocol": "causal", "seed": 0, "rmse": 0.5,
+             "gp_singular_values": [2.0, 2.0], "process_std": [0.5, 0.25]} for m in ("odgpssm", "arx")]
+    del rows[1]["gp_singular_values"]
+    text = table1.markdown({"runs": rows})
+    section = text.split("### The GP part")[1].split("###")[0]
+    assert "| odgpssm | 2.00 (4.00) |" in section and "arx" not in section  # a model without a GP part: no row

@@ -208,6 +208,19 @@ def mixing_summary(model):
             "process_std": [float(v) for v in np.sqrt(p["process_var"])]}
 
 
+def gp_part_structure(row):
+    """How many state directions the GP part of a run drives, from its :func:`mixing_summary` ({} without one):
+    ``gp_directions``, the participation ratio (sum s^2)^2 / sum s^4 of the singular values s of A diag(sqrt(s2))
+    (1: one shared latent function drives the states; Q: Q equal directions); ``gp_over_noise``, the largest s
+    over the largest process-noise standard deviation (below 1: the GP part is smaller than the noise beside it,
+    as at a kept warm start). Both read the prior amplitude of the GP part, not the size of the learned q(u)."""
+    s = np.asarray(row.get("gp_singular_values") or [], dtype=float)
+    if not s.size or not np.any(s > 0):
+        return {}
+    return {"gp_directions": float(np.sum(s**2) ** 2 / np.sum(s**4)),
+            "gp_over_noise": float(s.max() / np.max(row["process_std"]))}
+
+
 def training_choice(model):
     """What a GP model's default fit chose beside its parameters ({} for a model without): the kept ``lr_scale``
     candidate and the paired t statistic of every later one (``models/training.py``, step 8)."""
@@ -398,8 +411,8 @@ def _original_units_table(rows, protocol, datasets):
 
 
 def _per_model_table(rows, datasets, key, title, number_format):
-    """Markdown lines: ``key`` of the causal rows per model and data set, the mean over seeds in ``number_format``
-    or (None) the distinct values; nothing when no row has ``key``."""
+    """Markdown lines: ``key`` of the causal rows per model and data set, the mean over seeds in ``number_format``,
+    (None) the distinct values, or (a function) what it makes of the values; nothing when no row has ``key``."""
     cells = {}
     for row in rows:
         if row["protocol"] == "causal" and row.get(key) is not None:
@@ -407,6 +420,8 @@ def _per_model_table(rows, datasets, key, title, number_format):
     if not cells:
         return []
     def cell(values):
+        if callable(number_format):
+            return number_format(values)
         if number_format:
             return number_format.format(float(np.mean(values)))
         return ", ".join(str(v) for v in sorted(set(values)))
@@ -442,6 +457,11 @@ def markdown(document):
                               "`causal` (share of the test outputs inside; mean over seeds)", "{:.0%}")
     lines += _per_model_table(document["runs"], datasets, "dim_x", "State dimension d_x of each run, protocol "
                               "`causal` (the values over seeds)", None)
+    structure = [dict(row, gp_part=tuple(gp_part_structure(row).values()) or None) for row in document["runs"]]
+    lines += _per_model_table(structure, datasets, "gp_part", "The GP part: directions it drives (participation "
+                              "ratio of the singular values of A diag(sqrt(s2))) and, in brackets, its largest "
+                              "singular value over the largest process-noise std (causal, mean over seeds)",
+                              lambda pairs: "{:.2f} ({:.2f})".format(*np.mean(pairs, axis=0)))
     paired = paired_comparisons(document["runs"])
     if paired:
         lines += ["### ODGPSSM minus other models, paired by seed (standardised RMSE)", "",
