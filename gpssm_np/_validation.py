@@ -90,6 +90,7 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False):
     y = finite_array(columns(y, dim_y, "y"), "y", (2, 3),
                      "; missing outputs are not supported in training: remove or impute them (the particle filter, "
                      "model.filter, accepts NaN as missing)", allow_nan=allow_missing)
+    given = y.shape  # for the messages: the shape the caller passed, before the batch axis is added
     if y.ndim == 2:
         y = y[None]
     u = columns(u, dim_u, "u")
@@ -97,7 +98,7 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False):
         raise ValueError(f"y, u: y has shape {y.shape[1:]} and u {np.shape(u)[-2:]}, but the model has dim_y = "
                          f"{dim_y} and dim_u = {dim_u}: y and u look swapped; the outputs come first, as in fit(y, u)")
     if y.shape[2] != dim_y:
-        raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {y.shape}")
+        raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {given}")
     return y, inputs(u, y.shape[:2], dim_u, "y")
 
 

@@ -215,7 +215,8 @@ def test_swapped_y_and_u_are_caught_when_the_dimensions_differ(rng):
                   gp.DSSM(dim_u=2, hidden=4, rnn_hidden=4)):
         with pytest.raises(ValueError, match="y and u look swapped"):
             model.fit(u, y, epochs=1)
-    with pytest.raises(ValueError, match="y: expected dim_y = 1"):  # equal widths: only the shapes can be checked
+    # equal widths: only the shapes can be checked; the message names the shape passed, not the batched one
+    with pytest.raises(ValueError, match=r"y: expected dim_y = 1 columns \(last axis\), got shape \(60, 2\)$"):
         gp.ARX(dim_u=2).fit(u, u)
 
 
