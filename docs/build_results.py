@@ -26,7 +26,7 @@ SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "table1_defau
                "mimo_auto": "table1", "table1_auto": "table1", "mimo_widen": "table1", "table1_widen": "table1",
                "mimo_ws": "table1", "mimo_linear": "table1", "table1_linear": "table1",
                "qstudy_steamgen_linear": "table1", "mimo_ema": "table1", "table1_ema": "table1",
-               "mimo_a21": "table1"}
+               "mimo_a21": "table1", "qstudy_steamgen_a21": "table1", "qstudy_winding_a21": "table1"}
 BLOCK = re.compile(r"(<!-- include (?P<path>\S+) -->\n).*?(<!-- end include -->)", re.S)
 
 
