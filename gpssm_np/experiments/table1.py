@@ -457,11 +457,15 @@ def markdown(document):
                               "`causal` (share of the test outputs inside; mean over seeds)", "{:.0%}")
     lines += _per_model_table(document["runs"], datasets, "dim_x", "State dimension d_x of each run, protocol "
                               "`causal` (the values over seeds)", None)
-    structure = [dict(row, gp_part=tuple(gp_part_structure(row).values()) or None) for row in document["runs"]]
+    def gp_part_cell(parts):
+        return (f"{np.mean([p['gp_directions'] for p in parts]):.2f} "
+                f"({np.mean([p['gp_over_noise'] for p in parts]):.2f})")
+
+    structure = [dict(row, gp_part=gp_part_structure(row) or None) for row in document["runs"]]
     lines += _per_model_table(structure, datasets, "gp_part", "The GP part: directions it drives (participation "
                               "ratio of the singular values of A diag(sqrt(s2))) and, in brackets, its largest "
                               "singular value over the largest process-noise std (causal, mean over seeds)",
-                              lambda pairs: "{:.2f} ({:.2f})".format(*np.mean(pairs, axis=0)))
+                              gp_part_cell)
     paired = paired_comparisons(document["runs"])
     if paired:
         lines += ["### ODGPSSM minus other models, paired by seed (standardised RMSE)", "",
