@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from ._versions import versions
+from .protocols import PROTOCOLS
 from .experiments.table1 import MODELS  # the models `fit` trains and saves: every model of the package
 
 
@@ -265,8 +266,8 @@ def make_parser():
     p = sub.add_parser("evaluate", help="score a saved model under one or more protocols")
     p.add_argument("model_file")
     data_args(p)
-    p.add_argument("--protocol", nargs="+", default=["paper", "causal", "freerun"],
-                   choices=["paper", "causal", "freerun", "envi"])
+    p.add_argument("--protocol", nargs="+", default=["causal", "simulate", "freerun"],
+                   choices=list(PROTOCOLS))
     p.add_argument("--out", default=None, help="JSON file for the results")
     p.set_defaults(func=cmd_evaluate)
 

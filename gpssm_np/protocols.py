@@ -1,7 +1,7 @@
 r"""Forecast evaluation protocols on a data set (``datasets.Dataset``, or test arrays with an optional history before
-them): ``paper``, ``causal``, ``freerun``, ``envi``.
+them): ``paper``, ``causal``, ``freerun``, ``envi``, ``simulate``.
 
-All four forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
+All five forecast with the true inputs u and assimilate no output inside the scored span; they differ in how the
 initial state of that span is chosen:
 
 * ``"paper"``: the authors' protocol exactly (docs/design.md, authors' code s8): 100-step windows of the test half
@@ -22,6 +22,12 @@ initial state of that span is chosen:
   EnVI's code does). Unlike EnVI's code, no test point is scored twice (its loader repeats the last 38 Actuator
   and 2 Gas Furnace points). A model without a transition mean (ARX, LGSSM) is scored by the mean of its free run
   from the same origin. It has no predictive spread, so its NLPD and coverage are None.
+
+* ``"simulate"``: system identification's simulation protocol (docs/design.md s5; e.g. Schoukens and Noel's
+  benchmark reports): only the first ``n_init`` outputs of the test record are read (default 5; no training data
+  before them), the state at their end is filtered from them, and the rest of the record is simulated from its
+  inputs alone. RMSE over the simulated steps, standardised and in original units. It asks for a model that stays
+  right over hundreds of steps, not only over a 100-step window.
 
 A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note
 says so; the result's "window" records the length used). When nothing precedes a window (test arrays given
@@ -48,7 +54,9 @@ from . import _validation as check
 from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
-PROTOCOLS = ("paper", "causal", "freerun", "envi")
+PROTOCOLS = ("causal", "simulate", "freerun", "envi", "paper")
+#: Outputs of the test record the simulate protocol reads before it simulates the rest.
+N_INIT = 5
 
 logger = logging.getLogger(__name__)
 
@@ -208,6 +216,27 @@ def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
     return result
 
 
+def simulate_forecast(model, dataset, num_samples=50, seed=0, n_init=N_INIT, num_particles=1000):
+    """The forecast the simulate protocol scores (module docstring): steps ``n_init`` .. T - 1 of the test part,
+    from the state filtered over its first ``n_init`` outputs only."""
+    dataset = evaluation_data(model, dataset)
+    n_init = check.positive_int(n_init, "n_init")
+    if n_init >= len(dataset.y_test):
+        raise ValueError(f"n_init: expected fewer than the {len(dataset.y_test)} steps of the test part, got {n_init}")
+    return model.forecast(dataset.u_test[n_init:], y_past=dataset.y_test[:n_init], u_past=dataset.u_test[:n_init],
+                          num_samples=num_samples, seed=seed, num_particles=num_particles)
+
+
+def evaluate_simulate(model, dataset, num_samples=50, seed=0, n_init=N_INIT, num_particles=1000):
+    """System identification's simulation protocol (module docstring): one run over the test part after its first
+    ``n_init`` outputs, the scores over the simulated steps."""
+    dataset = evaluation_data(model, dataset)
+    fc = simulate_forecast(model, dataset, num_samples, seed, n_init, num_particles)
+    result = _summarise("simulate", [n_init], [_scores(fc, dataset.y_test[n_init:], dataset.y_scale)], dataset.y_std,
+                        len(dataset.y_test) - n_init)
+    return dict(result, n_init=n_init)
+
+
 def _arrays(model, pair, argname):
     """The pair (y (T, d_y), u (T, d_u) or None) checked against the model's dimensions: two float64 arrays."""
     if not isinstance(pair, tuple) or len(pair) != 2:
@@ -277,7 +306,7 @@ def check_data_name(model, dataset):
 
 
 def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):
-    """Evaluate ``model`` on ``dataset`` under ``protocol`` ("paper", "causal", "freerun" or "envi").
+    """Evaluate ``model`` on ``dataset`` under ``protocol`` ("causal", "simulate", "freerun", "envi" or "paper").
 
     ``dataset`` is a ``datasets.Dataset`` (e.g. from ``load``, ``from_arrays`` or ``from_csv``), an
     :data:`EvaluationData` (used as it is), or a tuple ``(y_test, u_test)`` of arrays (T, d_y), (T, d_u) (u None
@@ -291,10 +320,10 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     of each output, mean over windows, in original units: a list of d_y values) and "rmse_original_units" (their
     mean), "windows" (start indices in the test half), "window" (their length: the option ``window``, or the test
     length when shorter) and "protocol". ``options`` go to the protocol's function (window, max_windows, burn_in,
-    num_particles).
+    num_particles; n_init for "simulate").
     """
-    functions = {"paper": evaluate_paper, "causal": evaluate_causal, "freerun": evaluate_freerun,
-                 "envi": evaluate_envi}
+    functions = {"causal": evaluate_causal, "simulate": evaluate_simulate, "freerun": evaluate_freerun,
+                 "envi": evaluate_envi, "paper": evaluate_paper}
     if protocol not in functions:
         raise ValueError(f"protocol: expected one of {PROTOCOLS}, got {protocol!r}")
     data = evaluation_data(model, dataset, history)

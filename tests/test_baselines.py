@@ -158,8 +158,11 @@ def test_arx_surface_and_errors():
                           ({"dim_u": 0, "nb": 2}, "nb"), ({"max_order": 0}, "max_order")]:
         with pytest.raises(ValueError, match=match):
             ARX(**kwargs)
-    with pytest.raises(ValueError, match="no candidate"):
+    with pytest.raises(ValueError, match="3 steps are too few to choose the orders"):
         ARX(max_order=2).fit(y[:3], u[:3])
+    explosive = 1.05 ** np.arange(100.0)[:, None]
+    with pytest.raises(ValueError, match="no candidate"):  # every order's fit is unstable
+        ARX(max_order=2).fit(explosive, np.zeros((100, 1)))
     with pytest.raises(ValueError, match="cannot fit"):
         ARX(na=5, nb=5).fit(y[:8], u[:8])
 

@@ -1,36 +1,18 @@
-"""dim_x="auto": the LGSSM's state dimension by blocked cross-validation (baselines/lgssm_order.py), and the GP
-models that take it from their warm start."""
+"""dim_x="auto": the LGSSM's state dimension by rolling-origin cross-validation (baselines/lgssm_order.py), and the
+GP models that take it from their warm start."""
 import numpy as np
 import pytest
 
 from gpssm_np import ODGPSSM, PRSSM, datasets, io
 from gpssm_np.baselines import LGSSM
-from gpssm_np.baselines.lgssm_order import MIN_PAST, dim_x_candidates, fold_tasks
+from gpssm_np.baselines.lgssm_order import dim_x_candidates
 from gpssm_np.models.warm_start import gp_dim_x_candidates
 
 
 def test_candidates():
-    assert dim_x_candidates(1) == [1, 2, 3, 4, 5]
-    assert dim_x_candidates(2) == [2, 3, 4, 5, 6]
+    assert dim_x_candidates(1) == list(range(1, 11))  # as many states as the ARX's 10 lags of one output
+    assert dim_x_candidates(2) == list(range(2, 11))
     assert dim_x_candidates(4) == list(range(4, 13))
-
-
-def test_folds_score_only_held_out_steps_and_fit_only_the_rest():
-    T = 600
-    y = np.arange(T, dtype=float)[:, None]  # each value names its step
-    u = y.copy()
-    tasks = fold_tasks([(y, u)], 3)
-    assert len(tasks) == 3
-    for k, (pieces, scored) in enumerate(tasks):
-        lo, hi = 200 * k, 200 * (k + 1)
-        fitted = np.concatenate([p[0][:, 0] for p in pieces])
-        assert not np.any((fitted >= lo) & (fitted < hi))  # the block is never fitted
-        assert len(fitted) == T - 200
-        for y_past, u_past, u_window, y_window in scored:
-            assert np.all((y_window >= lo) & (y_window < hi))  # scored windows lie in the block
-            assert np.array_equal(u_window, y_window)
-            assert len(y_past) >= MIN_PAST and y_past[-1, 0] == y_window[0, 0] - 1  # the past ends before it
-        assert len(scored) >= 2
 
 
 @pytest.mark.parametrize("true_dim", [2, 3])
@@ -62,12 +44,13 @@ def test_auto_lgssm_model_file(tmp_path):
 def test_too_short_data_falls_back_to_four_states():
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 120, seed=0)
-    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:40], u[:40])  # blocks too short to hold out a window
+    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:30], u[:30])  # too short to hold out a window
     assert model.spec.dim_x == 4 and all(np.isinf(v) for v in model.dim_x_scores_.values())
-    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:40], u[:40], max_steps=2, eval_every=1)  # the default dim_x
+    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:30], u[:30], max_steps=2, eval_every=1)  # the default dim_x
     assert gp_model.spec.dim_x == 4 and gp_model.get_config()["dim_x"] == 4
-    assert np.all(np.isfinite(gp_model.predict(u[40:], y_past=y[:40], u_past=u[:40])))
-    scored = ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)  # 120 steps: three blocks of 40 can be scored
+    assert gp_model.selection_["floor"]["kind"] == "lgssm" and not gp_model.selection_["gp_part"]
+    assert np.all(np.isfinite(gp_model.predict(u[30:], y_past=y[:30], u_past=u[:30])))
+    scored = ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)  # 120 steps: windows after the origins can be scored
     assert all(np.isfinite(v) for v in scored.dim_x_scores_.values())
 
 

@@ -13,11 +13,12 @@ Order selection uses **only the training data given to fit**. Candidates: 1 <= n
 max_order (nb = 0 when d_u = 0; a given na or nb is kept fixed); a candidate whose fit on the whole training data
 is unstable (AR companion matrix with spectral radius >= 1) is rejected, as its free runs diverge.
 
-* ``selection="simulation"`` (default): blocked cross-validation of the task the protocols score. Each training
-  sequence is cut into ``folds`` contiguous blocks; for each block, the model is fitted on every other step (also
-  leaving out the max_order steps after the block, whose regressors read it) and scored by the RMSE of noise-free
-  simulations -- free runs from the true past, fed back their own outputs -- over windows of min(100, block) steps
-  at stride 25 inside the block. The score is the mean RMSE over all windows.
+* ``selection="simulation"`` (default): rolling-origin cross-validation of the task the protocols score
+  (``datasets/folds.py``, ``folds`` origins): each fold's model is fitted on the training data before its origin
+  and scored by the RMSE of noise-free simulations -- free runs from the true past, fed back their own outputs --
+  over the fold's forecast windows after the origin. The score is the mean RMSE over all windows of all folds
+  (``fold_errors_`` keeps the chosen orders' per-window errors); ties go to the fewer lags. The LGSSM's
+  ``dim_x="auto"`` and the GP models' linear floor are chosen on the same folds with the same score.
 * ``selection="bic"``: every candidate is fitted on the common rows t >= max_order of the training data and the
   smallest BIC = n sum_d log sigma_d^2 + p d_y log n wins.
 
@@ -39,13 +40,9 @@ Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squar
 import numpy as np
 
 from .. import _validation as check
+from ..datasets.folds import MIN_LENGTH, mean_error, rolling_origin
 from ..estimator import check_training_options
 from ._base import COV_FLOOR, LinearBaseline
-
-#: Length and stride of the simulation windows of the ARX order selection.
-SELECTION_WINDOW = 100
-SELECTION_STRIDE = 25
-
 
 def _order(value, name):
     """None or a non-negative integer."""
@@ -121,7 +118,7 @@ class ARX(LinearBaseline):
     selection : {"simulation", "bic"}
         Order selection criterion (module docstring).
     folds : int
-        Cross-validation blocks per training sequence (``selection="simulation"``), >= 2.
+        Origins of the rolling-origin cross-validation (``selection="simulation"``; ``datasets/folds.py``), >= 2.
     dim_y, dim_u : int
         Output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model of the
         package (:class:`gpssm_np.ODGPSSM` says why).
@@ -143,11 +140,14 @@ class ARX(LinearBaseline):
     selection_scores_ : dict
         (na, nb) -> cross-validated RMSE or BIC of every candidate, inf for a rejected one (empty when both orders
         were given).
+    fold_errors_ : list of float or None
+        The chosen orders' RMSE in every window of the rolling-origin folds (``selection="simulation"`` with orders
+        to choose; None otherwise).
     """
 
     has_latent_state = False
 
-    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=4, dim_y=1, dim_u=1, seed=0,
+    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=5, dim_y=1, dim_u=1, seed=0,
                  standardize=True, **unknown):
         check.keywords(unknown, ARX.__init__)
         super().__init__(dim_y, dim_y, dim_u, seed, standardize)
@@ -159,7 +159,7 @@ class ARX(LinearBaseline):
         self.selection = selection
         self.folds = check.positive_int(folds, "folds")
         if self.folds < 2:
-            raise ValueError(f"folds: expected at least 2 cross-validation blocks, got {folds!r}")
+            raise ValueError(f"folds: expected at least 2 rolling origins, got {folds!r}")
         if dim_u == 0 and self.nb not in (None, 0):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
 
@@ -237,41 +237,47 @@ class ARX(LinearBaseline):
                              f"orders na = {na}, nb = {nb}")
         return _lstsq(rows, np.concatenate(targets))
 
-    def _cross_validation(self, data, na, nb):
-        """Mean RMSE of noise-free free runs over the windows of every held-out block (module docstring)."""
+    @staticmethod
+    def _cross_validation(folds, na, nb):
+        """The RMSE of the noise-free free run in every window of the rolling-origin ``folds`` (module docstring;
+        ``datasets.folds.fold_errors``'s order), each fold's orders fitted on its training part only."""
         errors = []
-        for k, (y, u) in enumerate(data):
-            for block in np.array_split(np.arange(len(y)), self.folds):
-                lo, hi = block[0], block[-1] + 1
-                start = max(lo, self.max_order)
-                if hi - start < 1:
+        for fold in folds:
+            try:
+                theta, _ = ARX._fit_orders(list(zip(fold.ys, fold.us)), na, nb)
+            except ValueError:  # too few steps for these orders
+                errors += [np.inf] * len(fold.windows)
+                continue
+            for window in fold.windows:  # the windows of a fold differ in their past's length: one at a time
+                if len(window.y_past) < max(na, nb - 1):
+                    errors.append(np.inf)
                     continue
-                theta, _ = self._fit_orders(data, na, nb, skip=(k, lo, hi + self.max_order))
-                length = min(SELECTION_WINDOW, hi - start)
-                starts = np.arange(start, hi - length + 1, SELECTION_STRIDE)
-                lags = np.stack([y[s - na:s][::-1] for s in starts])
-                inputs = np.stack([u[s - max(nb - 1, 0):s + length] for s in starts])
+                lags = window.y_past[len(window.y_past) - na:][::-1][None]
+                inputs = np.concatenate([window.u_past[len(window.u_past) - max(nb - 1, 0):], window.u])[None]
                 with np.errstate(over="ignore", invalid="ignore"):
                     means, _ = arx_simulate(theta, na, nb, lags, inputs)
-                    target = np.stack([y[s:s + length] for s in starts])
-                    errors.extend(np.sqrt(np.mean((means - target) ** 2, axis=(1, 2))))
-        return float(np.mean(errors)) if errors else np.inf
+                    error = float(np.sqrt(np.mean((means[0] - window.y) ** 2)))
+                errors.append(error if np.isfinite(error) else np.inf)
+        return errors
 
     def _bic(self, data, na, nb):
         theta, noise_var = self._fit_orders(data, na, nb, first=self.max_order)
         n = sum(len(y) - self.max_order for y, _ in data)
         return float(n * np.sum(np.log(noise_var)) + theta.size * np.log(n))
 
-    def _score(self, data, na, nb):
-        """The selection criterion of (na, nb); inf when the orders cannot be fitted or give an unstable model."""
+    def _score(self, data, folds, na, nb):
+        """(criterion, per-window errors) of (na, nb): the mean fold error (``selection="simulation"``) or the BIC,
+        inf when the orders cannot be fitted or give an unstable model; the errors are None for the BIC."""
         try:
             theta, _ = self._fit_orders(data, na, nb)
             if not arx_is_stable(theta, na):
-                return np.inf
-            score = self._cross_validation(data, na, nb) if self.selection == "simulation" else self._bic(data, na, nb)
+                return np.inf, None
+            if self.selection == "bic":
+                return self._bic(data, na, nb), None
         except ValueError:  # too few steps for these orders
-            return np.inf
-        return score if np.isfinite(score) else np.inf
+            return np.inf, None
+        errors = self._cross_validation(folds, na, nb)
+        return mean_error(errors), errors
 
     def fit(self, y, u=None, data_name=None, **gp_training_options):
         """Choose the orders (unless both given) and fit by least squares on ``y`` (T, d_y) with ``u`` (T, d_u), or
@@ -282,11 +288,18 @@ class ARX(LinearBaseline):
         self._record_data_name(data_name)
         data = self._training_data(y, u)
         candidates = self._candidates()
-        self.selection_scores_ = {}
+        self.selection_scores_, self.fold_errors_ = {}, None
         best = candidates[0]
         if len(candidates) > 1:
-            self.selection_scores_ = {orders: self._score(data, *orders) for orders in candidates}
-            best = min(self.selection_scores_, key=self.selection_scores_.get)
+            folds = rolling_origin([y_i for y_i, _ in data], [u_i for _, u_i in data], self.folds)
+            if self.selection == "simulation" and not folds:
+                raise ValueError(f"y: {max(len(y_i) for y_i, _ in data)} steps are too few to choose the orders by "
+                                 f"forecasting held-out steps (at least {MIN_LENGTH}); give na and nb, or "
+                                 "selection='bic'")
+            scored = {orders: self._score(data, folds, *orders) for orders in candidates}
+            self.selection_scores_ = {orders: score for orders, (score, _) in scored.items()}
+            best = min(self.selection_scores_, key=self.selection_scores_.get)  # ties: the first, fewest lags
+            self.fold_errors_ = scored[best][1]
             if not np.isfinite(self.selection_scores_[best]):
                 raise ValueError("y: no candidate ARX orders give a stable model that can be fitted and "
                                  "cross-validated on the training data; lower max_order or give longer sequences")

@@ -87,7 +87,7 @@ class LGSSM(LinearBaseline):
     dim_x, dim_y, dim_u : int
         State, output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model
         of the package (:class:`gpssm_np.ODGPSSM` says why). ``dim_x="auto"``: ``fit`` chooses d_x from d_y ..
-        max(d_y + 4, 3 d_y) by blocked cross-validation of causal forecasts on its training data
+        max(10, 3 d_y) by rolling-origin cross-validation of causal forecasts on its training data
         (``lgssm_order.py``; :meth:`select_dim_x`), then fits that model.
     method : {"em", "subspace"}
         EM from an initial estimate, or the subspace estimate alone.
@@ -112,6 +112,8 @@ class LGSSM(LinearBaseline):
         F (d_x, d_x), G (d_x, d_u), H (d_y, d_x), Q (d_x, d_x), R (d_y, d_y), m0 (d_x,), P0 (d_x, d_x).
     history_ : list of float
         EM: -log p(y) of the training data at each iteration (before its M-step); empty for "subspace".
+    fold_errors_ : list of float or None
+        With ``dim_x="auto"``: the chosen d_x's forecast RMSE in every window of the rolling-origin folds.
     dim_x_scores_ : dict
         With ``dim_x="auto"``: candidate d_x -> cross-validated forecast RMSE (model units); empty otherwise.
     """
@@ -119,9 +121,17 @@ class LGSSM(LinearBaseline):
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
                  max_spectral_radius=0.999, seed=0, standardize=True, **unknown):
         check.keywords(unknown, LGSSM.__init__)
-        self.dim_x_auto = dim_x == "auto"
+        # "auto" or a list: the candidates fit chooses among (None: lgssm_order.dim_x_candidates)
+        self.dim_x_auto = isinstance(dim_x, (list, tuple)) or dim_x == "auto"
+        self.dim_x_candidates = None
+        if isinstance(dim_x, (list, tuple)):
+            if not dim_x or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1
+                                    for d in dim_x):
+                raise ValueError(f"dim_x: expected a positive integer, 'auto' or a non-empty list of positive "
+                                 f"integers, got {dim_x!r}")
+            self.dim_x_candidates = sorted({int(d) for d in dim_x})
         super().__init__(dim_y if self.dim_x_auto else dim_x, dim_y, dim_u, seed, standardize)
-        self.dim_x_scores_ = {}
+        self.dim_x_scores_, self.fold_errors_ = {}, None
         if method not in ("em", "subspace"):
             raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
         if init not in ("subspace", "random"):
@@ -148,7 +158,7 @@ class LGSSM(LinearBaseline):
         """Constructor arguments as plain JSON types: ``LGSSM(**model.get_config())`` rebuilds the unfitted model
         (after a fit with ``dim_x="auto"``: the model of the chosen dim_x, as a model file needs)."""
         s = self.spec
-        return {"dim_x": "auto" if self.dim_x_auto and not self.fitted else s.dim_x, "dim_y": s.dim_y,
+        return {"dim_x": (self.dim_x_candidates or "auto") if self.dim_x_auto and not self.fitted else s.dim_x, "dim_y": s.dim_y,
                 "dim_u": s.dim_u, "method": self.method, "init": self.init, "num_iters": self.num_iters,
                 "block_rows": self.block_rows,
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}
@@ -283,7 +293,7 @@ class LGSSM(LinearBaseline):
         self._record_data_name(data_name)
         data = self._training_data(y, u)
         if self.dim_x_auto:
-            chosen, self.dim_x_scores_ = self._select_dim_x(data)
+            chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, self.dim_x_candidates)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"
@@ -299,14 +309,17 @@ class LGSSM(LinearBaseline):
 
     def select_dim_x(self, y, u=None, candidates=None):
         """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
-        ``u`` (T, d_u) or lists of them, by blocked cross-validation of causal forecasts (``lgssm_order.py``), among
-        ``candidates`` (default: ``lgssm_order.dim_x_candidates(dim_y)``); nothing is fitted to the model itself (and
-        the data are z-scored first when ``standardize``)."""
+        ``u`` (T, d_u) or lists of them, by rolling-origin cross-validation of causal forecasts (``lgssm_order.py``),
+        among ``candidates`` (default: ``lgssm_order.dim_x_candidates(dim_y)``); nothing is fitted to the model
+        itself (and the data are z-scored first when ``standardize``)."""
         data = self._sequences(y, u)
-        return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data, candidates)
+        return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data,
+                                  candidates)[:2]
 
     def _select_dim_x(self, data, candidates=None):
         candidates = dim_x_candidates(self.spec.dim_y) if candidates is None else candidates
+        if len(candidates) == 1:  # nothing to choose
+            return candidates[0], {candidates[0]: np.nan}, None
         fallback = min(max(4, self.spec.dim_y), max(candidates))
         return select_dim_x(data, self._fit_for_selection, candidates,
                             fallback if fallback in candidates else min(candidates))

@@ -1,100 +1,60 @@
-r"""The state dimension of a linear Gaussian state-space model, chosen by blocked cross-validation of forecasts.
+r"""The state dimension of a linear Gaussian state-space model, chosen by rolling-origin cross-validation.
 
-``dim_x="auto"`` of :class:`gpssm_np.baselines.LGSSM` and of the GP models' warm start (``models/warm_start.py``)
-comes from here, on the training data only, as the ARX's orders do (``arx.py``):
+``dim_x="auto"`` of :class:`gpssm_np.baselines.LGSSM` comes from here, on the training data only, on the same
+rolling-origin folds and with the same score as the ARX's orders (``arx.py``), so that the two compare directly and
+the GP models' linear floor (``models/floor.py``) is the better of the two:
 
-* **Candidates**: d_x = d_y, d_y + 1, ..., max(d_y + 4, 3 d_y) (:func:`dim_x_candidates`). C = [I, 0] needs
-  d_x >= d_y; the upper end lets a multi-output plant have up to three states per output (a second-order model of
-  each output and its coupling), a single-output one up to five.
-* **Folds**: each training sequence is cut into ``folds`` contiguous blocks. For each block the candidate is
-  fitted (the caller's LGSSM: subspace identification, then :data:`SELECTION_ITERS` EM iterations) on the rest
-  of the data (the pieces before and after the block, as separate sequences; pieces shorter than
-  :data:`MIN_PIECE` steps are dropped) and scored on the block.
-* **Score**: as the GP models' validation score (``models/training.py``): causal forecasts of windows of
-  H = min(100, block length) steps inside the block, starts at stride H / 2, each after a Kalman filter over the
-  (at most) 100 outputs before it, which may reach back before the block; windows with fewer than
-  :data:`MIN_PAST` past steps are skipped. The score of a candidate is the RMSE of the forecast mean averaged over
-  all windows of all folds; the lowest wins, ties to the smaller d_x (the order of the candidates). A candidate
-  that cannot be fitted on some fold scores inf.
+* **Candidates**: d_x = d_y, d_y + 1, ..., max(:data:`MAX_SINGLE`, 3 d_y) (:func:`dim_x_candidates`). C = [I, 0]
+  needs d_x >= d_y; the upper end matches what the ARX can hold (its default ``max_order`` of 10 lags of one
+  output is a state of dimension 10) and lets a multi-output plant have up to three states per output.
+* **Folds** (``datasets/folds.py``): each candidate is fitted (the caller's LGSSM: subspace identification, then
+  :data:`SELECTION_ITERS` EM iterations) on the training data before each origin, and scored on the windows after
+  it: a Kalman filter over the (at most) 100 outputs before each window, then the exact predictive mean over it.
+* **Score**: the RMSE of the forecast mean averaged over all windows of all folds; the lowest wins, ties to the
+  smaller d_x. A candidate that cannot be fitted on some fold scores inf there.
 
 Assumptions: the data are in the units the model will be fitted in (standardised by the caller). When nothing can
-be scored (sequences too short to hold out a forecast window: under about 150 steps; or no candidate that fits
-every fold), the caller's fallback is used: max(4, d_y) for the GP models and the LGSSM, the fixed d_x they had
-before ``"auto"`` existed, clipped to the candidates. The EM budget of the selection (:data:`SELECTION_ITERS`) is
-below the final fit's (50): the ranking, not the last digits, is what matters here, and it keeps the selection on
-the steam generator (4 800 steps, 9 candidates) to a few minutes.
+be scored (sequences shorter than ``datasets.folds.MIN_LENGTH``, or no candidate that fits every fold) the caller's
+fallback is used. The EM budget of the selection (:data:`SELECTION_ITERS`) is below the final fit's (50): the
+ranking, not the last digits, is what matters here.
 """
 import numpy as np
 
-from .. import _validation as check
+from ..datasets.folds import fold_errors, mean_error, rolling_origin
 
 #: EM iterations of the fits that score a candidate (the final fit uses the model's own).
 SELECTION_ITERS = 20
-#: Shortest piece of a sequence kept for fitting a fold (steps).
-MIN_PIECE = 30
-#: Fewest past outputs a scored window needs (steps).
-MIN_PAST = 10
-#: Forecast horizon and burn-in of the scored windows (steps), as the GP models' validation score.
-HORIZON, BURN_IN = 100, 100
+#: Largest candidate d_x for few outputs (module docstring).
+MAX_SINGLE = 10
 
 
 def dim_x_candidates(dim_y):
-    """The state dimensions tried for ``dim_y`` outputs: d_y .. max(d_y + 4, 3 d_y)."""
-    return list(range(dim_y, max(dim_y + 4, 3 * dim_y) + 1))
+    """The state dimensions tried for ``dim_y`` outputs: d_y .. max(MAX_SINGLE, 3 d_y)."""
+    return list(range(dim_y, max(MAX_SINGLE, 3 * dim_y) + 1))
 
 
-def fold_tasks(data, folds):
-    """For each fold: (training pieces [(y, u), ...], scored windows [(y_past, u_past, u_window, y_window), ...])."""
-    tasks = []
-    for k in range(folds):
-        pieces, scored = [], []
-        for y, u in data:
-            edges = np.linspace(0, len(y), folds + 1).round().astype(int)
-            lo, hi = edges[k], edges[k + 1]
-            pieces += [(y[a:b], u[a:b]) for a, b in ((0, lo), (hi, len(y))) if b - a >= MIN_PIECE]
-            horizon = min(HORIZON, hi - lo)
-            for g in range(lo, hi - horizon + 1, max(1, horizon // 2)):
-                past = slice(max(0, g - BURN_IN), g)
-                if g - past.start >= MIN_PAST:
-                    scored.append((y[past], u[past], u[g:g + horizon], y[g:g + horizon]))
-        if pieces and scored:
-            tasks.append((pieces, scored))
-    return tasks
+def kalman_forecast_mean(model, window):
+    """The exact predictive mean (H, d_y) of an LGSSM (model units) over ``window`` after filtering its past."""
+    state = model.filter(window.y_past, window.u_past)
+    return model.predict_moments(window.u, state.means[-1], state.covs[-1])[2]
 
 
-def cross_validation_scores(data, fit, candidates, folds=3):
-    """{d_x: mean forecast RMSE over the held-out windows} for every d_x of ``candidates`` (module docstring).
-
-    ``data``: a list of (y (T_i, d_y), u (T_i, d_u)) in model units; ``fit(d_x, ys, us)``: an LGSSM of state
-    dimension d_x fitted to the lists ``ys``, ``us`` with ``standardize=False`` (its ``filter`` and
-    ``predict_moments`` then work in the units of ``data``)."""
-    folds = check.positive_int(folds, "folds")
-    if folds < 2:
-        raise ValueError(f"folds: expected at least 2 blocks, got {folds}")
-    tasks = fold_tasks(data, folds)
-    if not tasks:  # too short for a held-out forecast window: nothing can be scored
-        return {d_x: np.inf for d_x in candidates}
-    scores = {}
-    for d_x in candidates:
-        errors = []
-        for pieces, scored in tasks:
-            try:
-                model = fit(d_x, [p[0] for p in pieces], [p[1] for p in pieces])
-            except (ValueError, np.linalg.LinAlgError):  # too few steps for this order's subspace step
-                errors = [np.inf]
-                break
-            for y_past, u_past, u_window, y_window in scored:
-                state = model.filter(y_past, u_past)
-                mean = model.predict_moments(u_window, state.means[-1], state.covs[-1])[2]
-                errors.append(float(np.sqrt(np.mean((mean - y_window) ** 2))))
-        score = float(np.mean(errors))
-        scores[d_x] = score if np.isfinite(score) else np.inf
-    return scores
+def cross_validation_errors(data, fit, candidates, origins=None):
+    """{d_x: per-window RMSEs} over the rolling-origin folds of ``data`` (a list of (y, u) in model units) for every
+    d_x of ``candidates``; ``fit(d_x, ys, us)`` returns an LGSSM with ``standardize=False`` fitted to the lists. Empty
+    lists when nothing can be scored."""
+    folds = rolling_origin([y for y, _ in data], [u for _, u in data], *(() if origins is None else (origins,)))
+    return {d_x: fold_errors(folds, lambda ys, us, d=d_x: fit(d, ys, us), kalman_forecast_mean)
+            for d_x in candidates}
 
 
-def select_dim_x(data, fit, candidates, fallback, folds=3):
-    """(chosen d_x, {d_x: score}) by :func:`cross_validation_scores`; ``fallback`` when no candidate can be scored
-    (sequences too short for a held-out window, or no candidate fits every fold; the scores are then all inf)."""
-    scores = cross_validation_scores(data, fit, candidates, folds)
+def select_dim_x(data, fit, candidates, fallback, origins=None):
+    """(chosen d_x, {d_x: score}, chosen d_x's per-window errors or None) by :func:`cross_validation_errors`;
+    ``fallback`` when no candidate can be scored (the scores are then all inf)."""
+    errors = cross_validation_errors(data, fit, candidates, origins)
+    scores = {d: mean_error(e) for d, e in errors.items()}
     finite = [d for d, s in scores.items() if np.isfinite(s)]
-    return (min(finite, key=lambda d: (scores[d], d)) if finite else fallback), scores
+    if not finite:
+        return fallback, scores, None
+    chosen = min(finite, key=lambda d: (scores[d], d))
+    return chosen, scores, errors[chosen]

@@ -179,7 +179,7 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
     rows = []
     for protocol in PROTOCOLS:
         t0 = time.perf_counter()
-        options = {"paper": windows, "freerun": {}, "envi": {},
+        options = {"paper": windows, "freerun": {}, "envi": {}, "simulate": {},
                    "causal": dict(windows, burn_in=protocol_options["burn_in"])}[protocol]
         if protocol != "paper":
             options["num_particles"] = settings["eval_num_particles"]

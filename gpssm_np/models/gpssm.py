@@ -27,6 +27,7 @@ from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, check_budget, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
                        train_steps)
+from .default_fit import DefaultFit, Plan
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
 #: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
@@ -259,6 +260,15 @@ class GPSSM(GradientTrainedModel):
         """
         self._record_data_name(data_name)
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
+        legacy = {"validation": validation, "min_delta": min_delta, "restarts": restarts,
+                  "validation_windows": validation_windows, "refit": refit, "calibrate": calibrate,
+                  "average": average, "lr_scale": lr_scale, "checkpoint": checkpoint}
+        if self._fits_by_default_pipeline(epochs, lr, stride) and all(v is None for v in legacy.values()) \
+                and not resume:
+            plan = {"max_steps": max_steps, "eval_every": eval_every, "patience": patience, "seq_len": seq_len,
+                    "batch_size": batch_size, "lr": lr, "num_samples": num_samples}
+            return self._fit_default(y, u, {k: v for k, v in plan.items() if v is not None}, progress,
+                                     self.seed if seed is None else check.seed(seed), fixed)
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
             if lr_scale is not None:
@@ -350,6 +360,31 @@ class GPSSM(GradientTrainedModel):
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
+    def _fits_by_default_pipeline(self, epochs, lr, stride):
+        """Whether ``fit`` runs the default pipeline (``models/default_fit.py``): the default settings with the
+        linear floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition
+        network), no epoch count, one step size and stride 1. The validation-block options of ``fit`` select the
+        validation-block loop instead (``models/training.py``)."""
+        return (self.settings == "default" and epochs is None and self.init == "linear"
+                and self.dim_x_choice == "auto" and self.recognition is None and self.initial_state == "shared"
+                and not isinstance(lr, (list, tuple, np.ndarray)) and stride == 1)
+
+    def _fit_default(self, y, u, plan, progress, seed, fixed):
+        """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` with :class:`Plan` fields ``plan``."""
+        plan = Plan(**{k: (check.positive_float(v, k) if k == "lr" else check.positive_int(v, k))
+                       for k, v in plan.items()})
+        ys, us = (list(part) for part in zip(*self._training_data(y, u)))
+        pipeline = DefaultFit(self, plan, progress, seed, self._check_fixed(fixed))
+        self.selection_ = pipeline.run(ys, us)
+        floor = self.selection_["floor"]
+        self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]
+        self.dim_x_scores_ = {self.spec.dim_x: floor["scores"][floor["kind"]]}
+        self.validation_ = self.selection_["record"]
+        self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
+        self.refit_ = {"steps": self.selection_["step"], "seed": seed}
+        self._remember_tail(list(zip(ys, us)))
+        return self._attach_scaling()
+
     def _check_lr_scale(self, lr_scale, default=False):
         """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
         candidate, a list or tuple of dicts several (step 8 of ``models/training.py``); ValueError otherwise.
@@ -390,6 +425,14 @@ class GPSSM(GradientTrainedModel):
         step the warm-started model forecasts like the linear model it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
+        if self._fits_by_default_pipeline(None, 0.01, 1):  # the default fit's floor (models/floor.py)
+            pipeline = DefaultFit(self, seed=self.seed if seed is None else check.seed(seed))
+            floor = pipeline.floor(ys, us)
+            pipeline.start(self, floor.model, ys, us, pipeline.seed)
+            self.selection_ = {"floor": floor.summary()}
+            self.warm_start_, self.warm_start_scores_ = floor.kind, floor.scores
+            self.dim_x_scores_ = {self.spec.dim_x: floor.scores[floor.kind]}
+            return self._attach_scaling()
         if self._chooses_warm_start():
             self._choose_warm_start(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))

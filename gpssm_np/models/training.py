@@ -124,6 +124,13 @@ class ValidationScore:
                 self.tasks.append((y[past], u[past], u[g:g + horizon], y[g:g + horizon]))
         self.num_particles, self.num_samples, self.seed = num_particles, num_samples, seed
 
+    @classmethod
+    def of_windows(cls, windows, num_particles=200, num_samples=50, seed=0):
+        """The score of given forecast windows (``datasets.folds.Window``) instead of a validation block."""
+        score = cls([], [], [], num_particles=num_particles, num_samples=num_samples, seed=seed)
+        score.tasks = [(w.y_past, w.u_past, w.u, w.y) for w in windows]
+        return score
+
     def __bool__(self):
         return bool(self.tasks)
 
@@ -145,67 +152,95 @@ class ValidationScore:
         |y - mean| / std over the validation windows over the Gaussian's, clipped to [0.1, 100] (to [1, 100] with
         ``widen_only``)."""
         z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in self.forecasts(model)])
-        return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0 if widen_only else 0.1, 100.0)
+        return widening_factors(z, widen_only)
+
+
+def widening_factors(z, widen_only=True):
+    """Step 6 of the module docstring: per output, the 95 % quantile of the standardised errors ``z`` (n, d_y) over
+    the Gaussian's, clipped to [1, 100] (``widen_only``) or [0.1, 100]."""
+    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0 if widen_only else 0.1, 100.0)
+
+
+class AdamRun:
+    """Adam steps of ``model`` over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0``
+    (or None), drawn from ``rng``: a new permutation of the windows at the start of every pass, ``batch_size``
+    windows per step, ``num_samples`` particles per window. ``average`` (a decay in (0, 1), or None): the
+    parameters :meth:`params` gives are the exponential moving average of the iterates, theta_bar <- average
+    theta_bar + (1 - average) theta after every step, from the initial ones (step 7 of the module docstring); Adam
+    still steps the iterates. Parameters named in ``frozen`` never move (nor does their average)."""
+
+    def __init__(self, model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
+                 average=None):
+        self.model, self.average, self.frozen = model, average, frozen
+        self.mean = model.get_params() if average is not None else None
+        self.steps = 0
+        self._steps = self._generate(Y, U, x0, rng, optimizer, batch_size, num_samples, max_rejections)
+
+    def _generate(self, Y, U, x0, rng, optimizer, batch_size, num_samples, max_rejections):
+        num_windows = Y.shape[0]
+        while True:
+            order = rng.permutation(num_windows)
+            for first in range(0, num_windows, batch_size):
+                idx = order[first:first + batch_size]
+                self.model._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, self.frozen,
+                                       max_rejections, None if x0 is None else (x0[0][idx], x0[1][idx]))
+                if self.mean is not None:
+                    for name, value in self.model.params.items():
+                        if name not in self.frozen:  # a fixed parameter stays bit-identical
+                            self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
+                self.steps += 1
+                yield
+
+    def advance(self, steps):
+        """Take ``steps`` more gradient steps."""
+        for _ in range(steps):
+            next(self._steps)
+
+    def params(self):
+        """A copy of the parameters that are scored and kept: the iterate or the average of the iterates."""
+        return self.model.get_params() if self.mean is None else {k: v.copy() for k, v in self.mean.items()}
+
+    def scored(self, score):
+        """``score(model)`` at :meth:`params`, the model's iterate restored afterwards."""
+        if self.mean is None:
+            return score(self.model)
+        iterate = self.model.get_params()
+        self.model.set_params(self.params())
+        try:
+            return score(self.model)
+        finally:
+            self.model.set_params(iterate)
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
                 batch_size, num_samples, max_rejections, report=None, average=None):
-    """Adam steps over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0`` (or None),
-    scored by ``score`` (a :class:`ValidationScore`, possibly empty) every ``eval_every`` steps; leaves the best
-    parameters in ``model`` and returns the validation record (a list of dicts: step, rmse, windows (the RMSE of
-    every validation window, whose mean is rmse), loss, seconds).
-    ``average`` (a decay in (0, 1), or None): the parameters scored and kept are the exponential moving average of
-    the iterates, theta_bar <- average theta_bar + (1 - average) theta after every step, from the initial ones
-    (step 7 of the module docstring); Adam still steps the iterates."""
-    num_windows = Y.shape[0]
+    """Adam steps (:class:`AdamRun`) scored by ``score`` (a :class:`ValidationScore`, possibly empty) every
+    ``eval_every`` steps; leaves the best parameters in ``model`` and returns the validation record (a list of
+    dicts: step, rmse, windows (the RMSE of every validation window, whose mean is rmse), loss, seconds)."""
     start_time = time.perf_counter()
     record = []
-    mean = model.get_params() if average is not None else None
-
-    def scored():
-        """The parameters that are scored and kept: the iterate or the average of the iterates."""
-        return model.get_params() if mean is None else {name: value.copy() for name, value in mean.items()}
+    run = AdamRun(model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections, average)
 
     def evaluate(step):
         loss = float(np.mean(model.history_[-eval_every:])) if step else None
-        iterate = None
-        if mean is not None and score:
-            iterate = model.get_params()
-            model.set_params(mean)
-        scores = score.window_scores(model) if score else None
-        entry = {"step": step, "rmse": float(np.mean(scores)) if score else None, "windows": scores, "loss": loss,
-                 "seconds": time.perf_counter() - start_time}
-        if iterate is not None:
-            model.set_params(iterate)
-        record.append(entry)
-        return entry["rmse"]
+        scores = run.scored(score.window_scores) if score else None
+        record.append({"step": step, "rmse": float(np.mean(scores)) if score else None, "windows": scores,
+                       "loss": loss, "seconds": time.perf_counter() - start_time})
+        return record[-1]["rmse"]
 
     best_score = evaluate(0)
-    best_params, since_best, step = scored(), 0, 0
-    while step < max_steps and since_best < patience:
-        order = rng.permutation(num_windows)
-        for first in range(0, num_windows, batch_size):
-            idx = order[first:first + batch_size]
-            model._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections,
-                              None if x0 is None else (x0[0][idx], x0[1][idx]))
-            if mean is not None:
-                for name, value in model.params.items():
-                    if name not in frozen:  # a fixed parameter stays bit-identical
-                        mean[name] = average * mean[name] + (1.0 - average) * value
-            step += 1
-            if step % eval_every and step < max_steps:
-                continue
-            current = evaluate(step)
-            if report is not None:
-                report.update(step, model.history_[-1], current)
-            if current is None:
-                best_params = scored()
-            elif current < best_score * (1.0 - min_delta):
-                best_score, best_params, since_best = current, scored(), 0
-            else:
-                since_best += 1
-            if step >= max_steps or since_best >= patience:
-                break
+    best_params, since_best = run.params(), 0
+    while run.steps < max_steps and since_best < patience:
+        run.advance(min(eval_every - run.steps % eval_every, max_steps - run.steps))
+        current = evaluate(run.steps)
+        if report is not None:
+            report.update(run.steps, model.history_[-1], current)
+        if current is None:
+            best_params = run.params()
+        elif current < best_score * (1.0 - min_delta):
+            best_score, best_params, since_best = current, run.params(), 0
+        else:
+            since_best += 1
     model.set_params(best_params)
     return record
 

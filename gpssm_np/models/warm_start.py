@@ -40,9 +40,10 @@ import numpy as np
 
 from .._config import POSITIVE_FLOOR
 from ..baselines.arx import arx_is_stable
-from ..baselines.arx_state_space import arx_least_squares, fit_arx_lgssm
+from ..baselines.arx_state_space import arx_least_squares, fit_arx_lgssm, observer_form
 from ..baselines.lgssm import LGSSM
-from ..baselines.lgssm_order import cross_validation_scores, dim_x_candidates
+from ..baselines.lgssm_order import cross_validation_errors
+from ..datasets.folds import mean_error
 from ..transforms import positive, positive_inverse
 
 #: Smallest state dimension of ``dim_x="auto"`` for the GP models (below d_y no candidate exists anyway): the former
@@ -64,7 +65,7 @@ class WarmStart:
     Attributes
     ----------
     T : (d_x, d_x)     basis change x' = T x
-    F, G : (d_x, d_x), (d_x, d_u)
+    F, G, b : (d_x, d_x), (d_x, d_u), (d_x,)   the transition x' = F x' + G u + b (b: the ARX's intercept)
     process_var : (d_x,)   diagonal of T Q_l T^T
     obs_var : (d_y,)
     x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
@@ -76,6 +77,7 @@ class WarmStart:
     T: np.ndarray
     F: np.ndarray
     G: np.ndarray
+    b: np.ndarray
     process_var: np.ndarray
     obs_var: np.ndarray
     x0_mean: np.ndarray
@@ -124,9 +126,10 @@ def check_outputs_vary(ys):
 
 
 def gp_dim_x_candidates(dim_y):
-    """The state dimensions ``dim_x="auto"`` of the GP models tries: those of the LGSSM
-    (``lgssm_order.dim_x_candidates``) from :data:`AUTO_MIN_DIM_X` up."""
-    return [d for d in dim_x_candidates(dim_y) if d >= AUTO_MIN_DIM_X]  # never empty: the largest is >= 5
+    """The state dimensions a fixed-kind warm start (``init="lgssm"`` or ``"arx"``, or ``init="linear"`` with the
+    validation-block options) tries for ``dim_x="auto"``: max(:data:`AUTO_MIN_DIM_X`, d_y) .. max(d_y + 4, 3 d_y).
+    The default fit chooses its state from the linear floor instead (``models/floor.py``)."""
+    return list(range(max(AUTO_MIN_DIM_X, dim_y), max(dim_y + 4, 3 * dim_y) + 1))
 
 
 #: The linear models a warm start can come from (``init`` of the GP models; "linear" chooses between them).
@@ -139,15 +142,16 @@ def arx_candidates(candidates, dim_y):
 
 
 def arx_scores(ys, us, candidates):
-    """{d_x: score} of the ARX warm starts of order d_x / d_y by the LGSSM's blocked cross-validation
-    (``lgssm_order.cross_validation_scores``: the same folds, windows and score); an order whose fit on all of
+    """{d_x: score} of the ARX warm starts of order d_x / d_y by the LGSSM's rolling-origin cross-validation
+    (``lgssm_order.cross_validation_errors``: the same folds, windows and score); an order whose fit on all of
     ``ys``, ``us`` is unstable scores inf, as the ARX's order selection rejects it."""
     d_y = ys[0].shape[1]
 
     def fit(d_x, fold_ys, fold_us):
         return fit_arx_lgssm(fold_ys, fold_us, d_x // d_y)
 
-    scores = cross_validation_scores(list(zip(ys, us)), fit, candidates)
+    errors = cross_validation_errors(list(zip(ys, us)), fit, candidates)
+    scores = {d_x: mean_error(e) for d_x, e in errors.items()}
     for d_x in candidates:
         try:
             stable = arx_is_stable(arx_least_squares(ys, us, d_x // d_y)[0], d_x // d_y)
@@ -205,8 +209,9 @@ def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
     return _in_emission_basis(lgssm, ys, us, T, driven)
 
 
-def _in_emission_basis(lgssm, ys, us, T, driven):
-    """The :class:`WarmStart` of a fitted ``lgssm`` in the basis T (None: :func:`emission_basis`)."""
+def _in_emission_basis(lgssm, ys, us, T, driven, bias_input=False):
+    """The :class:`WarmStart` of a fitted ``lgssm`` in the basis T (None: :func:`emission_basis`). ``bias_input``:
+    the LGSSM's last input is the constant 1 (``us`` then hold it), whose column of G is the intercept b."""
     p = lgssm.get_params()
     T = emission_basis(p["H"], p["Q"]) if T is None else T
     T_inv = np.linalg.inv(T)
@@ -215,9 +220,39 @@ def _in_emission_basis(lgssm, ys, us, T, driven):
         m, P = lgssm.smooth(y, u)  # x_0..x_T
         means.append(m @ T.T)
         variances.append(np.einsum("ij,tjk,ik->ti", T, P, T))
-    return WarmStart(T=T, F=T @ p["F"] @ T_inv, G=T @ p["G"], process_var=np.diag(T @ p["Q"] @ T.T).copy(),
+    G = T @ p["G"]
+    G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(T)))
+    return WarmStart(T=T, F=T @ p["F"] @ T_inv, G=G, b=b, process_var=np.diag(T @ p["Q"] @ T.T).copy(),
                      obs_var=np.diag(p["R"]).copy(), x0_mean=T @ p["m0"], x0_var=np.diag(T @ p["P0"] @ T.T).copy(),
                      smoothed_means=means, smoothed_vars=variances, lgssm=lgssm, driven=driven)
+
+
+def floor_warm_start(floor, ys, us):
+    """The :class:`WarmStart` of a fitted linear floor (``models/floor.py``): an ``ARX`` (any na, nb, with its
+    intercept) in observer form with n = max(na, nb) blocks (``arx_state_space.observer_form``; the states and
+    their smoothed moments those of the observer form, its intercept b on the first block), or an ``LGSSM`` in the
+    emission basis. Both fitted with ``standardize=False`` on ``ys``, ``us`` (model units)."""
+    check_outputs_vary(ys)
+    if not hasattr(floor, "coefficients"):  # an LGSSM
+        return _in_emission_basis(floor, ys, us, None, np.ones(floor.spec.dim_x, dtype=bool))
+    coef = floor.coefficients()
+    d_y, d_u = floor.spec.dim_y, floor.spec.dim_u
+    n = max(floor.na_, floor.nb_, 1)
+    a, b = np.zeros((n, d_y, d_y)), np.zeros((n, d_y, d_u))
+    a[:floor.na_], b[:floor.nb_] = coef["a"], coef["b"]
+    F, G, H, Q, R = observer_form(a, b, floor.noise_var_)
+    Q = Q + _VAR_MIN * np.diag(np.arange(n * d_y) >= d_y)  # the GP model's floor on the undriven states' noise:
+    # without it their predicted covariance can be singular (they are fixed by the past outputs)
+    bias = np.zeros(n * d_y)
+    bias[:d_y] = coef["c"]
+    form = LGSSM(dim_x=n * d_y, dim_y=d_y, dim_u=d_u + 1, standardize=False)
+    if not arx_is_stable(floor.theta_, floor.na_):  # an order refitted on other data than it was chosen on
+        F = form.stabilise(F)
+    with_one = [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]
+    form.set_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
+                     "m0": np.zeros(n * d_y), "P0": np.eye(n * d_y)})
+    form.set_stationary_prior(list(zip(ys, with_one)))
+    return _in_emission_basis(form, ys, with_one, np.eye(n * d_y), np.arange(n * d_y) < d_y, bias_input=True)
 
 
 def kmeans(points, k, rng, iterations=25):
@@ -256,7 +291,9 @@ def orthonormal_rows(d_x, Q, rng):
 
 def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     """Unconstrained parameters of a ``mean_function="linear"`` GPSSM set from ``start`` (module docstring, steps 3-5);
-    ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's)."""
+    ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's). ``gp_share``
+    0: a zero GP residual (A = 0 for ODGPSSM, the kernel variances at the floor for PRSSM), all of the process
+    noise the linear model's: the GP model is then the linear model itself."""
     if spec.mean_function != "linear":
         raise ValueError(f"mean_function: the LGSSM warm start needs mean_function='linear', got "
                          f"{spec.mean_function!r}")
@@ -264,7 +301,7 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
         raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
     new = dict(params)
     driven = start.driven
-    g = max(gp_share * float(np.min(start.process_var[driven])), _VAR_MIN)
+    g = max(gp_share * float(np.min(start.process_var[driven])), _VAR_MIN) if gp_share else 0.0
     X = gp_inputs(start, us)
     centres = kmeans(X, spec.num_inducing, rng)
     new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
@@ -278,7 +315,7 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     else:
         s2 = positive(params["variance"])  # (Q,), equal entries from init_params
         new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng) * np.sqrt(share[:, None] / s2)
-    new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), np.zeros(spec.dim_x)
+    new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), start.b.copy()
     new["process_noise"] = positive_inverse(np.maximum(start.process_var - share, _VAR_MIN))
     new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
     if spec.free_x0:

@@ -1,0 +1,95 @@
+r"""The linear floor of the GP models: the better of the package's own ARX and LGSSM, each at its own best order.
+
+The default fit of a GP model (``models/default_fit.py``) starts from, and never returns anything worse on its
+evidence than, the better of the two linear models a user would fit as a baseline:
+
+* ``ARX()`` with its orders (na, nb) chosen by its rolling-origin cross-validation (``baselines/arx.py``);
+* ``LGSSM(dim_x="auto")`` with its state dimension chosen on the same folds (``baselines/lgssm_order.py``).
+
+Both score a candidate the same way, by the RMSE of its forecast mean over the same windows of the same
+rolling-origin folds (``datasets/folds.py``), so their best scores compare directly: the floor is the one with the
+lower score (ties to the ARX, the simpler model to fit). Either is a state-space model the GP model holds exactly
+(``warm_start.floor_warm_start``): the ARX in observer form with d_x = n d_y states, n = max(na, nb), the LGSSM
+after the change of basis that makes its emission [I, 0]. With the GP residual at zero mean the GP model's
+transition mean is then the floor's, so before any gradient step its forecasts are the floor's (up to the
+Monte-Carlo error of its particles; ``tests/test_floor.py`` checks the transition mean to 1e-10).
+
+Assumption: the data are in model units (standardised by the caller, as the GP model's fit does); the two linear
+models are fitted with ``standardize=False`` on them, which is what ``ARX()`` and ``LGSSM(dim_x="auto")`` do
+internally after their own standardisation of the same data.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..baselines.arx import ARX
+from ..baselines.lgssm import LGSSM
+from .warm_start import check_outputs_vary
+
+#: The linear models a floor can be.
+FLOOR_KINDS = ("arx", "lgssm")
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The chosen floor.
+
+    Attributes
+    ----------
+    kind : "arx" or "lgssm"
+    dim_x : int           the state dimension the GP model needs to hold it
+    orders : tuple        (na, nb) for the ARX, (d_x,) for the LGSSM
+    scores : dict         kind -> its best mean fold error (inf when it could not be scored)
+    errors : list         the floor's RMSE in every window of the folds (None when nothing could be scored)
+    model : ARX or LGSSM  the floor fitted to all of the data it was chosen on
+    """
+
+    kind: str
+    dim_x: int
+    orders: tuple
+    scores: dict
+    errors: list = field(repr=False)
+    model: object = field(repr=False)
+
+    def refit(self, ys, us):
+        """The floor's kind and orders fitted again to ``ys``, ``us`` (lists of (T_i, d) in model units; e.g. a
+        fold's training part): an ARX or LGSSM with ``standardize=False``."""
+        d_y, d_u = ys[0].shape[1], us[0].shape[1]
+        if self.kind == "arx":
+            return ARX(na=self.orders[0], nb=self.orders[1], dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        return LGSSM(dim_x=self.dim_x, dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+
+    def summary(self):
+        """The choice as plain JSON types."""
+        return {"kind": self.kind, "dim_x": self.dim_x, "orders": list(self.orders),
+                "scores": {k: float(v) for k, v in self.scores.items()}}
+
+
+def choose_floor(ys, us, kinds=FLOOR_KINDS):
+    """The :class:`Floor` of the training sequences ``ys``, ``us`` (lists of (T_i, d), model units): ``ARX()`` and
+    ``LGSSM(dim_x="auto")`` fitted with their own order selection, the lower mean fold error kept (module
+    docstring). ``kinds``: the kinds allowed. When neither can be scored (series too short for a held-out window)
+    the LGSSM at its fallback d_x = max(4, d_y) (or, without the LGSSM, the ARX of order 1)."""
+    check_outputs_vary(ys)
+    d_y, d_u = ys[0].shape[1], us[0].shape[1]
+    fitted, scores, errors = {}, {}, {}
+    if "arx" in kinds:
+        try:
+            arx = ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        except ValueError:  # too short to choose orders: one lag of each
+            arx = ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        fitted["arx"], errors["arx"] = arx, arx.fold_errors_
+        scores["arx"] = float(arx.selection_scores_[(arx.na_, arx.nb_)]) if arx.fold_errors_ else np.inf
+    if "lgssm" in kinds:
+        lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        fitted["lgssm"], errors["lgssm"] = lgssm, lgssm.fold_errors_
+        scores["lgssm"] = float(lgssm.dim_x_scores_[lgssm.spec.dim_x]) if lgssm.fold_errors_ else np.inf
+    # ties (and nothing scored) go to the first kind listed that was fitted; the LGSSM when nothing was scored
+    ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
+    kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in fitted else "lgssm"
+    model = fitted[kind]
+    if kind == "arx":
+        orders, d = (model.na_, model.nb_), max(model.na_, model.nb_, 1) * d_y
+    else:
+        orders, d = (model.spec.dim_x,), model.spec.dim_x
+    return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors[kind], model=model)

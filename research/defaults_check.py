@@ -1,0 +1,86 @@
+"""The default fit against the package's own linear models on every data set and simulator (issue #28's targets).
+
+For each cell (data, seed): ``ODGPSSM(dim_y, dim_u, seed).fit(y_train, u_train)`` with nothing else set, beside
+``ARX(dim_y, dim_u)`` and ``LGSSM(dim_x="auto", ...)`` at their defaults on the same training part; each scored
+under the causal and simulate protocols (and envi) on the test part. One JSON line per (data, seed, model) is
+appended to OUT as soon as it is computed; a rerun skips the lines already there (resumable).
+
+Run: python research/defaults_check.py OUT.jsonl [--seeds 0 1 ...] [--data name ...]
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, make_system
+
+DATA = ["actuator", "ballbeam", "drive", "dryer", "gas_furnace", "cd_player_arm", "winding", "dryer2", "steamgen"]
+SIMULATORS = ["tanks", "hammerstein", "wiener", "pendulum", "duffing", "quad_tanks", "two_mass", "reactor",
+              "three_tanks"]
+PROTOCOLS = ("causal", "simulate", "envi")
+
+
+def dataset(name):
+    if name in NONLINEAR_SYSTEMS:
+        y, u, _, _ = make_system(name)
+        return gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
+    return gp.datasets.load(name)
+
+
+def models(ds, seed):
+    dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+    return {"arx": gp.ARX(dim_y=dy, dim_u=du), "lgssm": gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du),
+            "odgpssm": gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
+    parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
+    args = parser.parse_args()
+    done = set()
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            done = {(r["data"], r["seed"], r["model"]) for r in map(json.loads, f)}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    for seed in args.seeds:
+        for name in args.data:
+            ds = dataset(name)
+            for kind, model in models(ds, seed).items():
+                if kind not in args.models or (name, seed, kind) in done:
+                    continue
+                start = time.perf_counter()
+                model.fit(ds.y_train, ds.u_train)
+                row = {"data": name, "seed": seed, "model": kind, "fit_seconds": time.perf_counter() - start,
+                       "commit": commit}
+                for protocol in PROTOCOLS:
+                    try:
+                        r = gp.evaluate(model, ds, protocol, seed=seed)
+                        row[protocol] = r["rmse"]
+                        row[protocol + "_orig"] = r["rmse_original_units_per_output"]
+                    except Exception as err:  # a diverging model is a result too
+                        row[protocol] = float("nan")
+                        row[protocol + "_error"] = repr(err)
+                if kind == "odgpssm":
+                    sel = model.selection_
+                    row["selection"] = {k: sel[k] for k in ("floor", "step", "t", "gp_part")}
+                    row["fold_rmse"] = [(r["step"], r["rmse"]) for r in sel["record"]]
+                elif kind == "arx":
+                    row["orders"] = [model.na_, model.nb_]
+                else:
+                    row["dim_x"] = model.spec.dim_x
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate", "fit_seconds")}),
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""The GP models' linear floor (models/floor.py): the better of the package's own ARX() and LGSSM(dim_x="auto") on
+the same rolling-origin folds, held exactly by the GP model before any gradient step."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.baselines import arx_simulate
+from gpssm_np.models.warm_start import emission_basis
+
+DELAY = 7  # y_t reads u_{t-7}: the ARX needs nb = 8 input lags, more than the 5 states the GP models once held
+
+
+def delayed_plant(T=700, seed=0):
+    """A single-output plant whose input acts after 7 steps, y_t = 0.6 y_{t-1} - 0.2 y_{t-2} + u_{t-7} + e_t."""
+    rng = np.random.default_rng(seed)
+    u = np.repeat(rng.uniform(-1, 1, T // 5 + 1), 5)[:T, None]
+    y = np.zeros((T, 1))
+    for t in range(DELAY, T):
+        y[t] = 0.6 * y[t - 1] - 0.2 * y[t - 2] + u[t - DELAY] + 0.05 * rng.standard_normal()
+    return 3.0 * y + 10.0, u  # units that are not the standardised ones
+
+
+def transition_mean_run(model, x0, u_model):
+    """The GP model's noise-free outputs (H, d_y) in model units: x_t = E[x_t | x_{t-1}] from x0 (d_x,)."""
+    step = model.transition_moments()
+    x, out = x0[None], []
+    for t, u_t in enumerate(u_model):
+        x = step(x, u_t, t)[0]
+        out.append(x[0, :model.spec.dim_y])
+    return np.array(out)
+
+
+def test_before_any_step_the_default_model_is_the_better_linear_model():
+    y, u = delayed_plant()
+    arx = gp.ARX(dim_y=1, dim_u=1).fit(y, u)
+    lgssm = gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u)
+    assert max(arx.na_, arx.nb_) >= DELAY + 1  # the plant needs the lags
+    scores = {"arx": arx.selection_scores_[(arx.na_, arx.nb_)], "lgssm": lgssm.dim_x_scores_[lgssm.spec.dim_x]}
+    better = min(scores, key=scores.get)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).initialise(y, u)
+    assert model.warm_start_ == better
+    assert model.selection_["floor"]["scores"] == pytest.approx(scores, rel=1e-9)
+    sc = model.scaling_
+    g, H = 600, 80
+    u_future = sc.u_to_model(u[g:g + H])
+    if better == "arx":
+        n = max(arx.na_, arx.nb_)
+        assert model.spec.dim_x == n
+        # the observer form's state is fixed by the last n outputs and inputs: run its recursion with the first
+        # state set to each past output (a deadbeat observer), then the transition mean over the window
+        step, x = model.transition_moments(), np.zeros((1, n))
+        for t in range(g - 3 * n, g):
+            x = step(x, sc.u_to_model(u[t:t + 1])[0], 0)[0]
+            x[0, 0] = sc.y_to_model(y[t:t + 1])[0, 0]
+        ours = sc.y_to_original(transition_mean_run(model, x[0], u_future))
+        asc = arx.scaling_
+        lags = asc.y_to_model(y[g - arx.na_:g])[::-1][None]
+        inputs = asc.u_to_model(u[g - max(arx.nb_ - 1, 0):g + H])[None]
+        theirs = asc.y_to_original(arx_simulate(arx.theta_, arx.na_, arx.nb_, lags, inputs)[0][0])
+    else:
+        p = lgssm.get_params()
+        state = lgssm.filter(y[g - 100:g], u[g - 100:g])
+        T = emission_basis(p["H"], p["Q"])
+        ours = sc.y_to_original(transition_mean_run(model, T @ state.means[-1], u_future))
+        theirs = lgssm.scaling_.y_to_original(
+            lgssm.predict_moments(u_future, state.means[-1], state.covs[-1])[2])
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10 * np.abs(theirs).max())
+
+
+def test_a_floor_that_is_not_beaten_is_returned_with_a_zero_residual():
+    """On a linear plant with few steps to train, the GP part cannot win the paired test on the folds: the fit is
+    the floor, A = 0, and selection_ says so."""
+    y, u = delayed_plant(T=400, seed=1)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, eval_every=1, patience=1)
+    sel = model.selection_
+    assert sel["gp_part"] is False and sel["step"] == 0
+    np.testing.assert_array_equal(model.params["A"], 0.0)
+    assert [r["step"] for r in sel["record"]] == [0, 1, 2]  # every eval_every steps, up to max_steps
+    assert len(sel["origins"]) == 2 and sel["floor"]["kind"] in ("arx", "lgssm")

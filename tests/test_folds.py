@@ -1,0 +1,54 @@
+"""Rolling-origin folds (datasets/folds.py): each fold trains on the past only and forecasts what follows it."""
+import numpy as np
+import pytest
+
+from gpssm_np.datasets.folds import MIN_LENGTH, fold_errors, horizon_of, origins_of, rolling_origin
+
+
+def test_each_fold_trains_on_its_past_and_forecasts_after_its_origin():
+    T = 600
+    y = np.arange(T, dtype=float)[:, None]  # each value names its step
+    u = -y
+    folds = rolling_origin([y], [u])
+    assert horizon_of(T) == 100 and origins_of(T) == [300, 350, 400, 450, 500]
+    assert len(folds) == 5
+    for k, fold in enumerate(folds):
+        origin = fold.origins[0]
+        assert origin == origins_of(T)[k]
+        np.testing.assert_array_equal(fold.ys[0][:, 0], np.arange(origin))  # exactly the past
+        starts = [w.start for w in fold.windows]
+        assert starts[0] == origin and all(s < (origins_of(T) + [T])[k + 1] for s in starts)
+        for w in fold.windows:
+            assert w.y[0, 0] == w.start and len(w.y) == 100 and w.y[-1, 0] < T
+            assert w.y_past[-1, 0] == w.start - 1 and len(w.y_past) == 100  # the past ends where it starts
+            np.testing.assert_array_equal(w.u, -w.y)
+
+
+def test_short_and_several_sequences():
+    long, short = np.arange(300.0)[:, None], np.arange(MIN_LENGTH - 1.0)[:, None]
+    folds = rolling_origin([long, short], [long, short], origins=3)
+    assert len(folds) == 3
+    for fold in folds:
+        assert len(fold.ys) == 2 and len(fold.ys[1]) == MIN_LENGTH - 1  # a short sequence trains every fold whole
+        assert all(w.sequence == 0 for w in fold.windows)
+    assert rolling_origin([short], [short]) == []
+    with pytest.raises(ValueError, match="first"):
+        rolling_origin([long], [long], first=1.0)
+
+
+def test_fold_errors_are_per_window_and_inf_where_a_fit_fails():
+    y = np.sin(np.arange(400.0) / 7)[:, None]
+    folds = rolling_origin([y], [y])
+    perfect = fold_errors(folds, lambda ys, us: None, lambda model, w: w.y)
+    assert len(perfect) == sum(len(f.windows) for f in folds) and max(perfect) == 0.0
+    calls = []
+
+    def fit(ys, us):
+        calls.append(len(ys[0]))
+        if len(calls) == 2:
+            raise ValueError("too short")
+        return 1.0
+
+    errors = fold_errors(folds, fit, lambda offset, w: w.y + offset)
+    assert calls == [f.ys[0].shape[0] for f in folds]
+    assert np.isinf(errors[len(folds[0].windows)]) and errors[0] == pytest.approx(1.0)
