@@ -19,6 +19,7 @@ from .ops.lmc import lmc_cov, lmc_mean
 from .ops.dmm import dmm_loop, dmm_loop_example
 from .ops.gaussian_condition import condition_gaussians, condition_gaussians_example
 from .ops.gaussian_sample import sample_gaussians, sample_gaussians_example
+from .ops.kalman import kalman_example, kalman_forward, rts_backward
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
 from .ops.lstm import lstm, lstm_example
 
@@ -53,7 +54,8 @@ def _rollout_args(rng, N, identity):
 def warmup():
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
     both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
-    expected log-likelihood, the DSSM's loop and the particle filters' Gaussian conditioning and sampling.
+    expected log-likelihood, the DSSM's loop, the particle filters' Gaussian conditioning and sampling and the
+    LGSSM's Kalman filter and smoother.
 
     The same compiled kernels serve any number of kernel threads (``ops.threads.run_blocks``).
 
@@ -83,4 +85,7 @@ def warmup():
     _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))
     condition_gaussians(*condition_gaussians_example(rng))  # the particle filters' kernels (no gradient)
     sample_gaussians(*sample_gaussians_example(rng))
+    F, H, Q, R, drive, y, m0, P0 = kalman_example(rng)  # the LGSSM's Kalman filter and smoother (no gradient)
+    means, covs, pred_means, pred_covs, _, _ = kalman_forward(F, H, Q, R, drive, y, m0, P0)
+    rts_backward(F, np.concatenate([m0[None], means]), np.concatenate([P0[None], covs]), pred_means, pred_covs)
     return time.perf_counter() - start

@@ -14,15 +14,18 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
 
     x_0 ~ N(m_0, P_0),   x_t = F x_{t-1} + G u_t + w_t,  w_t ~ N(0, Q),   y_t = H x_t + v_t,  v_t ~ N(0, R)
 
-:func:`kalman_filter` alternates the prediction m = F m + G u_t, P = F P F^T + Q with :func:`condition`;
+:func:`kalman_filter` alternates the prediction m = F m + G u_t, P = F P F^T + Q with the update of :func:`condition`;
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
-covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982).
+covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
+loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
+the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
 from .ops.gaussian_condition import condition_gaussians
+from .ops.kalman import kalman_forward, rts_backward
 from .ops.linalg import symmetrise
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -82,33 +85,30 @@ class KalmanResult:
 
 def kalman_filter(params, y, u, m0, P0):
     """Exact Kalman filter of the linear Gaussian model (module docstring) with parameters ``params`` (dict F, G, H,
-    Q, R) over y (T, d_y) (NaN entries missing) with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a
-    :class:`KalmanResult`."""
-    T, dx = len(y), len(m0)
-    means, covs = np.empty((T, dx)), np.empty((T, dx, dx))
-    pred_means, pred_covs = np.empty((T, dx)), np.empty((T, dx, dx))
-    drive = u @ params["G"].T  # G u_t of every step
-    m, P, log_lik = m0, P0, 0.0
-    for t in range(T):
-        pred_means[t], pred_covs[t], m, P, log_g = kalman_step(params, m, P, drive[t], y[t])
-        log_lik += log_g
-        means[t], covs[t] = m, P
-    return KalmanResult(means, covs, pred_means, pred_covs, float(log_lik))
+    Q, R) over y (T, d_y) (NaN entries missing: only the observed rows of H and R enter; none observed, no update)
+    with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a :class:`KalmanResult`. Computed by the Numba kernel
+    ``ops.kalman`` (one loop over the T steps; its update is :func:`condition`'s); a ValueError names "transition"
+    when a predictive covariance of y is not positive definite."""
+    return _filter(params, u @ params["G"].T, y, m0, P0)  # G u_t of every step
+
+
+def _filter(params, drive, y, m0, P0):
+    """:func:`kalman_filter` given the input terms ``drive`` (T, d_x) = G u_t."""
+    means, covs, pred_means, pred_covs, log_lik, failed = kalman_forward(
+        params["F"], params["H"], params["Q"], params["R"], drive, y, m0, P0)
+    if failed >= 0:
+        raise not_positive_definite("transition")
+    return KalmanResult(means, covs, pred_means, pred_covs, log_lik)
 
 
 def kalman_step(params, m, P, drive, y_t):
     """One step of :func:`kalman_filter` from the filtered moments m (d_x,), P (d_x, d_x) of x_{t-1}, with the input
     term ``drive`` = G u_t (d_x,) and the observation y_t (d_y,) (NaN entries missing: only the observed rows of H
     and R enter; none observed, no update). Returns the predicted moments of x_t, its filtered moments and the
-    log-likelihood increment log p(y_t | y_{1:t-1}) (0 when nothing is observed)."""
-    F, H, Q, R = (params[k] for k in ("F", "H", "Q", "R"))
-    m = F @ m + drive
-    P = symmetrise(F @ P @ F.T + Q)
-    observed = observed_part(y_t, H, R)
-    if observed is None:
-        return m, P, m, P, 0.0
-    post_mean, post_cov, log_g = condition(m[None], P[None], *observed)
-    return m, P, post_mean[0], post_cov[0], log_g[0]
+    log-likelihood increment log p(y_t | y_{1:t-1}) (0 when nothing is observed). The same kernel as
+    :func:`kalman_filter` over one step, hence the same numbers as its step t."""
+    result = _filter(params, np.reshape(drive, (1, -1)), np.reshape(y_t, (1, -1)), m, P)
+    return result.pred_means[0], result.pred_covs[0], result.means[0], result.covs[0], result.log_likelihood
 
 
 def observed_part(y_t, C, R):
@@ -123,15 +123,12 @@ def observed_part(y_t, C, R):
 
 def rts_smoother(params, result, m0, P0):
     """Rauch-Tung-Striebel smoother from a :class:`KalmanResult`: smoothed means (T + 1, d_x) and covariances
-    (T + 1, d_x, d_x) of x_0..x_T, and the lag-one covariances Cov(x_t, x_{t-1} | y_{1:T}) (T, d_x, d_x), t = 1..T."""
-    F = params["F"]
-    T, dx = result.means.shape
-    filt_means = np.concatenate([m0[None], result.means])
-    filt_covs = np.concatenate([P0[None], result.covs])
-    means, covs, cross = filt_means.copy(), filt_covs.copy(), np.empty((T, dx, dx))
-    for t in range(T, 0, -1):  # x_{t-1} given the smoothed x_t
-        J = np.linalg.solve(result.pred_covs[t - 1], F @ filt_covs[t - 1]).T  # P_{t-1|t-1} F^T P_{t|t-1}^{-1}
-        means[t - 1] = filt_means[t - 1] + J @ (means[t] - result.pred_means[t - 1])
-        covs[t - 1] = symmetrise(filt_covs[t - 1] + J @ (covs[t] - result.pred_covs[t - 1]) @ J.T)
-        cross[t - 1] = covs[t] @ J.T
+    (T + 1, d_x, d_x) of x_0..x_T, and the lag-one covariances Cov(x_t, x_{t-1} | y_{1:T}) (T, d_x, d_x), t = 1..T.
+    Computed by the Numba kernel ``ops.kalman`` (one loop over the T steps); a numpy.linalg.LinAlgError when a
+    predicted covariance is singular."""
+    means, covs, cross, failed = rts_backward(params["F"], np.concatenate([np.reshape(m0, (1, -1)), result.means]),
+                                              np.concatenate([np.reshape(P0, (1,) + np.shape(P0)), result.covs]),
+                                              result.pred_means, result.pred_covs)
+    if failed >= 0:
+        raise np.linalg.LinAlgError("Singular matrix")
     return means, covs, cross
