@@ -182,6 +182,9 @@ class StateSpaceModel(abc.ABC):
     #: tuple each, kept in the model file; None: not told (``_names`` module).
     y_names_ = None
     u_names_ = None
+    #: The share of a data set's rows that was its training part, when the fit was told (the command line records
+    #: ``--train-fraction`` for a CSV file and warns when a model is scored at another); kept in the model file.
+    train_fraction_ = None
 
     def __init_subclass__(cls, **kwargs):
         """Every ``fit`` a subclass defines takes ``y_names``/``u_names`` (:func:`_fit_surface`) and names an unknown
@@ -373,14 +376,16 @@ class StateSpaceModel(abc.ABC):
         self.data_name_ = data_name
 
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``) and the name of
-        the training data (a 0-d str array), when set."""
+        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
+        the training data (a 0-d str array), the channel names (str arrays) and ``train_fraction_``, when set."""
         state = {} if self.scaling_ is None else self.scaling_.arrays()
         if self.data_name_ is not None:
             state["data_name"] = np.array(self.data_name_)
         for kind, names in (("y_names", self.y_names_), ("u_names", self.u_names_)):
             if names is not None:
                 state[kind] = np.array(names, dtype=str).reshape(len(names))
+        if self.train_fraction_ is not None:
+            state["train_fraction"] = np.array(float(self.train_fraction_))
         return state
 
     def set_extra_state(self, state):
@@ -400,6 +405,8 @@ class StateSpaceModel(abc.ABC):
                 names = [str(n) for n in np.asarray(state.pop(kind)).reshape(-1)]
                 dim = self.spec.dim_y if kind == "y_names" else self.spec.dim_u
                 setattr(self, kind + "_", _names.checked(names, dim, f"state[{kind!r}]"))
+        if "train_fraction" in state:
+            self.train_fraction_ = float(state.pop("train_fraction"))
         unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
