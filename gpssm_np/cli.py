@@ -4,8 +4,11 @@ Sub-commands: ``demo`` (car-tracking demo: PNG + JSON), ``fit`` (train a model o
 ``evaluate`` (score a saved model under a protocol, JSON), ``forecast`` (forecast a test window with a saved model,
 JSON + PNG), ``info`` (versions). Each writes where ``--out`` says and prints the paths it wrote. ``fit``,
 ``evaluate`` and ``forecast`` read a benchmark (``--dataset NAME``) or your own CSV file (``--csv FILE --outputs
-NAME ... --inputs NAME ...``, ``datasets.from_csv``); ``fit`` records the data set's name in the model file and
-``evaluate`` warns when it scores the model on data of another name.
+NAME ... --inputs NAME ...``, ``datasets.from_csv``). ``fit`` trains on the file's units (the model keeps their
+scaling, ``scaling_``) and records the data set's name, its channel names and, for a CSV file, the train fraction
+in the model file; ``evaluate`` and ``forecast`` reorder columns given by name in another order, refuse other
+names, warn for data of another name or another train fraction, and report in the file's units beside the
+standardised scale.
 """
 import argparse
 import json
@@ -14,6 +17,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -38,6 +42,14 @@ def _jsonable(value):
 
 
 # -- demo -----------------------------------------------------------------------------------------------------
+def default_demo_dir():
+    """Where ``demo`` writes without ``--out``: ``$XDG_CACHE_HOME/gpssm_np/demo``, else ``~/.cache/gpssm_np/demo``
+    (beside the default data folder, not the working directory)."""
+    from .datasets.files import default_data_dir
+
+    return str(default_data_dir().parent / "demo")
+
+
 def cmd_demo(args):
     from .experiments import car_tracking
     from .plotting import plot_states
@@ -47,7 +59,9 @@ def cmd_demo(args):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    os.makedirs(args.out, exist_ok=True)
+    out = args.out or default_demo_dir()
+    os.makedirs(out, exist_ok=True)
+    print(f"car-tracking demo: writing into {os.path.abspath(out)} (--out DIR to change)", file=sys.stderr)
     epochs = 40 if args.quick else args.epochs
     start = time.perf_counter()
     res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=200 if args.quick else 500)
@@ -58,16 +72,23 @@ def cmd_demo(args):
     axes[0].set_title("Car tracking: smoothed latent states (velocities v1, v2 never observed)")
     axes[-1].set_xlabel("t")
     fig.tight_layout()
-    png = os.path.join(args.out, "car_tracking.png")
+    png = os.path.join(out, "car_tracking.png")
     fig.savefig(png, dpi=110)
     plt.close(fig)
     summary = {"experiment": "car_tracking", "seed": args.seed, "epochs": epochs, "T": res["T"],
                "rmse": {name: m["rmse"] for name, m in res["models"].items()},
                "seconds": {name: m["seconds"] for name, m in res["models"].items()},
                "wall_seconds": time.perf_counter() - start, "versions": versions()}
-    path = _write_json(os.path.join(args.out, "car_tracking.json"), summary)
+    path = _write_json(os.path.join(out, "car_tracking.json"), summary)
+    print("RMSE of each model's smoothed latent states against the true states (lower is better): positions p1, "
+          "p2 (observed with noise) and velocities v1, v2 (never observed)")
+    means = {}
     for name, m in res["models"].items():
-        print(f"{name:8s} RMSE " + "  ".join(f"{k}={v:.3f}" for k, v in m["rmse"].items()))
+        means[name] = float(np.mean(list(m["rmse"].values())))
+        print(f"{name:8s} " + "  ".join(f"{k}={v:.3f}" for k, v in m["rmse"].items()) + f"  mean={means[name]:.3f}")
+    best = min(means, key=means.get)
+    print(f"better: {best} (mean RMSE over the four states {means[best]:.3f} against "
+          + ", ".join(f"{n} {v:.3f}" for n, v in means.items() if n != best) + ")")
     print(f"wrote {png}\nwrote {path}")
     return 0
 
@@ -88,6 +109,34 @@ def _load_data(args):
                              train_fraction=args.train_fraction)
 
 
+def _in_file_units(model):
+    """Whether ``model`` was fitted on data in their own units (its scaling is not the identity), as ``fit`` fits
+    now; False for a model fitted on a data set's standardised arrays (model files of earlier versions)."""
+    s = getattr(model, "scaling_", None)
+    return s is not None and bool(np.any(s.y_mean) or np.any(s.u_mean) or np.any(s.y_std != 1.0)
+                                  or np.any(s.u_std != 1.0))
+
+
+def _model_data(model, ds, args):
+    """The data set ``ds`` checked against ``model`` and the arrays the model takes: (the data set with its columns
+    in the model's order of channel names, ``protocols.EvaluationData`` in the model's units). Warns when ``--csv``
+    is split at another train fraction than the fit's."""
+    from ._names import align_dataset
+    from .protocols import EvaluationData, evaluation_data
+
+    fitted_at = getattr(model, "train_fraction_", None)
+    if args.csv is not None and fitted_at is not None and not np.isclose(fitted_at, args.train_fraction):
+        warnings.warn(f"--train-fraction: the model was fitted on the first {fitted_at:g} of the rows, the data are "
+                      f"split at {args.train_fraction:g}; the scored test part then differs from the fit's "
+                      f"(give --train-fraction {fitted_at:g} to score the fit's test part)", UserWarning, stacklevel=2)
+    data = evaluation_data(model, ds)  # checks dimensions and names, warns for another data set's name
+    ds = align_dataset(model, ds)
+    if _in_file_units(model):  # the raw series, whatever the split's statistics
+        n = len(ds.y_train)
+        data = EvaluationData(ds.y_raw[:n], ds.u_raw[:n], ds.y_raw[n:], ds.u_raw[n:], ds.y_std, ds.y_std)
+    return ds, data
+
+
 def cmd_fit(args):
     from .experiments.table1 import SETTINGS, make_model
     from .io import save
@@ -99,8 +148,11 @@ def cmd_fit(args):
     if args.settings == "authors":  # the authors' loop: 70 epochs unless told otherwise
         options["epochs"] = options["epochs"] or 70
     start = time.perf_counter()
-    model.fit(ds.y_train, ds.u_train, progress=True, data_name=ds.name,
+    n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
+    model.fit(ds.y_raw[:n], ds.u_raw[:n], progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names,
               **{k: v for k, v in options.items() if v is not None})
+    if args.csv is not None:
+        model.train_fraction_ = args.train_fraction
     out = args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
     save(model, out)
@@ -113,29 +165,36 @@ def cmd_fit(args):
     return 0
 
 
+def _output_names(ds):
+    return list(ds.y_names) if ds.y_names else [f"y[{j}]" for j in range(ds.y_test.shape[1])]
+
+
 def cmd_evaluate(args):
     from .io import load
     from .protocols import evaluate
 
     model = load(args.model_file)
-    ds = _load_data(args)
-    results = {p: evaluate(model, ds, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
+    ds, data = _model_data(model, _load_data(args), args)
+    results = {p: evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
+    names = _output_names(ds)
     for p, r in results.items():
-        print(f"{p:8s} RMSE {r['rmse']:.4f}  NLPD {r['nlpd']:.3f}  coverage95 {r['coverage95']:.2f}")
+        nlpd = "-" if r["nlpd"] is None else f"{r['nlpd']:.3f}"
+        cover = "-" if r["coverage95"] is None else f"{r['coverage95']:.2f}"
+        original = "  ".join(f"{n} {v:.4g}" for n, v in zip(names, r["rmse_original_units_per_output"]))
+        print(f"{p:8s} RMSE {r['rmse']:.4f} standardised; in the file's units: {original}  NLPD {nlpd}  "
+              f"coverage95 {cover}")
     if args.out:
-        print(f"wrote {_write_json(args.out, {'dataset': ds.name, 'results': results})}")
+        print(f"wrote {_write_json(args.out, {'dataset': ds.name, 'outputs': names, 'results': results})}")
     return 0
 
 
 def cmd_forecast(args):
     from .io import load
     from .plotting import plot_forecast_figure
-    from .protocols import evaluation_data
 
     model = load(args.model_file)
-    ds = _load_data(args)
-    data = evaluation_data(model, ds)  # the arrays in the units the model takes; warns for another data set's model
-    standardised = data.y_test is ds.y_test  # else the raw series, for a model fitted on them
+    ds, data = _model_data(model, _load_data(args), args)
+    in_file_units = _in_file_units(model)
     y_all = np.concatenate([data.y_train, data.y_test])
     u_all = np.concatenate([data.u_train, data.u_test])
     g = len(ds.y_train) + args.start
@@ -150,21 +209,35 @@ def cmd_forecast(args):
     fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=args.num_samples,
                         seed=args.seed)
     lower, upper = fc.interval(0.95)
+    # the file's units and the data set's standardised scale, whichever the model works in
+    to_file = (lambda a: a) if in_file_units else ds.to_original_y
+    to_std = (lambda a: (a - ds.y_mean) / ds.y_std) if in_file_units else (lambda a: a)
+    std_factor = 1.0 if in_file_units else ds.y_std
+    arrays = {"mean": fc.mean, "lower95": lower, "upper95": upper, "truth": y_all[g:g + steps]}
+    file_units = {k: to_file(v) for k, v in arrays.items()}
+    file_units["std"] = fc.std * std_factor
+    standardised = {k: to_std(v) for k, v in arrays.items()}
+    standardised["std"] = fc.std / ds.y_std if in_file_units else fc.std
     out = args.out or "forecast"
     os.makedirs(out, exist_ok=True)
     path = _write_json(os.path.join(out, "forecast.json"), {
-        "dataset": ds.name, "start": args.start, "steps": steps, "mean": fc.mean, "std": fc.std,
-        "lower95": lower, "upper95": upper, "truth": y_all[g:g + steps]})
+        "dataset": ds.name, "outputs": _output_names(ds), "start": args.start, "steps": steps,
+        "units": "the file's (standardised: the same on the data set's standardised scale)", **file_units,
+        "standardised": standardised})
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if not in_file_units:  # draw in the file's units
+        from .forecast import Forecast
+
+        fc = Forecast(samples=fc.samples, states=fc.states, obs_var=fc.obs_var, y_mean=ds.y_mean, y_std=ds.y_std,
+                      origin=fc.origin, std_scale=fc.std_scale).in_original_units()
     fig, axes = plt.subplots(2 if ds.u_test.shape[1] else 1, 1, figsize=(8, 5), sharex=True, squeeze=False)
-    plot_forecast_figure(fc, u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], y_true=y_all[g:g + steps],
-                         y_label=f"{ds.y_names[0] if ds.y_names else 'y[0]'}{' (standardised)' * standardised}",
-                         u_labels=ds.u_names,
-                         axes=axes[:, 0])
+    plot_forecast_figure(fc, to_file_u(ds, u_all[g:g + steps], in_file_units), y_past=to_file(y_all[past]),
+                         u_past=to_file_u(ds, u_all[past], in_file_units), y_true=to_file(y_all[g:g + steps]),
+                         y_label=_output_names(ds)[0], u_labels=ds.u_names, axes=axes[:, 0])
     axes[0, 0].set_title(f"{ds.name}: causal forecast from test step {args.start}, after the {len(y_all[past])} "
                          "steps before it")
     fig.tight_layout()
@@ -173,6 +246,11 @@ def cmd_forecast(args):
     plt.close(fig)
     print(f"wrote {path}\nwrote {png}")
     return 0
+
+
+def to_file_u(ds, u, in_file_units):
+    """Inputs ``u`` in the file's units (they are when the model takes them so)."""
+    return u if in_file_units else ds.to_original_u(u)
 
 
 def cmd_reproduce(args):
@@ -224,12 +302,14 @@ def cmd_info(args):
 
 
 def make_parser():
-    parser = argparse.ArgumentParser(prog="gpssm-np", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gpssm-np", description="Gaussian-process state-space models: the "
+                                     "demo, fitting, evaluating and forecasting your data, the paper's experiments")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("demo", help="car-tracking demo: train ODGPSSM and PRSSM, plot the inferred latent states")
-    p.add_argument("--out", default="gpssm_np_demo", help="output folder (default ./gpssm_np_demo)")
+    p.add_argument("--out", default=None, help="output folder (default ~/.cache/gpssm_np/demo, or "
+                                               "$XDG_CACHE_HOME/gpssm_np/demo)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--epochs", type=int, default=300, help="training steps on the sequence (default 300)")
     p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps and particles")
@@ -267,7 +347,10 @@ def make_parser():
     p.add_argument("model_file")
     data_args(p)
     p.add_argument("--protocol", nargs="+", default=["causal", "simulate", "freerun"],
-                   choices=list(PROTOCOLS))
+                   choices=list(PROTOCOLS),
+                   help="default: causal (100-step forecasts from the data before each window), simulate (the "
+                        "test part simulated from its inputs after its first 5 outputs), freerun; paper is the "
+                        "paper's Table 1 protocol, which reads the window it forecasts")
     p.add_argument("--out", default=None, help="JSON file for the results")
     p.set_defaults(func=cmd_evaluate)
 

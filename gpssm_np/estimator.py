@@ -56,6 +56,7 @@ and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, 
 ``online_filter`` (:class:`OnlineFilter`, the particle filter one measurement at a time).
 """
 import abc
+import functools
 import inspect
 import logging
 import os
@@ -65,6 +66,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from autograd import value_and_grad
 
+from . import _names
 from . import _validation as check
 from . import archive
 from ._config import MAX_REJECTIONS
@@ -176,6 +178,22 @@ class StateSpaceModel(abc.ABC):
     #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
     has_latent_state = True
 
+    #: The output and input channel names the model was fitted with (``fit(..., y_names=..., u_names=...)``), a
+    #: tuple each, kept in the model file; None: not told (``_names`` module).
+    y_names_ = None
+    u_names_ = None
+    #: The share of a data set's rows that was its training part, when the fit was told (the command line records
+    #: ``--train-fraction`` for a CSV file and warns when a model is scored at another); kept in the model file.
+    train_fraction_ = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Every ``fit`` a subclass defines takes ``y_names``/``u_names`` (:func:`_fit_surface`) and names an unknown
+        keyword argument in a ValueError."""
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__isabstractmethod__", False) and not hasattr(fit, "_surface"):
+            cls.fit = _fit_surface(fit)
+
     def __init__(self, seed=0, standardize=True):
         self.seed = check.seed(seed)
         if not isinstance(standardize, (bool, np.bool_)):
@@ -225,18 +243,32 @@ class StateSpaceModel(abc.ABC):
         return self._q_x0(self._y_to_model(y), self._u_to_model(u), **options)
 
     def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
-                 num_particles=1000, init_window=50, units="original"):
+                 num_particles=1000, init_window=50, units="original", y_names=None, u_names=None, **unknown):
         """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
         var)`` (the latent state), from the past data ``y_past``, ``u_past``, or from the model's prior: a
         :class:`gpssm_np.forecast.Forecast`. Data and forecast are in original units; ``units="model"`` returns
         the forecast in the model's standardised units instead (``Forecast.in_original_units`` maps it back). Where
-        the forecast starts: the subclass's ``_forecast``."""
+        the forecast starts: the subclass's ``_forecast``.
+
+        ``y_names``, ``u_names``: the channel names of the columns of ``y_past`` and of ``u_future``/``u_past``;
+        for a model fitted with names (``y_names_``, ``u_names_``) the columns are reordered to the model's order
+        and the forecast's outputs are in the order of ``y_names`` (or the model's, without it); names the model
+        was not fitted with are a ValueError. An unknown keyword argument is a ValueError naming the valid ones."""
+        check.keywords(unknown, StateSpaceModel.forecast, owner=f"{type(self).__name__}.forecast")
         if units not in UNITS:
             raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
+        y_order = _names.order(self.y_names_, _names.checked(y_names, self.spec.dim_y, "y_names"), "y_names")
+        u_order = _names.order(self.u_names_, _names.checked(u_names, self.spec.dim_u, "u_names"), "u_names",
+                               "inputs")
+        if u_order is not None:
+            u_future, u_past = (None if a is None else np.asarray(a)[..., u_order] for a in (u_future, u_past))
+        if y_order is not None and y_past is not None:
+            y_past = np.asarray(y_past)[..., y_order]
         u_future = self._future_inputs(u_future, steps)
         fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
                             num_samples, seed, x0, num_particles, init_window)
-        return fc if units == "model" else fc.in_original_units()
+        fc = fc if units == "model" else fc.in_original_units()
+        return fc if y_order is None else _outputs_in_order(fc, np.argsort(y_order))
 
     def _y_to_model(self, y):
         return self._to_model(y, "y")
@@ -344,11 +376,16 @@ class StateSpaceModel(abc.ABC):
         self.data_name_ = data_name
 
     def extra_state(self):
-        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``) and the name of
-        the training data (a 0-d str array), when set."""
+        """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
+        the training data (a 0-d str array), the channel names (str arrays) and ``train_fraction_``, when set."""
         state = {} if self.scaling_ is None else self.scaling_.arrays()
         if self.data_name_ is not None:
             state["data_name"] = np.array(self.data_name_)
+        for kind, names in (("y_names", self.y_names_), ("u_names", self.u_names_)):
+            if names is not None:
+                state[kind] = np.array(names, dtype=str).reshape(len(names))
+        if self.train_fraction_ is not None:
+            state["train_fraction"] = np.array(float(self.train_fraction_))
         return state
 
     def set_extra_state(self, state):
@@ -363,6 +400,13 @@ class StateSpaceModel(abc.ABC):
             for name in ("y_mean", "y_std"):
                 state.pop(name, None)
         data_name = state.pop("data_name", None)
+        for kind in ("y_names", "u_names"):  # absent from files written before names were kept
+            if kind in state:
+                names = [str(n) for n in np.asarray(state.pop(kind)).reshape(-1)]
+                dim = self.spec.dim_y if kind == "y_names" else self.spec.dim_u
+                setattr(self, kind + "_", _names.checked(names, dim, f"state[{kind!r}]"))
+        if "train_fraction" in state:
+            self.train_fraction_ = float(state.pop("train_fraction"))
         unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
@@ -406,6 +450,35 @@ class StateSpaceModel(abc.ABC):
         starts."""
         y_mean, y_std = (None, None) if self.scaling_ is None else (self.scaling_.y_mean, self.scaling_.y_std)
         return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin)
+
+
+def _fit_surface(fit):
+    """``fit`` with the keyword arguments ``y_names`` and ``u_names`` (the channel names, checked against the
+    model's dimensions before fitting and kept in ``y_names_``, ``u_names_`` after it; None: unnamed) and, for a
+    ``fit`` without ``**options``, a ValueError naming an unknown keyword argument and the valid ones."""
+    parameters = list(inspect.signature(fit).parameters.values())[1:]
+    named = [p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+    @functools.wraps(fit)
+    def fit_with_names(self, *args, y_names=None, u_names=None, **options):
+        if not takes_any:
+            check.keywords(options, allowed=named + ["y_names", "u_names"], owner=f"{type(self).__name__}.fit")
+        names = (_names.checked(y_names, self.spec.dim_y, "y_names"),
+                 _names.checked(u_names, self.spec.dim_u, "u_names"))
+        result = fit(self, *args, **options)
+        self.y_names_, self.u_names_ = names
+        return result
+
+    fit_with_names._surface = True
+    return fit_with_names
+
+
+def _outputs_in_order(fc, idx):
+    """The forecast ``fc`` with its output columns taken in the order ``idx`` (the latent states unchanged)."""
+    changes = {name: getattr(fc, name)[..., idx] for name in ("samples", "obs_var", "y_mean", "y_std", "std_scale")
+               if getattr(fc, name) is not None}
+    return replace(fc, **changes)
 
 
 class GradientTrainedModel(StateSpaceModel):
@@ -875,9 +948,12 @@ class OnlineFilterBase(abc.ABC):
 
     def update(self, y_t, u_t=None):
         """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
-        for a model without inputs), both in original units. Returns the filtered noise-free output C x_t given
+        for a model without inputs), both in original units; for a model fitted with channel names either may be a
+        dict name -> value (read by name; other names are a ValueError). Returns the filtered noise-free output C x_t given
         y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
         spec, scaling = self.model.spec, self.model.scaling_
+        y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
+        u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")
         y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
         if y_t.shape != (spec.dim_y,) or np.any(np.isinf(y_t)):
             raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")

@@ -41,8 +41,8 @@ and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_te
 the model's own standardisation (``scaling_``; the arrays' units when the model has none). A ``Dataset`` is given to
 a model as its standardised arrays (``ds.y_train`` is what a model is normally fitted on), except to a model fitted
 on the raw training part (``ds.y_raw[:n_train]``: its ``scaling_`` equals the data set's statistics), which gets
-the raw series. "rmse_original_units" maps the RMSE of each output back with the data set's standard deviations (for
-test arrays: the model's).
+the raw series. "rmse_original_units_per_output" maps the RMSE of each output back with the data set's standard
+deviations (for test arrays: the model's).
 """
 import logging
 import warnings
@@ -51,12 +51,16 @@ from collections import namedtuple
 import numpy as np
 
 from . import _validation as check
+from ._names import align_dataset
 from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
 PROTOCOLS = ("causal", "simulate", "freerun", "envi", "paper")
 #: Outputs of the test record the simulate protocol reads before it simulates the rest.
 N_INIT = 5
+#: The keyword arguments ``evaluate`` passes on to each protocol's function.
+PROTOCOL_OPTIONS = {"paper": ("window", "max_windows"), "causal": ("window", "max_windows", "burn_in", "num_particles"),
+                    "freerun": ("num_particles",), "envi": ("num_particles",), "simulate": ("n_init", "num_particles")}
 
 logger = logging.getLogger(__name__)
 
@@ -103,10 +107,10 @@ def _summarise(protocol, windows, scores, y_std, window):
     for key in ("rmse", "nlpd", "coverage95"):
         result[key] = float(np.mean([s[key] for s in scores]))
     result["rmse_per_output"] = [float(v) for v in np.mean([s["rmse_per_output"] for s in scores], axis=0)]
-    # each output's RMSE scales with its own standard deviation; their mean is the one number across outputs
+    # each output's RMSE scales with its own standard deviation (its own units): never averaged across outputs
     per_output = np.mean([s["rmse_per_output"] for s in scores], axis=0) * y_std
     result["rmse_original_units_per_output"] = [float(v) for v in per_output]
-    result["rmse_original_units"] = float(np.mean(per_output))
+    result["rmse_original_units"] = float(per_output[0]) if len(per_output) == 1 else None  # units differ
     return result
 
 
@@ -212,7 +216,8 @@ def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
               "rmse_original_units_per_output": None, "rmse_original_units": None}
     err = (y - forecast) * dataset.y_std
     result["rmse_original_units_per_output"] = [float(v) for v in np.sqrt(np.mean(err**2, axis=0))]
-    result["rmse_original_units"] = float(np.sqrt(np.mean(np.sum(err**2, axis=1))))
+    # EnVI's one number sums the outputs' squared errors: kept for one output only, as the outputs' units differ
+    result["rmse_original_units"] = float(np.sqrt(np.mean(np.sum(err**2, axis=1)))) if err.shape[1] == 1 else None
     return result
 
 
@@ -277,6 +282,7 @@ def evaluation_data(model, dataset, history=None):
         raise ValueError(f"dataset: has d_y = {dataset.y_test.shape[1]}, d_u = {dataset.u_test.shape[1]}; the model "
                          f"expects d_y = {model.spec.dim_y}, d_u = {model.spec.dim_u}")
     check_data_name(model, dataset)
+    dataset = align_dataset(model, dataset)  # columns in the order of the model's channel names (_names)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
     if scaling is not None and _fitted_on_raw_series(scaling, dataset):
         raw = [to_original(a) for a, to_original in zip(
@@ -317,14 +323,17 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
 
     Returns a dict with "rmse" (mean over windows, standardised scale), "per_window" (RMSE of each window),
     "nlpd" and "coverage95" (means over windows, standardised scale), "rmse_original_units_per_output" (the RMSE
-    of each output, mean over windows, in original units: a list of d_y values) and "rmse_original_units" (their
-    mean), "windows" (start indices in the test half), "window" (their length: the option ``window``, or the test
-    length when shorter) and "protocol". ``options`` go to the protocol's function (window, max_windows, burn_in,
-    num_particles; n_init for "simulate").
+    of each output, mean over windows, in original units: a list of d_y values) and "rmse_original_units" (that
+    value for one output; None for several, whose units differ), "windows" (start indices in the test half),
+    "window" (their length: the option ``window``, or the test length when shorter) and "protocol". ``options`` go
+    to the protocol's function (:data:`PROTOCOL_OPTIONS`: window, max_windows, burn_in, num_particles; n_init for
+    "simulate"); another keyword is a ValueError naming the valid ones. A Dataset with channel names is given to a
+    model fitted with names in the model's column order (ValueError when the names differ, ``gpssm_np._names``).
     """
     functions = {"causal": evaluate_causal, "simulate": evaluate_simulate, "freerun": evaluate_freerun,
                  "envi": evaluate_envi, "paper": evaluate_paper}
     if protocol not in functions:
         raise ValueError(f"protocol: expected one of {PROTOCOLS}, got {protocol!r}")
+    check.keywords(options, allowed=PROTOCOL_OPTIONS[protocol], owner=f"evaluate(protocol={protocol!r})")
     data = evaluation_data(model, dataset, history)
     return functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)

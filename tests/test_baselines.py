@@ -122,8 +122,8 @@ def test_arx_forecast_is_the_exact_ar1_predictive():
 def test_arx_forecast_pads_missing_past_with_training_mean():
     y, u = simulate_arx(300, seed=2)
     m = ARX(na=2, nb=2, standardize=False).fit(y, u)  # y_mean_, u_mean_ in the units of the data
-    short = m.forecast(u[:5], y_past=None, u_past=None, num_samples=3)
-    padded = m.forecast(u[:5], y_past=np.tile(m.y_mean_, (2, 1)), u_past=np.tile(m.u_mean_, (1, 1)), num_samples=3)
+    short = m.forecast(u[1:6], y_past=y[:1], u_past=u[:1], num_samples=3)  # one step where na = 2 are read
+    padded = m.forecast(u[1:6], y_past=np.concatenate([m.y_mean_[None], y[:1]]), u_past=u[:1], num_samples=3)
     np.testing.assert_allclose(short.samples, padded.samples)
     assert isinstance(short, Forecast)
 
@@ -265,7 +265,7 @@ def test_lgssm_surface_and_errors(rng):
                           ({"max_spectral_radius": -1.0}, "max_spectral_radius")]:
         with pytest.raises(ValueError, match=match):
             LGSSM(**kwargs)
-    with pytest.raises(ValueError, match="block_rows"):
+    with pytest.raises(ValueError, match="the series has 15 steps; .* needs at least 21 steps"):
         LGSSM(dim_x=2, method="subspace").fit(y[:15], u[:15])
 
 

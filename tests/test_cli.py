@@ -17,8 +17,12 @@ def test_info(capsys):
     assert "numba" in out and "gpssm_np" in out
 
 
-def test_demo_quick_writes_png_and_json(tmp_path):
+def test_demo_quick_writes_png_and_json(tmp_path, capsys):
     assert main(["demo", "--quick", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr()
+    assert f"writing into {tmp_path}" in printed.err
+    assert "smoothed latent states against the true states (lower is better)" in printed.out
+    assert "\nbetter: " in printed.out and " mean=" in printed.out
     summary = json.loads((tmp_path / "car_tracking.json").read_text())
     assert set(summary["rmse"]) == {"odgpssm", "prssm"}
     assert set(summary["rmse"]["odgpssm"]) == {"p1", "p2", "v1", "v2"}
@@ -137,3 +141,11 @@ def test_csv_arguments_are_checked(tmp_path, tanks_csv, capsys):
         main(["fit", "--csv", tanks_csv, "--dataset", "gas_furnace", "--outputs", "level"])
     with pytest.raises(SystemExit):  # at least one
         main(["fit", "--model", "arx"])
+
+
+def test_the_demo_writes_into_a_named_folder_not_the_working_directory(tmp_path, monkeypatch):
+    from gpssm_np.cli import default_demo_dir, make_parser
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_demo_dir() == str(tmp_path / "gpssm_np" / "demo")
+    assert make_parser().parse_args(["demo"]).out is None  # cmd_demo then takes default_demo_dir()

@@ -85,6 +85,9 @@ def bad_size(value):
 @example(y=np.zeros((3, 1)), u=np.zeros((3, 1)))
 @example(y=np.zeros((2, 3, 1)), u=np.ones((2, 3, 1)))
 @example(y=np.zeros((3, 1)), u=np.zeros((3, 2)))
+@example(y=np.array([[0.0], [np.nan], [0.0]]), u=np.zeros((3, 1)))  # NaN and inf without the CI profile
+@example(y=np.zeros((3, 1)), u=np.array([[0.0], [np.inf], [0.0]]))
+@example(y=np.array([[0.0], [-np.inf], [0.0]]), u=np.array([[np.nan], [0.0], [0.0]]))
 def test_elbo_on_arbitrary_arrays(y, u):
     out = outcome(MODEL.elbo, sequences_error(y, u), y, u, num_samples=2)
     if out is not None:
@@ -94,6 +97,12 @@ def test_elbo_on_arbitrary_arrays(y, u):
 @FAST
 @given(T=st.integers(1, 8), value=floats, where=st.sampled_from(["y", "u"]))
 @example(T=3, value=0.5, where="u")
+@example(T=3, value=np.nan, where="y")  # the special values without the CI profile's many draws
+@example(T=3, value=np.nan, where="u")
+@example(T=2, value=np.inf, where="y")
+@example(T=4, value=-np.inf, where="u")
+@example(T=3, value=1e300, where="y")
+@example(T=3, value=-1e300, where="u")
 def test_elbo_with_special_values(T, value, where):
     y, u = np.zeros((T, 1)), np.zeros((T, 1))
     (y if where == "y" else u)[T // 2, 0] = value
@@ -135,6 +144,8 @@ def test_bad_sizes(num_samples):
 @FAST
 @given(u=any_array(), steps=st.one_of(st.none(), st.integers(-2, 5)))
 @example(u=np.zeros((4, 1)), steps=None)
+@example(u=np.array([[0.0], [np.nan]]), steps=None)
+@example(u=np.array([[np.inf], [0.0], [0.0]]), steps=3)
 def test_forecast_on_arbitrary_inputs(u, steps):
     # the model has inputs, so u_future (T, 1) is required and steps is ignored
     bad = array_error(as_column(u, 1), (2,)) or np.shape(as_column(u, 1))[1] != 1
@@ -188,6 +199,8 @@ def test_unknown_dataset_names(name):
 @given(params=st.dictionaries(st.sampled_from(sorted(MODEL.get_params())), any_array(), max_size=3))
 @example(params={})
 @example(params={"A": np.ones((2, 2), dtype=np.int64)})
+@example(params={"A": np.full((2, 2), np.nan)})
+@example(params={"A": np.array([[0.0, np.inf], [0.0, 0.0]])})
 def test_set_params_with_arbitrary_arrays(params):
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_latent=2, num_inducing=4, seed=0)
     before = model.get_params()

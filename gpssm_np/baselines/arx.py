@@ -28,8 +28,9 @@ Forecast: simulation from the na outputs (and nb - 1 inputs) before the forecast
 outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` holds the conditional means
 Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
 variance (sample variance + obs_var) is the exact variance of the simulated outputs; ``Forecast.states`` holds the
-sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Missing past outputs or inputs (a short or absent ``y_past``)
-are filled with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
+sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Without ``y_past`` the forecast continues from the end of
+the training data, as the GP models' do; missing past outputs or inputs (a short ``y_past``) are filled with the
+training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
 ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
 The fitted arrays (:meth:`ARX.get_params`, what a model file keeps) are the coefficients A_i, B_j, c, sigma^2 and the
@@ -41,7 +42,7 @@ import numpy as np
 
 from .. import _validation as check
 from ..datasets.folds import MIN_LENGTH, mean_error, rolling_origin
-from ..estimator import check_training_options
+from ..estimator import OnlineFilterBase, check_online_state, check_training_options
 from ._base import COV_FLOOR, LinearBaseline
 
 def _order(value, name):
@@ -162,6 +163,10 @@ class ARX(LinearBaseline):
             raise ValueError(f"folds: expected at least 2 rolling origins, got {folds!r}")
         if dim_u == 0 and self.nb not in (None, 0):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
+
+    def __repr__(self):
+        """The constructor arguments that differ from the defaults, then, once fitted, the orders chosen."""
+        return super().__repr__() + (f" [na_={self.na_}, nb_={self.nb_}]" if self.fitted else "")
 
     def get_config(self):
         """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""
@@ -309,6 +314,7 @@ class ARX(LinearBaseline):
         all_u = np.concatenate([u_i for _, u_i in data])
         self.y_mean_, self.u_mean_ = all_y.mean(axis=0), all_u.mean(axis=0)
         self.fitted = True
+        self._remember_tail(data)
         return self._attach_scaling()
 
     def coefficients(self):
@@ -326,7 +332,8 @@ class ARX(LinearBaseline):
     def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
         """Simulated forecast from the outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) before the
         forecast start, with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0); module
-        docstring. ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
+        docstring. Without ``y_past`` it continues from the end of the training data (``data_tail_``, as the GP
+        models do; ``Forecast.origin`` says which), or, for a model without it, from the training means. ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
         Returns a :class:`gpssm_np.forecast.Forecast`."""
         self._check_fitted()
         if x0 is not None:
@@ -334,6 +341,7 @@ class ARX(LinearBaseline):
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
+        y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
         u_hist = self._past(u_past, "u_past", self.spec.dim_u, max(nb - 1, 0), self.u_mean_)
         lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
@@ -341,7 +349,31 @@ class ARX(LinearBaseline):
                                                                       self.spec.dim_u))
         noise = np.sqrt(self.noise_var_) * rng.standard_normal((num_samples, len(u_future), dy))
         means, outputs = arx_simulate(self.theta_, na, nb, lags, inputs, noise)
-        return self._forecast_result(means, outputs, self.noise_var_.copy())
+        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin or "training means")
+
+    def online_filter(self, num_particles=None, seed=0, state=None, x0=None):
+        """The ARX one measurement at a time (:class:`ARXOnlineFilter`, the surface of the other models'
+        ``online_filter``): a running window of the last na outputs and nb - 1 inputs, from the end of the training
+        data (or the training means for a model without it), or from ``state`` (a dict of
+        :meth:`ARXOnlineFilter.state`). ``num_particles`` and ``seed`` are accepted for the common surface and not
+        used; ``x0`` is a ValueError (the ARX has no latent state)."""
+        self._check_fitted()
+        if x0 is not None:
+            raise ValueError("x0: the ARX has no latent state; its online filter starts from the end of the "
+                             "training data (or give state=)")
+        na, nb_1, dy, du = self.na_, max(self.nb_ - 1, 0), self.spec.dim_y, self.spec.dim_u
+        if state is not None:
+            check_online_state(state, ARXOnlineFilter.STATE_KEYS)
+            y_window = np.asarray(state["y_window"], dtype=np.float64).reshape(-1, dy)
+            u_window = np.asarray(state["u_window"], dtype=np.float64).reshape(-1, du)
+            if y_window.shape != (na, dy) or u_window.shape != (nb_1, du) or not (
+                    np.all(np.isfinite(y_window)) and np.all(np.isfinite(u_window))):
+                raise ValueError(f"state: expected finite windows y_window ({na}, {dy}) and u_window ({nb_1}, {du}), "
+                                 f"got {y_window.shape} and {u_window.shape}")
+            return ARXOnlineFilter(self, y_window, u_window, check.non_negative_int(state["step"], "step"))
+        y_tail, u_tail, _ = self._past_or_tail(None, None)
+        return ARXOnlineFilter(self, self._past(y_tail, "y_past", dy, na, self.y_mean_),
+                               self._past(u_tail, "u_past", du, nb_1, self.u_mean_))
 
     @staticmethod
     def _past(values, name, width, count, fill):
@@ -355,3 +387,44 @@ class ARX(LinearBaseline):
                 raise ValueError(f"{name}: expected shape (T, {width}), got {values.shape}")
         values = values[len(values) - min(count, len(values)):]
         return np.concatenate([np.tile(fill, (count - len(values), 1)), values])
+
+
+class ARXOnlineFilter(OnlineFilterBase):
+    """The ARX one measurement at a time (``ARX.online_filter``; the surface of ``estimator.OnlineFilterBase``): it
+    keeps the last na outputs and nb - 1 inputs (model units). An update with y_t and u_t predicts y_t from them,
+    Theta^T phi_t, with variance sigma^2 (``predicted_mean``, ``predicted_var``), then moves the window on; the
+    "filtered" noise-free output is that conditional mean, known exactly given the past (variance 0). A missing
+    (NaN) output enters the window as its predicted mean. :meth:`predict` is ``ARX.forecast`` from the window. The
+    state: the windows and the step count."""
+
+    STATE_KEYS = ("y_window", "u_window", "step")
+
+    def __init__(self, model, y_window, u_window, step=0):
+        super().__init__(model)
+        self.y_window, self.u_window, self._step = y_window, u_window, step
+
+    @property
+    def step(self):
+        return self._step
+
+    def _update(self, y_t, u_t):
+        model = self.model
+        u_t = np.zeros(model.spec.dim_u) if u_t is None else u_t
+        inputs = np.concatenate([self.u_window, u_t[None]])  # u_{t-nb+1}..u_t (u_t alone, unused, for nb = 0)
+        means, _ = arx_simulate(model.theta_, model.na_, model.nb_, self.y_window[::-1][None], inputs[None])
+        predicted = means[0, 0]
+        observed = np.where(np.isnan(y_t), predicted, y_t)
+        self.y_window = np.concatenate([self.y_window, observed[None]])[1:] if model.na_ else self.y_window
+        if len(self.u_window):
+            self.u_window = np.concatenate([self.u_window, u_t[None]])[1:]
+        self._step += 1
+        return predicted, np.zeros_like(predicted), predicted, model.noise_var_.copy(), y_t - predicted
+
+    def _predict(self, u_future, num_samples, seed):
+        return self.model._forecast(u_future, self.y_window, self.u_window if len(self.u_window) else None,
+                                    num_samples, seed, None, None, None)
+
+    def state(self):
+        """The windows of past outputs (na, d_y) and inputs (nb - 1, d_u) (copies, model units) and the step
+        count."""
+        return {"y_window": self.y_window.copy(), "u_window": self.u_window.copy(), "step": self._step}

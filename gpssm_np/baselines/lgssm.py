@@ -145,6 +145,15 @@ class LGSSM(LinearBaseline):
             max_spectral_radius = check.positive_float(max_spectral_radius, "max_spectral_radius")
         self.max_spectral_radius = max_spectral_radius
 
+    def __repr__(self):
+        """The constructor arguments that differ from the defaults, then, once fitted, the state dimension (and the
+        candidates it was chosen from, with ``dim_x="auto"``)."""
+        if not self.fitted:
+            return super().__repr__()
+        scores = self.dim_x_scores_
+        chosen = f" chosen from {min(scores)}-{max(scores)}" if scores else ""
+        return super().__repr__() + f" [d_x={self.spec.dim_x}{chosen}]"
+
     def _check_block_rows(self):
         if self._block_rows() * self.spec.dim_y < self.spec.dim_x:
             raise ValueError(f"block_rows: expected block_rows * dim_y >= dim_x = {self.spec.dim_x}, got "
@@ -194,11 +203,29 @@ class LGSSM(LinearBaseline):
         return self
 
     # -- fitting ---------------------------------------------------------------------------------------------
+    def min_steps(self):
+        """The fewest steps per sequence the subspace identification (``method="subspace"`` or
+        ``init="subspace"``) works with: 2 i - 1 + max(2, d_x) for i block rows (its state sequence has a row per
+        step after the first 2 i - 1, and needs at least d_x of them, and 2); with ``dim_x="auto"`` that of the
+        largest candidate d_x."""
+        dim_x = max(dim_x_candidates(self.spec.dim_y)) if self.dim_x_auto else self.spec.dim_x
+        i = max(10, dim_x + 1) if self.block_rows is None else self.block_rows
+        return 2 * i - 1 + max(2, dim_x)
+
+    def _check_length(self, data):
+        """ValueError naming the length of a sequence too short for :meth:`min_steps`."""
+        short = min(len(y) for y, _ in data)
+        needed = self.min_steps()
+        if short < needed:
+            what = "a sequence of" if len(data) > 1 else "the series has"
+            dim_x = (f"auto, up to {max(dim_x_candidates(self.spec.dim_y))}" if self.dim_x_auto
+                     else self.spec.dim_x)
+            raise ValueError(f"y: {what} {short} steps; the LGSSM's subspace identification (d_x = {dim_x}) needs "
+                             f"at least {needed} steps per sequence; give a longer series")
+
     def _subspace_init(self, data):
         i = self._block_rows()
-        if any(len(y) - 2 * i + 1 < 2 for y, _ in data):
-            raise ValueError(f"y: every sequence needs more than 2 block_rows = {2 * i} steps for subspace "
-                             "identification")
+        self._check_length(data)
         states = subspace_states(data, self.spec.dim_x, i)
         prev, nxt, inp, emit, out = [], [], [], [], []
         for (y, u), X in zip(data, states):  # row k of X is x_{i+k-1}
@@ -292,6 +319,8 @@ class LGSSM(LinearBaseline):
         check_training_options(gp_training_options)
         self._record_data_name(data_name)
         data = self._training_data(y, u)
+        if self.method == "subspace" or self.init == "subspace":
+            self._check_length(data)  # before the d_x selection, whose folds are shorter
         if self.dim_x_auto:
             chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, self.dim_x_candidates)
             self.spec = replace(self.spec, dim_x=chosen)
@@ -304,6 +333,7 @@ class LGSSM(LinearBaseline):
             for _ in range(self.num_iters):
                 self.history_.append(-self._em_step(data))
             self.set_stationary_prior(data)
+        self._remember_tail(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
         return self.set_params(self.params_)._attach_scaling()
 
@@ -424,7 +454,9 @@ class LGSSM(LinearBaseline):
         """Forecast with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0).
 
         The initial state is, in order: ``x0 = (mean, var)`` (var (d_x,) variances or (d_x, d_x) covariance); the
-        Kalman filter over ``y_past``, ``u_past`` (from the prior N(m0, P0)); the prior. ``num_samples`` joint
+        Kalman filter over ``y_past``, ``u_past`` (from the prior N(m0, P0)); the same filter over the end of the
+        training data (``data_tail_``, so that the forecast continues from where the data ended, as the GP models'
+        do); the prior (a model without that tail). ``Forecast.origin`` says which. ``num_samples`` joint
         trajectories are drawn and re-centred on the exact predictive mean (module docstring); ``Forecast.samples``
         are H x_t, ``obs_var`` the diagonal of R. ``num_particles`` and ``init_window`` are ignored.
         """
@@ -432,6 +464,9 @@ class LGSSM(LinearBaseline):
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
         p, dx = self.params_, self.spec.dim_x
+        origin = "x0"
+        if x0 is None:
+            y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if x0 is not None:
             mean, cov = check.initial_state(x0, dx)
             cov = np.diag(cov) if cov.ndim == 1 else cov
@@ -440,7 +475,7 @@ class LGSSM(LinearBaseline):
             result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])
             mean, cov = result.means[-1], result.covs[-1]
         else:
-            mean, cov = p["m0"], p["P0"]
+            mean, cov, origin = p["m0"], p["P0"], "q(x0)"
         means, _, _, _ = self._moments(u_future, mean, cov)
         x = rng.multivariate_normal(mean, cov, size=num_samples, method="eigh")
         noise = rng.multivariate_normal(np.zeros(dx), p["Q"], size=(len(u_future), num_samples), method="eigh")
@@ -448,7 +483,7 @@ class LGSSM(LinearBaseline):
         for t, u_t in enumerate(u_future):
             x = states[:, t] = x @ p["F"].T + p["G"] @ u_t + noise[t]
         states += means - states.mean(axis=0)
-        return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy())
+        return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin)
 
 
 class KalmanOnlineFilter(OnlineFilterBase):

@@ -10,6 +10,7 @@ without inputs has ``d_u = 0`` (u arrays of shape (T, 0)).
 import csv
 import numbers
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -131,7 +132,7 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     FileNotFoundError
         No file at ``path``.
     ValueError
-        A column missing (the message lists the file's columns) or both an output and an input, an empty,
+        No data rows after the header, a column missing (the message lists the file's columns) or both an output and an input, an empty,
         non-numeric, NaN or inf cell in a used column (its data rows are named, counted from 0 after the header),
         and the conditions of :func:`from_arrays`.
     """
@@ -155,10 +156,16 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
         raise ValueError(f"inputs: the columns {both} are also outputs; a column is one or the other")
     columns = outputs + inputs
     try:
-        table = np.genfromtxt(path, delimiter=delimiter, skip_header=1, usecols=[header.index(c) for c in columns],
-                              dtype=np.float64, encoding="utf-8", ndmin=2)
+        with warnings.catch_warnings():  # an empty table is reported below, with the minimum
+            warnings.filterwarnings("ignore", message=".*[Ee]mpty input")
+            table = np.genfromtxt(path, delimiter=delimiter, skip_header=1,
+                                  usecols=[header.index(c) for c in columns], dtype=np.float64, encoding="utf-8",
+                                  ndmin=2)
     except ValueError as err:  # e.g. a line with fewer fields than the header
         raise ValueError(f"path: {os.fspath(path)} cannot be read as a table of numbers: {err}") from None
+    if table.size == 0:
+        raise ValueError(f"path: {os.fspath(path)} has a header and no data rows; expected at least "
+                         f"{2 * MIN_ROWS} rows ({MIN_ROWS} for the training part and {MIN_ROWS} for the test part)")
     for k, column in enumerate(columns):
         bad = np.flatnonzero(~np.isfinite(table[:, k]))
         if len(bad):

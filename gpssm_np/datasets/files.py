@@ -81,7 +81,7 @@ def _readonly(a):
     return a
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class Dataset:
     """A series split into a training and a test part and standardised with the training part's statistics: one
     of the real benchmarks (:func:`load`, split in halves) or your own data (:func:`gpssm_np.datasets.from_arrays`,
@@ -121,6 +121,12 @@ class Dataset:
     u_raw: np.ndarray
     y_names: Optional[Tuple[str, ...]] = None
     u_names: Optional[Tuple[str, ...]] = None
+
+    def __repr__(self):
+        """The name, the lengths of the two parts, the dimensions and the channel names (not the arrays)."""
+        names = "".join(f", {k}={v!r}" for k, v in (("y_names", self.y_names), ("u_names", self.u_names)) if v)
+        return (f"Dataset(name={self.name!r}, T_train={len(self.y_train)}, T_test={len(self.y_test)}, "
+                f"d_y={self.y_train.shape[1]}, d_u={self.u_train.shape[1]}{names})")
 
     def to_original_y(self, y_std_units):
         """Undo the output standardisation: ``y_std_units * y_std + y_mean``.

@@ -5,7 +5,8 @@
   contraction only; FASTMATH_SUMS: also reassociation, for kernels that sum over particles).
 * Numba's cache checks only the timestamp of the file a function is defined in, not of the files it calls into
   (numba docs, "Caching notes"). Kernels here call helpers in sibling files, so :func:`_drop_stale_cache` keys the
-  whole cache on a hash of every source file in this folder.
+  whole cache on a hash of every source file in this folder, in every folder Numba may cache them in
+  (:func:`cache_dirs`: under ``NUMBA_CACHE_DIR``, ``__pycache__``, Numba's user-wide folder).
 """
 import glob
 import hashlib
@@ -16,29 +17,76 @@ import numba
 from .._config import NUMBA_CACHE
 
 
-def _drop_stale_cache():
-    here = os.path.dirname(os.path.abspath(__file__))
+def _source_stamp(folder):
+    """A hash of every source file of ``folder`` (this one: the kernels and everything they inline)."""
     digest = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
+    for path in sorted(glob.glob(os.path.join(folder, "*.py"))):
+        digest.update(os.path.basename(path).encode() + b"\0")
         with open(path, "rb") as fh:
             digest.update(fh.read())
-    stamp = digest.hexdigest()
-    cache_dir = os.path.join(here, "__pycache__")
-    stamp_path = os.path.join(cache_dir, "gpssm_np_ops.stamp")
+    return digest.hexdigest()
+
+
+def _cache_subpath(folder):
+    """The folder inside a cache root where Numba keeps the kernels of the files in ``folder`` (its
+    ``get_suitable_cache_subpath``: the folder's name and a SHA-1 of its path)."""
     try:
-        with open(stamp_path) as fh:
-            if fh.read() == stamp:
-                return
-    except OSError:
-        pass
+        from numba.core.caching import _CacheLocator
+
+        return _CacheLocator.get_suitable_cache_subpath(os.path.join(folder, "_compile.py"))
+    except (ImportError, AttributeError):  # another Numba: the same rule, written out
+        folder = os.path.abspath(folder)
+        return "_".join([os.path.basename(folder), hashlib.sha1(folder.encode()).hexdigest()])
+
+
+def _cache_folders():
+    """(folder, create) for every folder where Numba may keep the compiled kernels of this folder, in the order
+    Numba tries them: under ``NUMBA_CACHE_DIR`` when it is set, ``__pycache__`` beside the sources (both created
+    when missing, to hold the stamp), and Numba's user-wide cache folder (checked only when it exists)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    folders = []
+    if numba.config.CACHE_DIR:
+        folders.append((os.path.join(numba.config.CACHE_DIR, _cache_subpath(here)), True))
+    folders.append((os.path.join(here, "__pycache__"), True))
     try:
-        os.makedirs(cache_dir, exist_ok=True)
-        for path in glob.glob(os.path.join(cache_dir, "*.nb[ic]")):
-            os.remove(path)
-        with open(stamp_path, "w") as fh:
-            fh.write(stamp)
-    except OSError:  # read-only install: numba falls back to its user-wide cache location
+        from numba.misc.appdirs import AppDirs
+
+        folders.append((os.path.join(AppDirs(appname="numba", appauthor=False).user_cache_dir,
+                                     _cache_subpath(here)), False))
+    except ImportError:
         pass
+    return folders
+
+
+def cache_dirs():
+    """Every folder where Numba may keep the compiled kernels of this folder (:func:`_cache_folders`)."""
+    return [folder for folder, _ in _cache_folders()]
+
+
+def _drop_stale_cache():
+    """Remove the compiled kernels of every cache folder (:func:`cache_dirs`) whose stamp is not the hash of the
+    current sources, and stamp it: a change to any file of this folder invalidates every kernel, including those
+    that inline code of another file (enkf.py and dmm.py compile rollout.py's steps into their own kernels), wherever
+    the cache lives."""
+    stamp = _source_stamp(os.path.dirname(os.path.abspath(__file__)))
+    for cache_dir, create in _cache_folders():
+        if not create and not os.path.isdir(cache_dir):
+            continue
+        stamp_path = os.path.join(cache_dir, "gpssm_np_ops.stamp")
+        try:
+            with open(stamp_path) as fh:
+                if fh.read() == stamp:
+                    continue
+        except OSError:
+            pass
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+            for path in glob.glob(os.path.join(cache_dir, "*.nb[ic]")):
+                os.remove(path)
+            with open(stamp_path, "w") as fh:
+                fh.write(stamp)
+        except OSError:  # read-only: numba then uses the next folder, which is checked too
+            pass
 
 
 if NUMBA_CACHE:
@@ -46,10 +94,10 @@ if NUMBA_CACHE:
 
 
 def kernels_on_disk():
-    """Whether Numba's on-disk cache of this folder holds the compiled rollout (its index file), so that the first
-    call of this process loads the kernels (about a second) rather than compiling them (about a minute)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return NUMBA_CACHE and bool(glob.glob(os.path.join(here, "__pycache__", "rollout._fwd_block-*.nbi")))
+    """Whether one of Numba's cache folders of this folder (:func:`cache_dirs`) holds the compiled rollout (its
+    index file), so that the first call of this process loads the kernels (about a second) rather than compiling
+    them (about a minute)."""
+    return NUMBA_CACHE and any(glob.glob(os.path.join(d, "rollout._fwd_block-*.nbi")) for d in cache_dirs())
 
 
 def jit(fn=None, *, fastmath=(), inline=False):

@@ -1,0 +1,85 @@
+"""Channel names: the output and input names a model was fitted with (``y_names_``, ``u_names_``) checked against
+the names of the data it is given.
+
+A model fitted with names (``fit(..., y_names=..., u_names=...)``; the command line passes a CSV file's header)
+keeps them in its model file. Data that come with names (a ``Dataset`` with ``y_names``/``u_names``, the
+``y_names=``/``u_names=`` of ``forecast``, a dict given to an online filter's ``update``) are compared with them:
+the same names in another order are reordered to the model's order; other names are a ValueError that says which
+are missing and which are unknown. When either side has no names nothing is checked.
+"""
+import dataclasses
+
+import numpy as np
+
+
+def checked(names, dim, argname):
+    """``names`` (None, or a sequence of ``dim`` distinct non-empty str) as a tuple (None stays None); ValueError
+    naming ``argname`` otherwise."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = [names]
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise ValueError(f"{argname}: expected a list of {dim} channel names (str), got {names!r}") from None
+    if not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{argname}: expected channel names as non-empty str, got {list(names)!r}")
+    if len(names) != dim:
+        raise ValueError(f"{argname}: expected {dim} names (one per channel), got {len(names)}: {list(names)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{argname}: names repeat in {list(names)}")
+    return names
+
+
+def order(own, given, argname, what="outputs"):
+    """Column indices that put data named ``given`` into the order ``own`` (the model's names): None when no reorder
+    is needed or either is None; ValueError naming ``argname`` when the names differ."""
+    if own is None or given is None:
+        return None
+    given = tuple(given)
+    if given == tuple(own):
+        return None
+    if sorted(given) != sorted(own):
+        missing = [n for n in own if n not in given]
+        unknown = [n for n in given if n not in own]
+        raise ValueError(f"{argname}: the model was fitted on the {what} {list(own)}, got {list(given)}"
+                         + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
+    return np.array([given.index(n) for n in own])
+
+
+def align_dataset(model, dataset):
+    """``dataset`` (a ``datasets.Dataset``) with its output and input columns in the order of the model's
+    ``y_names_`` and ``u_names_`` (the data set itself when no reorder is needed); ValueError when the names differ
+    (module docstring)."""
+    y_order = order(getattr(model, "y_names_", None), getattr(dataset, "y_names", None), "dataset.y_names",
+                    "outputs")
+    u_order = order(getattr(model, "u_names_", None), getattr(dataset, "u_names", None), "dataset.u_names", "inputs")
+    if (y_order is None and u_order is None) or not dataclasses.is_dataclass(dataset):
+        return dataset
+    changes = {}
+    for kind, idx in (("y", y_order), ("u", u_order)):
+        if idx is None:
+            continue
+        for field in (f"{kind}_train", f"{kind}_test", f"{kind}_mean", f"{kind}_std", f"{kind}_raw"):
+            changes[field] = _readonly(np.asarray(getattr(dataset, field))[..., idx])
+        changes[f"{kind}_names"] = tuple(getattr(dataset, f"{kind}_names")[i] for i in idx)
+    return dataclasses.replace(dataset, **changes)
+
+
+def _readonly(a):
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+def from_mapping(values, own, argname, what):
+    """``values`` as an array in the order ``own``: a mapping name -> value is read by name (ValueError when the
+    model has no names, or the names differ); anything else is returned as it is."""
+    if not hasattr(values, "keys"):
+        return values
+    if own is None:
+        raise ValueError(f"{argname}: got values by name {sorted(values)}, but the model was fitted without "
+                         f"{what} names; give an array in the order of the training columns")
+    order(own, tuple(values.keys()), argname, what)  # ValueError naming the difference
+    return np.array([values[n] for n in own], dtype=np.float64)
