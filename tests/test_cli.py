@@ -41,7 +41,7 @@ def test_fit_evaluate_forecast(tmp_path, capsys):
     assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--num-samples", "5",
                  "--out", str(out)]) == 0
     results = json.loads(out.read_text())["results"]
-    assert set(results) == {"paper", "causal", "freerun"}
+    assert set(results) == {"causal", "simulate", "freerun"}
     assert main(["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--steps", "20",
                  "--num-samples", "5", "--out", str(tmp_path / "fc")]) == 0
     fc = json.loads((tmp_path / "fc" / "forecast.json").read_text())

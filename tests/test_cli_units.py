@@ -71,7 +71,7 @@ def test_evaluate_prints_both_scales_causal_first_and_reorders_by_name(fitted, p
     out = tmp_path / "e.json"
     assert main(["evaluate", fitted, "--csv", plant_csv, *CSV, "--num-samples", "5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in printed[:3]] == ["causal", "freerun", "paper"]
+    assert [line.split()[0] for line in printed[:3]] == ["causal", "simulate", "freerun"]
     assert "standardised; in the file's units: level_cm " in printed[0] and " temp_C " in printed[0]
     results = json.loads(out.read_text())["results"]
     swapped = tmp_path / "s.json"

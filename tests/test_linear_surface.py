@@ -53,7 +53,7 @@ def test_reprs_are_short_and_show_the_choice(rng):
     arx = gp.ARX().fit(y[:200], u[:200])
     assert repr(arx) == f"ARX() [na_={arx.na_}, nb_={arx.nb_}]" and repr(gp.ARX()) == "ARX()"
     lgssm = gp.LGSSM(dim_x="auto", num_iters=3).fit(y[:200], u[:200])
-    assert repr(lgssm).endswith(f" [d_x={lgssm.spec.dim_x} chosen from 1-5]")
+    assert repr(lgssm).endswith(f" [d_x={lgssm.spec.dim_x} chosen from 1-10]")
     assert repr(gp.LGSSM(num_iters=2).fit(y[:200], u[:200])) == "LGSSM(num_iters=2) [d_x=4]"
     ds = gp.datasets.from_arrays(y, u, name="plant")
     assert repr(ds) == "Dataset(name='plant', T_train=150, T_test=150, d_y=1, d_u=1)"
@@ -61,7 +61,7 @@ def test_reprs_are_short_and_show_the_choice(rng):
 
 
 @pytest.mark.parametrize("make, needed", [(lambda: gp.LGSSM(), 23), (lambda: gp.LGSSM(dim_x=2), 21),
-                                          (lambda: gp.LGSSM(dim_x="auto"), 24), (lambda: gp.ODGPSSM(), 23)])
+                                          (lambda: gp.LGSSM(dim_x="auto"), 31), (lambda: gp.ODGPSSM(), 31)])
 def test_a_too_short_series_names_its_length_and_the_minimum(rng, make, needed):
     y, u = rng.normal(size=(10, 1)), rng.normal(size=(10, 1))
     with pytest.raises(ValueError, match=f"y: the series has 10 steps; .* needs at least {needed} steps") as err:
