@@ -110,7 +110,7 @@ def test_bench_fit():
 def test_bench_default_fit():
     report = run_json("bench_default_fit.py", "--datasets", "dryer2")
     r, plant = report["runs"]
-    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["training_runs"] == 1
+    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["training_runs"] == 2
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
     assert r["training_runs"] == 1 and r["lr_scale_kept"] == {}  # a 40-step validation block: one window
     assert r["selected_validation_rmse"] <= r["warm_start_validation_rmse"]

@@ -22,6 +22,10 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
    starts there and takes s* Adam steps on all of it (the last average of the iterates kept); without, it is the
    floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
+   A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
+   the refitted model and the floor each simulate every training sequence from its first 5 outputs over all the
+   rest (the simulate protocol on the training data); where the model's error is not finite or above the
+   floor's, the GP part is dropped after all (``selection_["free_run"]``).
 5. **calibration**: per output, a factor on the predictive standard deviation so that the 95 % intervals of the
    selection's forecasts at s* would have covered 95 % of their outputs, only where that widens them
    (``training.ValidationScore.interval_scale``).
@@ -46,6 +50,7 @@ from ..optim import Adam
 from ..params import init_params
 from .floor import choose_floor
 from .._config import MAX_REJECTIONS
+from ..protocols import N_INIT
 from .training import AdamRun, ValidationScore, paired_t, widening_factors
 from .warm_start import floor_warm_start, initial_params
 
@@ -91,10 +96,14 @@ class DefaultFit:
         runs, record = self.selection(floor, folds)
         step, t = self.acceptance(record)
         self.refit(floor, ys, us, step)
+        free_run = self.free_run_check(floor, ys, us) if step else None
+        if free_run is not None and not free_run["passed"]:
+            step = 0
+            self.refit(floor, ys, us, step)
         scale = self.calibration(runs, step) if self.plan.calibrate else None
         self.model.interval_scale_ = scale
         return {"floor": floor.summary(), "origins": [list(f.origins) for f in folds], "record": record,
-                "step": step, "t": t, "gp_part": step > 0,
+                "step": step, "t": t, "gp_part": step > 0, "free_run": free_run,
                 "interval_scale": None if scale is None else scale.tolist()}
 
     # -- stage 1 ---------------------------------------------------------------------------------------------
@@ -196,6 +205,23 @@ class DefaultFit:
             run.advance(steps)
         model.set_params(run.params())
         report.close()
+
+    def free_run_check(self, floor, ys, us):
+        """Stage 4's guard against a transition whose long free runs leave the data: each training sequence is
+        simulated from its first :data:`N_INIT` outputs over all the rest (the simulate protocol on the training
+        data) by the refitted model and by the floor; passed when the model's RMSE is finite and at most the
+        floor's (summed over sequences). {"model": RMSE, "floor": RMSE, "passed": bool}."""
+        errors = {"model": 0.0, "floor": 0.0}
+        for y, u in zip(ys, us):
+            if len(y) <= 2 * N_INIT:
+                continue
+            for name, model in (("model", self.model), ("floor", floor.model)):
+                mean = model.forecast(u[N_INIT:], y_past=y[:N_INIT], u_past=u[:N_INIT], seed=self.seed,
+                                      num_samples=self.plan.num_samples, num_particles=self.plan.num_particles).mean
+                with np.errstate(over="ignore", invalid="ignore"):
+                    errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
+        passed = bool(np.isfinite(errors["model"]) and errors["model"] <= errors["floor"])
+        return dict(errors, passed=passed)
 
     # -- stage 5 ---------------------------------------------------------------------------------------------
     def calibration(self, runs, step):
