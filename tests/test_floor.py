@@ -77,3 +77,47 @@ def test_a_floor_that_is_not_beaten_is_returned_with_a_zero_residual():
     np.testing.assert_array_equal(model.params["A"], 0.0)
     assert [r["step"] for r in sel["record"]] == [0, 1, 2]  # every eval_every steps, up to max_steps
     assert len(sel["origins"]) == 2 and sel["floor"]["kind"] in ("arx", "lgssm")
+
+
+class _Constant:
+    """A stand-in model whose forecast mean is a constant (for the free-run guard)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def forecast(self, u_future, y_past=None, u_past=None, **options):
+        return type("F", (), {"mean": np.full((len(u_future), 1), self.value)})()
+
+
+def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
+    from gpssm_np.models.default_fit import DefaultFit
+    from gpssm_np.models.floor import Floor
+    y, u = np.zeros((50, 1)), np.zeros((50, 1))
+
+    def check(model_value, floor_value):
+        floor = Floor(kind="arx", dim_x=1, orders=(1, 1), scores={}, errors=[], model=_Constant(floor_value))
+        return DefaultFit(_Constant(model_value)).free_run_check(floor, [y], [u])
+
+    assert check(0.5, 1.0) == {"model": 0.5, "floor": 1.0, "passed": True}
+    assert not check(2.0, 1.0)["passed"]  # worse than the floor over the whole record
+    assert not check(np.inf, 1.0)["passed"] and not check(np.nan, 1.0)["passed"]  # diverged
+
+
+def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
+    from gpssm_np.models.default_fit import DefaultFit
+    floor_windows = [1.0, 1.0, 1.0, 1.0]
+
+    def record(gains):
+        return [{"step": 0, "rmse": 1.0, "windows": floor_windows},
+                {"step": 50, "rmse": 1.0 - np.mean(gains), "windows": [1.0 - g for g in gains]}]
+
+    pipeline = DefaultFit(None)
+    # d = (0.1, 0.3, 0.1, 0.3): mean 0.2, sd 0.1155, se = sd / sqrt(4 // 2): t = 2.45
+    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])) == (50, pytest.approx(2.449, abs=1e-3))
+    # d = (0.05, 0.35, -0.05, 0.45): t = 1.59, between one and two standard errors: kept
+    step, t = pipeline.acceptance(record([0.05, 0.35, -0.05, 0.45]))
+    assert step == 50 and 1 < t < 2
+    # d = (0.4, -0.3, 0.5, -0.2): t = 0.47: the floor
+    assert pipeline.acceptance(record([0.4, -0.3, 0.5, -0.2]))[0] == 0
+    assert pipeline.acceptance(record([-0.1, -0.1, -0.1, -0.1]))[0] == 0  # best at step 0
+    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None)  # nothing trained
