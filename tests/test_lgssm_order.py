@@ -44,12 +44,12 @@ def test_auto_lgssm_model_file(tmp_path):
 def test_too_short_data_falls_back_to_four_states():
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 120, seed=0)
-    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:30], u[:30])  # too short to hold out a window
+    model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:35], u[:35])  # too short to hold out a window
     assert model.spec.dim_x == 4 and all(np.isinf(v) for v in model.dim_x_scores_.values())
-    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:30], u[:30], max_steps=2, eval_every=1)  # the default dim_x
+    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, eval_every=1)  # the default dim_x
     assert gp_model.spec.dim_x == 4 and gp_model.get_config()["dim_x"] == 4
     assert gp_model.selection_["floor"]["kind"] == "lgssm" and not gp_model.selection_["gp_part"]
-    assert np.all(np.isfinite(gp_model.predict(u[30:], y_past=y[:30], u_past=u[:30])))
+    assert np.all(np.isfinite(gp_model.predict(u[35:], y_past=y[:35], u_past=u[:35])))
     scored = ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)  # 120 steps: windows after the origins can be scored
     assert all(np.isfinite(v) for v in scored.dim_x_scores_.values())
 

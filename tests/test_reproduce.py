@@ -18,10 +18,10 @@ def test_table1_tiny_sweep_writes_json_and_markdown_and_resumes(tmp_path):
     doc = table1.sweep(datasets=["gas_furnace"], models=["odgpssm", "prssm"], seeds=1, settings=TINY, out=out,
                        data_dir=DATA)
     runs = json.loads((tmp_path / "table1.json").read_text())["runs"]
-    assert len(runs) == 2 * 4 == len(doc["runs"])  # two models, four protocols
+    assert len(runs) == 2 * 5 == len(doc["runs"])  # two models, five protocols
     for row in runs:
         assert set(row) >= {"dataset", "model", "seed", "protocol", "rmse", "rmse_original_units", "nlpd", "seconds"}
-        assert row["dataset"] == "gas_furnace" and row["protocol"] in ("paper", "causal", "freerun", "envi")
+        assert row["dataset"] == "gas_furnace" and row["protocol"] in ("paper", "causal", "freerun", "envi", "simulate")
     md = (tmp_path / "table1.md").read_text()
     assert "0.3225" in md and "Protocol `causal`" in md
     # a second call finds every run done and does not redo it
@@ -41,7 +41,7 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
                            data_dir=DATA)
     seed0 = [r for r in resumed["runs"] if r["seed"] == 0]
     assert seed0 == [r for r in doc["runs"] if r["seed"] == 0]  # untouched
-    assert len(resumed["runs"]) == 8
+    assert len(resumed["runs"]) == 10
 
 
 def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch):
@@ -64,7 +64,7 @@ def test_dask_local_cluster(tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
                            data_dir=DATA, scheduler=cluster.scheduler_address)
-    assert len(doc["runs"]) == 4  # one run, four protocols
+    assert len(doc["runs"]) == 5  # one run, five protocols
 
 
 def test_prssm_style_settings_build_residual_models():
@@ -83,7 +83,7 @@ def test_default_settings_build_the_package_defaults(tmp_path):
     assert table1.make_model("odgpssm", ds, 0).settings == "authors"
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
                        out=str(tmp_path), data_dir=DATA, base="default")
-    assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun", "envi"}
+    assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun", "envi", "simulate"}
     assert table1.make_model("odgpssm", ds, 0, table1.ENKF_SETTINGS).objective == "enkf"
     assert table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS).objective == "enkf"
     assert table1.make_model("odgpssm", ds, 0, table1.PRIOR_DEFAULT_SETTINGS).objective == "prior"

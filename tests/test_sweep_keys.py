@@ -30,7 +30,7 @@ def cli(tmp_path, capsys, *extra, epochs=2, seeds=1):
 def test_changed_epochs_or_settings_recompute_and_supersede(tmp_path, capsys, tiny):
     code, out, first = cli(tmp_path, capsys, epochs=2)
     assert code == 0 and "reused 0" in out and "computed 1" in out
-    assert first["config"]["settings"]["epochs"] == 2 and len(first["runs"]) == 4
+    assert first["config"]["settings"]["epochs"] == 2 and len(first["runs"]) == 5
 
     code, out, second = cli(tmp_path, capsys, epochs=3)  # the stale 2-epoch run must not be returned
     assert code == 0 and "reused 0" in out and "computed 1" in out and "1 runs with other settings" in out
@@ -47,7 +47,7 @@ def test_changed_epochs_or_settings_recompute_and_supersede(tmp_path, capsys, ti
     assert code == 0 and "computed 1" in out
     assert fourth["config"]["settings_name"] == "prssm_style"
     assert fourth["config"]["settings"]["mean_function"] == "identity"
-    assert len(fourth["superseded_runs"]) == 8
+    assert len(fourth["superseded_runs"]) == 10
 
 
 def test_rows_keep_their_own_provenance_when_resumed(tmp_path, capsys, tiny):

@@ -43,9 +43,11 @@ from .lgssm import LGSSM
 OBS_SHARE = 0.1
 
 
-def observer_form(a, b, noise_var, obs_share=OBS_SHARE):
+def observer_form(a, b, noise_var, obs_share=OBS_SHARE, undriven_var=0.0):
     """F, G, H, Q, R (module docstring) of the ARX with coefficients ``a`` (n, d_y, d_y), ``b`` (n, d_y, d_u) and
-    residual variances ``noise_var`` (d_y,)."""
+    residual variances ``noise_var`` (d_y,). ``undriven_var``: a process-noise variance for the blocks after the
+    first, which have none in the ARX; a small positive one keeps the Kalman filter's predicted covariance
+    positive definite (those states are fixed by the past outputs, so it tends to a singular one)."""
     n, dy, du = len(a), a.shape[1], b.shape[2]
     dx = n * dy
     F, G = np.zeros((dx, dx)), np.zeros((dx, du))
@@ -58,6 +60,7 @@ def observer_form(a, b, noise_var, obs_share=OBS_SHARE):
     H = np.eye(dy, dx)
     Q = np.zeros((dx, dx))
     Q[:dy, :dy] = np.diag((1.0 - obs_share) * noise_var)
+    Q[dy:, dy:] = undriven_var * np.eye(dx - dy)
     return F, G, H, Q, np.diag(obs_share * noise_var)
 
 
@@ -84,7 +87,7 @@ def fit_arx_lgssm(ys, us, order, obs_share=OBS_SHARE, stabilise=False):
     ``stabilise`` has its F stabilised."""
     theta, noise_var = arx_least_squares(ys, us, order)
     F, G, H, Q, R = observer_form(*arx_blocks(theta, order, order, us[0].shape[1]),
-                                  np.maximum(noise_var, COV_FLOOR), obs_share)
+                                  np.maximum(noise_var, COV_FLOOR), obs_share, undriven_var=COV_FLOOR)
     dx, dy, du = F.shape[0], H.shape[0], G.shape[1]
     model = LGSSM(dim_x=dx, dim_y=dy, dim_u=du, standardize=False)
     if not arx_is_stable(theta, order):  # F's eigenvalues are those of the ARX's companion matrix

@@ -37,9 +37,13 @@ from .._config import CPU_COUNT
 from ..params import GPSSMSpec
 from .._versions import versions
 from ..ops.threads import use_threads
-from ..protocols import PROTOCOLS, evaluate
+from ..protocols import evaluate
 from . import runs as runs_module
 from .stats import paired_bootstrap, paired_scores
+
+#: The protocols every sweep row is scored under, in the order of the Markdown tables (the committed results'
+#: order; ``simulate`` last, added after the first sweeps).
+SWEEP_PROTOCOLS = ("paper", "causal", "freerun", "envi", "simulate")
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +181,7 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
     train_seconds = time.perf_counter() - start
     windows = {k: protocol_options[k] for k in ("window", "max_windows")}
     rows = []
-    for protocol in PROTOCOLS:
+    for protocol in SWEEP_PROTOCOLS:
         t0 = time.perf_counter()
         options = {"paper": windows, "freerun": {}, "envi": {}, "simulate": {},
                    "causal": dict(windows, burn_in=protocol_options["burn_in"])}[protocol]
@@ -306,7 +310,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
                    "scheduler": scheduler, "name": name}
     earlier = read_document(json_path) or {}
     kept, superseded, done = runs_module.reconcile(earlier.get("runs", []), _identity, lambda r: r["protocol"],
-                                                   PROTOCOLS, config, code, allow_mixed_versions, json_path)
+                                                   SWEEP_PROTOCOLS, config, code, allow_mixed_versions, json_path)
     requested = [(d, m, s) for d in datasets for m in models for s in seed_list]
     todo = [key for key in requested if key not in done]
     runs = list(kept)
@@ -438,7 +442,7 @@ def markdown(document):
     summary = summarise(document["runs"])
     datasets = [d for d in DATASETS + MIMO_DATASETS if any(d == r["dataset"] for r in document["runs"])]
     lines = []
-    for protocol in PROTOCOLS:
+    for protocol in SWEEP_PROTOCOLS:
         if protocol not in summary:
             continue
         lines += [f"### Protocol `{protocol}` (standardised RMSE, mean +- population std over seeds)", "",
@@ -474,7 +478,7 @@ def markdown(document):
                   "and protocol (named in brackets).", "",
                   "| protocol | compared with | " + " | ".join(datasets) + " |",
                   "|---|---|" + "---|" * len(datasets)]
-        for protocol in PROTOCOLS:
+        for protocol in SWEEP_PROTOCOLS:
             for label, by_d in paired.get(protocol, {}).items():
                 cells = []
                 for d in datasets:

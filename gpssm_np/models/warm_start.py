@@ -240,9 +240,7 @@ def floor_warm_start(floor, ys, us):
     n = max(floor.na_, floor.nb_, 1)
     a, b = np.zeros((n, d_y, d_y)), np.zeros((n, d_y, d_u))
     a[:floor.na_], b[:floor.nb_] = coef["a"], coef["b"]
-    F, G, H, Q, R = observer_form(a, b, floor.noise_var_)
-    Q = Q + _VAR_MIN * np.diag(np.arange(n * d_y) >= d_y)  # the GP model's floor on the undriven states' noise:
-    # without it their predicted covariance can be singular (they are fixed by the past outputs)
+    F, G, H, Q, R = observer_form(a, b, floor.noise_var_, undriven_var=_VAR_MIN)  # the GP model's noise floor
     bias = np.zeros(n * d_y)
     bias[:d_y] = coef["c"]
     form = LGSSM(dim_x=n * d_y, dim_y=d_y, dim_u=d_u + 1, standardize=False)
