@@ -90,13 +90,11 @@ class _Constant:
 
 
 def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
-    from gpssm_np.models.default_fit import DefaultFit
-    from gpssm_np.models.floor import Floor
+    from gpssm_np.models.default_fit import free_run_check
     y, u = np.zeros((50, 1)), np.zeros((50, 1))
 
     def check(model_value, floor_value):
-        floor = Floor(kind="arx", dim_x=1, orders=(1, 1), scores={}, errors=[], model=_Constant(floor_value))
-        return DefaultFit(_Constant(model_value)).free_run_check(floor, [y], [u])
+        return free_run_check(_Constant(model_value), _Constant(floor_value), [y], [u])
 
     assert check(0.5, 1.0) == {"model": 0.5, "floor": 1.0, "passed": True}
     assert not check(2.0, 1.0)["passed"]  # worse than the floor over the whole record

@@ -23,9 +23,10 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    starts there and takes s* Adam steps on all of it (the last average of the iterates kept); without, it is the
    floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
-   the refitted model and the floor each simulate every training sequence from its first 5 outputs over all the
-   rest (the simulate protocol on the training data); where the model's error is not finite or above the
-   floor's, the GP part is dropped after all (``selection_["free_run"]``).
+   the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
+   sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the
+   model's error is not finite or above the floor's, the GP part is dropped after all
+   (``selection_["free_run"]``).
 5. **calibration**: per output, a factor on the predictive standard deviation so that the 95 % intervals of the
    selection's forecasts at s* would have covered 95 % of their outputs, only where that widens them
    (``training.ValidationScore.interval_scale``).
@@ -207,21 +208,12 @@ class DefaultFit:
         report.close()
 
     def free_run_check(self, floor, ys, us):
-        """Stage 4's guard against a transition whose long free runs leave the data: each training sequence is
-        simulated from its first :data:`N_INIT` outputs over all the rest (the simulate protocol on the training
-        data) by the refitted model and by the floor; passed when the model's RMSE is finite and at most the
-        floor's (summed over sequences). {"model": RMSE, "floor": RMSE, "passed": bool}."""
-        errors = {"model": 0.0, "floor": 0.0}
-        for y, u in zip(ys, us):
-            if len(y) <= 2 * N_INIT:
-                continue
-            for name, model in (("model", self.model), ("floor", floor.model)):
-                mean = model.forecast(u[N_INIT:], y_past=y[:N_INIT], u_past=u[:N_INIT], seed=self.seed,
-                                      num_samples=self.plan.num_samples, num_particles=self.plan.num_particles).mean
-                with np.errstate(over="ignore", invalid="ignore"):
-                    errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
-        passed = bool(errors["model"] <= errors["floor"])  # False for an inf or NaN error too
-        return dict(errors, passed=passed)
+        """Stage 4's guard (:func:`free_run_check`) of the refitted model against the floor in the same form (a
+        copy with the floor's zero-residual parameters, forecast with the same random numbers)."""
+        as_floor = copy.deepcopy(self.model)
+        self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
+        return free_run_check(self.model, as_floor, ys, us, self.seed, self.plan.num_samples,
+                              self.plan.num_particles)
 
     # -- stage 5 ---------------------------------------------------------------------------------------------
     def calibration(self, runs, step):
@@ -233,3 +225,20 @@ class DefaultFit:
             model.set_params(params)
             z += [np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(model)]
         return widening_factors(np.concatenate(z))
+
+
+def free_run_check(model, floor, ys, us, seed=0, num_samples=50, num_particles=200):
+    """A guard against a transition whose long free runs leave the data: each training sequence of ``ys``, ``us``
+    is simulated from its first :data:`N_INIT` outputs over all the rest (the simulate protocol on the training
+    data) by ``model`` and by ``floor``; passed when the model's RMSE is at most the floor's (summed over
+    sequences; an inf or NaN error fails). Returns {"model": RMSE, "floor": RMSE, "passed": bool}."""
+    errors = {"model": 0.0, "floor": 0.0}
+    for y, u in zip(ys, us):
+        if len(y) <= 2 * N_INIT:
+            continue
+        for name, m in (("model", model), ("floor", floor)):
+            mean = m.forecast(u[N_INIT:], y_past=y[:N_INIT], u_past=u[:N_INIT], seed=seed, num_samples=num_samples,
+                              num_particles=num_particles).mean
+            with np.errstate(over="ignore", invalid="ignore"):
+                errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
+    return dict(errors, passed=bool(errors["model"] <= errors["floor"]))  # False for inf or NaN too
