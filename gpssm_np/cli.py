@@ -144,7 +144,7 @@ def cmd_fit(args):
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
     options = {"epochs": args.epochs, "seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr,
-               "num_samples": args.num_samples}
+               "num_samples": args.num_samples, "max_steps": args.max_steps}
     if args.settings == "authors":  # the authors' loop: 70 epochs unless told otherwise
         options["epochs"] = options["epochs"] or 70
     start = time.perf_counter()
@@ -161,6 +161,17 @@ def cmd_fit(args):
     kind = getattr(model, "warm_start_", None)  # the linear model the warm start came from
     dims = (f"{kind} warm start, " if kind else "") + (
         f"d_x = {model.spec.dim_x} chosen from {min(chosen)}-{max(chosen)}, " if chosen else "")
+    selection = getattr(model, "selection_", None)
+    if selection and "record" in selection:  # the default fit: say which model was kept and on what evidence
+        record = {r["step"]: r["rmse"] for r in selection["record"]}
+        floor = selection["floor"]
+        dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, "
+        if selection["gp_part"]:
+            loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
+                    f"against the floor's {record[0]:.4f}")
+        else:
+            loss = ("kept: the linear floor (the GP part did not beat it on the folds"
+                    + ("" if record.get(0) is None else f", floor's fold RMSE {record[0]:.4f}") + ")")
     print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
     return 0
 
@@ -336,6 +347,8 @@ def make_parser():
                    help="default: the package's recipe (warm start, validation-based stopping); authors: the "
                         "paper's code (70 epochs)")
     p.add_argument("--epochs", type=int, default=None, help="a fixed number of epochs instead of the stopping rule")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="gradient steps of each training run of the default fit at most (default 1500)")
     p.add_argument("--seq-len", type=int, default=None)
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)

@@ -70,7 +70,7 @@ from . import _names
 from . import _validation as check
 from . import archive
 from ._config import MAX_REJECTIONS
-from ._progress import Progress, note_compilation
+from ._progress import Progress, check_progress, fit_started, note_compilation
 from .datasets.windowing import sequence_lists, windows
 from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
 from .forecast import Forecast
@@ -767,7 +767,7 @@ class GradientTrainedModel(StateSpaceModel):
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
+            clip_norm=None, fixed=(), progress=None, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, data_name=None):
         """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
 
@@ -792,9 +792,12 @@ class GradientTrainedModel(StateSpaceModel):
 
         ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
         kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
-        set of another name.
+        set of another name. ``progress``: None (the default) shows a line per epoch on stderr once the fit has run
+        for a few seconds, True from the start, False never (``gpssm_np._progress``).
         """
         self._record_data_name(data_name)
+        progress = check_progress(progress)
+        fit_started()
         epochs = check.positive_int(epochs, "epochs")
         batch_size = check.positive_int(batch_size, "batch_size")
         num_samples = check.positive_int(num_samples, "num_samples")

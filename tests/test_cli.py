@@ -149,3 +149,12 @@ def test_the_demo_writes_into_a_named_folder_not_the_working_directory(tmp_path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_demo_dir() == str(tmp_path / "gpssm_np" / "demo")
     assert make_parser().parse_args(["demo"]).out is None  # cmd_demo then takes default_demo_dir()
+
+
+def test_fit_names_the_kept_model(capsys, tmp_path):
+    """The last lines of a default fit say what was kept: the GP part after its steps, or the linear floor, with
+    the fold errors they were chosen on."""
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA, "--max-steps", "2", "--num-samples", "5",
+                 "--out", str(tmp_path / "gf.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "floor " in out and "kept: " in out and "fold RMSE" in out

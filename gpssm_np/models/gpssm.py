@@ -13,7 +13,7 @@ from autograd import value_and_grad
 
 from .. import _validation as check
 from .._config import MAX_JITTER, MAX_REJECTIONS
-from .._progress import Progress, note_compilation
+from .._progress import Progress, check_progress, fit_started, note_compilation
 from ..datasets.windowing import window_starts, windows
 from ..estimator import GradientTrainedModel, without_frozen
 from ..forecast import free_run
@@ -213,7 +213,7 @@ class GPSSM(GradientTrainedModel):
 
     # -- training --------------------------------------------------------------------------------------------
     def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, fixed=(), progress=False, checkpoint=None, checkpoint_every=1, resume=False,
+            clip_norm=None, fixed=(), progress=None, checkpoint=None, checkpoint_every=1, resume=False,
             max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
             patience=None, min_delta=None, restarts=None, validation_windows=None, refit=None, calibrate=None,
             average=None, lr_scale=None, data_name=None):
@@ -259,6 +259,8 @@ class GPSSM(GradientTrainedModel):
         (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
         self._record_data_name(data_name)
+        progress = check_progress(progress)
+        fit_started()
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
         legacy = {"validation": validation, "min_delta": min_delta, "restarts": restarts,
                   "validation_windows": validation_windows, "refit": refit, "calibrate": calibrate,
