@@ -2,7 +2,7 @@
 into docs/results.md.
 
 The JSON files hold every run's numbers and provenance (``gpssm_np/experiments/runs.py``: one row per protocol or
-model, each with its key and provenance; files written before that were migrated by ``docs/migrate_results.py``
+model, each with its key and provenance; files written before that were migrated by ``research/migrate_results.py``
 and are read as legacy rows). ``table1.markdown`` and ``car_tracking.markdown`` turn a document into its summary.
 
 docs/results.md holds the prose; each summary sits between an include marker and an end marker::

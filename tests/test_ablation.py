@@ -13,7 +13,7 @@ TINY = {"max_steps": 1, "eval_every": 1, "patience": 1, "seq_len": 10}
 def test_cells_record_the_state_dimension_of_each_configuration():
     fixed = ablation.run_cell("gas_furnace", "enkf", 0, TINY, DATA)
     assert fixed["dim_x"] == 4 and fixed["steps"] == 1 and fixed["selected"] <= fixed["initial"]
-    # amendment 3's candidates start at d_y = 1 (today the LGSSM's, 1..10 for one output; docs/ablation_plan.md)
+    # amendment 3's candidates start at d_y = 1 (today the LGSSM's, 1..10 for one output; research/ablation_plan.md)
     assert ablation.run_cell("gas_furnace", "auto_dx", 0, TINY, DATA)["dim_x"] in range(1, 11)
     assert ablation.run_cell("gas_furnace", "auto_dx_floor", 0, TINY, DATA)["dim_x"] in (4, 5)  # from the floor 4
 

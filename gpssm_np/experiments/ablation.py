@@ -1,4 +1,4 @@
-"""The ablation of the default recipe (docs/ablation_plan.md): what each piece buys on training and validation data.
+"""The ablation of the default recipe (research/ablation_plan.md): what each piece buys on training and validation data.
 
 Every cell fits one configuration to the **training half** of a data set (``fit`` holds back its last 20 % as the
 validation block) and records the validation scores of its run (``GPSSM.validation_``): at step 0 (the initial
@@ -25,7 +25,7 @@ from .table1 import MIMO_DATASETS  # the multi-output plants of amendment 3 (iss
 
 logger = logging.getLogger(__name__)
 
-#: The configurations of docs/ablation_plan.md (constructor arguments of ODGPSSM on top of its defaults, and the
+#: The configurations of research/ablation_plan.md (constructor arguments of ODGPSSM on top of its defaults, and the
 #: arguments of ``fit`` in FIT_ARGUMENTS on top of fit's: since amendment 8 every configuration that does not say
 #: otherwise calibrates its intervals with ``calibrate="widen"``, which changes no RMSE score).
 CONFIGS = {

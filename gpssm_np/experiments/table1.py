@@ -79,7 +79,7 @@ AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, 
 PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
 
 #: The package's defaults (issues #12-#14): the GP models built as ``ODGPSSM(dim_y=..., dim_u=..., seed=...)`` with
-#: ``dim_x="auto"`` (amendment 3 of docs/ablation_plan.md; the LGSSM baseline too, the DSSM at max(4, d_y)) and
+#: ``dim_x="auto"`` (amendment 3 of research/ablation_plan.md; the LGSSM baseline too, the DSSM at max(4, d_y)) and
 #: fitted with ``fit(y, u)`` (linear mean, LGSSM warm start, validation-based stopping, the ensemble-Kalman
 #: objective: models/gpssm.py); the other models as in the authors' settings. ``None`` means "the model's default".
 DEFAULT_SETTINGS = dict(AUTHORS_SETTINGS, gp_settings="default", epochs=None, seq_len=None, stride=None,

@@ -1,4 +1,4 @@
-"""Amendment 21 of docs/ablation_plan.md: the default fit and the fit with a slow linear part (``lr_scale``), with
+"""Amendment 21 of research/ablation_plan.md: the default fit and the fit with a slow linear part (``lr_scale``), with
 the per-window validation RMSEs of each run's selected model, on (a) the three plants whose held-out design has
 several validation windows and (b) six simulated systems with new generator seeds and 2 000 training steps.
 
@@ -6,8 +6,8 @@ Each row keeps the per-window validation RMSEs of the run's selected model (``wi
 record; until commit cc2bad7 this script wrapped ``ValidationScore.__call__`` to get them). Part (b) also runs
 the package's default fit since amendment 21 (config ``default``), which must keep what the rule keeps.
 Run from the repository root with the package
-importable and GPSSM_NP_DATA set: ``python docs/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
-``docs/results/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``docs/decide_amendment21.py``.
+importable and GPSSM_NP_DATA set: ``python research/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
+``docs/results/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``research/decide_amendment21.py``.
 """
 import json
 import logging

@@ -12,7 +12,7 @@ resumed invocation, and rows had no key. The migration keeps every number as it 
   wall time (``seconds``); start and end times were never recorded (None).
 
 The file-level ``versions`` and ``command`` move into ``invocations[0]`` (marked legacy). Usage:
-``python docs/migrate_results.py`` (files already migrated are left as they are).
+``python research/migrate_results.py`` (files already migrated are left as they are).
 """
 import json
 import os

@@ -1,4 +1,4 @@
-"""Exploration for docs/results.md 6.19 and amendment 17 of docs/ablation_plan.md (no default depends on it): the GP
+"""Exploration for docs/results.md 6.19 and amendment 17 of research/ablation_plan.md (no default depends on it): the GP
 model given lagged inputs.
 
 The ARX wins dryer2 with nb = 10 input lags, which a state-space model would have to carry as states. Here the
@@ -7,10 +7,10 @@ the ARX's own choice on the fitted part), and the default ODGPSSM (``init`` as g
 of a training half and scored on the held-out rest as the ablation's cells are (``ablation.held_out_metrics``).
 Only training halves are read.
 
-Run: ``GPSSM_NP_DATA=../shared/data python docs/explore_input_lags.py dryer2 0 arx`` (data set, seed, init); one
+Run: ``GPSSM_NP_DATA=../shared/data python research/explore_input_lags.py dryer2 0 arx`` (data set, seed, init); one
 JSON line per run on stdout.
 
-``python docs/explore_input_lags.py dryer2 choice``: what a choice on the training part would see, without any GP
+``python research/explore_input_lags.py dryer2 choice``: what a choice on the training part would see, without any GP
 training: on the data the default fit chooses its warm start from (the fitted part in model units, less its
 validation block), the warm start's cross-validation scores (``warm_start.choose_warm_start``, both kinds, every
 candidate d_x) without lags and with k = nb - 1 lags, nb the ARX's selection on the same data.
