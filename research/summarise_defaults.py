@@ -1,22 +1,66 @@
-"""A table of research/results/defaults_*.jsonl: the default ODGPSSM against the better of ARX() and LGSSM(auto)."""
+"""Markdown tables of research/results/defaults_*.jsonl (written by defaults_check.py): the default ODGPSSM against
+the better of ARX() and LGSSM(dim_x="auto") fitted to the same training half, mean over the seeds present, under
+the causal and simulate protocols, and issue #28's targets counted from them.
+
+Run: python research/summarise_defaults.py research/results/defaults_v3*.jsonl > docs/results/defaults.md
+(docs/build_results.py then copies it into docs/results.md).
+"""
 import json
+import math
 import sys
 from collections import defaultdict
 
-rows = [json.loads(line) for path in sys.argv[1:] for line in open(path)]
-cells = defaultdict(dict)
-for r in rows:
-    cells[(r["data"], r["seed"])][r["model"]] = r
-print("| data | seed | protocol | ODGPSSM | ARX | LGSSM | ratio to better linear | floor | GP part | fit s |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for (data, seed), models in cells.items():
-    if len(models) < 3:
-        continue
-    g = models["odgpssm"]
-    for protocol in ("causal", "simulate"):
-        lin = min(models["arx"][protocol], models["lgssm"][protocol])
-        sel = g["selection"]
-        print(f"| {data} | {seed} | {protocol} | {g[protocol]:.4f} | {models['arx'][protocol]:.4f} | "
-              f"{models['lgssm'][protocol]:.4f} | {g[protocol] / lin:.3f} | {sel['floor']['kind']} "
-              f"{sel['floor']['orders']} | {'kept, ' + str(sel['step']) + ' steps' if sel['gp_part'] else 'no'} | "
-              f"{g['fit_seconds']:.0f} |")
+SIMULATORS = {"tanks", "hammerstein", "wiener", "pendulum", "duffing", "quad_tanks", "two_mass", "reactor",
+              "three_tanks"}
+SATURATING = {"tanks", "hammerstein", "wiener", "quad_tanks", "three_tanks"}  # saturation or overflow
+
+
+def main(paths):
+    rows = [json.loads(line) for path in paths for line in open(path)]
+    by = defaultdict(dict)
+    for r in rows:
+        by[(r["data"], r["seed"])][r["model"]] = r
+    cells = defaultdict(list)  # data -> complete seeds
+    for (data, seed), models in by.items():
+        if {"arx", "lgssm", "odgpssm"} <= set(models):
+            cells[data].append(models)
+    print("Standardised RMSE, mean over the seeds run; ratio: ODGPSSM over the better of ARX and LGSSM (below 1: "
+          "ODGPSSM better). Data sets first, then simulators.")
+    print()
+    print("| data | seeds | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio | "
+          "GP part kept | floor (seed 0) | fit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    counts = defaultdict(int)
+    for data in sorted(cells, key=lambda d: (d in SIMULATORS, d)):
+        seeds = cells[data]
+        mean = {(m, p): sum(s[m][p] for s in seeds) / len(seeds) for m in ("odgpssm", "arx", "lgssm")
+                for p in ("causal", "simulate")}
+        ratio = {p: mean[("odgpssm", p)] / min(mean[("arx", p)], mean[("lgssm", p)]) for p in ("causal", "simulate")}
+        kept = sum(s["odgpssm"]["selection"]["gp_part"] for s in seeds)
+        floor = seeds[0]["odgpssm"]["selection"]["floor"]
+        fit = sum(s["odgpssm"]["fit_seconds"] for s in seeds) / len(seeds)
+        print(f"| {data} | {len(seeds)} | " + " | ".join(
+            f"{mean[('odgpssm', p)]:.4f} | {mean[('arx', p)]:.4f} | {mean[('lgssm', p)]:.4f} | **{ratio[p]:.3f}**"
+            for p in ("causal", "simulate")) + f" | {kept}/{len(seeds)} | {floor['kind']} {tuple(floor['orders'])} | "
+            f"{fit:.0f} |")
+        counts["sets"] += 1
+        counts["causal <= 1.02"] += ratio["causal"] <= 1.02
+        counts["causal >= 10 % better"] += ratio["causal"] <= 0.90
+        counts["simulate <= 1.00"] += ratio["simulate"] <= 1.0
+        if data in SATURATING:
+            counts["saturating sims"] += 1
+            counts["saturating: simulate >= 30 % better"] += ratio["simulate"] <= 0.70
+        envi = [s["odgpssm"].get("envi") for s in seeds]
+        counts["envi and simulate finite"] += all(e is not None and math.isfinite(e) for e in envi) and all(
+            math.isfinite(s["odgpssm"]["simulate"]) for s in seeds)
+    print()
+    print("| target | sets meeting it |")
+    print("|---|---|")
+    for key, value in counts.items():
+        if key not in ("sets", "saturating sims"):
+            total = counts["saturating sims"] if key.startswith("saturating") else counts["sets"]
+            print(f"| {key} | {value} of {total} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
