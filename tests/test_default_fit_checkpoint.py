@@ -123,12 +123,16 @@ def test_resume_after_kill_9(tmp_path, uninterrupted):
     path = str(tmp_path / "fit.ckpt")
     child = subprocess.Popen([sys.executable, "-c", CHILD.format(tests=os.path.dirname(__file__), path=path)],
                              env=dict(os.environ), stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 300
+    deadline, first = time.monotonic() + 300, None
     try:
-        while not os.path.exists(path):
+        # kill once the checkpoint has been replaced at least once (each write is a new file moved into place): past
+        # the selection's first steps, where a resume that lost the random generator's state shows
+        while first is None or os.stat(path).st_ino == first:
             assert child.poll() is None, child.stderr.read().decode()
             assert time.monotonic() < deadline, "no checkpoint written"
-            time.sleep(0.02)
+            if first is None and os.path.exists(path):
+                first = os.stat(path).st_ino
+            time.sleep(0.01)
         assert child.poll() is None  # killed while it runs, not after it finished
         os.kill(child.pid, signal.SIGKILL)
     finally:
