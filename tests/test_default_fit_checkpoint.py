@@ -109,6 +109,16 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, **dict(SETTINGS, eval_every=3))
     with pytest.raises(ValueError, match="resume: needs checkpoint"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, **SETTINGS)
+    model_file = tmp_path / "model.npz"
+    gp.save(gp.ODGPSSM(dim_y=1, dim_u=1), model_file)
+    with pytest.raises(ValueError, match="not a 'default_fit_checkpoint' file"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, **SETTINGS)
+
+
+def test_the_fitted_model_resumes_its_finished_checkpoint(tmp_path, uninterrupted):
+    path = tmp_path / "fit.ckpt"
+    model = fit(checkpoint=path)
+    assert_identical(model.fit(*data(), **SETTINGS, checkpoint=path, resume=True), uninterrupted)
 
 
 CHILD = textwrap.dedent("""

@@ -34,6 +34,17 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
 What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the paired
 t, whether the GP part was kept, the calibration factors).
 
+**Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
+file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
+selection, at the refit's start and every ``eval_every`` steps of it, and after the refit, the guard and the
+calibration (:data:`STAGES`). It holds every fold run's parameters, loss history, training log, jitter and
+:class:`training.AdamRun` state (Adam's moments, step count and step size, the generator's state, the average, the
+pass's permutation and position), the record, the kept parameters and the evaluations since the best; from the
+refit on the model's. ``fit(..., checkpoint=path, resume=True)`` recomputes the floor (deterministic), restores
+that state and goes on: the result is bit-identical to an uninterrupted fit's. A fingerprint (data shapes, a
+SHA-256 of the training arrays, the plan, seed, frozen parameters and model configuration) makes a checkpoint of
+other data or settings a ValueError.
+
 Assumptions: the later part of the training data says how a model will forecast what follows it (the folds'
 assumption); the number of gradient steps that helps on the folds' shorter data helps on all of it.
 """
@@ -382,12 +393,12 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
 def fingerprint(model, ys, us, plan, seed, frozen):
     """What a checkpoint must have been written for (plain JSON types): the data's shapes and the SHA-256 of its
     arrays (model units), the plan, the seed, the frozen parameters and the model's class and configuration (the
-    state dimension, Q and the jitter, which the fit sets, left out)."""
+    state dimension, Q, the jitter and the kind of warm start, which a fit sets, left out)."""
     digest = hashlib.sha256()
     for array in (a for pair in zip(ys, us) for a in pair):
         array = np.ascontiguousarray(array, dtype=np.float64)
         digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
-    config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter")}
+    config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter", "init")}
     return {"shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
             "plan": asdict(plan), "seed": int(seed), "frozen": list(frozen), "class": type(model).__name__,
             "config": config}

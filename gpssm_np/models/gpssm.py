@@ -251,6 +251,15 @@ class GPSSM(GradientTrainedModel):
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
+        The defaults (``ODGPSSM(dim_y, dim_u).fit(y, u)``, none of the validation-block options given) run the
+        pipeline of ``models/default_fit.py`` (floor, selection on rolling-origin folds, acceptance, refit,
+        free-run guard, calibration; what it chose in ``selection_``). ``checkpoint=path`` there writes a
+        checkpoint atomically after every evaluation of the selection, every ``eval_every`` steps of the refit and
+        at each stage boundary; ``resume=True`` with the same data and arguments continues from it where the file
+        exists and ends bit-identical to an uninterrupted fit (parameters, ``selection_``, ``history_``); a
+        checkpoint of other data or settings is refused with a ValueError. ``checkpoint_every`` and
+        ``checkpoint_steps`` belong to the epoch loop.
+
         With a linear warm start (``init`` "lgssm", "arx" or "linear") every call starts from that warm start
         (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation); with
         ``initial_state="smoothed"`` each training window starts from the warm start's smoothed state before it.
