@@ -29,6 +29,11 @@ for each entry the hash is fed, in this order::
     ",".join(str(n) for n in array.shape).encode("ascii") + b"\\0"   # "" for a 0-d array
     np.ascontiguousarray(array).tobytes()             # C order
 
+A state file (:func:`write_state`, the default fit's checkpoints, ``models/default_fit.py``) is the same kind of
+archive without a model: numeric arrays under any names but ``__meta__`` (integer or float, as given), and a
+``__meta__`` JSON object with the keys ``format_version``, ``kind`` (e.g. ``"default_fit_checkpoint"``),
+``gpssm_np_version``, ``created_at``, ``checksum`` and ``state`` (plain JSON types).
+
 Files are written atomically (temporary file in the target's directory, fsync, ``os.replace``), so a failed
 write leaves any previous file at the path intact. Reading uses ``allow_pickle=False`` and picks the model class
 from the classes the caller passes, never by importing a name read from the file.
@@ -47,7 +52,7 @@ import numpy as np
 from ._version import __version__
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "check_path", "read_checkpoint", "read_model",
-           "write_model"]
+           "read_state", "write_model", "write_state"]
 
 #: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
 FORMAT_VERSION = 1
@@ -138,6 +143,52 @@ def read_model(path, classes):
         except (KeyError, TypeError, ValueError) as err:
             raise _invalid(path, f"its extra state {sorted(extra)} does not fit a {name}: {err!r}") from None
     return model, meta, arrays
+
+
+def write_state(path, kind, state, arrays):
+    """Write a state file (module docstring) atomically: ``state`` (plain JSON types, finite floats) and ``arrays``
+    (name -> numeric array, kept in their dtype) under the label ``kind``. Returns ``path``."""
+    path = check_path(path)
+    arrays = {str(key): np.asarray(value) for key, value in arrays.items()}
+    for key, value in arrays.items():
+        if key == _META or value.dtype.hasobject or value.dtype.kind not in "biuf":
+            raise ValueError(f"arrays: entry {key!r} must be a numeric array under another name than {_META!r}, "
+                             f"got dtype {value.dtype}")
+    meta = {"format_version": FORMAT_VERSION, "kind": kind, "gpssm_np_version": __version__,
+            "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "checksum": checksum(arrays), "state": state}
+    arrays[_META] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
+    _atomic_write(path, arrays)
+    return path
+
+
+def read_state(path, kind):
+    """(state, arrays) of a state file written by :func:`write_state` with the label ``kind``; FileNotFoundError
+    for a missing file, :class:`ModelFileError` for a damaged or modified one, another kind or a newer format."""
+    path = check_path(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"path: no such file {os.fspath(path)!r}")
+    with open(path, "rb") as f:
+        if f.read(4) not in _ZIP_MAGIC:
+            raise _invalid(path, "it is not an npz (zip) archive")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if _META not in npz.files:
+                raise _invalid(path, f"it has no {_META!r} entry")
+            meta = json.loads(str(npz[_META][()]))
+            arrays = {key: npz[key] for key in npz.files if key != _META}
+    except ModelFileError:
+        raise
+    except (json.JSONDecodeError,) + _READ_ERRORS as err:
+        raise _invalid(path, f"it cannot be read as a state file ({type(err).__name__}: {err})") from None
+    if not isinstance(meta, dict) or meta.get("kind") != kind:
+        raise _invalid(path, f"it is not a {kind!r} file")
+    if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
+        raise _invalid(path, f"its format_version {meta.get('format_version')!r} is not one this gpssm_np reads "
+                             f"(up to {FORMAT_VERSION})")
+    if checksum(arrays) != meta.get("checksum"):
+        raise _invalid(path, "its checksum does not match; the file is corrupted or was modified")
+    return meta["state"], arrays
 
 
 def checksum(arrays):

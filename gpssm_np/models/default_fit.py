@@ -34,14 +34,29 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
 What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the paired
 t, whether the GP part was kept, the calibration factors).
 
+**Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
+file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
+selection, at the refit's start and every ``eval_every`` steps of it, and after the refit, the guard and the
+calibration (:data:`STAGES`). It holds every fold run's parameters, loss history, training log, jitter and
+:class:`training.AdamRun` state (Adam's moments, step count and step size, the generator's state, the average, the
+pass's permutation and position), the record, the kept parameters and the evaluations since the best; from the
+refit on the model's. ``fit(..., checkpoint=path, resume=True)`` recomputes the floor (deterministic), restores
+that state and goes on: the result is bit-identical to an uninterrupted fit's. A fingerprint (data shapes, a
+SHA-256 of the training arrays, the plan, seed, frozen parameters and model configuration) makes a checkpoint of
+other data or settings a ValueError.
+
 Assumptions: the later part of the training data says how a model will forecast what follows it (the folds'
 assumption); the number of gradient steps that helps on the folds' shorter data helps on all of it.
 """
 import copy
-from dataclasses import dataclass, replace
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from .. import archive
 from .._progress import Progress, note_compilation
 from ..datasets.folds import rolling_origin
 from ..datasets.windowing import windows
@@ -84,30 +99,137 @@ def num_latent_for(dim_x, dim_y):
     return min(dim_x, max(5, 3 * dim_y))
 
 
+#: The label of the default fit's checkpoint files (``archive.write_state``).
+CHECKPOINT_KIND = "default_fit_checkpoint"
+#: The stages a checkpoint can be written in, in order (module docstring, "Checkpoints").
+STAGES = ("selection", "refit", "refitted", "checked", "done")
+
+
 class DefaultFit:
     """The pipeline of the module docstring for ``model`` (a :class:`gpssm_np.models.gpssm.GPSSM` with the linear
-    mean) under ``plan``; :meth:`run` fits it to training sequences in model units."""
+    mean) under ``plan``; :meth:`run` fits it to training sequences in model units. ``checkpoint``: a path written
+    as the fit goes (module docstring, "Checkpoints"); ``resume``: continue from it where it exists."""
 
-    def __init__(self, model, plan=Plan(), progress=False, seed=0, frozen=()):
+    def __init__(self, model, plan=Plan(), progress=False, seed=0, frozen=(), checkpoint=None, resume=False):
         self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, frozen
+        self.checkpoint, self.resume = checkpoint, resume
+        self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
+        self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
 
     def run(self, ys, us):
         """Stages 1-5 on ``ys``, ``us`` (lists of (T_i, d), model units); leaves the fitted parameters in the
         model and returns ``selection_``."""
+        self.fingerprint = fingerprint(self.model, ys, us, self.plan, self.seed, self.frozen)
+        saved = None
+        if self.resume and self.checkpoint is not None and os.path.exists(self.checkpoint):
+            saved = self.read_checkpoint()
+        stage = saved[0]["stage"] if saved else None
         floor = self.floor(ys, us)
+        self.floor_choice = {"kind": floor.kind, "dim_x": int(floor.dim_x), "orders": floor.summary()["orders"]}
+        if saved and json.loads(json.dumps(self.floor_choice)) != saved[0]["floor"]:
+            raise ValueError(f"checkpoint: {os.fspath(self.checkpoint)!r} was written after the floor "
+                             f"{saved[0]['floor']}, this fit chose {self.floor_choice}")
         folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
-        runs, record = self.selection(floor, folds)
+        runs, record = self.selection(floor, folds, saved)
         step, t = self.acceptance(record)
-        self.refit(floor, ys, us, step)
-        free_run = self.free_run_check(floor, ys, us) if step else None
+        if stage in (None, "selection", "refit"):
+            self.refit(floor, ys, us, step, saved if stage == "refit" else None)
+            self.save("refitted")
+        else:
+            restore_model(self.model, "model/", saved[0]["model"], saved[1])
+        if stage in ("checked", "done"):
+            free_run = saved[0]["free_run"]
+            if free_run is not None:
+                values = saved[1]["free_run"]
+                free_run = {"model": float(values[0]), "floor": float(values[1]), "passed": bool(values[2])}
+        else:
+            free_run = self.free_run_check(floor, ys, us) if step else None
+        self.free_run = free_run
+        if stage != "done":
+            self.save("checked")
         if free_run is not None and not free_run["passed"]:
             step = 0
             self.refit(floor, ys, us, step)
-        scale = self.calibration(runs, step) if self.plan.calibrate else None
-        self.model.interval_scale_ = scale
+        if stage == "done":
+            scale = saved[1].get("interval_scale")
+        else:
+            scale = self.calibration(runs, step) if self.plan.calibrate else None
+        self.model.interval_scale_ = self.scale = scale
+        if stage != "done":
+            self.save("done")
         return {"floor": floor.summary(), "origins": [list(f.origins) for f in folds], "record": record,
                 "step": step, "t": t, "gp_part": step > 0, "free_run": free_run,
                 "interval_scale": None if scale is None else scale.tolist()}
+
+    # -- checkpoints -----------------------------------------------------------------------------------------
+    def save(self, stage, refit_steps=None):
+        """Write the checkpoint of ``stage`` (:data:`STAGES`) when a path was given: the selection's state (every
+        fold run's model and :class:`AdamRun`, the record, the kept parameters, the best score and the evaluations
+        since), the model's from the refit on, the refit's run inside it, the guard's result and the
+        calibration."""
+        if self.checkpoint is None:
+            return
+        arrays = {}
+        runs = []
+        for k, (model, run, _) in enumerate(self.runs):
+            runs.append({"model": model_state(model, f"sel/run{k}/", arrays), "run": run_state(run, f"sel/run{k}/",
+                                                                                                  arrays)})
+        if self.record:
+            arrays["sel/record/step"] = np.array([r["step"] for r in self.record], dtype=np.int64)
+            arrays["sel/record/rmse"] = np.array([r["rmse"] for r in self.record], dtype=np.float64)
+            arrays["sel/record/windows"] = np.array([r["windows"] for r in self.record], dtype=np.float64)
+        for step, params in self.kept.items():
+            for k, p in enumerate(params):
+                arrays.update({f"sel/kept/{step}/{k}/{name}": value for name, value in p.items()})
+        if self.best is not None:
+            arrays["sel/best"] = np.array(self.best, dtype=np.float64)
+        state = {"fingerprint": self.fingerprint, "stage": stage, "floor": self.floor_choice,
+                 "selection": {"runs": runs, "kept": sorted(self.kept), "since": self.since, "step": self.step,
+                               "evaluations": len(self.record)},
+                 "model": None, "refit": None, "free_run": None}
+        if stage != "selection":
+            state["model"] = model_state(self.model, "model/", arrays)
+        if stage == "refit":
+            state["refit"] = {"steps": refit_steps, "run": run_state(self.refit_run, "refit/", arrays)}
+        if stage in ("checked", "done") and self.free_run is not None:
+            state["free_run"] = True
+            arrays["free_run"] = np.array([self.free_run["model"], self.free_run["floor"],
+                                           float(self.free_run["passed"])], dtype=np.float64)
+        if stage == "done" and self.scale is not None:
+            arrays["interval_scale"] = np.asarray(self.scale, dtype=np.float64)
+        self.write_checkpoint(state, arrays)
+
+    def write_checkpoint(self, state, arrays):
+        """Write ``state``, ``arrays`` to the checkpoint path atomically (a temporary file, then ``os.replace``)."""
+        archive.write_state(self.checkpoint, CHECKPOINT_KIND, state, arrays)
+
+    def read_checkpoint(self):
+        """(state, arrays) of the checkpoint, refused (ValueError) when written for other data or another plan."""
+        state, arrays = archive.read_state(self.checkpoint, CHECKPOINT_KIND)
+        mine = json.loads(json.dumps(self.fingerprint))
+        theirs = state.get("fingerprint", {})
+        if theirs != mine:
+            differ = [key for key in mine if theirs.get(key) != mine[key]]
+            raise ValueError(f"checkpoint: {os.fspath(self.checkpoint)!r} was written by a default fit of other "
+                             f"data or settings (differing: {', '.join(differ)}; data shapes there "
+                             f"{theirs.get('shapes')}, here {mine['shapes']}); remove it or pass another path")
+        if state.get("stage") not in STAGES:
+            raise ValueError(f"checkpoint: unknown stage {state.get('stage')!r} in {os.fspath(self.checkpoint)!r}")
+        return state, arrays
+
+    def restore_selection(self, state, arrays):
+        """The selection's state from a checkpoint (:meth:`save`) into the fold runs built afresh."""
+        sel = state["selection"]
+        for k, (model, run, _) in enumerate(self.runs):
+            restore_model(model, f"sel/run{k}/", sel["runs"][k]["model"], arrays)
+            restore_run(run, f"sel/run{k}/", sel["runs"][k]["run"], arrays)
+        steps, rmse, win = arrays["sel/record/step"], arrays["sel/record/rmse"], arrays["sel/record/windows"]
+        self.record[:] = [{"step": int(steps[i]), "rmse": float(rmse[i]), "windows": win[i].tolist()}
+                          for i in range(len(steps))]
+        names = list(self.runs[0][1].params())
+        self.kept = {step: [{name: np.array(arrays[f"sel/kept/{step}/{k}/{name}"], dtype=np.float64)
+                             for name in names} for k in range(len(self.runs))] for step in sel["kept"]}
+        self.best, self.since, self.step = float(arrays["sel/best"]), int(sel["since"]), int(sel["step"])
 
     # -- stage 1 ---------------------------------------------------------------------------------------------
     def floor(self, ys, us):
@@ -131,9 +253,10 @@ class DefaultFit:
         model.params = initial_params(model.spec, params, start, us, rng, **kwargs)
 
     # -- stage 2 ---------------------------------------------------------------------------------------------
-    def selection(self, floor, folds):
+    def selection(self, floor, folds, saved=None):
         """The lockstep fold runs; returns (runs, record): one (model, AdamRun, score) per fold and the list of
-        {step, rmse, windows} (windows: every fold's window errors, fold by fold)."""
+        {step, rmse, windows} (windows: every fold's window errors, fold by fold). ``saved``: a checkpoint's
+        (state, arrays) to continue from."""
         plan, runs = self.plan, []
         if not folds:
             return runs, [{"step": 0, "rmse": None, "windows": []}]
@@ -149,10 +272,11 @@ class DefaultFit:
             run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed + k), Adam(plan.lr), self.frozen,
                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
             runs.append((model, run, score))
+        self.runs, self.record = runs, []
+        record = self.record
         report = Progress(plan.max_steps, enabled=self.progress, unit="step")
         note_compilation(report, kernels_on_disk())
         report.note(f"selection: the GP part trained on {len(folds)} fold(s), scored on the windows after each")
-        record = []
 
         def evaluate(step):
             errors = [e for _, run, score in runs for e in run.scored(score.window_scores)]
@@ -160,21 +284,26 @@ class DefaultFit:
             return record[-1]["rmse"]
 
         with blas_single_threaded():
-            best, since = evaluate(0), 0
-            self.kept = {0: [run.params() for _, run, _ in runs]}  # step 0 and the best step so far
-            step = 0
-            while step < plan.max_steps and since < plan.patience:
-                n = min(plan.eval_every, plan.max_steps - step)
+            if saved is not None:
+                self.restore_selection(*saved)
+                report.note(f"selection: resumed at step {self.step} from the checkpoint")
+            else:
+                self.best, self.since, self.step = evaluate(0), 0, 0
+                self.kept = {0: [run.params() for _, run, _ in runs]}  # step 0 and the best step so far
+                self.save("selection")
+            while self.step < plan.max_steps and self.since < plan.patience:
+                n = min(plan.eval_every, plan.max_steps - self.step)
                 for _, run, _ in runs:
                     run.advance(n)
-                step += n
-                current = evaluate(step)
-                report.update(step, runs[-1][0].history_[-1], current)
-                if current < best:
-                    best, since = current, 0
-                    self.kept = {0: self.kept[0], step: [run.params() for _, run, _ in runs]}
+                self.step += n
+                current = evaluate(self.step)
+                report.update(self.step, runs[-1][0].history_[-1], current)
+                if current < self.best:
+                    self.best, self.since = current, 0
+                    self.kept = {0: self.kept[0], self.step: [run.params() for _, run, _ in runs]}
                 else:
-                    since += 1
+                    self.since += 1
+                self.save("selection")
         report.close()
         return runs, record
 
@@ -190,8 +319,9 @@ class DefaultFit:
         return (best["step"], t) if t is not None and t > self.plan.switch_t else (0, t)
 
     # -- stage 4 ---------------------------------------------------------------------------------------------
-    def refit(self, floor, ys, us, steps):
-        """The final parameters on all of ``ys``, ``us`` (module docstring, stage 4)."""
+    def refit(self, floor, ys, us, steps, saved=None):
+        """The final parameters on all of ``ys``, ``us`` (module docstring, stage 4); a checkpoint at its start and
+        every ``eval_every`` steps. ``saved``: a checkpoint's (state, arrays) written inside the refit."""
         model, plan = self.model, self.plan
         model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
         if not steps:
@@ -203,10 +333,22 @@ class DefaultFit:
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed), Adam(plan.lr), self.frozen,
-                          plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
-            run.advance(steps)
+            run = self.refit_run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed), Adam(plan.lr),
+                                           self.frozen, plan.batch_size, plan.num_samples, MAX_REJECTIONS,
+                                           plan.average)
+            if saved is not None:
+                state, arrays = saved
+                restore_model(model, "model/", state["model"], arrays)
+                restore_run(run, "refit/", state["refit"]["run"], arrays)
+                report.note(f"refit: resumed at step {run.steps} from the checkpoint")
+            else:
+                self.save("refit", steps)
+            while run.steps < steps:
+                run.advance(min(plan.eval_every, steps - run.steps))
+                report.update(run.steps, model.history_[-1])
+                self.save("refit", steps)
         model.set_params(run.params())
+        self.refit_run = None
         report.close()
 
     def free_run_check(self, floor, ys, us):
@@ -246,3 +388,48 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
             with np.errstate(over="ignore", invalid="ignore"):
                 errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
     return dict(errors, passed=bool(errors["model"] <= factor * errors["floor"]))  # False for inf or NaN too
+
+
+def fingerprint(model, ys, us, plan, seed, frozen):
+    """What a checkpoint must have been written for (plain JSON types): the data's shapes and the SHA-256 of its
+    arrays (model units), the plan, the seed, the frozen parameters and the model's class and configuration (the
+    state dimension, Q, the jitter and the kind of warm start, which a fit sets, left out)."""
+    digest = hashlib.sha256()
+    for array in (a for pair in zip(ys, us) for a in pair):
+        array = np.ascontiguousarray(array, dtype=np.float64)
+        digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
+    config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter", "init")}
+    return {"shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
+            "plan": asdict(plan), "seed": int(seed), "frozen": list(frozen), "class": type(model).__name__,
+            "config": config}
+
+
+def model_state(model, prefix, arrays):
+    """A model's part of a checkpoint: its parameters and loss history into ``arrays`` under ``prefix``; returns
+    its training log and jitter (plain JSON types)."""
+    arrays.update({f"{prefix}params/{name}": np.asarray(value, dtype=np.float64)
+                   for name, value in model.params.items()})
+    arrays[prefix + "history"] = np.asarray(model.history_, dtype=np.float64).reshape(-1)
+    return {"training_log": model.training_log_, "jitter": float(model.spec.jitter)}
+
+
+def restore_model(model, prefix, info, arrays):
+    """Undo :func:`model_state`."""
+    model.params = {name: np.array(arrays[f"{prefix}params/{name}"], dtype=np.float64) for name in model.params}
+    model.history_ = arrays[prefix + "history"].tolist()
+    model.training_log_ = json.loads(json.dumps(info["training_log"]))
+    model.spec = replace(model.spec, jitter=float(info["jitter"]))
+
+
+def run_state(run, prefix, arrays):
+    """An :class:`AdamRun`'s part of a checkpoint (``AdamRun.state``): its arrays into ``arrays`` under
+    ``prefix``; returns its info."""
+    info, run_arrays = run.state()
+    arrays.update({prefix + "run/" + key: value for key, value in run_arrays.items()})
+    return info
+
+
+def restore_run(run, prefix, info, arrays):
+    """Undo :func:`run_state`."""
+    start = prefix + "run/"
+    run.load_state(info, {key[len(start):]: value for key, value in arrays.items() if key.startswith(start)})

@@ -12,6 +12,7 @@ import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
+from .. import archive
 from .._config import MAX_JITTER, MAX_REJECTIONS
 from .._progress import Progress, check_progress, fit_started, note_compilation
 from ..datasets.windowing import window_starts, windows
@@ -250,6 +251,15 @@ class GPSSM(GradientTrainedModel):
         * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
           authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
 
+        The defaults (``ODGPSSM(dim_y, dim_u).fit(y, u)``, none of the validation-block options given) run the
+        pipeline of ``models/default_fit.py`` (floor, selection on rolling-origin folds, acceptance, refit,
+        free-run guard, calibration; what it chose in ``selection_``). ``checkpoint=path`` there writes a
+        checkpoint atomically after every evaluation of the selection, every ``eval_every`` steps of the refit and
+        at each stage boundary; ``resume=True`` with the same data and arguments continues from it where the file
+        exists and ends bit-identical to an uninterrupted fit (parameters, ``selection_``, ``history_``); a
+        checkpoint of other data or settings is refused with a ValueError. ``checkpoint_every`` and
+        ``checkpoint_steps`` belong to the epoch loop.
+
         With a linear warm start (``init`` "lgssm", "arx" or "linear") every call starts from that warm start
         (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation); with
         ``initial_state="smoothed"`` each training window starts from the warm start's smoothed state before it.
@@ -264,13 +274,12 @@ class GPSSM(GradientTrainedModel):
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
         legacy = {"validation": validation, "min_delta": min_delta, "restarts": restarts,
                   "validation_windows": validation_windows, "refit": refit, "calibrate": calibrate,
-                  "average": average, "lr_scale": lr_scale, "checkpoint": checkpoint}
-        if self._fits_by_default_pipeline(epochs, lr, stride) and all(v is None for v in legacy.values()) \
-                and not resume:
+                  "average": average, "lr_scale": lr_scale}
+        if self._fits_by_default_pipeline(epochs, lr, stride) and all(v is None for v in legacy.values()):
             plan = {"max_steps": max_steps, "eval_every": eval_every, "patience": patience, "seq_len": seq_len,
                     "batch_size": batch_size, "lr": lr, "num_samples": num_samples}
             return self._fit_default(y, u, {k: v for k, v in plan.items() if v is not None}, progress,
-                                     self.seed if seed is None else check.seed(seed), fixed)
+                                     self.seed if seed is None else check.seed(seed), fixed, checkpoint, resume)
         step_mode = epochs is None and self.settings == "default"
         if not step_mode and self.init == "random" and max_steps is None and validation is None:
             if lr_scale is not None:
@@ -282,8 +291,9 @@ class GPSSM(GradientTrainedModel):
                                checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
                                checkpoint_steps=checkpoint_steps, data_name=data_name)
         if checkpoint is not None or resume:
-            raise ValueError("checkpoint: checkpoints and resume need the epoch loop (init='random' with epochs); "
-                             "training with a validation block keeps its best parameters in memory")
+            raise ValueError("checkpoint: checkpoints and resume need the default fit (no validation-block "
+                             "options) or the epoch loop (init='random' with epochs); training with a validation "
+                             "block keeps its best parameters in memory")
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         options = dict(DEFAULT_FIT)
         if not step_mode:  # an epoch count with the warm start: the same loop, no validation or average unless asked
@@ -371,12 +381,17 @@ class GPSSM(GradientTrainedModel):
                 and self.dim_x_choice == "auto" and self.recognition is None and self.initial_state == "shared"
                 and not isinstance(lr, (list, tuple, np.ndarray)) and stride == 1)
 
-    def _fit_default(self, y, u, plan, progress, seed, fixed):
-        """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` with :class:`Plan` fields ``plan``."""
+    def _fit_default(self, y, u, plan, progress, seed, fixed, checkpoint=None, resume=False):
+        """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` with :class:`Plan` fields ``plan``,
+        writing ``checkpoint`` (a path or None) and with ``resume`` continuing from it where it exists."""
         plan = Plan(**{k: (check.positive_float(v, k) if k == "lr" else check.positive_int(v, k))
                        for k, v in plan.items()})
+        if resume and checkpoint is None:
+            raise ValueError("resume: needs checkpoint=path to resume from")
+        if checkpoint is not None:
+            archive.check_path(checkpoint)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        pipeline = DefaultFit(self, plan, progress, seed, self._check_fixed(fixed))
+        pipeline = DefaultFit(self, plan, progress, seed, self._check_fixed(fixed), checkpoint, bool(resume))
         self.selection_ = pipeline.run(ys, us)
         floor = self.selection_["floor"]
         self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]

@@ -172,29 +172,60 @@ class AdamRun:
     def __init__(self, model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
                  average=None):
         self.model, self.average, self.frozen = model, average, frozen
+        self.Y, self.U, self.x0, self.rng, self.optimizer = Y, U, x0, rng, optimizer
+        self.batch_size, self.num_samples, self.max_rejections = batch_size, num_samples, max_rejections
         self.mean = model.get_params() if average is not None else None
         self.steps = 0
-        self._steps = self._generate(Y, U, x0, rng, optimizer, batch_size, num_samples, max_rejections)
+        # the current pass: its permutation of the windows (None before the first step) and the next position in it
+        self.order, self.position = None, 0
 
-    def _generate(self, Y, U, x0, rng, optimizer, batch_size, num_samples, max_rejections):
-        num_windows = Y.shape[0]
-        while True:
-            order = rng.permutation(num_windows)
-            for first in range(0, num_windows, batch_size):
-                idx = order[first:first + batch_size]
-                self.model._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, self.frozen,
-                                       max_rejections, None if x0 is None else (x0[0][idx], x0[1][idx]))
-                if self.mean is not None:
-                    for name, value in self.model.params.items():
-                        if name not in self.frozen:  # a fixed parameter stays bit-identical
-                            self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
-                self.steps += 1
-                yield
+    def step(self):
+        """One gradient step: the next minibatch of the current pass, a new permutation where a pass begins."""
+        num_windows = self.Y.shape[0]
+        if self.order is None or self.position >= num_windows:
+            self.order, self.position = self.rng.permutation(num_windows), 0
+        idx = self.order[self.position:self.position + self.batch_size]
+        self.model._train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
+                               self.frozen, self.max_rejections,
+                               None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
+        if self.mean is not None:
+            for name, value in self.model.params.items():
+                if name not in self.frozen:  # a fixed parameter stays bit-identical
+                    self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
+        self.position += self.batch_size
+        self.steps += 1
 
     def advance(self, steps):
         """Take ``steps`` more gradient steps."""
         for _ in range(steps):
-            next(self._steps)
+            self.step()
+
+    def state(self):
+        """(info, arrays): everything that continues this run exactly, besides the model's own parameters, history
+        and training log: info (plain JSON types: steps, position, Adam's step count and step size, the random
+        generator's state) and arrays (Adam's moments "adam/m:<name>", "adam/v:<name>", the average "mean/<name>",
+        the pass's permutation "order")."""
+        adam = self.optimizer.state_dict()
+        info = {"steps": self.steps, "position": int(self.position), "adam_t": int(adam.pop("t")),
+                "lr": float(self.optimizer.lr), "rng_state": self.rng.bit_generator.state}
+        arrays = {"adam/" + key: value for key, value in adam.items()}
+        if self.mean is not None:
+            arrays.update({"mean/" + key: value.copy() for key, value in self.mean.items()})
+        if self.order is not None:
+            arrays["order"] = np.asarray(self.order, dtype=np.int64)
+        return info, arrays
+
+    def load_state(self, info, arrays):
+        """Continue from :meth:`state`'s (info, arrays)."""
+        adam = {key[5:]: value for key, value in arrays.items() if key.startswith("adam/")}
+        self.optimizer.load_state_dict(dict(adam, t=int(info["adam_t"])))
+        self.optimizer.lr = float(info["lr"])
+        self.rng.bit_generator.state = info["rng_state"]
+        if self.mean is not None:
+            self.mean = {key[5:]: np.array(value, dtype=np.float64) for key, value in arrays.items()
+                         if key.startswith("mean/")}
+        self.order = np.asarray(arrays["order"], dtype=np.intp) if "order" in arrays else None
+        self.steps, self.position = int(info["steps"]), int(info["position"])
 
     def params(self):
         """A copy of the parameters that are scored and kept: the iterate or the average of the iterates."""

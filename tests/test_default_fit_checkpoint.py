@@ -1,0 +1,155 @@
+"""Checkpoints of the default fit (models/default_fit.py, "Checkpoints"): a fit interrupted after any checkpoint and
+resumed ends bit-identical to an uninterrupted one, in-process and after a ``kill -9`` of a child process."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.datasets import cascaded_tanks
+from gpssm_np.models.default_fit import DefaultFit
+
+# tiny settings under which the GP part is kept (s* = 6), so the refit runs too: 11 checkpoints in all (selection
+# at steps 0, 2, 4, 6; the refit at steps 0, 2, 4, 6; refitted; checked; done)
+SETTINGS = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4, progress=False)
+WRITES = 11
+
+
+def data():
+    y, u, _ = cascaded_tanks(200, seed=4)
+    return (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)
+
+
+def fit(**kwargs):
+    return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), **SETTINGS, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    model = fit()
+    assert model.selection_["step"] == 6 and model.selection_["gp_part"]  # the refit is exercised
+    return model
+
+
+def assert_identical(model, reference):
+    assert set(model.params) == set(reference.params)
+    for name in reference.params:
+        assert np.array_equal(model.params[name], reference.params[name]), name
+    assert model.selection_ == reference.selection_
+    assert model.history_ == reference.history_
+    assert model.training_log_ == reference.training_log_
+    assert model.spec == reference.spec
+    assert np.array_equal(model.interval_scale_, reference.interval_scale_)
+
+
+class Interrupted(Exception):
+    pass
+
+
+def stop_after(monkeypatch, k):
+    """Make the k-th checkpoint write the last: the fit raises right after it."""
+    write, count = DefaultFit.write_checkpoint, [0]
+
+    def counted(self, state, arrays):
+        write(self, state, arrays)
+        count[0] += 1
+        if count[0] == k:
+            raise Interrupted(state["stage"])
+
+    monkeypatch.setattr(DefaultFit, "write_checkpoint", counted)
+    return count
+
+
+def test_writes_and_does_not_change_the_fit(tmp_path, monkeypatch, uninterrupted):
+    count = stop_after(monkeypatch, 0)
+    model = fit(checkpoint=tmp_path / "fit.ckpt")
+    assert count[0] == WRITES
+    assert_identical(model, uninterrupted)
+
+
+# after the 2nd write: inside the selection; 4th: its end; 5th: the refit's start (between stages); 7th: inside the
+# refit; 9th, 10th, 11th: after the refit, after the free-run guard, at the end
+@pytest.mark.parametrize("k", [2, 4, 5, 7, 9, 10, 11])
+def test_resume_after_an_interruption_is_bit_identical(tmp_path, monkeypatch, uninterrupted, k):
+    path = tmp_path / "fit.ckpt"
+    stop_after(monkeypatch, k)
+    with pytest.raises(Interrupted):
+        fit(checkpoint=path)
+    monkeypatch.undo()
+    assert_identical(fit(checkpoint=path, resume=True), uninterrupted)
+
+
+def test_resume_twice(tmp_path, monkeypatch, uninterrupted):
+    path = tmp_path / "fit.ckpt"
+    stop_after(monkeypatch, 3)
+    with pytest.raises(Interrupted):
+        fit(checkpoint=path)
+    stop_after(monkeypatch, 3)  # three more writes from the resumed state: into the refit
+    with pytest.raises(Interrupted, match="refit"):
+        fit(checkpoint=path, resume=True)
+    monkeypatch.undo()
+    assert_identical(fit(checkpoint=path, resume=True), uninterrupted)
+
+
+def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "fit.ckpt"
+    stop_after(monkeypatch, 1)
+    with pytest.raises(Interrupted):
+        fit(checkpoint=path)
+    monkeypatch.undo()
+    y, u = data()
+    with pytest.raises(ValueError, match="other data or settings.*data_sha256"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, **SETTINGS)
+    with pytest.raises(ValueError, match="other data or settings.*plan"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, **dict(SETTINGS, eval_every=3))
+    with pytest.raises(ValueError, match="resume: needs checkpoint"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, **SETTINGS)
+    model_file = tmp_path / "model.npz"
+    gp.save(gp.ODGPSSM(dim_y=1, dim_u=1), model_file)
+    with pytest.raises(ValueError, match="not a 'default_fit_checkpoint' file"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, **SETTINGS)
+
+
+def test_the_fitted_model_resumes_its_finished_checkpoint(tmp_path, uninterrupted):
+    path = tmp_path / "fit.ckpt"
+    model = fit(checkpoint=path)
+    assert_identical(model.fit(*data(), **SETTINGS, checkpoint=path, resume=True), uninterrupted)
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_default_fit_checkpoint import fit
+    fit(checkpoint={path!r})
+    """)
+
+
+def test_resume_after_kill_9(tmp_path, uninterrupted):
+    path = str(tmp_path / "fit.ckpt")
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(tests=os.path.dirname(__file__), path=path)],
+                             env=dict(os.environ), stderr=subprocess.PIPE)
+    deadline, first = time.monotonic() + 300, None
+    try:
+        # kill once the checkpoint has been replaced at least once (each write is a new file moved into place): past
+        # the selection's first steps, where a resume that lost the random generator's state shows
+        while first is None or os.stat(path).st_ino == first:
+            assert child.poll() is None, child.stderr.read().decode()
+            assert time.monotonic() < deadline, "no checkpoint written"
+            if first is None and os.path.exists(path):
+                first = os.stat(path).st_ino
+            time.sleep(0.01)
+        assert child.poll() is None  # killed while it runs, not after it finished
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), **SETTINGS, checkpoint=path, resume=True),
+                     uninterrupted)
