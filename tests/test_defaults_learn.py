@@ -1,4 +1,4 @@
-"""The default fit learns: a guard on what the defaults are for (docs/results.md, section 5.3).
+"""The default fit learns: a guard on what the defaults are for (research/results_history.md, section 5.3).
 
 The systems of ``experiments/systems.py`` with the call a user makes, ``ODGPSSM(dim_x=d, dim_y=..., dim_u=...)``
 with the true d and nothing else, against the LGSSM fitted to the same 500 steps. Thresholds are far from the
