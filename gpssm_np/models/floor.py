@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..baselines.arx import ARX
+from ..baselines.arx import ARX, arx_forecast_mean
 from ..baselines.lgssm import LGSSM
+from ..baselines.lgssm_order import kalman_forecast_mean
+from ..datasets.folds import fold_errors, mean_error, rolling_origin
 from .warm_start import check_outputs_vary
 
 #: The linear models a floor can be.
@@ -63,6 +65,49 @@ class Floor:
         """The choice as plain JSON types."""
         return {"kind": self.kind, "dim_x": self.dim_x, "orders": list(self.orders),
                 "scores": {k: float(v) for k, v in self.scores.items()}}
+
+
+def fit_kind(kind, ys, us):
+    """``ARX()`` or ``LGSSM(dim_x="auto")`` (``standardize=False``) fitted with its own order selection to ``ys``,
+    ``us``; an ARX on data too short to choose orders gets one lag of each."""
+    d_y, d_u = ys[0].shape[1], us[0].shape[1]
+    if kind == "lgssm":
+        return LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+    try:
+        return ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+    except ValueError:  # too short to choose orders: one lag of each
+        return ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+
+
+def _floor_of(kind, model, scores, errors):
+    d_y = model.spec.dim_y
+    if kind == "arx":
+        orders, d = (model.na_, model.nb_), max(model.na_, model.nb_, 1) * d_y
+    else:
+        orders, d = (model.spec.dim_x,), model.spec.dim_x
+    return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors, model=model)
+
+
+def choose_floor_nested(ys, us, kinds=FLOOR_KINDS, late=2):
+    """The floor with its kind chosen by nested folds (research/ablation_plan.md, issue #28, amendment A): each kind
+    chooses its orders on the data before the ``late``-th latest rolling origin only (its own selection, on folds
+    inside that part), and the kinds are compared by those orders' errors on the windows after the ``late``
+    latest origins (each refitted to the data before its origin), which did not choose them; the chosen kind is
+    then fitted to all the data with its own order selection. Falls back to :func:`choose_floor` when there are
+    fewer than ``late`` + 1 origins."""
+    check_outputs_vary(ys)
+    folds = rolling_origin(ys, us)
+    if len(folds) <= late or len(kinds) < 2:
+        return choose_floor(ys, us, kinds)
+    head = folds[-late]  # the data before the late folds' first origin
+    scores, errors = {}, {}
+    for kind in kinds:
+        early = _floor_of(kind, fit_kind(kind, head.ys, head.us), {}, None)
+        forecast = arx_forecast_mean if kind == "arx" else kalman_forecast_mean
+        errors[kind] = fold_errors(folds[-late:], early.refit, forecast)
+        scores[kind] = mean_error(errors[kind])
+    kind = min(kinds, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
+    return _floor_of(kind, fit_kind(kind, ys, us), scores, errors[kind])
 
 
 def choose_floor(ys, us, kinds=FLOOR_KINDS):
