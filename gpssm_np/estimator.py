@@ -24,18 +24,8 @@ surface: :meth:`~StateSpaceModel.predict` (the mean forecast), :meth:`~StateSpac
 RMSE of a sequence), :meth:`~StateSpaceModel.summary` and a ``repr`` with the arguments that differ from the
 defaults.
 
-Units. With ``standardize=True`` (the default of every model) ``fit`` takes the mean and the population standard
-deviation of each output and input column over all the data it is given (every sequence, the validation block
-included) and trains on y_model = (y - y_mean) / y_std, u_model = (u - u_mean) / u_std: training windows, the
-validation split, the warm start and the checkpoints all see these standardised data. A column without spread
-keeps std 1; statistics within ``SNAP`` of 0 (means, relative to the std) and of 1 (stds) are taken as exactly 0
-and 1, so data that are already standardised (``gp.datasets`` gives them so) pass through bit for bit. The
-statistics are kept in ``scaling_`` (a :class:`Scaling`; None before ``fit`` and with ``standardize=False``, when
-the model works in the units it is given) and in the model file. ``forecast``, ``predict``, ``filter``, ``smooth``,
-``q_x0``, ``score`` and ``protocols.evaluate`` take data in the original units and return outputs in them;
-``forecast(..., units="model")`` gives the standardised view (its ``in_original_units()`` maps back), and
-``scaling_`` converts by hand. The latent states are the model's own, whatever the units of the data. ``elbo`` and
-``elbo_and_grad`` work on model units (the objective training maximises).
+Units (``gpssm_np.units``, whose docstring says which methods take and return which units): with
+``standardize=True`` ``fit`` trains on standardised data and keeps the statistics in ``scaling_``.
 
 :class:`GradientTrainedModel` is the part shared by the GP models and the DSSM: all have a state x_t (d_x), inputs
 u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and e_t ~ N(0, diag r). The time convention is the
@@ -53,122 +43,34 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
 and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth``, ``forecast`` and
-``online_filter`` (:class:`OnlineFilter`, the particle filter one measurement at a time).
+``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a time).
 """
 import abc
 import functools
 import inspect
 import logging
-import os
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from autograd import value_and_grad
 
 from . import _names
 from . import _validation as check
-from . import archive
 from ._config import MAX_REJECTIONS
-from ._progress import Progress, check_progress, fit_started, note_compilation
+from ._progress import check_progress, fit_started
 from .datasets.windowing import sequence_lists, windows
 from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
 from .forecast import Forecast
-from .ops import kernels_on_disk
 from .ops.threads import blas_single_threaded
+from .online import OnlineFilter, check_online_state
 from .optim import Adam
 from .protocols import EvaluationData, evaluate
+from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
+                            TrainingError, check_training_options, run_epochs, train_step)
+from .units import SCALING_FIELDS, UNITS, Scaling
 
 logger = logging.getLogger(__name__)
-
-#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u.
-EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
-                 "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
-#: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
-STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts", "validation_windows",
-                "refit", "calibrate", "average", "lr_scale")
-#: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
-DATA_OPTIONS = ("data_name",)
-#: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
-TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
-
-
-class TrainingError(RuntimeError):
-    """Training cannot go on (repeated non-finite steps, or a Cholesky that fails at the largest jitter)."""
-
-
-def check_training_options(options):
-    """For a model whose training is not gradient-based: ``options`` (the keyword arguments given to its ``fit``)
-    must be names of :data:`TRAINING_OPTIONS`, which it accepts and ignores; ValueError otherwise."""
-    unknown = sorted(set(options) - set(TRAINING_OPTIONS))
-    if unknown:
-        raise ValueError(f"fit: unexpected keyword arguments {unknown}; the GP training options {TRAINING_OPTIONS} "
-                         "are accepted and ignored")
-
-
-#: Means within SNAP standard deviations of 0 and standard deviations within SNAP of 1 are taken as exactly 0 and 1.
-SNAP = 1e-10
-#: The arrays of a :class:`Scaling` (its fields); a model file keeps them as ``scaling_<name>``.
-SCALING_FIELDS = ("y_mean", "y_std", "u_mean", "u_std")
-#: The values of ``forecast``'s ``units``.
-UNITS = ("original", "model")
-
-
-@dataclass(frozen=True)
-class Scaling:
-    """The standardisation a model works in (module docstring, "Units"): y_model = (y - y_mean) / y_std and
-    u_model = (u - u_mean) / u_std, per column; arrays (d_y,) and (d_u,)."""
-
-    y_mean: np.ndarray
-    y_std: np.ndarray
-    u_mean: np.ndarray
-    u_std: np.ndarray
-
-    @classmethod
-    def of(cls, ys, us):
-        """The statistics of the sequences ``ys`` (each (T, d_y)) and ``us`` (each (T, d_u)) taken together:
-        means and population standard deviations, a constant column keeping std 1, values within :data:`SNAP` of 0
-        and 1 snapped to them."""
-        return cls(*_statistics(np.concatenate(ys)), *_statistics(np.concatenate(us)))
-
-    def y_to_model(self, y):
-        """Outputs (..., d_y) in original units -> model units (NaN stays NaN)."""
-        return (y - self.y_mean) / self.y_std
-
-    def u_to_model(self, u):
-        """Inputs (..., d_u) in original units -> model units."""
-        return (u - self.u_mean) / self.u_std
-
-    def to_model(self, data):
-        """A list of (y, u) sequence pairs in original units -> the same in model units."""
-        return [(self.y_to_model(y), self.u_to_model(u)) for y, u in data]
-
-    def y_to_original(self, y):
-        """Outputs (..., d_y) in model units -> original units."""
-        return y * self.y_std + self.y_mean
-
-    def arrays(self):
-        """name -> array, what a model file keeps (:meth:`from_arrays` reads it back)."""
-        return {"scaling_" + name: getattr(self, name) for name in SCALING_FIELDS}
-
-    @classmethod
-    def from_arrays(cls, state):
-        """The :class:`Scaling` of :meth:`arrays`' dict (ValueError for missing or non-finite entries)."""
-        values = [check.finite_array(np.atleast_1d(state["scaling_" + name]), "scaling_" + name, (1,))
-                  for name in SCALING_FIELDS]
-        if np.any(values[1] <= 0) or np.any(values[3] <= 0):
-            raise ValueError("scaling_y_std, scaling_u_std: expected positive standard deviations")
-        return cls(*values)
-
-
-def _statistics(a):
-    """(mean, std) of the columns of ``a`` (T, d) as :meth:`Scaling.of` takes them."""
-    mean, std = a.mean(axis=0), a.std(axis=0)
-    std = np.where(std > 0.0, std, 1.0)  # a constant column: shifted, not scaled
-    mean = np.where(np.abs(mean) <= SNAP * std, 0.0, mean)
-    std = np.where(np.abs(std - 1.0) <= SNAP, 1.0, std)
-    return mean, std
-
 
 class StateSpaceModel(abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
@@ -444,6 +346,11 @@ class StateSpaceModel(abc.ABC):
             raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
         return u_future
 
+    def future_inputs_in_model_units(self, u_future, steps):
+        """The future inputs ``u_future`` (T, d_u) checked (zeros (``steps``, 0) for a model without inputs) and in
+        model units: what an online filter's ``predict`` hands to the forecast."""
+        return self._u_to_model(self._future_inputs(u_future, steps))
+
     def _forecast_result(self, samples, states, obs_var, origin=None):
         """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the
         diagonal ``obs_var`` of R, in model units with the scaling that maps them back; ``origin`` says where it
@@ -572,7 +479,7 @@ class GradientTrainedModel(StateSpaceModel):
             value, grad = value_and_grad(objective)(self.params)
         return finite_elbo(float(value), y, u), {name: np.asarray(g, dtype=np.float64) for name, g in grad.items()}
 
-    def _minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
+    def minibatch_loss(self, y, u, rng, num_samples, num_windows, x0=None):
         """The training loss of the windows y (B, T, d_y), u (B, T, d_u) with fresh noise from ``rng``: -ELBO, per
         window under the unbiased weighting; ``x0`` per-window initial-state moments (models that take them)."""
         objective = self.elbo_function(y, u, rng, num_samples, num_windows, **({} if x0 is None else {"x0": x0}))
@@ -704,7 +611,7 @@ class GradientTrainedModel(StateSpaceModel):
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
         if x0 is None and y_past is not None:
             result = self._filter(y_past, u_past, num_particles, seed, init_window)
-            return self._forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
+            return self.forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
                                                  origin)
         if x0 is not None:
             mean, spread = check.initial_state(x0, spec.dim_x)
@@ -757,7 +664,7 @@ class GradientTrainedModel(StateSpaceModel):
             return self._q_x0()
         return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
-    def _forecast_from_particles(self, particles, log_weights, u_future, num_samples, rng, origin):
+    def forecast_from_particles(self, particles, log_weights, u_future, num_samples, rng, origin):
         """The forecast (model units) from ``num_samples`` of the weighted ``particles`` (N, d_x) drawn by weight
         with ``rng``, which then drives the free run under ``u_future`` (T, d_u)."""
         weights = np.exp(log_weights - np.max(log_weights))
@@ -812,94 +719,23 @@ class GradientTrainedModel(StateSpaceModel):
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
         data = self._training_data(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], seq_len, stride)
-        num_windows = Y.shape[0]
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(fixed)
         optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        first_epoch, position = 0, None
-        if resume and os.path.exists(checkpoint):
-            first_epoch, position = self._restore_checkpoint(checkpoint, optimizer, rng)
-        report = Progress(epochs, enabled=progress)
-        note_compilation(report, kernels_on_disk())
-        with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
-            for epoch in range(first_epoch, epochs):
-                # a checkpoint written inside this epoch holds its order of windows and the next position
-                order, first = position if position is not None else (rng.permutation(num_windows), 0)
-                position = None
-                for start in range(first, num_windows, batch_size):
-                    idx = order[start:start + batch_size]
-                    self._train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen,
-                                     max_rejections)
-                    if (checkpoint is not None and checkpoint_steps is not None and start + batch_size < num_windows
-                            and len(self.history_) % checkpoint_steps == 0):
-                        self._write_checkpoint(checkpoint, optimizer, rng, epoch, (order, start + batch_size))
-                report.update(epoch + 1, self.history_[-1])
-                if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
-                    self._write_checkpoint(checkpoint, optimizer, rng, epoch + 1)
-        report.close()
+        run_epochs(self, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samples, max_rejections, checkpoint,
+                   checkpoint_every, checkpoint_steps, resume, progress)
         self._remember_tail(data)
         return self._attach_scaling()
 
-    def _train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
+    def train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
         """One accepted Adam step on the minibatch (y, u), rejecting non-finite steps (see :meth:`fit`); ``x0``:
-        per-window q(x0) moments (mean (B, d_x), var (B, d_x)) or None for the model's own q(x0)."""
-        log = self.training_log_
-        rejections = 0
-        while True:
-            loss = self._minibatch_loss(y, u, rng, num_samples, num_windows, x0)
-            try:
-                value, grads = value_and_grad(loss)(self.params)
-            except np.linalg.LinAlgError as err:
-                if not self._increase_jitter():
-                    raise TrainingError(f"Cholesky of K(Z, Z) failed even with the largest jitter: {err}") from err
-                log["jitter"].append([len(self.history_), float(self.spec.jitter)])
-                logger.warning("Cholesky failed; jitter raised to %g", self.spec.jitter)
-                continue
-            if np.isfinite(value) and all(np.all(np.isfinite(g)) for g in grads.values()):
-                break
-            rejections += 1
-            optimizer.lr *= 0.5
-            log["rejected_steps"].append(len(self.history_))
-            logger.warning("non-finite loss or gradient at step %d: step rejected, learning rate halved to %g",
-                           len(self.history_), optimizer.lr)
-            if rejections >= max_rejections:
-                raise TrainingError(f"training stopped after {rejections} consecutive non-finite steps (step "
-                                    f"{len(self.history_)}); the parameters are those of the last good step")
-        self.params = optimizer.step(self.params, without_frozen(grads, frozen))
-        self.history_.append(float(value))
+        per-window q(x0) moments (mean (B, d_x), var (B, d_x)) or None for the model's own q(x0).
+        :func:`gpssm_np.training_loop.train_step`."""
+        train_step(self, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0)
 
-    def _increase_jitter(self):
+    def increase_jitter(self):
         """Hook for models with a Cholesky in their loss: raise the jitter, True if it could still be raised."""
         return False
-
-    def _write_checkpoint(self, path, optimizer, rng, epochs_done, position=None):
-        state = optimizer.state_dict()
-        arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
-        info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
-                "rng_state": rng.bit_generator.state, "training_log": self.training_log_}
-        if position is not None:  # inside epoch epochs_done + 1: its order of windows and the next position
-            info["position"] = {"order": [int(i) for i in position[0]], "next": int(position[1])}
-        archive.write_model(self, type(self).__name__, path, training={"arrays": arrays, "info": info})
-
-    def _restore_checkpoint(self, path, optimizer, rng):
-        try:
-            model, training = archive.read_checkpoint(path, {type(self).__name__: type(self)})
-        except archive.ModelFileError as err:  # say which run could not resume, not only what the file is
-            raise archive.ModelFileError(f"checkpoint: cannot resume a {type(self).__name__} from it: {err}") from None
-        if type(model) is not type(self) or set(model.params) != set(self.params):
-            raise ValueError(f"checkpoint: {path!r} holds a {type(model).__name__} that does not match this model")
-        info, arrays = training["info"], training["arrays"]
-        self.params = model.params
-        self.spec = model.spec  # keeps a jitter raised during the interrupted run
-        self.history_ = list(model.history_)
-        self.training_log_ = info["training_log"]
-        optimizer.load_state_dict(dict(arrays, t=info["adam_t"]))
-        optimizer.lr = info["lr"]
-        rng.bit_generator.state = info["rng_state"]
-        position = info.get("position")
-        if position is not None:
-            position = (np.asarray(position["order"], dtype=np.intp), int(position["next"]))
-        return int(info["epochs_done"]), position
 
     def _check_fixed(self, fixed):
         fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
@@ -911,132 +747,6 @@ class GradientTrainedModel(StateSpaceModel):
         unknown = sorted(set(names) - set(self.params))
         if unknown:
             raise ValueError(f"{argname}: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
-
-
-class OnlineFilterBase(abc.ABC):
-    """A fitted model's filter, one measurement at a time: the surface of ``model.online_filter()``.
-
-    :meth:`update` assimilates y_t with its input u_t (original units) and returns the filtered output; :meth:`predict`
-    forecasts from the current state without changing the filter; :meth:`state` is everything needed to continue
-    elsewhere (arrays, numbers and plain Python types, e.g. for ``json`` after ``.tolist()`` of the arrays), which
-    ``model.online_filter(state=...)`` takes. After each update ``predicted_mean``, ``predicted_var`` (the output
-    predicted before y_t was read, R included) and ``innovation`` (y_t minus that prediction, NaN where y_t is
-    missing) are kept, in original units. A subclass supplies the step, the forecast and the state in model units.
-    """
-
-    #: The keys of :meth:`state`.
-    STATE_KEYS = ()
-
-    def __init__(self, model):
-        self.model = model
-        self.predicted_mean = self.predicted_var = self.innovation = None
-
-    @property
-    @abc.abstractmethod
-    def step(self):
-        """The number of updates so far (the index t of the last y_t read)."""
-
-    @abc.abstractmethod
-    def _update(self, y_t, u_t):
-        """One step in model units (u_t None without inputs): the filtered output mean and variances, the predicted
-        output mean and variances and the innovation, each (d_y,)."""
-
-    @abc.abstractmethod
-    def _predict(self, u_future, num_samples, seed):
-        """The forecast (model units, built by the model) from the current state under ``u_future`` (T, d_u)."""
-
-    @abc.abstractmethod
-    def state(self):
-        """The filter's state, a dict with the keys :data:`STATE_KEYS`."""
-
-    def update(self, y_t, u_t=None):
-        """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
-        for a model without inputs), both in original units; for a model fitted with channel names either may be a
-        dict name -> value (read by name; other names are a ValueError). Returns the filtered noise-free output C x_t given
-        y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
-        spec, scaling = self.model.spec, self.model.scaling_
-        y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
-        u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")
-        y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
-        if y_t.shape != (spec.dim_y,) or np.any(np.isinf(y_t)):
-            raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")
-        if spec.dim_u:
-            if u_t is None:
-                raise ValueError(f"u_t: the model has dim_u = {spec.dim_u} inputs, got None")
-            u_t = check.finite_array(np.atleast_1d(u_t), "u_t", (1,))
-            if u_t.shape != (spec.dim_u,):
-                raise ValueError(f"u_t: expected {spec.dim_u} input values, got shape {u_t.shape}")
-        else:
-            u_t = None
-        if scaling is not None:
-            y_t = scaling.y_to_model(y_t)
-            u_t = None if u_t is None else scaling.u_to_model(u_t)
-        moments = self._update(y_t, u_t)
-        if scaling is not None:
-            std = scaling.y_std
-            moments = (moments[0] * std + scaling.y_mean, moments[1] * std**2, moments[2] * std + scaling.y_mean,
-                       moments[3] * std**2, moments[4] * std)
-        self.predicted_mean, self.predicted_var, self.innovation = moments[2:]
-        return moments[0], moments[1]
-
-    def predict(self, u_future=None, num_samples=50, seed=0, steps=None, units="original"):
-        """Forecast from the current filtered state (drawn with its own generator from ``seed``, not the filter's)
-        with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0): a
-        :class:`gpssm_np.forecast.Forecast` in original units (``units="model"``: standardised)."""
-        model = self.model
-        if units not in UNITS:
-            raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
-        fc = self._predict(model._u_to_model(model._future_inputs(u_future, steps)),
-                           check.positive_int(num_samples, "num_samples"), check.seed(seed))
-        return fc if units == "model" else fc.in_original_units()
-
-
-class OnlineFilter(OnlineFilterBase):
-    """The particle filter of a GP model or a DSSM one measurement at a time (``GradientTrainedModel.online_filter``;
-    :class:`OnlineFilterBase`): the arithmetic of :func:`gpssm_np.filtering.particle_filter`
-    (``filtering.filter_step``), so the updates over a sequence reproduce the batch filter bit for bit. Its
-    :meth:`predict` draws ``num_samples`` particles by weight. The state holds the particles, their log-weights and
-    the generator's state."""
-
-    STATE_KEYS = ("particles", "log_weights", "step", "rng", "ess_threshold", "proposal")
-
-    def __init__(self, model, online):
-        super().__init__(model)
-        self._online = online
-
-    @property
-    def step(self):
-        return self._online.step
-
-    def _update(self, y_t, u_t):
-        s = self._online.update(y_t, u_t)
-        return s.output_means, s.output_vars, s.predicted_output_means, s.predicted_output_vars, s.innovations
-
-    def _predict(self, u_future, num_samples, seed):
-        return self.model._forecast_from_particles(self._online.particles, self._online.log_weights, u_future,
-                                                   num_samples, np.random.default_rng(seed), "online filter")
-
-    def state(self):
-        """The particles (N, d_x) and normalised log-weights (N,) (copies), the step count, the generator state and
-        the filter options."""
-        online = self._online
-        return {"particles": online.particles.copy(), "log_weights": online.log_weights.copy(), "step": online.step,
-                "rng": online.rng.bit_generator.state, "ess_threshold": online.ess_threshold,
-                "proposal": online.proposal}
-
-
-def check_online_state(state, keys):
-    """``state`` if it is a dict with the ``keys`` of an online filter's state; ValueError otherwise."""
-    missing = sorted(set(keys) - set(state)) if isinstance(state, dict) else None
-    if missing is None or missing:
-        raise ValueError(f"state: expected the dict of the online filter's state() with keys {keys}, got "
-                         f"{'missing ' + str(missing) if missing else type(state).__name__}")
-    return state
-
-
-def without_frozen(grads, frozen):
-    """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
-    return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 
 
 def finite_elbo(value, y=None, u=None):

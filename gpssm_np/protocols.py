@@ -36,7 +36,7 @@ without a history), its forecast starts from the model's q(x0), or its prior, in
 Besides RMSE each protocol reports the mean negative log predictive density of the outputs (a Gaussian with the
 particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
 
-Units (:func:`evaluation_data`). The model is given data in the units it was fitted in (``estimator``, "Units")
+Units (:func:`evaluation_data`). The model is given data in the units it was fitted in (``gpssm_np.units``)
 and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_test`` arrays), or for test arrays
 the model's own standardisation (``scaling_``; the arrays' units when the model has none). A ``Dataset`` is given to
 a model as its standardised arrays (``ds.y_train`` is what a model is normally fitted on), except to a model fitted
@@ -292,7 +292,7 @@ def evaluation_data(model, dataset, history=None):
 
 
 def _fitted_on_raw_series(scaling, dataset):
-    """Whether a model with this ``estimator.Scaling`` was fitted on the raw training part of ``dataset``: its
+    """Whether a model with this ``units.Scaling`` was fitted on the raw training part of ``dataset``: its
     statistics are the data set's (to 1e-9), and those are not the identity (when they are, both views agree)."""
     ours = (scaling.y_mean, scaling.y_std, scaling.u_mean, scaling.u_std)
     theirs = tuple(getattr(dataset, name, None) for name in ("y_mean", "y_std", "u_mean", "u_std"))

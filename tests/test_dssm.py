@@ -122,7 +122,7 @@ def test_elbo_finite_deterministic_and_weighted(rng):
     assert paper.elbo(y, u, num_samples=4, seed=1) == pytest.approx(value / 3, rel=1e-12)
     # the training loss is the per-window -ELBO under either weighting
     for model in (m, paper):
-        loss = model._minibatch_loss(y, u, np.random.default_rng(1), 4, 30)
+        loss = model.minibatch_loss(y, u, np.random.default_rng(1), 4, 30)
         assert loss(model.params) == pytest.approx(-value / 3, rel=1e-12)
 
 

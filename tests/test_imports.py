@@ -1,5 +1,14 @@
 """Imports go one way (docs/design.md, "Layers"): the package's import graph has no cycle and no edge pointing to a
-higher layer, and no module outside a sub-package imports that sub-package's private modules.
+higher layer, no module outside a sub-package imports that sub-package's private modules, and no module imports a
+private name (one with a leading underscore, ``from .x import _y``) from another module of the package.
+
+Private modules and private names are two rules. A module whose own name starts with an underscore (``_validation``,
+``_config``, ``ops/_compile``, ...) is package-private by design: its sub-package's modules may import it, as a module
+(``from . import _validation as check``) or names from it (``from ._progress import Progress``); the name imported in
+``from . import _validation`` is that of a module, not a private name of ``gpssm_np/__init__.py``, so it is allowed.
+A name with a leading underscore defined inside a module (a function, class, constant or Numba kernel) is private
+to that module: importing it from any other module of the package is a failure, whatever the layers; a thing two
+modules share gets a public name in the module that defines it. Dunder names (``__version__``) are not private.
 
 The graph is read from the source with ``ast`` (top-level and function-level imports alike), not by importing it.
 An edge A -> B means that A imports B; importing ``p.q.m`` from outside the sub-package ``p.q`` also runs
@@ -21,10 +30,11 @@ LAYERS = {
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
         "ops.rollout", "ops.enkf", "ops.dmm", "ops.gaussian_condition", "ops.gaussian_sample",
         "ops.kalman"),
-    2: ("transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.arrays",
+    2: ("units", "transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.arrays",
         "datasets.simulators", "datasets.windowing", "datasets.folds"),
     3: ("transition",),
-    4: ("inference", "filtering", "forecast", "recognition", "metrics", "protocols", "archive", "estimator"),
+    4: ("inference", "filtering", "forecast", "recognition", "metrics", "protocols", "archive", "online",
+        "training_loop", "estimator"),
     5: ("models", "models.gpssm", "models.odgpssm", "models.prssm", "models.dssm", "models.training",
         "models.warm_start", "baselines",
         "baselines._base", "baselines.arx", "baselines.arx_state_space", "baselines.lgssm",
@@ -132,6 +142,24 @@ def private_imports(graph):
     return sorted(bad)
 
 
+def is_private(name):
+    """A name with one leading underscore (``_y``, not ``__version__``)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_names(modules):
+    """(importing module, module imported from, name) for every private name (:func:`is_private`) that a module
+    imports from another module of the package; a private *module* imported as a module is not one of them."""
+    bad = []
+    for name, (path, is_package) in modules.items():
+        for target, names in imported_names(ast.parse(path.read_text(), str(path)), name, is_package):
+            if target != PACKAGE and not target.startswith(PACKAGE + "."):
+                continue
+            bad.extend((name, target, n) for n in names or ()
+                       if is_private(n) and f"{target}.{n}" not in modules and target != name)
+    return sorted(bad)
+
+
 @pytest.fixture(scope="module")
 def graph():
     return import_graph(package_modules())
@@ -159,13 +187,23 @@ def test_private_modules_stay_inside_their_package(graph):
                                                                                           for a, b in bad)
 
 
+def test_no_private_name_imported_across_modules():
+    bad = private_names(package_modules())
+    assert not bad, ("private names imported from another module (give the shared thing a public name where it is "
+                     "defined): " + "; ".join(f"{a} imports {n} from {b}" for a, b, n in bad))
+
+
 def test_the_checks_catch_what_they_should(tmp_path):
-    """The checks on a small package with a function-level upward import that closes a cycle, and a private
-    import from outside a sub-package."""
+    """The checks on a small package with a function-level upward import that closes a cycle, a private
+    import from outside a sub-package, and private names imported from other modules (at the top level and inside
+    a function), beside a private module imported as a module and a dunder name, which are allowed."""
     pkg = tmp_path / PACKAGE
     (pkg / "sub").mkdir(parents=True)
     files = {"__init__.py": "", "low.py": "def f():\n    from .high import g\n", "high.py": "from . import low\n",
-             "sub/__init__.py": "", "sub/_hidden.py": "", "user.py": "from .sub._hidden import x\n"}
+             "sub/__init__.py": "", "sub/_hidden.py": "", "user.py": "from .sub._hidden import x\n",
+             "sub/kernels.py": "from ._hidden import __version__, y\nfrom .. import low as _low\n",
+             "sub/caller.py": "from . import _hidden as h\nfrom .kernels import step, _step\n",
+             "late.py": "def g():\n    from .low import _f\n"}
     for name, text in files.items():
         (pkg / name).write_text(text)
     small = import_graph(package_modules(pkg))
@@ -176,3 +214,5 @@ def test_the_checks_catch_what_they_should(tmp_path):
     assert upward_edges(small, layers) == [(f"{PACKAGE}.low", f"{PACKAGE}.high", 0, 1)]
     assert private_imports(small) == [(f"{PACKAGE}.user", f"{PACKAGE}.sub._hidden")]
     assert f"{PACKAGE}.sub" in small[f"{PACKAGE}.user"]
+    assert private_names(package_modules(pkg)) == [(f"{PACKAGE}.late", f"{PACKAGE}.low", "_f"),
+                                                   (f"{PACKAGE}.sub.caller", f"{PACKAGE}.sub.kernels", "_step")]

@@ -8,8 +8,8 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np import io
-from gpssm_np.estimator import Scaling
 from gpssm_np.io import FORMAT_VERSION, ModelFileError, load, save
+from gpssm_np.units import Scaling
 
 MODELS = {
     "odgpssm-shared-lstm": lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, shared_inducing=True,

@@ -23,7 +23,7 @@ FIT = dict(epochs=3, seq_len=10, stride=3, batch_size=4, lr=0.02, num_samples=4)
 
 def poison(model, calls_to_poison):
     """Make the given minibatch-loss calls (0-based) return NaN."""
-    original = model._minibatch_loss
+    original = model.minibatch_loss
     counter = {"n": 0}
 
     def patched(*args):
@@ -32,7 +32,7 @@ def poison(model, calls_to_poison):
         counter["n"] += 1
         return (lambda params: loss(params) * np.nan) if k in calls_to_poison else loss
 
-    model._minibatch_loss = patched
+    model.minibatch_loss = patched
 
 
 def test_non_finite_step_is_rejected_and_training_recovers():
@@ -58,7 +58,7 @@ def test_repeated_non_finite_steps_stop_with_a_clear_error():
 def test_failed_cholesky_raises_the_jitter():
     y, u = toy_data()
     model = small_model()
-    original = model._minibatch_loss
+    original = model.minibatch_loss
     state = {"failed": False}
 
     def failing_once(*args):
@@ -72,7 +72,7 @@ def test_failed_cholesky_raises_the_jitter():
 
         return raise_once
 
-    model._minibatch_loss = failing_once
+    model.minibatch_loss = failing_once
     model.fit(y, u, **dict(FIT, epochs=1))
     assert model.spec.jitter == pytest.approx(1e-5)
     assert model.training_log_["jitter"] == [[0, pytest.approx(1e-5)]]

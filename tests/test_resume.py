@@ -42,8 +42,8 @@ class Killed(KeyboardInterrupt):
 
 
 def inject(model, faults):
-    """faults: {call index: "nan" | "cholesky" | "kill"} for the calls of model._minibatch_loss."""
-    original = model._minibatch_loss
+    """faults: {call index: "nan" | "cholesky" | "kill"} for the calls of model.minibatch_loss."""
+    original = model.minibatch_loss
     calls = {"n": 0}
 
     def patched(*args):
@@ -62,7 +62,7 @@ def inject(model, faults):
             return kill
         return loss
 
-    model._minibatch_loss = patched
+    model.minibatch_loss = patched
     return model
 
 

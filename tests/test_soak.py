@@ -22,7 +22,7 @@ DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__)
 def test_aggressive_training_never_produces_non_finite_parameters(dataset, model_name, seed):
     ds = gp.datasets.load(dataset, DATA)
     model = make_model(model_name, ds, seed)
-    original_step = model._train_step
+    original_step = model.train_step
     checked = {"steps": 0}
 
     def step_and_check(*args):
@@ -31,7 +31,7 @@ def test_aggressive_training_never_produces_non_finite_parameters(dataset, model
         for name, value in model.params.items():
             assert np.all(np.isfinite(value)), f"{name} became non-finite at step {checked['steps']}"
 
-    model._train_step = step_and_check
+    model.train_step = step_and_check
     try:
         model.fit(ds.y_train, ds.u_train, epochs=3, seq_len=50, batch_size=16, lr=0.2, num_samples=20)
     except TrainingError:

@@ -1,10 +1,10 @@
-"""Units inside the models (``estimator``, "Units"): fit standardises with its data's statistics, the public methods
+"""Units inside the models (``gpssm_np.units``): fit standardises with its data's statistics, the public methods
 take and return original units, the model file keeps the statistics."""
 import numpy as np
 import pytest
 
 import gpssm_np as gp
-from gpssm_np.estimator import Scaling
+from gpssm_np.units import Scaling
 
 SCALE, SHIFT = 50.0, 300.0  # outputs in "raw units": 50 y + 300
 U_SCALE, U_SHIFT = 3.0, -2.0

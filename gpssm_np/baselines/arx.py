@@ -42,7 +42,8 @@ import numpy as np
 
 from .. import _validation as check
 from ..datasets.folds import MIN_LENGTH, mean_error, rolling_origin
-from ..estimator import OnlineFilterBase, check_online_state, check_training_options
+from ..estimator import check_training_options
+from ..online import OnlineFilterBase, check_online_state
 from ._base import COV_FLOOR, LinearBaseline
 
 def _order(value, name):
@@ -137,7 +138,7 @@ class ARX(LinearBaseline):
         Kept for a uniform interface (fitting is deterministic; forecasts take their own seed).
     standardize : bool
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
-        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
 
     Attributes (after fit)
@@ -400,7 +401,7 @@ class ARX(LinearBaseline):
 
 
 class ARXOnlineFilter(OnlineFilterBase):
-    """The ARX one measurement at a time (``ARX.online_filter``; the surface of ``estimator.OnlineFilterBase``): it
+    """The ARX one measurement at a time (``ARX.online_filter``; the surface of ``online.OnlineFilterBase``): it
     keeps the last na outputs and nb - 1 inputs (model units). An update with y_t and u_t predicts y_t from them,
     Theta^T phi_t, with variance sigma^2 (``predicted_mean``, ``predicted_var``), then moves the window on; the
     "filtered" noise-free output is that conditional mean, known exactly given the past (variance 0). A missing

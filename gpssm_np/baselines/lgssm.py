@@ -41,10 +41,11 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..estimator import OnlineFilterBase, Scaling, check_online_state
 from ..kalman import kalman_filter, kalman_step, rts_smoother
 from ..estimator import check_training_options
+from ..online import OnlineFilterBase, check_online_state
 from ..ops.linalg import symmetrise
+from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
 from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
 
@@ -103,7 +104,7 @@ class LGSSM(LinearBaseline):
         Seeds the random initialisation.
     standardize : bool
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
-        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
 
     Attributes (after fit)
@@ -488,7 +489,7 @@ class LGSSM(LinearBaseline):
 
 class KalmanOnlineFilter(OnlineFilterBase):
     """The LGSSM's Kalman filter one measurement at a time (``LGSSM.online_filter``; the surface of
-    ``estimator.OnlineFilterBase``): each update is ``kalman.kalman_step``, the step of :meth:`LGSSM.filter`, so the
+    ``online.OnlineFilterBase``): each update is ``kalman.kalman_step``, the step of :meth:`LGSSM.filter`, so the
     updates reproduce it bit for bit when d_u <= 1; with more inputs the input term G u_t, which the batch filter
     computes for all steps in one matrix product (whose BLAS rounding differs from a product per step), agrees to
     rounding only. The filtered output is H x_t (mean H m, variances diag(H P H^T)), the predicted

@@ -34,7 +34,7 @@ The inner expectation and the KLs are in closed form given x_{t-1}^(s) (Rao-Blac
 ``TraceMeanField_ELBO``); x_t^(s) = mu_t + sigma_t eps_t then feeds the next step. The KL weighting conventions are
 those of ``inference.py``: :meth:`DSSM.elbo` is c_data * sum_b ELBO_b with c_data = num_windows / B ("unbiased") or
 1 / B ("paper"). The model has no global latent variable (no KL(q(u) || p(u))), so both weightings give the same
-training loss, the minibatch mean of -ELBO_b (``GradientTrainedModel._minibatch_loss``, per window as for the GP
+training loss, the minibatch mean of -ELBO_b (``GradientTrainedModel.minibatch_loss``, per window as for the GP
 models).
 
 Differences from Pyro's ``dmm`` example: inputs u_t enter the transition (z_t) and the RNN; the RNN is a tanh Elman
@@ -199,7 +199,7 @@ class DSSM(GradientTrainedModel):
         Seeds the parameter initialisation (and the default training shuffle).
     standardize : bool
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
-        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
     hidden : int
         Units H of each hidden layer of the gated transition (gate and proposal).

@@ -16,7 +16,7 @@ from .. import archive
 from .._config import MAX_JITTER, MAX_REJECTIONS
 from .._progress import Progress, check_progress, fit_started, note_compilation
 from ..datasets.windowing import window_starts, windows
-from ..estimator import GradientTrainedModel, without_frozen
+from ..estimator import GradientTrainedModel
 from ..forecast import free_run
 from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..ops import kernels_on_disk
@@ -24,6 +24,7 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
+from ..training_loop import without_frozen
 from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, check_budget, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
@@ -68,7 +69,7 @@ class GPSSM(GradientTrainedModel):
         Seeds the parameter initialisation.
     standardize : bool
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
-        column) and the model then takes and returns original units (``gpssm_np.estimator``, "Units"; the
+        column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
     backend : {"fused", "ops", "reference"}
         How the ELBO and its gradient are computed (``inference`` module docstring); all give the same numbers.
@@ -497,7 +498,7 @@ class GPSSM(GradientTrainedModel):
         moments = [start.initial_states(i, window_starts(len(y), seq_len, stride)) for i, y in enumerate(ys)]
         return np.concatenate([m for m, _ in moments]), np.concatenate([v for _, v in moments])
 
-    def _increase_jitter(self):
+    def increase_jitter(self):
         """Multiply the jitter of K(Z, Z) by 10 after a failed Cholesky; False once it would exceed MAX_JITTER."""
         jitter = self.spec.jitter * 10.0
         if jitter > MAX_JITTER:

@@ -185,9 +185,9 @@ class AdamRun:
         if self.order is None or self.position >= num_windows:
             self.order, self.position = self.rng.permutation(num_windows), 0
         idx = self.order[self.position:self.position + self.batch_size]
-        self.model._train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
-                               self.frozen, self.max_rejections,
-                               None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
+        self.model.train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
+                              self.frozen, self.max_rejections,
+                              None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
         if self.mean is not None:
             for name, value in self.model.params.items():
                 if name not in self.frozen:  # a fixed parameter stays bit-identical

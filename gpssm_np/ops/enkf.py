@@ -57,8 +57,8 @@ from ._compile import jit
 from ._primitive import to_c_f64, vjp_all_argnums
 from ._tape import TapeStore
 from .kernels import kernel_code
-from .rollout import (PARTICLE_BLOCK, _block_grads, _fwd_scratch, _fwd_step, _linear_mean, _prepare, _tape_shapes,
-                      _vjp_scratch, _vjp_step, ops_step, reference_step, rollout_example)
+from .rollout import (PARTICLE_BLOCK, fwd_scratch, fwd_step, linear_mean, ops_step, prepare_arrays, reference_step,
+                      rollout_example, tape_shapes, vjp_scratch, vjp_step, zero_block_grads)
 from .threads import run_blocks, sum_blocks
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -274,11 +274,11 @@ def _update_scratch(dx, dy, L):
 @jit(fastmath=FASTMATH)
 def _fwd_block(blk, n0, nl, S, x0, U, Y, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
                obs_var, sqrt_r, eps_y, X, XT, K, BK, P, H, SD, XB, KG, SINV, LL):
-    r2, xs, mean, kbk, mu = _fwd_scratch(Z.shape[2], XT.shape[3])
+    r2, xs, mean, kbk, mu = fwd_scratch(Z.shape[2], XT.shape[3])
     mbar, Pxy, Lc, _, _, _ = _update_scratch(x0.shape[1], Y.shape[2], 0)
     for t in range(eps_h.shape[0]):
-        _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
-                  code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
+        fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                 code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
         for first in range(n0, n0 + nl, S):
             _update(t, first // S, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc)
 
@@ -288,7 +288,7 @@ def _vjp_block(blk, n0, nl, S, GL, Y, sqrt_r, eps_y, XT, K, BK, P, H, SD, XB, KG
                A, eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gr):
     # GL (B,) = dL/dL_b; gradients of this block as in ops/rollout.py's _vjp_block, and gr (d_y,) of obs_var.
     dx, L = A.shape[0], XT.shape[3]
-    g, gxt, hbar, varbar, r2, C, W = _vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
+    g, gxt, hbar, varbar, r2, C, W = vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
     mbar, gK, gS, gP, vec, GA = _update_scratch(dx, Y.shape[2], L)
     for d in range(dx):
         for i in range(nl):
@@ -298,9 +298,9 @@ def _vjp_block(blk, n0, nl, S, GL, Y, sqrt_r, eps_y, XT, K, BK, P, H, SD, XB, KG
             w = first // S
             _update_vjp(t, w, first, first - n0, S, g, GL[w], Y, sqrt_r, eps_y, XB, KG, SINV, gr[blk], mbar, gK,
                         gP, gS, vec, GA)
-        _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-                  code, gZ[blk], gl[blk], gs2[blk], galpha[blk], gB[blk], gA[blk], gsq[blk], gFG[blk], gb[blk], gxt,
-                  hbar, varbar, r2, C, W)
+        vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+                 code, gZ[blk], gl[blk], gs2[blk], galpha[blk], gB[blk], gA[blk], gsq[blk], gFG[blk], gb[blk], gxt,
+                 hbar, varbar, r2, C, W)
         for d in range(dx):
             for i in range(nl):
                 g[d, i] = gxt[d, i]
@@ -366,11 +366,11 @@ def _forward(arrays, kind):
     dx, S = x0.shape[1], N // nseq
     code = kernel_code(kind)
     nb, L = window_blocks(nseq, S)
-    tape = _TAPES.acquire(_tape_shapes(nb, T, Q, M, L, D, code)
-                          + ((T, N, dx), (T, N, dx), (T, nseq, dx, dy), (T, nseq, dy, dy)))
+    tape = _TAPES.acquire(tape_shapes(nb, T, Q, M, L, D, code)
+                         + ((T, N, dx), (T, N, dx), (T, nseq, dx, dy), (T, nseq, dy, dy)))
     LL = np.empty((T, nseq))
     run_blocks(_fwd_blocks, nb, L, S, x0, U, Y, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
-               *_linear_mean(x0, U, F, G, b), code, obs_var, np.sqrt(obs_var), eps_y, tape[6], *tape[:6], *tape[7:],
+               *linear_mean(x0, U, F, G, b), code, obs_var, np.sqrt(obs_var), eps_y, tape[6], *tape[:6], *tape[7:],
                LL)
     return LL, tape
 
@@ -378,8 +378,8 @@ def _forward(arrays, kind):
 @primitive
 def _enkf_traced(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var, eps_y,
                  kind="matern52"):
-    LL, tape = _forward(_prepare(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
-                                 obs_var, eps_y), kind)
+    LL, tape = _forward(prepare_arrays(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
+                                       obs_var, eps_y), kind)
     total = LL.sum(axis=0)
     _TAPES.attach(total, tape)
     return total
@@ -392,7 +392,7 @@ def enkf_loglik(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, 
     args = (x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var, eps_y)
     if any(isbox(a) for a in args):
         return _enkf_traced(*args, kind=kind)
-    LL, tape = _forward(_prepare(*args), kind)
+    LL, tape = _forward(prepare_arrays(*args), kind)
     _TAPES.release(tape)
     return LL.sum(axis=0)
 
@@ -400,17 +400,17 @@ def enkf_loglik(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, 
 def _enkf_make_vjp(ans, x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
                    eps_y, kind="matern52"):
     def vjp(GL):
-        arrays = _prepare(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
-                          eps_y)
+        arrays = prepare_arrays(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, obs_var,
+                                eps_y)
         x0_, U_, Y_, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_, F_, G_, b_, r_, eps_y_ = arrays
         T, N, Q = eps_h_.shape
         nseq, dy = Y_.shape[0], Y_.shape[2]
         M, D = Z_.shape[1], Z_.shape[2]
         dx, S = A_.shape[0], N // nseq
         nb, L = window_blocks(nseq, S)
-        FG, _, linear = _linear_mean(x0_, U_, F_, G_, b_)
+        FG, _, linear = linear_mean(x0_, U_, F_, G_, b_)
         gx0 = np.empty((N, dx))
-        block_grads = _block_grads(nb, Q, M, D, dx) + (np.zeros((nb, dy)),)
+        block_grads = zero_block_grads(nb, Q, M, D, dx) + (np.zeros((nb, dy)),)
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind)[1]) as tape:
             run_blocks(_vjp_blocks, nb, L, S, to_c_f64(GL), Y_, np.sqrt(r_), eps_y_, *tape[:6], *tape[7:], Z_,
                        1.0 / l_, s2_, alpha_, B_, A_, eps_h_, eps_x_, FG, linear, kernel_code(kind), gx0,

@@ -34,7 +34,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 
 @jit(fastmath=FASTMATH)
-def _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik):
+def condition_kernel(mean, cov, C, R, y, post_mean, post_cov, log_lik):
     N, d = mean.shape
     k = C.shape[0]
     CS, G, RG, Sy, L = np.empty((k, d)), np.empty((k, d)), np.empty((k, d)), np.empty((k, k)), np.empty((k, k))
@@ -124,7 +124,7 @@ def condition_gaussians(mean, cov, C, R, y):
     mean, cov, C, R, y = (to_c_f64(a) for a in (mean, cov, C, R, y))
     N, d = mean.shape
     post_mean, post_cov, log_lik = np.empty((N, d)), np.empty((N, d, d)), np.empty(N)
-    failed = _condition(mean, cov, C, R, y, post_mean, post_cov, log_lik)
+    failed = condition_kernel(mean, cov, C, R, y, post_mean, post_cov, log_lik)
     return post_mean, post_cov, log_lik, failed
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ._compile import jit
 from ._primitive import to_c_f64
-from .gaussian_condition import _condition
+from .gaussian_condition import condition_kernel
 
 
 @jit
@@ -88,8 +88,8 @@ def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
                 C[a, j] = H[observed[a], j]
             for b in range(k):
                 R_o[a, b] = R[observed[a], observed[b]]
-        if _condition(mp.reshape(1, d), Pp.reshape(1, d, d), C, R_o, y_o, m.reshape(1, d), P.reshape(1, d, d),
-                      step_lik) >= 0:
+        if condition_kernel(mp.reshape(1, d), Pp.reshape(1, d, d), C, R_o, y_o, m.reshape(1, d), P.reshape(1, d, d),
+                            step_lik) >= 0:
             return log_lik, t
         log_lik += step_lik[0]
     return log_lik, -1

@@ -137,15 +137,15 @@ def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps
 # Jitted forward and reverse of one block of particles
 # ---------------------------------------------------------------------------------------------------------------
 # Tape of a block blk (leading index of every array), indexed by step t; an array with one step only (no tape
-# kept, or past the memory budget: see _tape_shapes) is a one-step buffer, overwritten at every step:
+# kept, or past the memory budget: see tape_shapes) is a one-step buffer, overwritten at every step:
 #   XT (nb, T, D, L)       GP inputs [x_{t-1}, u_t]
 #   K, BK (nb, T, Q, M, L) k_q(Z_q, xt) and B_q k_q
 #   P (nb, T, Q, M, L)     dk_q/dr2 (Matern; last axis empty for the squared exponential, where it is -k/2)
 #   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
 # Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
 @jit(fastmath=FASTMATH)
-def _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
-              X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu):
+def fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
+             X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu):
     # Step t of the block's particles: X[t] from X[t - 1] (x0 at t = 0); r2, mean, kbk, mu (L,) and xs (D, L) are
     # scratch.
     T, N, Q = eps_h.shape
@@ -247,23 +247,23 @@ def _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, ep
 
 
 @jit
-def _fwd_scratch(D, L):
-    # scratch arrays (r2, xs, mean, kbk, mu) of _fwd_step
+def fwd_scratch(D, L):
+    # scratch arrays (r2, xs, mean, kbk, mu) of fwd_step
     return np.empty(L), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L)
 
 
 @jit(fastmath=FASTMATH)
 def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
                X, XT, K, BK, P, H, SD):
-    r2, xs, mean, kbk, mu = _fwd_scratch(Z.shape[2], XT.shape[3])
+    r2, xs, mean, kbk, mu = fwd_scratch(Z.shape[2], XT.shape[3])
     for t in range(eps_h.shape[0]):
-        _fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
-                  code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
+        fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                 code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
 
 
 @jit(fastmath=FASTMATH_SUMS)
-def _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-              code, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gxt, hbar, varbar, r2, C, W):
+def vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+             code, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gxt, hbar, varbar, r2, C, W):
     # Reverse of step t of the block's particles: g (d_x, L) = dL/dx_t in, gxt (D, L) = dL/d[x_{t-1}, u_t] out;
     # parameter gradients added to this block's sums (see _vjp_block). hbar, varbar, r2 (L,), C = dL/dr2 and
     # W = varbar k (M, L) are scratch.
@@ -415,8 +415,8 @@ def _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha,
 
 
 @jit
-def _vjp_scratch(dx, D, M, L):
-    # scratch arrays (g, gxt, hbar, varbar, r2, C, W) of _vjp_step
+def vjp_scratch(dx, D, M, L):
+    # scratch arrays (g, gxt, hbar, varbar, r2, C, W) of vjp_step
     return (np.empty((dx, L)), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L), np.empty((M, L)),
             np.empty((M, L)))
 
@@ -428,15 +428,15 @@ def _vjp_block(blk, n0, nl, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, 
     # arrays, zero on entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M),
     # gB (Q, M, M), gA (d_x, Q), gsq (d_x,), gFG (d_x, D) = [dF dG], gb (d_x,).
     dx, L = A.shape[0], XT.shape[3]
-    g, gxt, hbar, varbar, r2, C, W = _vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
+    g, gxt, hbar, varbar, r2, C, W = vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
     carry = np.zeros((dx, L))  # dL/dx_t flowing back from step t+1
     for t in range(eps_h.shape[0] - 1, -1, -1):
         for d in range(dx):
             for i in range(nl):
                 g[d, i] = GX[t, n0 + i, d] + carry[d, i]
-        _vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-                  code, gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk], gB_all[blk], gA_all[blk],
-                  gsq_all[blk], gFG_all[blk], gb_all[blk], gxt, hbar, varbar, r2, C, W)
+        vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+                 code, gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk], gB_all[blk], gA_all[blk],
+                 gsq_all[blk], gFG_all[blk], gb_all[blk], gxt, hbar, varbar, r2, C, W)
         for d in range(dx):
             for i in range(nl):
                 carry[d, i] = gxt[d, i]
@@ -476,19 +476,19 @@ def particle_blocks(N):
     return nb, max(1, -(-N // nb))
 
 
-def _prepare(*arrays):
+def prepare_arrays(*arrays):
     return [to_c_f64(a) for a in arrays]
 
 
-def _block_grads(nb, Q, M, D, dx):
+def zero_block_grads(nb, Q, M, D, dx):
     """Zeroed per-block sums of the transition's parameter gradients: gZ, gl, gs2, galpha, gB, gA, gsq, g[F G], gb
-    (leading axis: the block), as ``_vjp_step`` adds into them."""
+    (leading axis: the block), as ``vjp_step`` adds into them."""
     return (np.zeros((nb, Q, M, D)), np.zeros((nb, Q, D)), np.zeros((nb, Q)), np.zeros((nb, Q, M)),
             np.zeros((nb, Q, M, M)), np.zeros((nb, dx, Q)), np.zeros((nb, dx)), np.zeros((nb, dx, D)),
             np.zeros((nb, dx)))
 
 
-def _linear_mean(x0, U, F, G, b):
+def linear_mean(x0, U, F, G, b):
     """([F G] (d_x, D), b, linear) for the kernels; linear is False when F, G and b are all zero, and the kernels
     then skip the mean term (adding it would change nothing: 0 * x + 0 = +-0)."""
     dx, du = x0.shape[1], U.shape[2]
@@ -498,7 +498,7 @@ def _linear_mean(x0, U, F, G, b):
     return np.concatenate([F, G], axis=1), b, bool(F.any() or G.any() or b.any())
 
 
-def _tape_shapes(nb, steps, Q, M, L, D, code):
+def tape_shapes(nb, steps, Q, M, L, D, code):
     """Shapes of the tape arrays (XT, K, BK, P, H, SD) for ``steps`` time steps (T, or 1 when nothing is kept).
 
     Within the ``_config.TAPE_BYTES`` budget all of them keep every step. Past it, dk/dr2 (cheap to recompute in
@@ -517,10 +517,10 @@ def _forward(arrays, kind, keep):
     M, D = Z.shape[1], Z.shape[2]
     code = kernel_code(kind)
     nb, L = particle_blocks(N)
-    tape = _TAPES.acquire(_tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
+    tape = _TAPES.acquire(tape_shapes(nb, T if keep else 1, Q, M, L, D, code))
     X = np.empty((T, N, x0.shape[1]))
     run_blocks(_fwd_blocks, nb, L, x0, U, Z, 1.0 / lengthscale, variance, alpha, B, A, sqrt_q, eps_h,
-               eps_x, *_linear_mean(x0, U, F, G, b), code, X, *tape)
+               eps_x, *linear_mean(x0, U, F, G, b), code, X, *tape)
     if keep:
         return X, tape
     _TAPES.release(tape)
@@ -529,8 +529,8 @@ def _forward(arrays, kind, keep):
 
 @primitive
 def _rollout_traced(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b, kind="matern52"):
-    X, tape = _forward(_prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b), kind,
-                       keep=True)
+    X, tape = _forward(prepare_arrays(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b),
+                       kind, keep=True)
     _TAPES.attach(X, tape)
     return X
 
@@ -542,7 +542,7 @@ def rollout(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, 
     args = (x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b)
     if any(isbox(a) for a in args):
         return _rollout_traced(*args, kind=kind)
-    return _forward(_prepare(*args), kind, keep=False)[0]
+    return _forward(prepare_arrays(*args), kind, keep=False)[0]
 
 
 def transition_moments(x, u_t, Z, lengthscale, variance, alpha, B, A, F, G, b, kind="matern52"):
@@ -551,8 +551,8 @@ def transition_moments(x, u_t, Z, lengthscale, variance, alpha, B, A, F, G, b, k
     and one input u_t (d_u,). s_h is floored at VAR_FLOOR as in the rollout. Arguments as :func:`rollout`."""
     x = to_c_f64(x)
     N, Q, dx = x.shape[0], variance.shape[0], x.shape[1]
-    arrays = _prepare(x, np.reshape(u_t, (1, 1, -1)), Z, lengthscale, variance, alpha, B, A, np.zeros(dx),
-                      np.zeros((1, N, Q)), np.zeros((1, N, dx)), F, G, b)
+    arrays = prepare_arrays(x, np.reshape(u_t, (1, 1, -1)), Z, lengthscale, variance, alpha, B, A, np.zeros(dx),
+                            np.zeros((1, N, Q)), np.zeros((1, N, dx)), F, G, b)
     X, tape = _forward(arrays, kind, keep=True)
     try:
         H, SD = (a[:, 0].transpose(0, 2, 1).reshape(-1, Q)[:N] for a in tape[4:6])  # (blocks, L, Q) -> (N, Q)
@@ -565,15 +565,15 @@ def transition_moments(x, u_t, Z, lengthscale, variance, alpha, B, A, F, G, b, k
 def _rollout_make_vjp(ans, x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b,
                       kind="matern52"):
     def vjp(GX):
-        arrays = _prepare(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b)
+        arrays = prepare_arrays(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps_x, F, G, b)
         x0_, U_, Z_, l_, s2_, alpha_, B_, A_, _, eps_h_, eps_x_, F_, G_, b_ = arrays
         T, N, Q = eps_h_.shape
         M, D = Z_.shape[1], Z_.shape[2]
         dx = A_.shape[0]
         nb, L = particle_blocks(N)
-        FG, _, linear = _linear_mean(x0_, U_, F_, G_, b_)
+        FG, _, linear = linear_mean(x0_, U_, F_, G_, b_)
         gx0 = np.empty((N, dx))
-        block_grads = _block_grads(nb, Q, M, D, dx)
+        block_grads = zero_block_grads(nb, Q, M, D, dx)
         with _TAPES.reverse_tape(ans, lambda: _forward(arrays, kind, keep=True)[1]) as tape:
             run_blocks(_vjp_blocks, nb, L, to_c_f64(GX), *tape, Z_, 1.0 / l_, s2_, alpha_, B_, A_, eps_h_,
                        eps_x_, FG, linear, kernel_code(kind), gx0, *block_grads)

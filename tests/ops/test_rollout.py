@@ -241,7 +241,7 @@ def test_tape_over_budget_is_recomputed(kind, rng, monkeypatch):
     size = 8 * nb * T * Q * M * L
     for budget, kept in ((2 * size, (T, 1)), (0, (1, 1))):  # drop dk/dr2, then also B k
         monkeypatch.setattr(module, "TAPE_BYTES", budget)
-        shapes = module._tape_shapes(nb, T, Q, M, L, args[2].shape[2], 1)
+        shapes = module.tape_shapes(nb, T, Q, M, L, args[2].shape[2], 1)
         assert (shapes[2][1], shapes[3][1]) == kept
         module._TAPES.clear()
         X2, grads2 = _value_and_grads(rollout, args, weights, kind=kind)

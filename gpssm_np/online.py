@@ -1,0 +1,134 @@
+"""A fitted model's filter run one measurement at a time (``model.online_filter()``, for a model embedded in a
+controller): :class:`OnlineFilterBase`, the surface every model's online filter offers (updates and forecasts in
+original units, a state to continue elsewhere), :func:`check_online_state`, and :class:`OnlineFilter`, the particle
+filter of the GP models and the DSSM (the step of ``filtering.particle_filter``). The linear baselines' online
+filters (``baselines/arx.py``, ``baselines/lgssm.py``) derive from the base here too.
+"""
+import abc
+
+import numpy as np
+
+from . import _names
+from . import _validation as check
+from .units import UNITS
+
+
+class OnlineFilterBase(abc.ABC):
+    """A fitted model's filter, one measurement at a time: the surface of ``model.online_filter()``.
+
+    :meth:`update` assimilates y_t with its input u_t (original units) and returns the filtered output; :meth:`predict`
+    forecasts from the current state without changing the filter; :meth:`state` is everything needed to continue
+    elsewhere (arrays, numbers and plain Python types, e.g. for ``json`` after ``.tolist()`` of the arrays), which
+    ``model.online_filter(state=...)`` takes. After each update ``predicted_mean``, ``predicted_var`` (the output
+    predicted before y_t was read, R included) and ``innovation`` (y_t minus that prediction, NaN where y_t is
+    missing) are kept, in original units. A subclass supplies the step, the forecast and the state in model units.
+    """
+
+    #: The keys of :meth:`state`.
+    STATE_KEYS = ()
+
+    def __init__(self, model):
+        self.model = model
+        self.predicted_mean = self.predicted_var = self.innovation = None
+
+    @property
+    @abc.abstractmethod
+    def step(self):
+        """The number of updates so far (the index t of the last y_t read)."""
+
+    @abc.abstractmethod
+    def _update(self, y_t, u_t):
+        """One step in model units (u_t None without inputs): the filtered output mean and variances, the predicted
+        output mean and variances and the innovation, each (d_y,)."""
+
+    @abc.abstractmethod
+    def _predict(self, u_future, num_samples, seed):
+        """The forecast (model units, built by the model) from the current state under ``u_future`` (T, d_u)."""
+
+    @abc.abstractmethod
+    def state(self):
+        """The filter's state, a dict with the keys :data:`STATE_KEYS`."""
+
+    def update(self, y_t, u_t=None):
+        """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
+        for a model without inputs), both in original units; for a model fitted with channel names either may be a
+        dict name -> value (read by name; other names are a ValueError). Returns the filtered noise-free output C x_t given
+        y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
+        spec, scaling = self.model.spec, self.model.scaling_
+        y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
+        u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")
+        y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
+        if y_t.shape != (spec.dim_y,) or np.any(np.isinf(y_t)):
+            raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")
+        if spec.dim_u:
+            if u_t is None:
+                raise ValueError(f"u_t: the model has dim_u = {spec.dim_u} inputs, got None")
+            u_t = check.finite_array(np.atleast_1d(u_t), "u_t", (1,))
+            if u_t.shape != (spec.dim_u,):
+                raise ValueError(f"u_t: expected {spec.dim_u} input values, got shape {u_t.shape}")
+        else:
+            u_t = None
+        if scaling is not None:
+            y_t = scaling.y_to_model(y_t)
+            u_t = None if u_t is None else scaling.u_to_model(u_t)
+        moments = self._update(y_t, u_t)
+        if scaling is not None:
+            std = scaling.y_std
+            moments = (moments[0] * std + scaling.y_mean, moments[1] * std**2, moments[2] * std + scaling.y_mean,
+                       moments[3] * std**2, moments[4] * std)
+        self.predicted_mean, self.predicted_var, self.innovation = moments[2:]
+        return moments[0], moments[1]
+
+    def predict(self, u_future=None, num_samples=50, seed=0, steps=None, units="original"):
+        """Forecast from the current filtered state (drawn with its own generator from ``seed``, not the filter's)
+        with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0): a
+        :class:`gpssm_np.forecast.Forecast` in original units (``units="model"``: standardised)."""
+        model = self.model
+        if units not in UNITS:
+            raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
+        fc = self._predict(model.future_inputs_in_model_units(u_future, steps),
+                           check.positive_int(num_samples, "num_samples"), check.seed(seed))
+        return fc if units == "model" else fc.in_original_units()
+
+
+class OnlineFilter(OnlineFilterBase):
+    """The particle filter of a GP model or a DSSM one measurement at a time (``GradientTrainedModel.online_filter``;
+    :class:`OnlineFilterBase`): the arithmetic of :func:`gpssm_np.filtering.particle_filter`
+    (``filtering.filter_step``), so the updates over a sequence reproduce the batch filter bit for bit. Its
+    :meth:`predict` draws ``num_samples`` particles by weight. The state holds the particles, their log-weights and
+    the generator's state."""
+
+    STATE_KEYS = ("particles", "log_weights", "step", "rng", "ess_threshold", "proposal")
+
+    def __init__(self, model, online):
+        super().__init__(model)
+        self._online = online
+
+    @property
+    def step(self):
+        return self._online.step
+
+    def _update(self, y_t, u_t):
+        s = self._online.update(y_t, u_t)
+        return s.output_means, s.output_vars, s.predicted_output_means, s.predicted_output_vars, s.innovations
+
+    def _predict(self, u_future, num_samples, seed):
+        return self.model.forecast_from_particles(self._online.particles, self._online.log_weights, u_future,
+                                                   num_samples, np.random.default_rng(seed), "online filter")
+
+    def state(self):
+        """The particles (N, d_x) and normalised log-weights (N,) (copies), the step count, the generator state and
+        the filter options."""
+        online = self._online
+        return {"particles": online.particles.copy(), "log_weights": online.log_weights.copy(), "step": online.step,
+                "rng": online.rng.bit_generator.state, "ess_threshold": online.ess_threshold,
+                "proposal": online.proposal}
+
+
+def check_online_state(state, keys):
+    """``state`` if it is a dict with the ``keys`` of an online filter's state; ValueError otherwise."""
+    missing = sorted(set(keys) - set(state)) if isinstance(state, dict) else None
+    if missing is None or missing:
+        raise ValueError(f"state: expected the dict of the online filter's state() with keys {keys}, got "
+                         f"{'missing ' + str(missing) if missing else type(state).__name__}")
+    return state

@@ -1,0 +1,149 @@
+"""The epoch training loop of the gradient-trained models (``GradientTrainedModel.fit``, the authors' regime) and
+its checkpoints: :func:`run_epochs` (shuffled minibatches of windows, an Adam step each, checkpoints after epochs
+and steps, resume), :func:`train_step` (one accepted step: non-finite steps rejected with the step size halved,
+a failed Cholesky retried at a larger jitter), :func:`write_checkpoint` and :func:`restore_checkpoint` (model,
+Adam state, generator state and position in the epoch, through ``archive``), :class:`TrainingError` and
+:func:`without_frozen`; the names of the training options every model's ``fit`` accepts
+(:data:`TRAINING_OPTIONS`, :func:`check_training_options`). The validated regimes of the GP models
+(``models/training.py``) take their steps with :func:`train_step` too, through ``GradientTrainedModel.train_step``.
+
+The functions take the model: they read and write its public attributes (``params``, ``spec``, ``history_``,
+``training_log_``) and call its public methods (``train_step``, ``minibatch_loss``, ``increase_jitter``).
+"""
+import logging
+import os
+
+import numpy as np
+from autograd import value_and_grad
+
+from . import archive
+from ._progress import Progress, note_compilation
+from .ops import kernels_on_disk
+from .ops.threads import blas_single_threaded
+
+logger = logging.getLogger(__name__)
+
+#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u.
+EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
+                 "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
+#: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
+STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts", "validation_windows",
+                "refit", "calibrate", "average", "lr_scale")
+#: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
+DATA_OPTIONS = ("data_name",)
+#: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
+TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
+
+
+def check_training_options(options):
+    """For a model whose training is not gradient-based: ``options`` (the keyword arguments given to its ``fit``)
+    must be names of :data:`TRAINING_OPTIONS`, which it accepts and ignores; ValueError otherwise."""
+    unknown = sorted(set(options) - set(TRAINING_OPTIONS))
+    if unknown:
+        raise ValueError(f"fit: unexpected keyword arguments {unknown}; the GP training options {TRAINING_OPTIONS} "
+                         "are accepted and ignored")
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (repeated non-finite steps, or a Cholesky that fails at the largest jitter)."""
+
+
+def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samples, max_rejections, checkpoint,
+               checkpoint_every, checkpoint_steps, resume, progress):
+    """``epochs`` passes over the windows Y (B, T, d_y), U (B, T, d_u) in an order drawn from ``rng`` per epoch, an
+    Adam step (``model.train_step``) per minibatch of ``batch_size`` windows; checkpoints to the path
+    ``checkpoint`` (None: none) every ``checkpoint_every`` epochs, after the last one and every ``checkpoint_steps``
+    steps inside an epoch; with ``resume`` it first restores that file when it exists. The arguments are checked
+    by ``GradientTrainedModel.fit``, which documents them."""
+    num_windows = Y.shape[0]
+    first_epoch, position = 0, None
+    if resume and os.path.exists(checkpoint):
+        first_epoch, position = restore_checkpoint(model, checkpoint, optimizer, rng)
+    report = Progress(epochs, enabled=progress)
+    note_compilation(report, kernels_on_disk())
+    with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
+        for epoch in range(first_epoch, epochs):
+            # a checkpoint written inside this epoch holds its order of windows and the next position
+            order, first = position if position is not None else (rng.permutation(num_windows), 0)
+            position = None
+            for start in range(first, num_windows, batch_size):
+                idx = order[start:start + batch_size]
+                model.train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections)
+                if (checkpoint is not None and checkpoint_steps is not None and start + batch_size < num_windows
+                        and len(model.history_) % checkpoint_steps == 0):
+                    write_checkpoint(model, checkpoint, optimizer, rng, epoch, (order, start + batch_size))
+            report.update(epoch + 1, model.history_[-1])
+            if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
+                write_checkpoint(model, checkpoint, optimizer, rng, epoch + 1)
+    report.close()
+
+
+def train_step(model, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
+    """One accepted Adam step of ``model`` on the minibatch (y, u), rejecting non-finite steps (see
+    ``GradientTrainedModel.fit``); ``x0``: per-window q(x0) moments (mean (B, d_x), var (B, d_x)) or None for the
+    model's own q(x0)."""
+    log = model.training_log_
+    rejections = 0
+    while True:
+        loss = model.minibatch_loss(y, u, rng, num_samples, num_windows, x0)
+        try:
+            value, grads = value_and_grad(loss)(model.params)
+        except np.linalg.LinAlgError as err:
+            if not model.increase_jitter():
+                raise TrainingError(f"Cholesky of K(Z, Z) failed even with the largest jitter: {err}") from err
+            log["jitter"].append([len(model.history_), float(model.spec.jitter)])
+            logger.warning("Cholesky failed; jitter raised to %g", model.spec.jitter)
+            continue
+        if np.isfinite(value) and all(np.all(np.isfinite(g)) for g in grads.values()):
+            break
+        rejections += 1
+        optimizer.lr *= 0.5
+        log["rejected_steps"].append(len(model.history_))
+        logger.warning("non-finite loss or gradient at step %d: step rejected, learning rate halved to %g",
+                       len(model.history_), optimizer.lr)
+        if rejections >= max_rejections:
+            raise TrainingError(f"training stopped after {rejections} consecutive non-finite steps (step "
+                                f"{len(model.history_)}); the parameters are those of the last good step")
+    model.params = optimizer.step(model.params, without_frozen(grads, frozen))
+    model.history_.append(float(value))
+
+
+def without_frozen(grads, frozen):
+    """The gradients with those of the frozen parameters set to zero (Adam then leaves them where they are)."""
+    return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
+
+
+def write_checkpoint(model, path, optimizer, rng, epochs_done, position=None):
+    """Write ``model`` with the Adam state, the generator state, the training log and ``epochs_done`` to ``path``
+    (atomically, ``archive.write_model``); ``position``: (order of windows, next position) inside epoch
+    ``epochs_done + 1``, or None between epochs."""
+    state = optimizer.state_dict()
+    arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
+    info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
+            "rng_state": rng.bit_generator.state, "training_log": model.training_log_}
+    if position is not None:  # inside epoch epochs_done + 1: its order of windows and the next position
+        info["position"] = {"order": [int(i) for i in position[0]], "next": int(position[1])}
+    archive.write_model(model, type(model).__name__, path, training={"arrays": arrays, "info": info})
+
+
+def restore_checkpoint(model, path, optimizer, rng):
+    """Restore into ``model``, ``optimizer`` and ``rng`` what :func:`write_checkpoint` wrote to ``path``; returns
+    (epochs done, position inside the next epoch or None)."""
+    try:
+        saved, training = archive.read_checkpoint(path, {type(model).__name__: type(model)})
+    except archive.ModelFileError as err:  # say which run could not resume, not only what the file is
+        raise archive.ModelFileError(f"checkpoint: cannot resume a {type(model).__name__} from it: {err}") from None
+    if type(saved) is not type(model) or set(saved.params) != set(model.params):
+        raise ValueError(f"checkpoint: {path!r} holds a {type(saved).__name__} that does not match this model")
+    info, arrays = training["info"], training["arrays"]
+    model.params = saved.params
+    model.spec = saved.spec  # keeps a jitter raised during the interrupted run
+    model.history_ = list(saved.history_)
+    model.training_log_ = info["training_log"]
+    optimizer.load_state_dict(dict(arrays, t=info["adam_t"]))
+    optimizer.lr = info["lr"]
+    rng.bit_generator.state = info["rng_state"]
+    position = info.get("position")
+    if position is not None:
+        position = (np.asarray(position["order"], dtype=np.intp), int(position["next"]))
+    return int(info["epochs_done"]), position
