@@ -12,14 +12,55 @@ import sys
 
 import numpy as np
 
-import gpssm_np as gp
-from gpssm_np.baselines.arx import arx_forecast_mean
+from gpssm_np.baselines.arx import arx_simulate
 from gpssm_np.baselines.lgssm_order import kalman_forecast_mean
-from gpssm_np.datasets.folds import Window
-from gpssm_np.models.floor import choose_floor, choose_floor_nested, fit_kind
+from gpssm_np.datasets.folds import Window, fold_errors, mean_error, rolling_origin
+from gpssm_np.models.floor import FLOOR_KINDS, choose_floor, fit_kind, floor_of
+from gpssm_np.models.warm_start import check_outputs_vary
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from defaults_check import DATA, SIMULATORS, dataset  # noqa: E402
+
+
+def past(values, name, width, count, fill):
+    """The last ``count`` rows of ``values``, left-padded with ``fill`` (as the ARX's forecast does)."""
+    values = values[len(values) - min(count, len(values)):]
+    return np.concatenate([np.tile(fill, (count - len(values), 1)), values])
+
+
+def arx_forecast_mean(model, window):
+    """The noise-free free run (H, d_y) of a fitted ARX (``standardize=False``: model units) over a fold's
+    ``window`` (``datasets.folds.Window``) from the outputs and inputs of its past: the ARX's forecast mean."""
+    na, nb = model.na_, model.nb_
+    y_hist = past(window.y_past, "y_past", model.spec.dim_y, na, model.y_mean_)
+    u_hist = past(window.u_past, "u_past", model.spec.dim_u, max(nb - 1, 0), model.u_mean_)
+    means, _ = arx_simulate(model.theta_, na, nb, y_hist[::-1][None], np.concatenate([u_hist, window.u])[None])
+    return means[0]
+
+
+
+def choose_floor_nested(ys, us, kinds=FLOOR_KINDS, late=2):
+    """The floor with its kind chosen by nested folds (research/ablation_plan.md, issue #28, amendment A): each kind
+    chooses its orders on the data before the ``late``-th latest rolling origin only (its own selection, on folds
+    inside that part), and the kinds are compared by those orders' errors on the windows after the ``late``
+    latest origins (each refitted to the data before its origin), which did not choose them; the chosen kind is
+    then fitted to all the data with its own order selection. Falls back to :func:`choose_floor` when there are
+    fewer than ``late`` + 1 origins."""
+    check_outputs_vary(ys)
+    folds = rolling_origin(ys, us)
+    if len(folds) <= late or len(kinds) < 2:
+        return choose_floor(ys, us, kinds)
+    head = folds[-late]  # the data before the late folds' first origin
+    scores, errors = {}, {}
+    for kind in kinds:
+        early = floor_of(kind, fit_kind(kind, head.ys, head.us), {}, None)
+        forecast = arx_forecast_mean if kind == "arx" else kalman_forecast_mean
+        errors[kind] = fold_errors(folds[-late:], early.refit, forecast)
+        scores[kind] = mean_error(errors[kind])
+    kind = min(kinds, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
+    return floor_of(kind, fit_kind(kind, ys, us), scores, errors[kind])
+
+
 
 
 def held_out_windows(y, u, cut, horizon=100, stride=50, burn_in=100):

@@ -80,16 +80,6 @@ def arx_simulate(theta, na, nb, y_lags, u_inputs, noise=None):
     return means, outputs
 
 
-def arx_forecast_mean(model, window):
-    """The noise-free free run (H, d_y) of a fitted ARX (``standardize=False``: model units) over a fold's
-    ``window`` (``datasets.folds.Window``) from the outputs and inputs of its past: the ARX's forecast mean."""
-    na, nb = model.na_, model.nb_
-    y_hist = model._past(window.y_past, "y_past", model.spec.dim_y, na, model.y_mean_)
-    u_hist = model._past(window.u_past, "u_past", model.spec.dim_u, max(nb - 1, 0), model.u_mean_)
-    means, _ = arx_simulate(model.theta_, na, nb, y_hist[::-1][None], np.concatenate([u_hist, window.u])[None])
-    return means[0]
-
-
 def _lstsq(rows, targets):
     """Least-squares coefficients (p, d_y) and residual variances (d_y,) with n - p degrees of freedom."""
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]

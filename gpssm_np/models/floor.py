@@ -22,10 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..baselines.arx import ARX, arx_forecast_mean
+from ..baselines.arx import ARX
 from ..baselines.lgssm import LGSSM
-from ..baselines.lgssm_order import kalman_forecast_mean
-from ..datasets.folds import fold_errors, mean_error, rolling_origin
 from .warm_start import check_outputs_vary
 
 #: The linear models a floor can be.
@@ -79,7 +77,8 @@ def fit_kind(kind, ys, us):
         return ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
 
 
-def _floor_of(kind, model, scores, errors):
+def floor_of(kind, model, scores, errors):
+    """The :class:`Floor` of a fitted ``model`` of ``kind`` with the kinds' ``scores`` and its window ``errors``."""
     d_y = model.spec.dim_y
     if kind == "arx":
         orders, d = (model.na_, model.nb_), max(model.na_, model.nb_, 1) * d_y
@@ -88,53 +87,16 @@ def _floor_of(kind, model, scores, errors):
     return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors, model=model)
 
 
-def choose_floor_nested(ys, us, kinds=FLOOR_KINDS, late=2):
-    """The floor with its kind chosen by nested folds (research/ablation_plan.md, issue #28, amendment A): each kind
-    chooses its orders on the data before the ``late``-th latest rolling origin only (its own selection, on folds
-    inside that part), and the kinds are compared by those orders' errors on the windows after the ``late``
-    latest origins (each refitted to the data before its origin), which did not choose them; the chosen kind is
-    then fitted to all the data with its own order selection. Falls back to :func:`choose_floor` when there are
-    fewer than ``late`` + 1 origins."""
-    check_outputs_vary(ys)
-    folds = rolling_origin(ys, us)
-    if len(folds) <= late or len(kinds) < 2:
-        return choose_floor(ys, us, kinds)
-    head = folds[-late]  # the data before the late folds' first origin
-    scores, errors = {}, {}
-    for kind in kinds:
-        early = _floor_of(kind, fit_kind(kind, head.ys, head.us), {}, None)
-        forecast = arx_forecast_mean if kind == "arx" else kalman_forecast_mean
-        errors[kind] = fold_errors(folds[-late:], early.refit, forecast)
-        scores[kind] = mean_error(errors[kind])
-    kind = min(kinds, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
-    return _floor_of(kind, fit_kind(kind, ys, us), scores, errors[kind])
-
-
 def choose_floor(ys, us, kinds=FLOOR_KINDS):
     """The :class:`Floor` of the training sequences ``ys``, ``us`` (lists of (T_i, d), model units): ``ARX()`` and
     ``LGSSM(dim_x="auto")`` fitted with their own order selection, the lower mean fold error kept (module
     docstring). ``kinds``: the kinds allowed. When neither can be scored (series too short for a held-out window)
     the LGSSM at its fallback d_x = max(4, d_y) (or, without the LGSSM, the ARX of order 1)."""
     check_outputs_vary(ys)
-    d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    fitted, scores, errors = {}, {}, {}
-    if "arx" in kinds:
-        try:
-            arx = ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
-        except ValueError:  # too short to choose orders: one lag of each
-            arx = ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
-        fitted["arx"], errors["arx"] = arx, arx.fold_errors_
-        scores["arx"] = float(arx.selection_scores_[(arx.na_, arx.nb_)]) if arx.fold_errors_ else np.inf
-    if "lgssm" in kinds:
-        lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
-        fitted["lgssm"], errors["lgssm"] = lgssm, lgssm.fold_errors_
-        scores["lgssm"] = float(lgssm.dim_x_scores_[lgssm.spec.dim_x]) if lgssm.fold_errors_ else np.inf
+    fitted = {kind: fit_kind(kind, ys, us) for kind in FLOOR_KINDS if kind in kinds}
+    errors = {kind: model.fold_errors_ for kind, model in fitted.items()}
+    scores = {kind: float(np.mean(errors[kind])) if errors[kind] else np.inf for kind in fitted}
     # ties (and nothing scored) go to the first kind listed that was fitted; the LGSSM when nothing was scored
     ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
     kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in fitted else "lgssm"
-    model = fitted[kind]
-    if kind == "arx":
-        orders, d = (model.na_, model.nb_), max(model.na_, model.nb_, 1) * d_y
-    else:
-        orders, d = (model.spec.dim_x,), model.spec.dim_x
-    return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors[kind], model=model)
+    return floor_of(kind, fitted[kind], scores, errors[kind])
