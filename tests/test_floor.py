@@ -120,3 +120,10 @@ def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
     assert pipeline.acceptance(record([0.4, -0.3, 0.5, -0.2]))[0] == 0
     assert pipeline.acceptance(record([-0.1, -0.1, -0.1, -0.1]))[0] == 0  # best at step 0
     assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None)  # nothing trained
+
+
+def test_the_default_fit_keeps_a_given_num_latent():
+    y, u = delayed_plant(T=300)
+    assert gp.ODGPSSM(dim_y=1, dim_u=1, num_latent=2).initialise(y, u).spec.num_latent == 2
+    model = gp.ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)
+    assert model.spec.num_latent == min(model.spec.dim_x, 5)

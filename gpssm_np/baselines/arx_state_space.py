@@ -15,7 +15,7 @@ fixes, so only the first block carries noise, and the emission is H = [I, 0] (pa
 on the step it belongs to (the package's convention, x_t = F x_{t-1} + G u_t). Unrolling the recursion gives the
 ARX equation back. Unlike the LGSSM's states, these are lagged outputs and inputs: a model whose states are the
 recent past, as the ARX baseline's, which the LGSSM's EM need not find (on the winding process and dryer2 the ARX
-forecasts better, docs/results.md 6.13).
+forecasts better, research/results_history.md 6.13).
 
 Fitting (:func:`fit_arx_lgssm`): least squares of y_t on [y_{t-1}, ..., y_{t-n}, u_t, ..., u_{t-n+1}] over every
 step with a full regressor (``arx.arx_regressors`` without its intercept column: the data are standardised, so the

@@ -238,8 +238,13 @@ class DefaultFit:
         floor = choose_floor(ys, us)
         model = self.model
         d_x = floor.dim_x
-        model.spec = replace(model.spec, dim_x=d_x,
-                             num_latent=num_latent_for(d_x, model.spec.dim_y) if not model.spec.independent else d_x)
+        if model.spec.independent:  # PRSSM: one GP per state
+            num_latent = d_x
+        elif model.latent_follows_dim_x:
+            num_latent = num_latent_for(d_x, model.spec.dim_y)
+        else:  # a num_latent the user gave
+            num_latent = model.spec.num_latent
+        model.spec = replace(model.spec, dim_x=d_x, num_latent=num_latent)
         report.note(f"floor: {floor.kind} {floor.orders}, d_x = {d_x} (fold errors: " +
                     ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
         return floor

@@ -32,13 +32,10 @@ from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, che
 from .default_fit import DefaultFit, Plan
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
-#: The two configurations of the GP models. ``"default"``: the recipe chosen by the ablation in docs/results.md,
-#: section 5.1 (linear mean, LGSSM warm start, 20-step windows, validation-based stopping; one q(x0) for all
-#: windows, which won over per-window smoothed states; EnVI's ensemble-Kalman objective, which won amendment 2 of
-#: docs/ablation_plan.md, section 7.1; since amendment 10 the warm start from the LGSSM or the ARX, whichever
-#: cross-validates better; since amendment 15 the moving average of the iterates scored and kept). ``"authors"``:
-#: the configuration of the paper's code (zero mean, random initialisation, one q(x0), the paper's prior
-#: objective, 70 epochs of 50-step windows).
+#: The two configurations of the GP models. ``"default"``: the linear mean, the linear floor chosen by every fit
+#: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
+#: ``"authors"``: the configuration of the paper's code (zero mean, random initialisation, one q(x0), the paper's
+#: prior objective, 70 epochs of 50-step windows).
 SETTINGS = {
     "default": {"mean_function": "linear", "init": "linear", "objective": "enkf"},
     "authors": {"mean_function": "zero", "init": "random", "objective": "prior"},
@@ -131,7 +128,7 @@ class GPSSM(GradientTrainedModel):
         if init == "arx" and dim_x_choice is None and spec.dim_x % spec.dim_y:
             raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {spec.dim_y}, got {spec.dim_x}")
         if initial_state is None:
-            initial_state = "shared"  # the ablation's choice (docs/results.md, section 5.1)
+            initial_state = "shared"  # the ablation's choice (research/results_history.md, section 5.1)
         if initial_state not in INITIAL_STATES or (initial_state == "smoothed" and
                                                    (init not in WARM_STARTS or recognition)):
             raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with a warm start and no recognition "

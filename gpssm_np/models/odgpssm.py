@@ -10,21 +10,20 @@ class ODGPSSM(GPSSM):
     Parameters
     ----------
     dim_x : int, "auto", list of int or None
-        State dimension. ``"auto"`` (needs a linear warm start and no recognition network): every ``fit`` chooses
-        d_x among ``models.warm_start.gp_dim_x_candidates(dim_y)`` by the warm start's blocked cross-validation
-        of causal forecasts on the training part (``gpssm_np.baselines.lgssm_order``; docs/ablation_plan.md,
-        amendments 3 and 4; an ARX warm start only tries multiples of dim_y); a list: the same choice among its
-        entries. The scores are in ``dim_x_scores_`` (by kind of warm start in ``warm_start_scores_``), and
-        ``get_config`` then gives the chosen d_x. None (default): "auto" with a linear warm start, else
-        max(4, dim_y) (the authors' 4). A plant's true order can be too few states for this model: its outputs
-        are its first states, so a nonlinear measurement must be carried by the transition in spare states
-        (docs/results.md, section 5.3, the Wiener system).
+        State dimension. ``"auto"`` (the default with the linear floor, ``init="linear"``): every ``fit`` takes it
+        from the floor it chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x); with
+        a fixed kind of warm start (``init="lgssm"`` or ``"arx"``) "auto" or a list chooses among
+        ``models.warm_start.gp_dim_x_candidates(dim_y)`` or the list's entries by the warm start's fold
+        cross-validation. ``get_config`` then gives the chosen d_x. None: "auto" with a linear warm start, else
+        max(4, dim_y) (the authors' 4). The outputs are the first states, so a nonlinear measurement must be
+        carried by the transition in spare states (research/results_history.md, section 5.3, the Wiener system).
     dim_y, dim_u : int
         Output and input dimensions (default 1 each). dim_u defaults to 1 in every model of the package (ODGPSSM,
         PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
         sets) and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
     num_latent : int
-        Q, the number of latent GPs (default: dim_x, as in the authors' code; with a chosen dim_x, the chosen d_x).
+        Q, the number of latent GPs (default: dim_x, as in the authors' code; under the default fit
+        min(d_x, max(5, 3 d_y)) of the chosen d_x, ``models/default_fit.py``).
     num_inducing : int
         M inducing points per latent GP.
     kernel : {"matern52", "se"}

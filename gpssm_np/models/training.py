@@ -1,79 +1,41 @@
-r"""Training that ends at a good model: a validation block, early stopping, a budget in gradient steps, restarts.
+r"""The training pieces of the GP models: Adam runs, the causal forecast score of held-out windows, and the
+validation-block loop.
 
-The default ``fit`` of the GP models (``settings="default"``) does not train for a fixed number of epochs:
+* :class:`AdamRun`: Adam steps over shuffled minibatches of training windows, optionally with the moving average of
+  the iterates (theta_bar <- a theta_bar + (1 - a) theta after every step, from the initial parameters); its state
+  can be saved and restored exactly. The default fit (``models/default_fit.py``) and the loop below use it.
+* :class:`ValidationScore`: the causal forecast score of held-out windows: for each window a particle filter over
+  the (at most) ``burn_in`` outputs before it, then a free run over it with the true inputs; the RMSE of the
+  particle-mean output, averaged over windows. The same random numbers at every call (common random numbers), so
+  that scores of different parameters differ by the parameters. ``interval_scale`` and
+  :func:`widening_factors`: per output, the 95 % quantile of |y - mean| / std over the windows divided by
+  1.959964 (a split-conformal recalibration of the predictive scale), clipped to [1, 100] (widening only) or
+  [0.1, 100].
+* :func:`paired_t`: the paired statistic of per-window differences between two sets of parameters
+  (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
-1. **Validation block.** The last ``validation`` share (default 20 %) of every training sequence is held back
-   (never the test data). Blocks shorter than :data:`MIN_VALIDATION` steps are not cut: training then runs for its
-   whole budget and keeps the last parameters (``validation_`` says so).
-2. **Score.** Every ``eval_every`` gradient steps the model forecasts the validation block causally: for each
-   validation window (horizon H = min(100, block length), starts at stride H / 2; all of them, or the first
-   ``validation_windows``: amendment 5 of docs/ablation_plan.md chose all, the first four having selected
-   parameters that forecast worse on held-out data) a particle filter over the ``burn_in`` outputs before the
-   window (which reach back into the training part), then a free run over the window with the true inputs; the
-   score is the RMSE of the particle-mean output averaged over windows. The filter and forecast use the same seed
-   at every evaluation (common random numbers), so that scores of different parameters differ by the parameters,
-   not by the noise.
-3. **Selection.** The parameters with the lowest score are kept, starting with the initial ones (step 0): the
-   selected model is never worse on the validation block than where training started (for a linear ``init`` the
-   linear-Gaussian warm start). Training stops when ``patience`` evaluations in a row bring no improvement of at
-   least ``min_delta`` (relative), or after ``max_steps`` gradient steps.
-4. **Restarts.** ``restarts = N`` trains from N seeds (seed, seed + 1, ...) and keeps the run with the best
-   validation score. A sequence of Adam step sizes ``lr`` trains every seed with every step size (ties go to the
-   first listed). Not the default: amendment 13 found that the step with the better validation score forecast
-   dryer2's held-out block 59 % worse (its later outputs leave the training range), though it helped on five sets.
-5. **Refit** (``refit=True``). The selected model has never been fitted to the validation block, which is the
-   most recent data. A refit fits the final model to all the training data instead, as a cross-validated
-   estimator refits on everything once its settings are chosen: ``dim_x="auto"`` is cross-validated on all of it,
-   the warm start is fitted to it, and the selected run's number of gradient steps (:func:`selected_step`; 0 keeps
-   the warm start) is taken from the same seed, without a score (the last parameters are kept). Assumption: the
-   step count chosen on the training part suits the longer data too. Not the default: amendment 6 of
-   docs/ablation_plan.md found a refit that diverged (nothing scores it), though it helped on most sets.
-   ``refit="warm_start"`` refits only where the selected step is 0 (training never beat the warm start): the
-   final model is then the warm start, with the d_x chosen on the training part, fitted to all the training data;
-   trained models are kept as validated; the default since amendment 9 (held-out RMSE 1.3 % lower by the
-   geometric mean over eleven sets, dryer2 -9 %, at most 2.6 % worse). ``refit="linear"`` is "warm_start" with
-   the warm start chosen again on all the training data (d_x, and for ``init="linear"`` the kind: the final model
-   is then the linear model that cross-validates best on all of it). Without a refit the validation block informs
-   the model only through the filter.
-6. **Calibration** (``calibrate=True`` or ``"widen"``). The forecasts of the selected run on the validation
-   windows (step 2) also say how wide its predictive intervals should be: for each output j the 95 % quantile of
-   the standardised errors |y - mean| / std over those windows, divided by 1.959964 (the Gaussian's), is a factor
-   c_j on the predictive standard deviation of every later forecast (``interval_scale_``;
-   ``Forecast.std_scale``), so that the 95 % interval would have covered 95 % of the validation outputs (a
-   split-conformal recalibration of the scale; the point forecasts are unchanged). It is computed before a refit
-   and kept for the refitted model (assumption: its calibration is that of the validated one). Factors are
-   clipped to [0.1, 100]; ``calibrate="widen"``, the default, clips them to [1, 100]: intervals only ever widen.
-   Amendments 7 and 8 of docs/ablation_plan.md chose it on held-out training data: the mean distance of the
-   coverage from 95 % fell from 0.20 (no factors) to 0.12 (two-sided factors) to 0.09 (widen only), the mean NLPD
-   from 1.32 to 0.39 to 0.27; the two-sided factors had shrunk intervals on six of eleven sets where the later
-   data needed the width.
+**The validation-block loop** (``fit`` with any of its options ``validation``, ``restarts``, ``validation_windows``,
+``refit``, ``calibrate``, ``average``, ``lr_scale``, ``min_delta``, or a fixed ``init``/``dim_x``; the default
+fit does not use it; research/ablation_plan.md records how each option was tried):
 
-7. **An average of the iterates** (``average=0.99``, the default since amendment 15 of docs/ablation_plan.md;
-   ``average=False`` turns it off, as the epoch loop of ``fit(epochs=...)`` does). The parameters that are scored,
-   selected and kept (and a refit's final ones) are the exponential moving average of Adam's iterates,
-   theta_bar <- a theta_bar + (1 - a) theta after every step, started at the initial parameters (the warm start),
-   in the unconstrained parameters: the minibatch noise of the last iterate is smoothed out and the average leaves
-   the warm start more slowly (time constant 1 / (1 - a) steps, 100 for 0.99).
-   Amendment 14 found held-out RMSE 14 % lower by the geometric mean over eleven training halves (steam generator
-   -46 %) but gas furnace 10.7 % worse; amendment 15 repeated it on two new seeds: 10 % lower, at most 7.5 % worse
-   (actuator, ballbeam), gas furnace 21 % better.
+1. The last ``validation`` share of every training sequence is held back (blocks under :data:`MIN_VALIDATION`
+   steps are not cut: training then runs its whole budget and keeps the last parameters).
+2. Every ``eval_every`` steps the model forecasts the block's windows (horizon min(100, block), stride H / 2; all,
+   or the first ``validation_windows``) and :class:`ValidationScore` scores them.
+3. The parameters with the lowest score are kept, starting with the initial ones (step 0), so the kept model is
+   never worse there than where training started; training stops after ``patience`` scores without a relative
+   improvement of ``min_delta``, or after ``max_steps``.
+4. ``restarts = N`` trains seeds seed .. seed + N - 1 (and every step size of a sequence ``lr``) and keeps the best.
+5. ``refit``: True fits the final model to all the training data for the selected number of steps; "warm_start"
+   refits only where that number is 0 (the warm start on all the data); "linear" as "warm_start" with the warm
+   start chosen again on all of it.
+6. ``calibrate``: the interval factors above from the kept run's validation windows (True: both ways; "widen").
+7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
+8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
+   replaces the kept one only where it wins the paired test by more than :data:`SWITCH_STANDARD_ERRORS`.
 
-8. **A slow linear part where the evidence asks for it** (``lr_scale``, a sequence of candidates; the default
-   ``({}, {"F": 0.1, "G": 0.1, "b": 0.1})`` since amendment 21 of docs/ablation_plan.md). Adam moves every
-   coordinate by about its step, so the maximum-likelihood F, G and b of the linear warm start leave their fit
-   within a few dozen steps while the GP's parameters, which start at the prior, need those steps (docs/results.md,
-   6.20). Each candidate (factors on Adam's step per parameter) is a whole training run (its step sizes and
-   restarts, the same seeds); the first is kept unless a later one beats it on the validation windows by more than
-   two standard errors of the paired per-window differences (:func:`paired_t`; a later candidate is compared with
-   the one kept so far). With fewer than two validation windows no later candidate could win, so none is trained
-   and the fit is the first candidate's. Amendment 21 found held-out RMSE 5.2 % lower by the geometric mean over
-   17 cells and none worse: the rule switched in 5 of 34 fits (steam generator 0.189 -> 0.121, a cascaded-tanks
-   system 0.063 -> 0.028), though the slow part alone was worse on four sets of eleven (actuator's error doubled;
-   amendment 19). On the plants' test halves the steam generator's error fell from 0.185 to 0.127 (docs/results.md,
-   6.21). A default fit trains twice where the validation block holds two windows or more (at least 150 steps).
-
-The budget counts gradient steps (minibatches), not epochs over stride-1 windows, so that long series do not
-multiply the time. The steps are deterministic given the seed.
+The budget counts gradient steps, not epochs over stride-1 windows, so that long series do not multiply the time;
+the steps are deterministic given the seed.
 """
 import time
 

@@ -46,9 +46,8 @@ from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from ..transforms import positive, positive_inverse
 
-#: Smallest state dimension of ``dim_x="auto"`` for the GP models (below d_y no candidate exists anyway): the former
-#: fixed d_x = max(4, d_y), which amendment 4 of docs/ablation_plan.md adopted (a GP model cannot recover states
-#: its warm start lacks).
+#: Smallest state dimension of ``dim_x="auto"`` with a fixed kind of warm start (below d_y no candidate exists
+#: anyway): a GP model cannot recover states its warm start lacks.
 AUTO_MIN_DIM_X = 4
 
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
