@@ -70,8 +70,8 @@ def main():
                         row[protocol + "_error"] = repr(err)
                 if kind == "odgpssm":
                     sel = model.selection_
-                    row["selection"] = {k: sel[k] for k in ("floor", "step", "t", "gp_part", "free_run")}
-                    row["fold_rmse"] = [(r["step"], r["rmse"]) for r in sel["record"]]
+                    row["selection"] = {k: sel.get(k) for k in ("floor", "step", "t", "gp_part", "free_run", "lr_scale")}
+                    row["fold_rmse"] = [(r["step"], r["rmse"], r.get("candidates")) for r in sel["record"]]
                 elif kind == "arx":
                     row["orders"] = [model.na_, model.nb_]
                 else:

@@ -106,20 +106,24 @@ def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
     from gpssm_np.models.default_fit import DefaultFit
     floor_windows = [1.0, 1.0, 1.0, 1.0]
 
-    def record(gains):
-        return [{"step": 0, "rmse": 1.0, "windows": floor_windows},
-                {"step": 50, "rmse": 1.0 - np.mean(gains), "windows": [1.0 - g for g in gains]}]
+    def record(gains, other=(0.0, 0.0, 0.0, 0.0)):
+        """Step 0 (the floor, the same for both candidates) and step 50, candidate 0 with ``gains``."""
+        windows = [[1.0 - g for g in gains], [1.0 - g for g in other]]
+        return [{"step": 0, "candidates": [1.0, 1.0], "windows": [floor_windows, floor_windows]},
+                {"step": 50, "candidates": [float(np.mean(w)) for w in windows], "windows": windows}]
 
     pipeline = DefaultFit(None)
     # d = (0.1, 0.3, 0.1, 0.3): mean 0.2, sd 0.1155, se = sd / sqrt(4 // 2): t = 2.45
-    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])) == (50, pytest.approx(2.449, abs=1e-3))
+    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])) == (50, pytest.approx(2.449, abs=1e-3), 0)
     # d = (0.05, 0.35, -0.05, 0.45): t = 1.59, between one and two standard errors: kept
-    step, t = pipeline.acceptance(record([0.05, 0.35, -0.05, 0.45]))
-    assert step == 50 and 1 < t < 2
+    step, t, candidate = pipeline.acceptance(record([0.05, 0.35, -0.05, 0.45]))
+    assert step == 50 and 1 < t < 2 and candidate == 0
     # d = (0.4, -0.3, 0.5, -0.2): t = 0.47: the floor
     assert pipeline.acceptance(record([0.4, -0.3, 0.5, -0.2]))[0] == 0
     assert pipeline.acceptance(record([-0.1, -0.1, -0.1, -0.1]))[0] == 0  # best at step 0
-    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None)  # nothing trained
+    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None, 0)  # nothing trained
+    # the second candidate wins where its windows are lower, and is tested on its own windows
+    assert pipeline.acceptance(record([0.0, 0.0, 0.0, 0.1], other=[0.1, 0.3, 0.1, 0.3]))[::2] == (50, 1)
 
 
 def test_the_default_fit_keeps_a_given_num_latent():

@@ -8,19 +8,22 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    latent GPs.
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
-   the floor does) and takes Adam steps on windows of that part; every ``eval_every`` steps each copy forecasts
-   causally every window after its origin (``training.ValidationScore``: a particle filter over the past, then a
-   free run; the same random numbers at every evaluation). The runs go in lockstep; the stopping step s* is the
-   one with the lowest mean error over all their windows, and they stop after ``patience`` evaluations without
-   a lower one (or ``max_steps``).
-3. **acceptance**: the GP part is kept only when, at s*, it beats the floor (step 0 of the same runs: the floor
-   refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors of
-   the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
+   the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
+   ``lr_scales`` (the plain step, and the linear part F, G, b at a tenth of it: Adam moves every coordinate by
+   about its step, which can carry the floor's maximum-likelihood F out of its fit within a few dozen steps);
+   every ``eval_every`` steps each copy forecasts causally every window after its origin
+   (``training.ValidationScore``: a particle filter over the past, then a free run; the same random numbers at
+   every evaluation). The runs go in lockstep; the (candidate, step) with the lowest mean error over its windows
+   wins, and the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``).
+3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
+   floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
+   of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
    error is the one-standard-error rule of model selection (Hastie, Tibshirani and Friedman, The Elements of
    Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
    more than the noise of the estimate.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
-   starts there and takes s* Adam steps on all of it (the last average of the iterates kept); without, it is the
+   starts there and takes s* Adam steps with the chosen candidate on all of it (the last average of the iterates
+   kept); without, it is the
    floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
@@ -76,7 +79,9 @@ class Plan:
     """The settings of the default fit (module docstring). ``origins``: folds of the floor; ``gp_folds``: the latest
     origins the GP part is trained and scored on; ``switch_t``: how many standard errors it must win by;
     ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times the
-    floor's free-run error on the training record the model's may reach (stage 4's guard)."""
+    floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
+    step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every
+    fold in the selection stage."""
 
     origins: int = 5
     gp_folds: int = 2
@@ -92,6 +97,7 @@ class Plan:
     free_run_factor: float = 2.0
     calibrate: bool = True
     num_particles: int = 200
+    lr_scales: tuple = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
 
 
 def num_latent_for(dim_x, dim_y):
@@ -115,6 +121,7 @@ class DefaultFit:
         self.checkpoint, self.resume = checkpoint, resume
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
+        self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
 
     def run(self, ys, us):
         """Stages 1-5 on ``ys``, ``us`` (lists of (T_i, d), model units); leaves the fitted parameters in the
@@ -131,7 +138,7 @@ class DefaultFit:
                              f"{saved[0]['floor']}, this fit chose {self.floor_choice}")
         folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
         runs, record = self.selection(floor, folds, saved)
-        step, t = self.acceptance(record)
+        step, t, self.candidate = self.acceptance(record)
         if stage in (None, "selection", "refit"):
             self.refit(floor, ys, us, step, saved if stage == "refit" else None)
             self.save("refitted")
@@ -159,6 +166,7 @@ class DefaultFit:
             self.save("done")
         return {"floor": floor.summary(), "origins": [list(f.origins) for f in folds], "record": record,
                 "step": step, "t": t, "gp_part": step > 0, "free_run": free_run,
+                "lr_scale": dict(self.plan.lr_scales[self.candidate]) if step else None,
                 "interval_scale": None if scale is None else scale.tolist()}
 
     # -- checkpoints -----------------------------------------------------------------------------------------
@@ -177,7 +185,10 @@ class DefaultFit:
         if self.record:
             arrays["sel/record/step"] = np.array([r["step"] for r in self.record], dtype=np.int64)
             arrays["sel/record/rmse"] = np.array([r["rmse"] for r in self.record], dtype=np.float64)
-            arrays["sel/record/windows"] = np.array([r["windows"] for r in self.record], dtype=np.float64)
+            arrays["sel/record/candidates"] = np.array([r["candidates"] for r in self.record], dtype=np.float64)
+            for c in range(len(self.record[0]["windows"])):
+                arrays[f"sel/record/windows/{c}"] = np.array([r["windows"][c] for r in self.record],
+                                                             dtype=np.float64)
         for step, params in self.kept.items():
             for k, p in enumerate(params):
                 arrays.update({f"sel/kept/{step}/{k}/{name}": value for name, value in p.items()})
@@ -223,9 +234,10 @@ class DefaultFit:
         for k, (model, run, _) in enumerate(self.runs):
             restore_model(model, f"sel/run{k}/", sel["runs"][k]["model"], arrays)
             restore_run(run, f"sel/run{k}/", sel["runs"][k]["run"], arrays)
-        steps, rmse, win = arrays["sel/record/step"], arrays["sel/record/rmse"], arrays["sel/record/windows"]
-        self.record[:] = [{"step": int(steps[i]), "rmse": float(rmse[i]), "windows": win[i].tolist()}
-                          for i in range(len(steps))]
+        steps, rmse, means = arrays["sel/record/step"], arrays["sel/record/rmse"], arrays["sel/record/candidates"]
+        win = [arrays[f"sel/record/windows/{c}"] for c in range(means.shape[1])]
+        self.record[:] = [{"step": int(steps[i]), "rmse": float(rmse[i]), "candidates": means[i].tolist(),
+                           "windows": [w[i].tolist() for w in win]} for i in range(len(steps))]
         names = list(self.runs[0][1].params())
         self.kept = {step: [{name: np.array(arrays[f"sel/kept/{step}/{k}/{name}"], dtype=np.float64)
                              for name in names} for k in range(len(self.runs))] for step in sel["kept"]}
@@ -265,27 +277,36 @@ class DefaultFit:
         plan, runs = self.plan, []
         if not folds:
             return runs, [{"step": 0, "rmse": None, "windows": []}]
-        for k, fold in enumerate(folds):
-            model = copy.deepcopy(self.model)
-            model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
-            self.start(model, floor.refit(fold.ys, fold.us), fold.ys, fold.us, self.seed + k)
-            later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
-            score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
-                                               num_samples=plan.num_samples, seed=self.seed)
-            seq_len = min(plan.seq_len, min(len(y) for y in fold.ys))
-            Y, U = windows(fold.ys, fold.us, seq_len, 1)
-            run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed + k), Adam(plan.lr), self.frozen,
-                          plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
-            runs.append((model, run, score))
+        starts = [floor.refit(fold.ys, fold.us) for fold in folds]
+        for scales in plan.lr_scales:  # every candidate on every fold, the same seeds (step 0 is the same)
+            for k, fold in enumerate(folds):
+                model = copy.deepcopy(self.model)
+                model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+                self.start(model, starts[k], fold.ys, fold.us, self.seed + k)
+                later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
+                score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
+                                                   num_samples=plan.num_samples, seed=self.seed)
+                seq_len = min(plan.seq_len, min(len(y) for y in fold.ys))
+                Y, U = windows(fold.ys, fold.us, seq_len, 1)
+                run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed + k), Adam(plan.lr, scales=scales),
+                              self.frozen, plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
+                runs.append((model, run, score))
         self.runs, self.record = runs, []
         record = self.record
         report = Progress(plan.max_steps, enabled=self.progress, unit="step")
         note_compilation(report, kernels_on_disk())
-        report.note(f"selection: the GP part trained on {len(folds)} fold(s), scored on the windows after each")
+        report.note(f"selection: the GP part trained on {len(folds)} fold(s) with {len(plan.lr_scales)} step-size "
+                    "candidate(s), scored on the windows after each origin")
+
+        per_candidate = len(runs) // len(plan.lr_scales)
 
         def evaluate(step):
-            errors = [e for _, run, score in runs for e in run.scored(score.window_scores)]
-            record.append({"step": step, "rmse": float(np.mean(errors)), "windows": errors})
+            """Every run's window errors, candidate by candidate; returns the lowest candidate's mean."""
+            errors = [run.scored(score.window_scores) for _, run, score in runs]
+            groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
+                      for c in range(len(plan.lr_scales))]
+            record.append({"step": step, "rmse": min(float(np.mean(g)) for g in groups),
+                           "candidates": [float(np.mean(g)) for g in groups], "windows": groups})
             return record[-1]["rmse"]
 
         with blas_single_threaded():
@@ -314,14 +335,17 @@ class DefaultFit:
 
     # -- stage 3 ---------------------------------------------------------------------------------------------
     def acceptance(self, record):
-        """(s*, t): the step of the lowest mean fold error, kept only when the paired test beats step 0."""
+        """(s*, t, candidate): the step and step-size candidate of the lowest mean fold error, kept only when the
+        paired test on that candidate's windows beats step 0 (module docstring, stage 3)."""
         if len(record) < 2:
-            return 0, None
-        best = min(record, key=lambda r: (r["rmse"], r["step"]))
-        if best["step"] == 0:
-            return 0, 0.0
-        t = paired_t(record[0]["windows"], best["windows"])
-        return (best["step"], t) if t is not None and t > self.plan.switch_t else (0, t)
+            return 0, None, 0
+        step, c = min(((r["step"], c) for r in record for c in range(len(r["candidates"]))),
+                      key=lambda sc: (next(r for r in record if r["step"] == sc[0])["candidates"][sc[1]], sc))
+        if step == 0:
+            return 0, 0.0, 0
+        best = next(r for r in record if r["step"] == step)
+        t = paired_t(record[0]["windows"][c], best["windows"][c])
+        return (step, t, c) if t is not None and t > self.plan.switch_t else (0, t, 0)
 
     # -- stage 4 ---------------------------------------------------------------------------------------------
     def refit(self, floor, ys, us, steps, saved=None):
@@ -338,9 +362,9 @@ class DefaultFit:
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            run = self.refit_run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed), Adam(plan.lr),
-                                           self.frozen, plan.batch_size, plan.num_samples, MAX_REJECTIONS,
-                                           plan.average)
+            run = self.refit_run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed),
+                                           Adam(plan.lr, scales=plan.lr_scales[self.candidate]), self.frozen,
+                                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
             if saved is not None:
                 state, arrays = saved
                 restore_model(model, "model/", state["model"], arrays)
@@ -370,7 +394,9 @@ class DefaultFit:
         if not runs:
             return None
         z = []
-        for (model, _, score), params in zip(runs, self.kept[step]):
+        per_candidate = len(runs) // len(self.plan.lr_scales)
+        chosen = slice(self.candidate * per_candidate, (self.candidate + 1) * per_candidate)
+        for (model, _, score), params in zip(runs[chosen], self.kept[step][chosen]):
             model.set_params(params)
             z += [np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(model)]
         return widening_factors(np.concatenate(z))
