@@ -389,7 +389,7 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
-    p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default", "enkf", "default_prior"],
+    p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
                    help="model and training configuration (experiments/table1.py); default: authors for table1, "
                         "qstudy and car, default for mimo")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")

@@ -84,9 +84,7 @@ def test_default_settings_build_the_package_defaults(tmp_path):
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
                        out=str(tmp_path), data_dir=DATA, base="default")
     assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun", "envi", "simulate"}
-    assert table1.make_model("odgpssm", ds, 0, table1.ENKF_SETTINGS).objective == "enkf"
     assert table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS).objective == "enkf"
-    assert table1.make_model("odgpssm", ds, 0, table1.PRIOR_DEFAULT_SETTINGS).objective == "prior"
     assert table1.make_model("odgpssm", ds, 0).objective == "prior"  # the authors' settings
 
 

@@ -78,24 +78,15 @@ AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, 
 #: authors'.
 PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
 
-#: The package's defaults (issues #12-#14): the GP models built as ``ODGPSSM(dim_y=..., dim_u=..., seed=...)`` with
-#: ``dim_x="auto"`` (amendment 3 of research/ablation_plan.md; the LGSSM baseline too, the DSSM at max(4, d_y)) and
-#: fitted with ``fit(y, u)`` (linear mean, LGSSM warm start, validation-based stopping, the ensemble-Kalman
-#: objective: models/gpssm.py); the other models as in the authors' settings. ``None`` means "the model's default".
+#: The package's defaults: the GP models built as ``ODGPSSM(dim_y=..., dim_u=..., seed=...)`` and fitted with
+#: ``fit(y, u)`` (the default fit of ``models/default_fit.py``; the LGSSM baseline with ``dim_x="auto"``, the DSSM
+#: at max(4, d_y)); the other models as in the authors' settings. ``None`` means "the model's default".
 DEFAULT_SETTINGS = dict(AUTHORS_SETTINGS, gp_settings="default", epochs=None, seq_len=None, stride=None,
                         batch_size=None, lr=None, num_samples=None, num_latent=None, num_inducing=None, kernel=None,
                         recognition=None, kl_weighting=None, shared_inducing=None, mean_function=None,
                         objective="enkf", dim_x="auto")
 
-#: The defaults before amendment 3, d_x = max(4, d_y) fixed, with EnVI's ensemble Kalman objective (the settings
-#: under which docs/results/table1_enkf.json and mimo5.json ran).
-ENKF_SETTINGS = dict(DEFAULT_SETTINGS, objective="enkf", dim_x=4)
-#: The defaults before amendment 2, with the paper's prior objective and d_x = max(4, d_y) (issue #13's
-#: comparison of the two objectives, everything else the same).
-PRIOR_DEFAULT_SETTINGS = dict(DEFAULT_SETTINGS, objective="prior", dim_x=4)
-
-SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS,
-            "enkf": ENKF_SETTINGS, "default_prior": PRIOR_DEFAULT_SETTINGS}
+SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS}
 
 #: Options of the evaluation protocols (``protocols.py``): 100-step windows, at most 6 of them, 100 burn-in steps.
 PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
