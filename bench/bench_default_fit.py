@@ -4,9 +4,9 @@ optionally on data sets' training halves.
 
 The series are the cascaded tanks (``gpssm_np.datasets.cascaded_tanks``, seed 0), standardised, so the benchmark
 needs no data files. Kernels are compiled (or loaded from the cache) first and timed apart. Reported per length:
-fit seconds, the linear floor chosen (``models/floor.py``), the gradient steps of each fold run of the selection
-and how many fold runs (``models/default_fit.py``), the fold RMSE of the floor and of the best step, whether the
-GP part was kept, and the fit seconds per selection step. Usage::
+fit seconds, the linear floor chosen (``models/floor.py``), the gradient steps of each run of the selection and
+how many runs (folds x step-size candidates, ``models/default_fit.py``), the fold RMSE of the floor and of the
+best step, whether the GP part was kept, and the fit seconds per selection step. Usage::
 
     python bench/bench_default_fit.py [--json] [--small] [--lengths 500 2000] [--datasets steamgen]
 
@@ -50,16 +50,17 @@ def main(argv=None):
             steps = sel["record"][-1]["step"]  # gradient steps of each fold run
             scores = [r["rmse"] for r in sel["record"]]
             runs.append({"data": name, "T": len(y), "dim_x": model.spec.dim_x, "fit_seconds": seconds, "steps": steps,
-                         "seconds_per_step": seconds / max(steps, 1), "training_runs": len(sel["origins"]),
+                         "seconds_per_step": seconds / max(steps, 1), "folds": len(sel["origins"]),
+                         "candidates": len(sel["record"][0].get("candidates") or [None]),
                          "floor": sel["floor"]["kind"], "gp_part": sel["gp_part"], "refit_steps": sel["step"],
                          "floor_fold_rmse": scores[0], "selected_fold_rmse": min(scores)})
     report = {"compile_or_cache_seconds": compile_seconds, "fit_options": fit_options, "runs": runs,
               "targets_seconds": {"500": 60, "2000": 180, "steamgen": 600}, "versions": versions()}
     lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
-             "   T   d_x   fit s   steps   ms/step   runs   fold RMSE (floor -> best)   GP part   data"]
+             "   T   d_x   fit s   steps   ms/step   folds x candidates   fold RMSE (floor -> best)   GP part   data"]
     for r in runs:
         lines.append(f"{r['T']:>5} {r['dim_x']:>5} {r['fit_seconds']:>7.1f} {r['steps']:>7d} "
-                     f"{1e3 * r['seconds_per_step']:>9.1f} {r['training_runs']:>6d}   "
+                     f"{1e3 * r['seconds_per_step']:>9.1f} {r['folds']:>9d} x {r['candidates']:<8d}   "
                      f"{r['floor_fold_rmse']:.4f} -> {r['selected_fold_rmse']:.4f}   "
                      f"{'kept' if r['gp_part'] else 'floor':>7}   {r['data']}")
     emit(args, report, lines)

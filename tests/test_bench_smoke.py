@@ -110,9 +110,10 @@ def test_bench_fit():
 def test_bench_default_fit():
     report = run_json("bench_default_fit.py", "--datasets", "dryer2")
     r, plant = report["runs"]
-    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["training_runs"] == 2
+    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["folds"] == 2
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
-    assert r["training_runs"] == 2 and r["floor"] in ("arx", "lgssm") and isinstance(r["gp_part"], bool)
+    assert r["folds"] == 2 and r["candidates"] == 2 and r["floor"] in ("arx", "lgssm")
+    assert isinstance(r["gp_part"], bool)
     assert r["selected_fold_rmse"] <= r["floor_fold_rmse"]
 
 

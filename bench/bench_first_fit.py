@@ -1,0 +1,50 @@
+"""A new user's first fit: the wall time of a one-step default fit in a fresh process with an empty Numba cache
+(a temporary ``NUMBA_CACHE_DIR``), and the same fit again with that cache filled, so that the difference is the
+compile time of the kernels a default fit needs (target: at most 25 s on the project's 2-core machine).
+
+The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, eval_every=1)`` on 200 steps of the cascaded tanks
+(``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and LGSSM, the
+selection's training and scoring, the refit, the free-run guard, the calibration). Usage::
+
+    python bench/bench_first_fit.py [--json]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import emit, parser, versions  # noqa: E402
+
+TARGET_SECONDS = 25.0
+CHILD = """
+import gpssm_np as gp
+y, u, _ = gp.datasets.cascaded_tanks(200, seed=0)
+gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, eval_every=1, progress=False)
+"""
+
+
+def timed_child(env):
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", CHILD], env=env, check=True)
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    args = parser(__doc__.splitlines()[0]).parse_args(argv)
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        cold = timed_child(env)
+        warm = timed_child(env)
+    report = {"cold_seconds": cold, "warm_seconds": warm, "compile_seconds": cold - warm,
+              "target_seconds": TARGET_SECONDS, "target_met": cold - warm <= TARGET_SECONDS, "versions": versions()}
+    lines = [f"first default fit, empty cache: {cold:.1f} s; the same with the cache filled: {warm:.1f} s",
+             f"compile time {cold - warm:.1f} s (target {TARGET_SECONDS:.0f} s: "
+             f"{'met' if report['target_met'] else 'not met'})"]
+    emit(args, report, lines)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
