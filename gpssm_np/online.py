@@ -52,8 +52,8 @@ class OnlineFilterBase(abc.ABC):
     def update(self, y_t, u_t=None):
         """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
         for a model without inputs), both in original units; for a model fitted with channel names either may be a
-        dict name -> value (read by name; other names are a ValueError). Returns the filtered noise-free output C x_t given
-        y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
+        dict name -> value (read by name; other names are a ValueError). Returns the filtered noise-free output
+        C x_t given y_{1:t}: its mean (d_y,) and variances (d_y,), in original units."""
         spec, scaling = self.model.spec, self.model.scaling_
         y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
         u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")

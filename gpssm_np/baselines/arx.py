@@ -41,7 +41,7 @@ Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squar
 import numpy as np
 
 from .. import _validation as check
-from ..datasets.folds import MIN_LENGTH, mean_error, rolling_origin
+from ..datasets.folds import MIN_LENGTH, fold_errors, mean_error, rolling_origin
 from ..estimator import check_training_options
 from ..online import OnlineFilterBase, check_online_state
 from ._base import COV_FLOOR, LinearBaseline
@@ -246,25 +246,19 @@ class ARX(LinearBaseline):
     @staticmethod
     def _cross_validation(folds, na, nb):
         """The RMSE of the noise-free free run in every window of the rolling-origin ``folds`` (module docstring;
-        ``datasets.folds.fold_errors``'s order), each fold's orders fitted on its training part only."""
-        errors = []
-        for fold in folds:
-            try:
-                theta, _ = ARX._fit_orders(list(zip(fold.ys, fold.us)), na, nb)
-            except ValueError:  # too few steps for these orders
-                errors += [np.inf] * len(fold.windows)
-                continue
-            for window in fold.windows:  # the windows of a fold differ in their past's length: one at a time
-                if len(window.y_past) < max(na, nb - 1):
-                    errors.append(np.inf)
-                    continue
-                lags = window.y_past[len(window.y_past) - na:][::-1][None]
-                inputs = np.concatenate([window.u_past[len(window.u_past) - max(nb - 1, 0):], window.u])[None]
-                with np.errstate(over="ignore", invalid="ignore"):
-                    means, _ = arx_simulate(theta, na, nb, lags, inputs)
-                    error = float(np.sqrt(np.mean((means[0] - window.y) ** 2)))
-                errors.append(error if np.isfinite(error) else np.inf)
-        return errors
+        ``datasets.folds.fold_errors``), each fold's orders fitted on its training part only."""
+
+        def fit(ys, us):
+            return ARX._fit_orders(list(zip(ys, us)), na, nb)[0]
+
+        def free_run(theta, window):
+            if len(window.y_past) < max(na, nb - 1):  # too short a past to start from
+                return np.full(window.y.shape, np.inf)
+            lags = window.y_past[len(window.y_past) - na:][::-1][None]
+            inputs = np.concatenate([window.u_past[len(window.u_past) - max(nb - 1, 0):], window.u])[None]
+            return arx_simulate(theta, na, nb, lags, inputs)[0][0]
+
+        return fold_errors(folds, fit, free_run)
 
     def _bic(self, data, na, nb):
         theta, noise_var = self._fit_orders(data, na, nb, first=self.max_order)
@@ -334,7 +328,8 @@ class ARX(LinearBaseline):
         """Simulated forecast from the outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) before the
         forecast start, with known future inputs ``u_future`` (T, d_u) (or ``steps`` when d_u = 0); module
         docstring. Without ``y_past`` it continues from the end of the training data (``data_tail_``, as the GP
-        models do; ``Forecast.origin`` says which), or, for a model without it, from the training means. ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
+        models do; ``Forecast.origin`` says which), or, for a model without it, from the training means.
+        ``num_particles`` and ``init_window`` are accepted for a uniform interface and ignored.
         Returns a :class:`gpssm_np.forecast.Forecast`."""
         self._check_fitted()
         if x0 is not None:

@@ -168,7 +168,8 @@ class LGSSM(LinearBaseline):
         """Constructor arguments as plain JSON types: ``LGSSM(**model.get_config())`` rebuilds the unfitted model
         (after a fit with ``dim_x="auto"``: the model of the chosen dim_x, as a model file needs)."""
         s = self.spec
-        return {"dim_x": (self.dim_x_candidates or "auto") if self.dim_x_auto and not self.fitted else s.dim_x, "dim_y": s.dim_y,
+        dim_x = (self.dim_x_candidates or "auto") if self.dim_x_auto and not self.fitted else s.dim_x
+        return {"dim_x": dim_x, "dim_y": s.dim_y,
                 "dim_u": s.dim_u, "method": self.method, "init": self.init, "num_iters": self.num_iters,
                 "block_rows": self.block_rows,
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}

@@ -132,9 +132,9 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     FileNotFoundError
         No file at ``path``.
     ValueError
-        No data rows after the header, a column missing (the message lists the file's columns) or both an output and an input, an empty,
-        non-numeric, NaN or inf cell in a used column (its data rows are named, counted from 0 after the header),
-        and the conditions of :func:`from_arrays`.
+        No data rows after the header, a column missing (the message lists the file's columns) or both an output
+        and an input, an empty, non-numeric, NaN or inf cell in a used column (its data rows are named, counted
+        from 0 after the header), and the conditions of :func:`from_arrays`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")

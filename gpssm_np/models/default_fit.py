@@ -339,11 +339,11 @@ class DefaultFit:
         paired test on that candidate's windows beats step 0 (module docstring, stage 3)."""
         if len(record) < 2:
             return 0, None, 0
-        step, c = min(((r["step"], c) for r in record for c in range(len(r["candidates"]))),
-                      key=lambda sc: (next(r for r in record if r["step"] == sc[0])["candidates"][sc[1]], sc))
-        if step == 0:
+        best, c = min(((r, c) for r in record for c in range(len(r["candidates"]))),
+                      key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
+        if best["step"] == 0:
             return 0, 0.0, 0
-        best = next(r for r in record if r["step"] == step)
+        step = best["step"]
         t = paired_t(record[0]["windows"][c], best["windows"][c])
         return (step, t, c) if t is not None and t > self.plan.switch_t else (0, t, 0)
 

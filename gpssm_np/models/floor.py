@@ -24,6 +24,7 @@ import numpy as np
 
 from ..baselines.arx import ARX
 from ..baselines.lgssm import LGSSM
+from ..datasets.folds import mean_error
 from .warm_start import check_outputs_vary
 
 #: The linear models a floor can be.
@@ -95,7 +96,7 @@ def choose_floor(ys, us, kinds=FLOOR_KINDS):
     check_outputs_vary(ys)
     fitted = {kind: fit_kind(kind, ys, us) for kind in FLOOR_KINDS if kind in kinds}
     errors = {kind: model.fold_errors_ for kind, model in fitted.items()}
-    scores = {kind: float(np.mean(errors[kind])) if errors[kind] else np.inf for kind in fitted}
+    scores = {kind: mean_error(errors[kind] or []) for kind in fitted}
     # ties (and nothing scored) go to the first kind listed that was fitted; the LGSSM when nothing was scored
     ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
     kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in fitted else "lgssm"

@@ -390,15 +390,21 @@ class GPSSM(GradientTrainedModel):
             archive.check_path(checkpoint)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         pipeline = DefaultFit(self, plan, progress, seed, self._check_fixed(fixed), checkpoint, bool(resume))
-        self.selection_ = pipeline.run(ys, us)
-        floor = self.selection_["floor"]
-        self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]
-        self.dim_x_scores_ = {self.spec.dim_x: floor["scores"][floor["kind"]]}
+        self._record_floor(pipeline.run(ys, us))
         self.validation_ = self.selection_["record"]
         self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
         self.refit_ = {"steps": self.selection_["step"], "seed": seed}
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
+
+    def _record_floor(self, selection):
+        """Keep the default fit's ``selection`` (at least its "floor") in ``selection_`` and the floor's kind and
+        fold errors in the attributes the warm start's choice fills (``warm_start_``, ``warm_start_scores_``,
+        ``dim_x_scores_``)."""
+        self.selection_ = selection
+        floor = selection["floor"]
+        self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]
+        self.dim_x_scores_ = {self.spec.dim_x: floor["scores"][floor["kind"]]}
 
     def _check_lr_scale(self, lr_scale, default=False):
         """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
@@ -444,9 +450,7 @@ class GPSSM(GradientTrainedModel):
             pipeline = DefaultFit(self, seed=self.seed if seed is None else check.seed(seed))
             floor = pipeline.floor(ys, us)
             pipeline.start(self, floor.model, ys, us, pipeline.seed)
-            self.selection_ = {"floor": floor.summary()}
-            self.warm_start_, self.warm_start_scores_ = floor.kind, floor.scores
-            self.dim_x_scores_ = {self.spec.dim_x: floor.scores[floor.kind]}
+            self._record_floor({"floor": floor.summary()})
             return self._attach_scaling()
         if self._chooses_warm_start():
             self._choose_warm_start(ys, us)
