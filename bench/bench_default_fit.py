@@ -35,7 +35,7 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=[], help="data sets whose training half is fitted too")
     args = p.parse_args(argv)
     lengths = args.lengths or ([200] if args.small else [500, 2000])
-    fit_options = {"max_steps": 20, "eval_every": 10} if args.small else {}
+    fit_options = {"max_steps": 20, "plan": {"eval_every": 10}} if args.small else {}
     compile_seconds = gp.warmup()
     runs = []
     with blas_threads(args.blas_threads):

@@ -2,7 +2,7 @@
 (a temporary ``NUMBA_CACHE_DIR``), and the same fit again with that cache filled, so that the difference is the
 compile time of the kernels a default fit needs (target: at most 25 s on the project's 2-core machine).
 
-The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, eval_every=1)`` on 200 steps of the cascaded tanks
+The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan={"eval_every": 1})`` on 200 steps of the cascaded tanks
 (``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and LGSSM, the
 selection's training and scoring, the refit, the free-run guard, the calibration). Usage::
 
@@ -21,7 +21,7 @@ TARGET_SECONDS = 25.0
 CHILD = """
 import gpssm_np as gp
 y, u, _ = gp.datasets.cascaded_tanks(200, seed=0)
-gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, eval_every=1, progress=False)
+gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan={"eval_every": 1}, progress=False)
 """
 
 

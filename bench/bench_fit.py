@@ -1,8 +1,8 @@
 """Wall time of a full training run with the authors' settings on the actuator data, one step's breakdown, and memory.
 
 The run: ``ODGPSSM(dim_x=4, dim_y=1, dim_u=1, num_latent=4, num_inducing=20, recognition="lstm",
-kl_weighting="paper", settings="authors")`` fitted with ``fit(y_train, u_train, epochs=70, seq_len=50,
-batch_size=16, lr=0.01, num_samples=50)`` (data from ``gpssm_np.datasets.load("actuator")``, directory
+kl_weighting="paper", settings="authors")`` fitted with ``fit(y_train, u_train, epochs=70, plan=dict(seq_len=50,
+batch_size=16, lr=0.01, num_samples=50))`` (data from ``gpssm_np.datasets.load("actuator")``, directory
 GPSSM_NP_DATA). Kernels are compiled first (``gpssm_np.warmup``, timed apart). During the run the jitted kernels,
 the noise draws and the optimiser are timed by thin wrappers, so the mean step splits into:
 
@@ -90,7 +90,7 @@ def main(argv=None):
     try:
         with blas_threads(args.blas_threads):
             start = time.perf_counter()
-            model.fit(y, u, epochs=epochs, **settings)
+            model.fit(y, u, epochs=epochs, plan=settings)
             seconds = time.perf_counter() - start
     finally:
         restore()

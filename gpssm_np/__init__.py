@@ -11,12 +11,12 @@ import logging
 from . import datasets, plotting  # plotting imports matplotlib only when it draws
 from .io import load, save
 from .baselines import ARX, LGSSM
-from .models import DSSM, GPSSM, ODGPSSM, PRSSM
+from .models import DSSM, GPSSM, ODGPSSM, PRSSM, BlockPlan, EpochPlan, Plan
 from .protocols import evaluate
 from ._version import __version__
 from ._warmup import warmup
 
-__all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "datasets", "evaluate", "load", "plotting", "save",
-           "warmup", "__version__"]
+__all__ = ["ARX", "DSSM", "GPSSM", "LGSSM", "ODGPSSM", "PRSSM", "Plan", "BlockPlan", "EpochPlan", "datasets",
+           "evaluate", "load", "plotting", "save", "warmup", "__version__"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

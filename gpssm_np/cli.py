@@ -143,14 +143,13 @@ def cmd_fit(args):
 
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
-    options = {"epochs": args.epochs, "seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr,
-               "num_samples": args.num_samples, "max_steps": args.max_steps}
-    if args.settings == "authors":  # the authors' loop: 70 epochs unless told otherwise
-        options["epochs"] = options["epochs"] or 70
+    plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
+    epochs = args.epochs or (70 if args.settings == "authors" else None)  # the authors' loop: 70 epochs by default
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
-    model.fit(ds.y_raw[:n], ds.u_raw[:n], progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names,
-              **{k: v for k, v in options.items() if v is not None})
+    steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps
+    model.fit(ds.y_raw[:n], ds.u_raw[:n], plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs,
+              progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names, **steps)
     if args.csv is not None:
         model.train_fraction_ = args.train_fraction
     out = args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz"

@@ -57,7 +57,6 @@ from autograd import value_and_grad
 
 from . import _names
 from . import _validation as check
-from ._config import MAX_REJECTIONS
 from ._progress import check_progress, fit_started
 from .datasets.windowing import sequence_lists, windows
 from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
@@ -66,8 +65,8 @@ from .ops.threads import blas_single_threaded
 from .online import OnlineFilter, check_online_state
 from .optim import Adam
 from .protocols import EvaluationData, evaluate
-from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
-                            TrainingError, check_training_options, run_epochs, train_step)
+from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
+                            EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
 from .units import SCALING_FIELDS, UNITS, Scaling
 
 logger = logging.getLogger(__name__)
@@ -673,16 +672,18 @@ class GradientTrainedModel(StateSpaceModel):
         return self._forecast_result(states[:, :, :self.spec.dim_y], states, self.obs_var(), origin)
 
     # -- training --------------------------------------------------------------------------------------------
-    def fit(self, y, u=None, epochs=70, seq_len=50, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, fixed=(), progress=None, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, data_name=None):
-        """Maximise the ELBO with Adam over shuffled minibatches of windows (the authors' defaults).
+    def fit(self, y, u=None, plan=None, epochs=None, seed=None, progress=None, checkpoint=None, resume=False,
+            data_name=None):
+        """Maximise the ELBO with Adam over shuffled minibatches of windows, under ``plan`` (an
+        :class:`gpssm_np.training_loop.EpochPlan`, or a dict of changes to its defaults, the authors'; ``epochs``:
+        the same change written directly).
 
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
         steps at ``stride`` are cut from each sequence (plus a tail window, as the authors do). The loss per step
         is -ELBO, divided by the number of windows under the unbiased weighting (so it is per window). Returns
-        ``self``; the loss of each step is appended to ``history_``. Parameters named in ``fixed`` keep their
-        values (e.g. ``fixed=("x0_mean", "x0_var")`` when the initial state is known).
+        ``self``; the loss of each step is appended to ``history_``. Parameters named in the plan's ``fixed`` keep
+        their values (e.g. ``("x0_mean", "x0_var")`` when the initial state is known). ``seed``: the training's
+        random numbers (None: the model's seed).
 
         Robustness: a step whose loss or gradient is not finite is rejected (parameters and Adam state are left
         as they were, the step size is halved, a warning is logged, the step is retried with fresh noise);
@@ -704,26 +705,19 @@ class GradientTrainedModel(StateSpaceModel):
         """
         self._record_data_name(data_name)
         progress = check_progress(progress)
+        plan = epoch_plan(plan, epochs)
         fit_started()
-        epochs = check.positive_int(epochs, "epochs")
-        batch_size = check.positive_int(batch_size, "batch_size")
-        num_samples = check.positive_int(num_samples, "num_samples")
-        checkpoint_every = check.positive_int(checkpoint_every, "checkpoint_every")
-        if checkpoint_steps is not None:
-            checkpoint_steps = check.positive_int(checkpoint_steps, "checkpoint_steps")
-        max_rejections = check.positive_int(max_rejections, "max_rejections")
-        lr = check.positive_float(lr, "lr")
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
-        if checkpoint_steps is not None and checkpoint is None:
+        if plan.checkpoint_steps is not None and checkpoint is None:
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
         data = self._training_data(y, u)
-        Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], seq_len, stride)
+        Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
-        frozen = self._check_fixed(fixed)
-        optimizer = Adam(lr=lr, clip_norm=clip_norm)
-        run_epochs(self, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samples, max_rejections, checkpoint,
-                   checkpoint_every, checkpoint_steps, resume, progress)
+        frozen = self._check_fixed(plan.fixed)
+        optimizer = Adam(lr=plan.lr, clip_norm=plan.clip_norm)
+        run_epochs(self, Y, U, rng, optimizer, frozen, plan.epochs, plan.batch_size, plan.num_samples,
+                   plan.max_rejections, checkpoint, plan.checkpoint_every, plan.checkpoint_steps, resume, progress)
         self._remember_tail(data)
         return self._attach_scaling()
 

@@ -4,35 +4,91 @@ and steps, resume), :func:`train_step` (one accepted step: non-finite steps reje
 a failed Cholesky retried at a larger jitter), :func:`write_checkpoint` and :func:`restore_checkpoint` (model,
 Adam state, generator state and position in the epoch, through ``archive``), :class:`TrainingError` and
 :func:`without_frozen`; the names of the training options every model's ``fit`` accepts
-(:data:`TRAINING_OPTIONS`, :func:`check_training_options`). The validated regimes of the GP models
-(``models/training.py``) take their steps with :func:`train_step` too, through ``GradientTrainedModel.train_step``.
+(:data:`TRAINING_OPTIONS`, :func:`check_training_options`) and the epoch loop's settings (:class:`EpochPlan`).
+The validated regimes of the GP models (``models/training.py``, ``models/default_fit.py``) take their steps with
+:func:`train_step` too, through ``GradientTrainedModel.train_step``.
 
 The functions take the model: they read and write its public attributes (``params``, ``spec``, ``history_``,
 ``training_log_``) and call its public methods (``train_step``, ``minibatch_loss``, ``increase_jitter``).
 """
 import logging
 import os
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from autograd import value_and_grad
 
+from . import _validation as check
 from . import archive
+from ._config import MAX_REJECTIONS
 from ._progress import Progress, note_compilation
 from .ops import kernels_on_disk
 from .ops.threads import blas_single_threaded
 
 logger = logging.getLogger(__name__)
 
-#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u.
-EPOCH_OPTIONS = ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples", "seed", "clip_norm", "fixed",
-                 "progress", "checkpoint", "checkpoint_every", "resume", "max_rejections", "checkpoint_steps")
-#: Those the GP models' ``fit`` adds for training until a validation score stops improving (``models/training.py``).
-STEP_OPTIONS = ("max_steps", "validation", "eval_every", "patience", "min_delta", "restarts", "validation_windows",
-                "refit", "calibrate", "average", "lr_scale")
+@dataclass(frozen=True)
+class EpochPlan:
+    """The settings of the epoch loop (:func:`run_epochs`; the authors' regime, ``fit(y, u, plan=EpochPlan(...))``
+    of the GP models): ``epochs`` passes over windows of ``seq_len`` steps cut at ``stride``, minibatches of
+    ``batch_size``, Adam step ``lr`` (gradient norm clipped at ``clip_norm``, None: not clipped), ``num_samples``
+    particles per window; parameters named in ``fixed`` never move; checkpoints every ``checkpoint_every`` epochs
+    and every ``checkpoint_steps`` steps inside one (None: only between epochs); training stops after
+    ``max_rejections`` consecutive non-finite steps. The defaults are the authors' (70 epochs of 50-step windows,
+    minibatches of 16, Adam at 0.01, 50 particles)."""
+
+    epochs: int = 70
+    seq_len: int = 50
+    stride: int = 1
+    batch_size: int = 16
+    lr: float = 0.01
+    num_samples: int = 50
+    clip_norm: float = None
+    fixed: tuple = ()
+    checkpoint_every: int = 1
+    checkpoint_steps: int = None
+    max_rejections: int = MAX_REJECTIONS
+
+
+#: The keyword arguments of :meth:`GradientTrainedModel.fit` after y and u: the settings in one ``plan`` (an
+#: :class:`EpochPlan`, or a dict of changes to its defaults), ``epochs`` written directly, and the fit's own.
+EPOCH_OPTIONS = ("plan", "epochs", "seed", "progress", "checkpoint", "resume")
+#: Those the GP models' ``fit`` adds: ``max_steps`` written directly (their plans: ``models/gpssm.py``).
+PLAN_OPTIONS = ("max_steps",)
 #: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
 DATA_OPTIONS = ("data_name",)
 #: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
-TRAINING_OPTIONS = EPOCH_OPTIONS + STEP_OPTIONS + DATA_OPTIONS
+TRAINING_OPTIONS = EPOCH_OPTIONS + PLAN_OPTIONS + DATA_OPTIONS
+
+
+def epoch_plan(plan=None, epochs=None):
+    """The checked :class:`EpochPlan` of ``plan`` (None, an EpochPlan, or a dict of changes to the default one)
+    with ``epochs`` (None: the plan's); a ValueError names a bad field or value."""
+    if plan is None or isinstance(plan, dict):
+        changes = dict(plan or {})
+        unknown = sorted(set(changes) - {f.name for f in fields(EpochPlan)})
+        if unknown:
+            raise ValueError(f"plan: EpochPlan has no field {unknown}; its fields are "
+                             f"{[f.name for f in fields(EpochPlan)]}")
+        plan = EpochPlan(**changes)
+    elif not isinstance(plan, EpochPlan):
+        raise ValueError(f"plan: expected None, a dict of changes or an EpochPlan, got {plan!r}")
+    if epochs is not None:
+        plan = replace(plan, epochs=epochs)
+    checked = {}
+    for f in fields(plan):
+        value = getattr(plan, f.name)
+        if f.name == "fixed":
+            value = (value,) if isinstance(value, str) else tuple(value)
+        elif f.name in ("clip_norm", "checkpoint_steps"):
+            value = None if value is None else (check.positive_float if f.name == "clip_norm" else
+                                                check.positive_int)(value, f.name)
+        elif f.name == "lr":
+            value = check.positive_float(value, f.name)
+        else:
+            value = check.positive_int(value, f.name)
+        checked[f.name] = value
+    return replace(plan, **checked)
 
 
 def check_training_options(options):

@@ -29,8 +29,8 @@ def test_std_scale_multiplies_the_predictive_std_not_the_samples():
 
 def test_the_factors_make_the_validation_intervals_cover_95_percent():
     y, u = two_output_data(seed=1)
-    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=False, **BUDGET)
-    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
+    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=False))
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
     assert plain.interval_scale_ is None and model.interval_scale_.shape == (2,)
     # the same run (calibration changes no parameter); its validation forecasts, in the fit's units
     for name in plain.params:
@@ -52,23 +52,23 @@ def test_the_factors_make_the_validation_intervals_cover_95_percent():
 
 def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):
     y, u = two_output_data(seed=2)
-    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
-    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **dict(BUDGET, refit=True))
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
+    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True, refit=True))
     np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
-    refitted.fit(y, u, calibrate=False, **BUDGET)  # a fit without calibration forgets the former one
+    refitted.fit(y, u, plan=dict(BUDGET, calibrate=False))  # a fit without calibration forgets the former one
     assert refitted.interval_scale_ is None
     save(model, tmp_path / "m.npz")
     loaded = load(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, calibrate="yes")
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate="yes"))
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, calibrate=1)
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate=1))
 
 
 def test_widen_keeps_the_factors_above_one():
     y, u = two_output_data(seed=1)
-    both = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, calibrate=True, **BUDGET)
-    widened = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, **BUDGET)  # the default (amendment 8)
+    both = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
+    widened = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=BUDGET)  # the default (amendment 8)
     assert np.any(both.interval_scale_ < 1.0)  # this fit's validation intervals were too wide for one output
     np.testing.assert_array_equal(widened.interval_scale_, np.maximum(both.interval_scale_, 1.0))

@@ -16,7 +16,7 @@ from gpssm_np.models.default_fit import DefaultFit
 
 # tiny settings under which the GP part is kept (s* = 6), so the refit runs too: 11 checkpoints in all (selection
 # at steps 0, 2, 4, 6; the refit at steps 0, 2, 4, 6; refitted; checked; done)
-SETTINGS = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4, progress=False)
+SETTINGS = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4)
 WRITES = 11
 
 
@@ -26,7 +26,7 @@ def data():
 
 
 def fit(**kwargs):
-    return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), **SETTINGS, **kwargs)
+    return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -104,21 +104,21 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
     monkeypatch.undo()
     y, u = data()
     with pytest.raises(ValueError, match="other data or settings.*data_sha256"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, **SETTINGS)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, plan=SETTINGS, progress=False)
     with pytest.raises(ValueError, match="other data or settings.*plan"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, **dict(SETTINGS, eval_every=3))
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(SETTINGS, eval_every=3), progress=False)
     with pytest.raises(ValueError, match="resume: needs checkpoint"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, **SETTINGS)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, plan=SETTINGS, progress=False)
     model_file = tmp_path / "model.npz"
     gp.save(gp.ODGPSSM(dim_y=1, dim_u=1), model_file)
     with pytest.raises(ValueError, match="not a 'default_fit_checkpoint' file"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, **SETTINGS)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, plan=SETTINGS, progress=False)
 
 
 def test_the_fitted_model_resumes_its_finished_checkpoint(tmp_path, uninterrupted):
     path = tmp_path / "fit.ckpt"
     model = fit(checkpoint=path)
-    assert_identical(model.fit(*data(), **SETTINGS, checkpoint=path, resume=True), uninterrupted)
+    assert_identical(model.fit(*data(), plan=SETTINGS, progress=False, checkpoint=path, resume=True), uninterrupted)
 
 
 CHILD = textwrap.dedent("""
@@ -151,5 +151,5 @@ def test_resume_after_kill_9(tmp_path, uninterrupted):
         child.wait()
         child.stderr.close()
     assert child.returncode == -signal.SIGKILL
-    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), **SETTINGS, checkpoint=path, resume=True),
+    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, checkpoint=path, resume=True),
                      uninterrupted)

@@ -153,7 +153,7 @@ def test_fit_decreases_loss_on_toy_sequence():
         ys.append(x + 0.05 * rng.normal())
     y = np.array(ys)[:, None]
     m = DSSM(dim_x=2, hidden=8, rnn_hidden=8, seed=1)
-    m.fit(y, u, epochs=3, seq_len=20, batch_size=8, num_samples=4, lr=0.02)
+    m.fit(y, u, epochs=3, plan=dict(seq_len=20, batch_size=8, num_samples=4, lr=0.02))
     assert len(m.history_) == 3 * 13
     assert np.all(np.isfinite(m.history_))
     assert np.mean(m.history_[-5:]) < 0.5 * np.mean(m.history_[:5])

@@ -57,7 +57,7 @@ def test_fit_improves_the_enkf_objective_and_saves(rng, tmp_path):
     m = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, objective="enkf", filter_method="enkf",
                    settings="authors")
     before = m.elbo(y[0], u[0], num_samples=20, seed=0)
-    m.fit(y[0], u[0], epochs=3, seq_len=20, stride=5, batch_size=8, num_samples=20)
+    m.fit(y[0], u[0], epochs=3, plan=dict(seq_len=20, stride=5, batch_size=8, num_samples=20))
     assert np.all(np.isfinite(m.history_))
     assert m.elbo(y[0], u[0], num_samples=20, seed=0) > before
     path = tmp_path / "m.npz"
@@ -120,7 +120,7 @@ def test_filter_comparison_cell_and_table(tmp_path):
     data_dir = os.environ.get("GPSSM_NP_DATA")
     if not data_dir or not os.path.isdir(data_dir):
         pytest.skip("GPSSM_NP_DATA is not set")
-    row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"max_steps": 20, "eval_every": 10},
+    row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"max_steps": 20, "plan": {"eval_every": 10}},
                            num_particles=50)
     assert row["objective"] == "enkf" and set(row) >= {"particle", "enkf", "fit_seconds"}
     for method in filters.FILTERS:

@@ -71,7 +71,7 @@ def test_a_floor_that_is_not_beaten_is_returned_with_a_zero_residual():
     """On a linear plant with few steps to train, the GP part cannot win the paired test on the folds: the fit is
     the floor, A = 0, and selection_ says so."""
     y, u = delayed_plant(T=400, seed=1)
-    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, eval_every=1, patience=1)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, plan=dict(eval_every=1, patience=1))
     sel = model.selection_
     assert sel["gp_part"] is False and sel["step"] == 0
     np.testing.assert_array_equal(model.params["A"], 0.0)

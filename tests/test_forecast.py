@@ -285,7 +285,7 @@ def test_forecast_after_fit_continues_from_the_end_of_the_training_data(tmp_path
     rng = np.random.default_rng(3)
     y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors").fit(
-        y, u, epochs=1, seq_len=10, batch_size=8, num_samples=3)
+        y, u, epochs=1, plan=dict(seq_len=10, batch_size=8, num_samples=3))
     assert gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).forecast(u[:5]).origin == "q(x0)"
     u_next = rng.normal(size=(7, 1))
     tail = model.DATA_TAIL

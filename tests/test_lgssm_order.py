@@ -46,7 +46,7 @@ def test_too_short_data_falls_back_to_four_states():
     y, u, _ = datasets.simulate_linear(system, 120, seed=0)
     model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:35], u[:35])  # too short to hold out a window
     assert model.spec.dim_x == 4 and all(np.isinf(v) for v in model.dim_x_scores_.values())
-    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, eval_every=1)  # the default dim_x
+    gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, plan=dict(eval_every=1))  # the default dim_x
     assert gp_model.spec.dim_x == 4 and gp_model.get_config()["dim_x"] == 4
     assert gp_model.selection_["floor"]["kind"] == "lgssm" and not gp_model.selection_["gp_part"]
     assert np.all(np.isfinite(gp_model.predict(u[35:], y_past=y[:35], u_past=u[:35])))
@@ -68,7 +68,7 @@ def test_gp_models_take_dim_x_from_the_warm_start(cls):
     assert model.constrained_params()["F"].shape == (chosen, chosen)
     assert model.get_config()["dim_x"] == chosen
     # fit chooses on the training part only (the validation block held back)
-    fitted = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm").fit(y, u, max_steps=2, eval_every=1)
+    fitted = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm").fit(y, u, max_steps=2, plan=dict(eval_every=1))
     ys, us = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # fit's units: all of its data z-scored
     _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640],
                                                                                         [4, 5])

@@ -158,7 +158,7 @@ def test_fit_increases_the_elbo_on_a_toy_system(objective, rng):
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=0, process_noise=0.01, obs_noise=0.1,
                        init="random", objective=objective)
     before = model.elbo(y, u, num_samples=10, seed=0)
-    model.fit(y, u, epochs=4, seq_len=20, stride=2, batch_size=8, lr=0.02, num_samples=10)
+    model.fit(y, u, epochs=4, plan=dict(seq_len=20, stride=2, batch_size=8, lr=0.02, num_samples=10))
     after = model.elbo(y, u, num_samples=10, seed=0)
     assert len(model.history_) == 4 * 3  # 21 windows of 20 at stride 2 -> 3 batches of 8 per epoch
     assert after > before

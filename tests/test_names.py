@@ -44,7 +44,7 @@ def swapped(ds):
 def test_every_model_keeps_its_names_through_the_model_file(tmp_path, rng, make):
     y, u = plant(rng, T=120)
     model = make()
-    options = {} if isinstance(model, (gp.ARX, gp.LGSSM)) else {"epochs": 1, "seq_len": 20, "num_samples": 2}
+    options = {} if isinstance(model, (gp.ARX, gp.LGSSM)) else {"epochs": 1, "plan": {"seq_len": 20, "num_samples": 2}}
     model.fit(y, u, y_names=["level", "temp"], u_names=("pump", "heater"), **options)
     assert model.y_names_ == ("level", "temp") and model.u_names_ == ("pump", "heater")
     loaded = load(save(model, tmp_path / "m.npz"))

@@ -39,7 +39,7 @@ def test_non_finite_step_is_rejected_and_training_recovers():
     y, u = toy_data()
     model = small_model()
     poison(model, {2})
-    model.fit(y, u, **FIT)
+    model.fit(y, u, plan=FIT)
     assert model.training_log_["rejected_steps"] == [2]
     assert len(model.history_) == 3 * 3  # 11 windows, batch 4: 3 steps per epoch, none lost
     assert all(np.all(np.isfinite(v)) for v in model.get_params().values())
@@ -50,7 +50,7 @@ def test_repeated_non_finite_steps_stop_with_a_clear_error():
     model = small_model()
     poison(model, set(range(1, 100)))
     with pytest.raises(TrainingError, match="consecutive non-finite"):
-        model.fit(y, u, max_rejections=4, **FIT)
+        model.fit(y, u, plan=dict(FIT, max_rejections=4))
     assert len(model.history_) == 1
     assert all(np.all(np.isfinite(v)) for v in model.get_params().values())
 
@@ -73,7 +73,7 @@ def test_failed_cholesky_raises_the_jitter():
         return raise_once
 
     model.minibatch_loss = failing_once
-    model.fit(y, u, **dict(FIT, epochs=1))
+    model.fit(y, u, plan=dict(FIT, epochs=1))
     assert model.spec.jitter == pytest.approx(1e-5)
     assert model.training_log_["jitter"] == [[0, pytest.approx(1e-5)]]
     assert model.get_config()["jitter"] == pytest.approx(1e-5)
@@ -82,7 +82,7 @@ def test_failed_cholesky_raises_the_jitter():
 def test_interrupted_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
     y, u = toy_data()
     reference = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
-    reference.fit(y, u, **FIT)
+    reference.fit(y, u, plan=FIT)
 
     path = str(tmp_path / "run.ckpt")
     crashing = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
@@ -97,27 +97,27 @@ def test_interrupted_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(archive.os, "replace", replace_then_crash)
     with pytest.raises(KeyboardInterrupt):
-        crashing.fit(y, u, checkpoint=path, **FIT)
+        crashing.fit(y, u, checkpoint=path, plan=FIT)
     monkeypatch.setattr(archive.os, "replace", real_replace)
     _, training = io.read_checkpoint(path)  # the first checkpoint is intact
     assert training["info"]["epochs_done"] == 1
 
     resumed = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
-    resumed.fit(y, u, checkpoint=path, resume=True, **FIT)
+    resumed.fit(y, u, checkpoint=path, resume=True, plan=FIT)
     assert resumed.history_ == reference.history_
     for name, value in reference.get_params().items():
         np.testing.assert_array_equal(resumed.get_params()[name], value)
     # the finished checkpoint holds the final state; resuming again does nothing more
     again = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
-    again.fit(y, u, checkpoint=path, resume=True, **FIT)
+    again.fit(y, u, checkpoint=path, resume=True, plan=FIT)
     assert again.history_ == reference.history_
 
 
 def test_same_seed_same_training_bitwise():
     y, u = toy_data()
     a, b = small_model(), small_model()
-    a.fit(y, u, **FIT)
-    b.fit(y, u, **FIT)
+    a.fit(y, u, plan=FIT)
+    b.fit(y, u, plan=FIT)
     assert a.history_ == b.history_
     for name, value in a.get_params().items():
         np.testing.assert_array_equal(b.get_params()[name], value)
@@ -126,12 +126,12 @@ def test_same_seed_same_training_bitwise():
 def test_checkpoint_argument_errors(tmp_path):
     y, u = toy_data()
     with pytest.raises(ValueError, match="resume"):
-        small_model().fit(y, u, resume=True, **FIT)
+        small_model().fit(y, u, resume=True, plan=FIT)
     path = str(tmp_path / "prssm.ckpt")
     model = gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, settings="authors")
-    model.fit(y, u, checkpoint=path, **dict(FIT, epochs=1))
+    model.fit(y, u, checkpoint=path, plan=dict(FIT, epochs=1))
     with pytest.raises(ValueError, match="checkpoint"):
-        small_model().fit(y, u, checkpoint=path, resume=True, **FIT)
+        small_model().fit(y, u, checkpoint=path, resume=True, plan=FIT)
     model_file = str(tmp_path / "model.npz")
     gp.save(small_model(), model_file)
     with pytest.raises(io.ModelFileError, match="not a checkpoint"):

@@ -92,14 +92,14 @@ def interrupted_then_resumed(kind, faults, kill_at, tmp_path, **options):
     """(reference end state, resumed end state, the checkpoint's training info when the run was killed)."""
     y, u = toy_data()
     ref_path = str(tmp_path / "reference.ckpt")
-    reference = inject(build(kind), faults).fit(y, u, checkpoint=ref_path, **FIT, **options)
+    reference = inject(build(kind), faults).fit(y, u, checkpoint=ref_path, plan=dict(FIT, **options))
 
     path = str(tmp_path / "run.ckpt")
     crashing = inject(build(kind), {**faults, kill_at: "kill"})
     with pytest.raises(Killed):
-        crashing.fit(y, u, checkpoint=path, **FIT, **options)
+        crashing.fit(y, u, checkpoint=path, plan=dict(FIT, **options))
     _, training = io.read_checkpoint(path)
-    resumed = build(kind).fit(y, u, checkpoint=path, resume=True, **FIT, **options)
+    resumed = build(kind).fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, **options))
     return end_state(reference, ref_path), end_state(resumed, path), training["info"]
 
 
@@ -152,10 +152,10 @@ def test_resume_mid_epoch_with_every_fault_at_once(tmp_path):
 
 def test_checkpoint_steps_do_not_change_training(tmp_path):
     y, u = toy_data()
-    plain = build("odgpssm").fit(y, u, **FIT)
-    stepped = build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "c.ckpt"), checkpoint_steps=2, **FIT)
+    plain = build("odgpssm").fit(y, u, plan=FIT)
+    stepped = build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "c.ckpt"), plan=dict(FIT, checkpoint_steps=2))
     assert plain.history_ == stepped.history_
     for name, value in plain.get_params().items():
         np.testing.assert_array_equal(stepped.get_params()[name], value)
     with pytest.raises(ValueError, match="checkpoint_steps"):
-        build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "d.ckpt"), checkpoint_steps=0, **FIT)
+        build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "d.ckpt"), plan=dict(FIT, checkpoint_steps=0))

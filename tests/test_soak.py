@@ -33,7 +33,7 @@ def test_aggressive_training_never_produces_non_finite_parameters(dataset, model
 
     model.train_step = step_and_check
     try:
-        model.fit(ds.y_train, ds.u_train, epochs=3, seq_len=50, batch_size=16, lr=0.2, num_samples=20)
+        model.fit(ds.y_train, ds.u_train, epochs=3, plan=dict(seq_len=50, batch_size=16, lr=0.2, num_samples=20))
     except TrainingError:
         pass  # a clear stop is acceptable; the parameters are still checked below
     for name, value in model.params.items():

@@ -28,9 +28,9 @@ def data():
 
 MODELS = {
     "odgpssm": (lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0),
-                {"max_steps": 10, "eval_every": 5}),
+                {"max_steps": 10, "plan": {"eval_every": 5}}),
     "dssm": (lambda: gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4, seed=0),
-             {"epochs": 1, "seq_len": 20, "num_samples": 3}),
+             {"epochs": 1, "plan": {"seq_len": 20, "num_samples": 3}}),
     "lgssm": (lambda: gp.LGSSM(dim_x=2, num_iters=5), {}),
     "arx": (lambda: gp.ARX(na=2, nb=2), {}),
 }
@@ -135,9 +135,9 @@ def test_data_already_standardised_pass_through_bit_for_bit(data):
     the same numbers as without standardisation, and the scaling changes nothing."""
     y, u = data.y_train, data.u_train
     assert abs(y.mean()) > 0  # standardised, but not exactly
-    on = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0).fit(y, u, max_steps=10, eval_every=5)
+    on = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0).fit(y, u, max_steps=10, plan=dict(eval_every=5))
     off = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0, standardize=False).fit(
-        y, u, max_steps=10, eval_every=5)
+        y, u, max_steps=10, plan=dict(eval_every=5))
     assert off.scaling_ is None
     for field in ("y_mean", "u_mean"):
         assert not np.any(getattr(on.scaling_, field))

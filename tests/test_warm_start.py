@@ -122,19 +122,19 @@ def test_how_many_validation_windows_are_scored():
     assert len(every) == 7 and every[-1][3].shape[0] == 100
     np.testing.assert_array_equal(every[-1][3], y[1900:2000])
     with pytest.raises(ValueError, match="validation_windows"):
-        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, validation_windows="some")
+        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan=dict(validation_windows="some"))
 
 
 def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
     y, u = standardised_linear_data(seed=2, T=400)
     kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)
-    a = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs)
+    a = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=kwargs)
     scores = [r["rmse"] for r in a.validation_]
     assert a.validation_[0]["step"] == 0 and len(scores) >= 2
     # the selected parameters score the minimum of the record (the warm start included)
     check = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=3)
     assert check(a) == pytest.approx(min(scores), rel=1e-12)
-    b = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs)
+    b = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=kwargs)
     for name in a.params:
         np.testing.assert_array_equal(a.params[name], b.params[name])
     assert a.history_ == b.history_
@@ -143,8 +143,8 @@ def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
 def test_restarts_keep_the_run_with_the_best_validation_score():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
-    single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, **kwargs)
-    best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, restarts=2, **kwargs)
+    single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=kwargs)
+    best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=dict(kwargs, restarts=2))
     # restart 0 is the single run; restart 1 starts from seed 6 and is scored with the same validation noise
     assert len(best.restart_scores_) == 2 and best.restart_scores_[0] == min(r["rmse"] for r in single.validation_)
     assert min(r["rmse"] for r in best.validation_) == min(best.restart_scores_)
@@ -154,10 +154,11 @@ def test_restarts_keep_the_run_with_the_best_validation_score():
 
 def test_a_sequence_of_step_sizes_trains_each_and_keeps_the_best_validation_score():
     y, u = standardised_linear_data(seed=4, T=300)
-    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=True, seed=5)
-    runs = {lr: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, lr=lr, **kwargs)
+    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=True)
+    runs = {lr: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, lr=lr), seed=5)
             for lr in (0.05, 0.002)}
-    both = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, lr=[0.05, 0.002], **kwargs)
+    both = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, lr=[0.05, 0.002]),
+                                                                      seed=5)
     scores = {lr: min(r["rmse"] for r in run.validation_) for lr, run in runs.items()}
     assert both.restart_scores_ == [scores[0.05], scores[0.002]] and scores[0.05] != scores[0.002]
     kept = min(scores, key=scores.get)
@@ -167,16 +168,16 @@ def test_a_sequence_of_step_sizes_trains_each_and_keeps_the_best_validation_scor
         np.testing.assert_array_equal(both.params[name], runs[kept].params[name])
     for bad in ((), (0.01, -1.0), "0.01"):
         with pytest.raises(ValueError, match="lr"):
-            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, lr=bad, max_steps=10)
+            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, plan=dict(lr=bad), max_steps=10)
 
 
 def test_average_keeps_the_moving_average_of_the_iterates():
     y, u = standardised_linear_data(seed=6, T=200)
-    kwargs = dict(validation=0.0, num_samples=4, batch_size=8, seed=2)  # nothing scored: the last parameters kept
+    kwargs = dict(validation=0.0, num_samples=4, batch_size=8)  # nothing scored: the last parameters kept
 
     def fit(steps, average=False):
-        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, average=average,
-                                                                             **kwargs)
+        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, seed=2,
+                                                                             plan=dict(kwargs, average=average))
         return model.params
 
     iterates = [fit(1), fit(2), fit(3)]  # a shorter run is a prefix of a longer one (same seed)
@@ -189,14 +190,14 @@ def test_average_keeps_the_moving_average_of_the_iterates():
     assert any(not np.allclose(iterates[2][name], start[name]) for name in start)
     for bad in (0.0, 1.0, True, "0.9"):  # False: the iterates themselves
         with pytest.raises(ValueError, match="average"):
-            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, average=bad)
+            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan=dict(average=bad))
 
 
 def test_average_is_what_the_validation_scores_and_keeps():
     y, u = standardised_linear_data(seed=4, T=300)
-    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=False, seed=5)
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=0.8, **kwargs)
-    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=False, **kwargs)
+    kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=False)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.8), seed=5)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=False), seed=5)
     score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
     assert score(model) == pytest.approx(min(r["rmse"] for r in model.validation_), rel=1e-12)
     assert [r["rmse"] for r in model.validation_][1:] != [r["rmse"] for r in plain.validation_][1:]
@@ -205,17 +206,20 @@ def test_average_is_what_the_validation_scores_and_keeps():
 
 def test_the_default_fit_keeps_the_average_with_decay_0_99():
     y, u = standardised_linear_data(seed=4, T=300)
-    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False, seed=5)
-    default = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, **kwargs)
-    averaged = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, average=0.99, **kwargs)
+    kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
+    default = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=kwargs, seed=5)
+    averaged = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.99), seed=5)
     assert [r["rmse"] for r in default.validation_] == [r["rmse"] for r in averaged.validation_]
     for name in default.params:
         np.testing.assert_array_equal(default.params[name], averaged.params[name])
-    # the epoch loop keeps the iterates
-    epochs = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5, batch_size=8,
-                                                                         num_samples=5)
-    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5, batch_size=8,
-                                                                        num_samples=5, average=False)
+    # the epoch loop keeps the iterates: a warm-started model's epochs are the validation-block loop's steps with
+    # no block and no average
+    epochs = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5,
+                                                                        plan=dict(batch_size=8, num_samples=5))
+    steps = len(epochs.history_)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(
+        y, u, seed=5, plan=gp.BlockPlan(max_steps=steps, validation=0.0, eval_every=steps, seq_len=50, batch_size=8,
+                                        num_samples=5, average=False))
     for name in epochs.params:
         np.testing.assert_array_equal(epochs.params[name], plain.params[name])
 
@@ -225,7 +229,7 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
     kwargs = dict(max_steps=10, validation=0.0, num_samples=10, batch_size=8, average=False)
 
     def fitted(**options):
-        return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, **kwargs, **options).params
+        return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=dict(kwargs, **options)).params
 
     start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u).params
     plain, slow, held = fitted(), fitted(lr_scale={"F": 1e-3}), fitted(fixed=("F",))
@@ -239,5 +243,5 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
                          (0.1, "lr_scale: expected a dict")]:
         with pytest.raises(ValueError, match=message):
             fitted(lr_scale=bad)
-    with pytest.raises(ValueError, match="lr_scale: per-parameter step sizes need the step loop"):
-        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, lr_scale={"F": 0.1})
+    with pytest.raises(ValueError, match=r"plan: EpochPlan has no field \['lr_scale'\]"):
+        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, plan=dict(lr_scale={"F": 0.1}))

@@ -26,7 +26,8 @@ FILTERS = ("particle", "enkf")
 
 
 def run_cell(dataset, seed, objective, data_dir=None, fit_options=None, num_particles=1000):
-    """One fit (``fit_options`` override the defaults, for tests) and its two causal evaluations: a dict."""
+    """One fit (``fit_options``: keyword arguments of ``fit`` that override the defaults, for tests) and its two
+    causal evaluations: a dict."""
     from .. import ODGPSSM
 
     data = ds_module.load(dataset, data_dir)

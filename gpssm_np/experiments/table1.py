@@ -166,9 +166,8 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
     start = time.perf_counter()
     dataset = ds_module.load(dataset_name, data_dir)
     model = make_model(model_name, dataset, seed, settings)
-    fit_options = {k: settings[k] for k in ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples")
-                   if settings[k] is not None}
-    model.fit(dataset.y_train, dataset.u_train, progress=False, **fit_options)
+    plan = {k: settings[k] for k in ("seq_len", "stride", "batch_size", "lr", "num_samples") if settings[k] is not None}
+    model.fit(dataset.y_train, dataset.u_train, plan=plan, epochs=settings["epochs"], progress=False)
     train_seconds = time.perf_counter() - start
     windows = {k: protocol_options[k] for k in ("window", "max_windows")}
     rows = []

@@ -81,7 +81,7 @@ class Plan:
     ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times the
     floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
     step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every
-    fold in the selection stage."""
+    fold in the selection stage; parameters named in ``fixed`` never move."""
 
     origins: int = 5
     gp_folds: int = 2
@@ -98,6 +98,7 @@ class Plan:
     calibrate: bool = True
     num_particles: int = 200
     lr_scales: tuple = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
+    fixed: tuple = ()
 
 
 def num_latent_for(dim_x, dim_y):
@@ -116,8 +117,8 @@ class DefaultFit:
     mean) under ``plan``; :meth:`run` fits it to training sequences in model units. ``checkpoint``: a path written
     as the fit goes (module docstring, "Checkpoints"); ``resume``: continue from it where it exists."""
 
-    def __init__(self, model, plan=Plan(), progress=False, seed=0, frozen=(), checkpoint=None, resume=False):
-        self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, frozen
+    def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
+        self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, tuple(plan.fixed)
         self.checkpoint, self.resume = checkpoint, resume
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None

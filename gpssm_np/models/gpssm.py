@@ -7,13 +7,14 @@ C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (
 """
 import itertools
 from dataclasses import replace
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 from autograd import value_and_grad
 
 from .. import _validation as check
 from .. import archive
-from .._config import MAX_JITTER, MAX_REJECTIONS
+from .._config import MAX_JITTER
 from .._progress import Progress, check_progress, fit_started, note_compilation
 from ..datasets.windowing import window_starts, windows
 from ..estimator import GradientTrainedModel
@@ -24,9 +25,9 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
-from ..training_loop import without_frozen
+from ..training_loop import EpochPlan, without_frozen
 from ..transition import Transition, check_backend
-from .training import (CALIBRATIONS, REFITS, ValidationScore, check_average, check_budget, check_step_sizes,
+from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
                        train_steps)
 from .default_fit import DefaultFit, Plan
@@ -48,13 +49,6 @@ FILTER_METHODS = ("particle", "enkf")
 #: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
 #: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
 INITIAL_STATES = ("smoothed", "shared")
-#: fit's budget under settings="default" (gradient steps; docs/results.md, the ablation).
-DEFAULT_FIT = {"max_steps": 2000, "validation": 0.2, "eval_every": 100, "patience": 5, "min_delta": 0.0,
-               "restarts": 1, "seq_len": 20, "validation_windows": "all",
-               "refit": "warm_start", "calibrate": "widen", "average": 0.99,
-               "lr_scale": ({}, {"F": 0.1, "G": 0.1, "b": 0.1})}
-
-
 class GPSSM(GradientTrainedModel):
     """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. (11).
 
@@ -211,126 +205,122 @@ class GPSSM(GradientTrainedModel):
         return objective
 
     # -- training --------------------------------------------------------------------------------------------
-    def fit(self, y, u=None, epochs=None, seq_len=None, stride=1, batch_size=16, lr=0.01, num_samples=50, seed=None,
-            clip_norm=None, fixed=(), progress=None, checkpoint=None, checkpoint_every=1, resume=False,
-            max_rejections=MAX_REJECTIONS, checkpoint_steps=None, max_steps=None, validation=None, eval_every=None,
-            patience=None, min_delta=None, restarts=None, validation_windows=None, refit=None, calibrate=None,
-            average=None, lr_scale=None, data_name=None):
+    def fit(self, y, u=None, plan=None, max_steps=None, epochs=None, seed=None, progress=None, checkpoint=None,
+            resume=False, data_name=None):
         """Fit the model to ``y`` (T, d_y) with inputs ``u`` (T, d_u), or to lists of such sequences; returns ``self``.
 
-        Two regimes:
+        How it trains is the regime of ``plan`` (:meth:`training_plan`), one of three frozen dataclasses:
 
-        * **Until a validation score stops improving** (``settings="default"`` with ``epochs`` not given;
-          ``models/training.py``): the last ``validation`` share of each sequence is held back, Adam runs at most
-          ``max_steps`` gradient steps, the causal forecast RMSE of the held-back block is scored every
-          ``eval_every`` steps, training stops after ``patience`` scores without improvement and the best
-          parameters (never worse than the initial ones) are kept; ``restarts`` seeds (seed, seed + 1, ...), the
-          best on validation (and with a sequence of step sizes ``lr``, each step size for every seed; the kept
-          one in ``lr_``); ``validation_windows``: how many 100-step windows of the block are scored (an int, or
-          "all"). ``refit``: then fit the final model on all the training data, the validation block included
-          (``models/training.py``, step 5): ``dim_x="auto"`` is chosen on all of it, the warm start is fitted to
-          it and trained for the number of steps the validation run selected, from that run's seed;
-          ``refit="warm_start"``: only where that number is 0, the warm start (with the chosen d_x) refitted to
-          all the data, which cannot diverge; ``refit="linear"``: as "warm_start", with the warm start's d_x (and
-          for ``init="linear"`` its kind) chosen again on all the data.
-          ``calibrate``: scale the predictive standard deviation of every forecast per output so that the
-          selected run's 95 % intervals would have covered 95 % of the validation outputs (step 6 there;
-          ``interval_scale_``, None without); "widen": only where they would have covered less. ``average``: a
-          decay in (0, 1): score and keep the exponential moving average of the iterates (step 7 there; False:
-          the iterates themselves). ``lr_scale``: factors on Adam's step for named parameters (a dict, e.g.
-          ``{"F": 0.1}``: F moves at a tenth of the step; ``optim.Adam``'s ``scales``), or a list of such
-          candidates, each trained as a whole run, the first kept unless a later one wins a paired test over the
-          validation windows (step 8 there; the default: the plain step, then F, G, b at a tenth, the second only
-          trained where the block holds two windows or more; ``{}`` trains once with the plain step).
-          Defaults: :data:`DEFAULT_FIT`. The scores of the kept run are in ``validation_`` (with every window's
-          RMSE), the kept candidate in ``lr_scale_`` and the paired tests in ``lr_scale_tests_``, the best score
-          of every run (candidate by candidate, step size by step size, seeds within) in ``restart_scores_``, the
-          refit's steps and seed in ``refit_`` (None without a refit).
-        * **A fixed number of epochs** (``epochs`` given, or ``settings="authors"``, default 70 epochs): the
-          authors' loop, :meth:`gpssm_np.estimator.StateSpaceModel.fit` (checkpoints and resume).
+        * :class:`gpssm_np.models.default_fit.Plan`: **the default fit** (``models/default_fit.py``: floor,
+          selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
+          ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
+          floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition network).
+        * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
+          share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
+          configurations the default fit does not cover (a fixed ``dim_x`` or kind of warm start, a recognition
+          network, smoothed initial states). The kept run's scores are in ``validation_``, the kept step-size
+          candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best score in
+          ``restart_scores_``, the refit's steps and seed in ``refit_``.
+        * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
+          (``settings="authors"``, or ``epochs`` given): :meth:`gpssm_np.estimator.GradientTrainedModel.fit`. With
+          a linear warm start the windows are those of the validation-block loop without a validation block.
 
-        The defaults (``ODGPSSM(dim_y, dim_u).fit(y, u)``, none of the validation-block options given) run the
-        pipeline of ``models/default_fit.py`` (floor, selection on rolling-origin folds, acceptance, refit,
-        free-run guard, calibration; what it chose in ``selection_``). ``checkpoint=path`` there writes a
-        checkpoint atomically after every evaluation of the selection, every ``eval_every`` steps of the refit and
-        at each stage boundary; ``resume=True`` with the same data and arguments continues from it where the file
-        exists and ends bit-identical to an uninterrupted fit (parameters, ``selection_``, ``history_``); a
-        checkpoint of other data or settings is refused with a ValueError. ``checkpoint_every`` and
-        ``checkpoint_steps`` belong to the epoch loop.
+        ``plan``: None (the regime's defaults), one of those dataclasses, or a dict of changes to the regime's
+        default plan (e.g. ``{"eval_every": 10}``; a name the regime's plan lacks is a ValueError naming its
+        fields). ``max_steps`` and ``epochs``: the same change written directly (``epochs`` selects the epoch loop).
+        ``seed``: the training's random numbers (None: the model's seed). ``progress``: None (the default) shows
+        progress lines on stderr once the fit has run for a few seconds, True from the start, False never.
+
+        ``checkpoint=path`` (the default fit and the epoch loop) writes checkpoints atomically as the fit goes
+        (``models/default_fit.py``, "Checkpoints"; the epoch loop's after epochs and every ``checkpoint_steps``
+        steps); ``resume=True`` with the same data and plan continues from it where the file exists and ends
+        bit-identical to an uninterrupted fit; a checkpoint of other data or settings is refused with a ValueError.
+        The validation-block loop keeps its best parameters in memory and takes no checkpoint.
 
         With a linear warm start (``init`` "lgssm", "arx" or "linear") every call starts from that warm start
-        (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation); with
-        ``initial_state="smoothed"`` each training window starts from the warm start's smoothed state before it.
-        The other arguments are those of the authors' loop: windows of ``seq_len`` steps (default 20, or 50 in the
-        epoch loop) at ``stride``, minibatches of ``batch_size``, Adam step ``lr`` (the authors' 0.01),
-        ``num_samples`` particles per window. ``data_name``: the name of the training data
-        (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
+        (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation).
+        ``data_name``: the name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
         self._record_data_name(data_name)
         progress = check_progress(progress)
+        plan = self.training_plan(plan, max_steps, epochs)
         fit_started()
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
-        legacy = {"validation": validation, "min_delta": min_delta, "restarts": restarts,
-                  "validation_windows": validation_windows, "refit": refit, "calibrate": calibrate,
-                  "average": average, "lr_scale": lr_scale}
-        if self._fits_by_default_pipeline(epochs, lr, stride) and all(v is None for v in legacy.values()):
-            plan = {"max_steps": max_steps, "eval_every": eval_every, "patience": patience, "seq_len": seq_len,
-                    "batch_size": batch_size, "lr": lr, "num_samples": num_samples}
-            return self._fit_default(y, u, {k: v for k, v in plan.items() if v is not None}, progress,
-                                     self.seed if seed is None else check.seed(seed), fixed, checkpoint, resume)
-        step_mode = epochs is None and self.settings == "default"
-        if not step_mode and self.init == "random" and max_steps is None and validation is None:
-            if lr_scale is not None:
-                raise ValueError("lr_scale: per-parameter step sizes need the step loop (settings='default' or "
-                                 "max_steps given), not the authors' epoch loop")
-            return super().fit(y, u, epochs=70 if epochs is None else epochs, seq_len=seq_len or 50, stride=stride,
-                               batch_size=batch_size, lr=lr, num_samples=num_samples, seed=seed, clip_norm=clip_norm,
-                               fixed=fixed, progress=progress, checkpoint=checkpoint,
-                               checkpoint_every=checkpoint_every, resume=resume, max_rejections=max_rejections,
-                               checkpoint_steps=checkpoint_steps, data_name=data_name)
-        if checkpoint is not None or resume:
-            raise ValueError("checkpoint: checkpoints and resume need the default fit (no validation-block "
-                             "options) or the epoch loop (init='random' with epochs); training with a validation "
-                             "block keeps its best parameters in memory")
-        ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        options = dict(DEFAULT_FIT)
-        if not step_mode:  # an epoch count with the warm start: the same loop, no validation or average unless asked
-            options.update(validation=0.0, patience=10**9, eval_every=10**9, average=False)
-        given = {"max_steps": max_steps, "validation": validation, "eval_every": eval_every, "patience": patience,
-                 "min_delta": min_delta, "restarts": restarts, "validation_windows": validation_windows,
-                 "refit": refit, "calibrate": calibrate, "average": average}
-        options.update({k: v for k, v in given.items() if v is not None})
-        max_steps, eval_every, patience, share, restarts, min_delta, max_windows = check_budget(
-            options["max_steps"], options["eval_every"], options["patience"], options["validation"],
-            options["restarts"], options["min_delta"], options["validation_windows"])
-        refit = check_switch(options["refit"], "refit", REFITS)
-        calibrate = check_switch(options["calibrate"], "calibrate", CALIBRATIONS)
-        average = check_average(options["average"])
-        batch_size = check.positive_int(batch_size, "batch_size")
-        num_samples = check.positive_int(num_samples, "num_samples")
-        max_rejections = check.positive_int(max_rejections, "max_rejections")
-        rates = check_step_sizes(lr)
         seed = self.seed if seed is None else check.seed(seed)
-        train_ys, train_us, cuts = split_validation(ys, us, share)
-        refit = refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
+        if isinstance(plan, Plan):
+            return self._fit_default(y, u, plan, progress, seed, checkpoint, resume)
+        if isinstance(plan, EpochPlan) and self.init == "random":
+            return super().fit(y, u, plan=plan, seed=seed, progress=progress, checkpoint=checkpoint, resume=resume,
+                               data_name=data_name)
+        if checkpoint is not None or resume:
+            raise ValueError("checkpoint: checkpoints and resume need the default fit (models/default_fit.Plan) or "
+                             "the epoch loop (init='random' with an EpochPlan); training with a validation block "
+                             "keeps its best parameters in memory")
+        return self._fit_block(y, u, plan, progress, seed)
+
+    def training_plan(self, plan=None, max_steps=None, epochs=None):
+        """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan; otherwise the regime's default
+        plan with the changes of ``plan`` (a dict), ``max_steps`` and ``epochs``. The regime without a plan: the
+        epoch loop when ``epochs`` is given or under ``settings="authors"`` (without ``max_steps``), the default
+        fit for the configurations it covers, the validation-block loop for the others."""
+        changes = {} if plan is None else plan
+        if not isinstance(changes, (dict, Plan, BlockPlan, EpochPlan)):
+            raise ValueError(f"plan: expected None, a dict of changes, Plan, BlockPlan or EpochPlan, got {plan!r}")
+        if not isinstance(changes, dict):
+            if isinstance(changes, Plan) and not self._fits_by_default_pipeline():
+                raise ValueError("plan: the default fit (Plan) needs settings='default', init='linear', "
+                                 "dim_x='auto', initial_state='shared' and no recognition network; use BlockPlan")
+            plan, changes = changes, {}
+        elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
+            plan = EpochPlan()
+        else:
+            plan = Plan() if self._fits_by_default_pipeline() else BlockPlan()
+        given = {"max_steps": max_steps, "epochs": epochs}
+        changes = dict(changes, **{name: value for name, value in given.items() if value is not None})
+        fields = [f.name for f in dataclass_fields(plan)]
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise ValueError(f"plan: {type(plan).__name__} has no field {unknown}; its fields are {fields}")
+        return check_plan(replace(plan, **changes), self)
+
+    def _fits_by_default_pipeline(self):
+        """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
+        the linear floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition
+        network)."""
+        return (self.settings == "default" and self.init == "linear" and self.dim_x_choice == "auto"
+                and self.recognition is None and self.initial_state == "shared")
+
+    def _fit_block(self, y, u, plan, progress, seed):
+        """The validation-block loop (``models/training.py``) under ``plan`` (a checked :class:`BlockPlan`, or an
+        :class:`EpochPlan` for a warm-started model: its epochs as steps over windows with no validation block)."""
+        ys, us = (list(part) for part in zip(*self._training_data(y, u)))
+        if isinstance(plan, EpochPlan):  # the same loop over the epochs' steps: no validation block, no average
+            seq_len = min(plan.seq_len, min(len(t) for t in ys))
+            steps = plan.epochs * -(-len(windows(ys, us, seq_len, plan.stride)[0]) // plan.batch_size)
+            plan = BlockPlan(max_steps=steps, validation=0.0, eval_every=steps, patience=1, seq_len=plan.seq_len,
+                             stride=plan.stride, batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
+                             clip_norm=plan.clip_norm, fixed=plan.fixed, max_rejections=plan.max_rejections,
+                             average=False)
+        train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
+        refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
         if self._chooses_warm_start():
             self._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
-        seq_len = DEFAULT_FIT["seq_len"] if seq_len is None else check.positive_int(seq_len, "seq_len")
-        seq_len = min(seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
-        Y, U = windows(train_ys, train_us, seq_len, stride)  # the same windows for every restart
-        if not step_mode:
-            max_steps = check.positive_int(epochs or 70, "epochs") * -(-len(Y) // batch_size)
-        score = ValidationScore(ys, us, cuts, seed=seed, max_windows=max_windows)
-        frozen = self._check_fixed(fixed)
-        candidates = self._check_lr_scale(options["lr_scale"] if lr_scale is None else lr_scale, lr_scale is None)
+        seq_len = min(plan.seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
+        Y, U = windows(train_ys, train_us, seq_len, plan.stride)  # the same windows for every restart
+        max_steps, eval_every = plan.max_steps, plan.eval_every
+        score = ValidationScore(ys, us, cuts, seed=seed,
+                                max_windows=None if plan.validation_windows == "all" else plan.validation_windows)
+        candidates = list(plan.lr_scale)
         if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
             candidates = candidates[:1]
+        average = plan.average
         self.restart_scores_, self.lr_scale_tests_, kept = [], [], None
         for scales in candidates:
             best = None
-            for lr, restart in itertools.product(rates, range(restarts)):  # step size by step size, seeds within
+            rates = plan.lr if isinstance(plan.lr, tuple) else (plan.lr,)
+            for lr, restart in itertools.product(rates, range(plan.restarts)):  # step size by step size, seeds within
                 run_seed = seed + restart
-                x0 = self._initialise(train_ys, train_us, seq_len, stride, run_seed)
+                x0 = self._initialise(train_ys, train_us, seq_len, plan.stride, run_seed)
                 self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
                 report = Progress(max_steps, enabled=progress, unit="step")
                 note_compilation(report, kernels_on_disk())
@@ -338,9 +328,9 @@ class GPSSM(GradientTrainedModel):
                     report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
                 with blas_single_threaded():
                     record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
-                                         Adam(lr, clip_norm=clip_norm, scales=scales), frozen, score, max_steps,
-                                         eval_every, patience, min_delta, batch_size, num_samples, max_rejections,
-                                         report, average)
+                                         Adam(lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
+                                         max_steps, eval_every, plan.patience, plan.min_delta, plan.batch_size,
+                                         plan.num_samples, plan.max_rejections, report, average)
                 report.close()
                 value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
                 self.restart_scores_.append(value)
@@ -348,7 +338,7 @@ class GPSSM(GradientTrainedModel):
                     best = {"score": value, "params": self.get_params(), "history": self.history_,
                             "log": self.training_log_, "record": record, "seed": run_seed, "lr": lr, "scales": scales}
             if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
-                pair = selected_windows(kept["record"], min_delta), selected_windows(best["record"], min_delta)
+                pair = selected_windows(kept["record"], plan.min_delta), selected_windows(best["record"], plan.min_delta)
                 self.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
             if kept is None or self.lr_scale_tests_[-1]["kept"]:
                 kept = best
@@ -357,39 +347,28 @@ class GPSSM(GradientTrainedModel):
         run_seed, scales = kept["seed"], kept["scales"]
         self.lr_scale_ = dict(scales)
         self.set_params(kept["params"])
-        self.interval_scale_ = (score.interval_scale(self, widen_only=calibrate == "widen") if calibrate and score
-                                else None)
+        self.interval_scale_ = (score.interval_scale(self, widen_only=plan.calibrate == "widen")
+                                if plan.calibrate and score else None)
         self.refit_ = None
-        steps = selected_step(self.validation_, min_delta)
+        steps = selected_step(self.validation_, plan.min_delta)
         if refit is True or (refit in ("warm_start", "linear") and steps == 0):
             self.refit_ = {"steps": steps, "seed": run_seed}
             if refit == "linear" and self._chooses_warm_start():
                 self._choose_warm_start(ys, us, progress)
-            self._refit(ys, us, seq_len, stride, steps, run_seed, Adam(self.lr_, clip_norm=clip_norm, scales=scales),
-                        frozen, batch_size, num_samples, max_rejections, progress, average)
+            self._refit(ys, us, seq_len, plan, steps, run_seed, Adam(self.lr_, clip_norm=plan.clip_norm,
+                                                                        scales=scales), progress, average)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
-    def _fits_by_default_pipeline(self, epochs, lr, stride):
-        """Whether ``fit`` runs the default pipeline (``models/default_fit.py``): the default settings with the
-        linear floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition
-        network), no epoch count, one step size and stride 1. The validation-block options of ``fit`` select the
-        validation-block loop instead (``models/training.py``)."""
-        return (self.settings == "default" and epochs is None and self.init == "linear"
-                and self.dim_x_choice == "auto" and self.recognition is None and self.initial_state == "shared"
-                and not isinstance(lr, (list, tuple, np.ndarray)) and stride == 1)
-
-    def _fit_default(self, y, u, plan, progress, seed, fixed, checkpoint=None, resume=False):
-        """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` with :class:`Plan` fields ``plan``,
+    def _fit_default(self, y, u, plan, progress, seed, checkpoint=None, resume=False):
+        """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` under ``plan`` (a checked :class:`Plan`),
         writing ``checkpoint`` (a path or None) and with ``resume`` continuing from it where it exists."""
-        plan = Plan(**{k: (check.positive_float(v, k) if k == "lr" else check.positive_int(v, k))
-                       for k, v in plan.items()})
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
         if checkpoint is not None:
             archive.check_path(checkpoint)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        pipeline = DefaultFit(self, plan, progress, seed, self._check_fixed(fixed), checkpoint, bool(resume))
+        pipeline = DefaultFit(self, plan, progress, seed, checkpoint, bool(resume))
         self._record_floor(pipeline.run(ys, us))
         self.validation_ = self.selection_["record"]
         self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
@@ -409,7 +388,7 @@ class GPSSM(GradientTrainedModel):
     def _check_lr_scale(self, lr_scale, default=False):
         """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
         candidate, a list or tuple of dicts several (step 8 of ``models/training.py``); ValueError otherwise.
-        ``default``: the value is :data:`DEFAULT_FIT`'s, whose candidates that name parameters the model lacks (the
+        ``default``: the value is :class:`BlockPlan`'s default, whose candidates that name parameters the model lacks (the
         linear part of a model without the linear mean) are dropped instead."""
         candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
         if not isinstance(candidates, (list, tuple)) or not candidates or not all(isinstance(c, dict)
@@ -423,21 +402,22 @@ class GPSSM(GradientTrainedModel):
         return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
                 for candidate in candidates]
 
-    def _refit(self, ys, us, seq_len, stride, steps, seed, optimizer, frozen, batch_size, num_samples, max_rejections,
-               progress, average):
+    def _refit(self, ys, us, seq_len, plan, steps, seed, optimizer, progress, average):
         """Step 5 of ``models/training.py``: the warm start on all the training sequences ``ys``, ``us``, then
-        ``steps`` gradient steps from ``seed`` without a validation score (the last parameters are kept)."""
+        ``steps`` gradient steps from ``seed`` under ``plan`` without a validation score (the last parameters are
+        kept)."""
         seq_len = min(seq_len, min(len(t) for t in ys))
-        x0 = self._initialise(ys, us, seq_len, stride, seed)
+        x0 = self._initialise(ys, us, seq_len, plan.stride, seed)
         self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
         if not steps:  # the warm start itself: no windows to cut
             return
-        Y, U = windows(ys, us, seq_len, stride)
+        Y, U = windows(ys, us, seq_len, plan.stride)
         report = Progress(steps, enabled=progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            train_steps(self, Y, U, x0, np.random.default_rng(seed), optimizer, frozen, ValidationScore([], [], []),
-                        steps, steps, 1, 0.0, batch_size, num_samples, max_rejections, report, average)
+            train_steps(self, Y, U, x0, np.random.default_rng(seed), optimizer, plan.fixed,
+                        ValidationScore([], [], []), steps, steps, 1, 0.0, plan.batch_size, plan.num_samples,
+                        plan.max_rejections, report, average)
         report.close()
 
     def initialise(self, y, u=None, seed=None):
@@ -446,7 +426,7 @@ class GPSSM(GradientTrainedModel):
         step the warm-started model forecasts like the linear model it came from (``warm_start.py``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
-        if self._fits_by_default_pipeline(None, 0.01, 1):  # the default fit's floor (models/floor.py)
+        if self._fits_by_default_pipeline():  # the default fit's floor (models/floor.py)
             pipeline = DefaultFit(self, seed=self.seed if seed is None else check.seed(seed))
             floor = pipeline.floor(ys, us)
             pipeline.start(self, floor.model, ys, us, pipeline.seed)
@@ -562,6 +542,53 @@ class GPSSM(GradientTrainedModel):
             value, grads = value_and_grad(loss)(self.params)
             self.params = optimizer.step(self.params, without_frozen(grads, frozen))
         return self
+
+
+#: Fields of the plans that are shares or relative improvements in [0, 1), and non-negative numbers.
+SHARES = ("validation", "min_delta")
+NON_NEGATIVE = ("switch_t",)
+
+
+def check_plan(plan, model):
+    """``plan`` (:class:`Plan`, :class:`BlockPlan` or :class:`EpochPlan`) with every field checked (a ValueError
+    naming the field and what it expects) and normalised (``fixed`` and ``lr_scale`` candidates as tuples, a
+    sequence ``lr`` (BlockPlan only) as a tuple, ``average`` False as None); parameter names are checked against
+    ``model``'s."""
+    changes = {}
+    for f in dataclass_fields(plan):
+        name, value = f.name, getattr(plan, f.name)
+        if name == "fixed":
+            value = model._check_fixed(value)
+        elif name == "lr":
+            rates = check_step_sizes(value)
+            if len(rates) > 1 and not isinstance(plan, BlockPlan):
+                raise ValueError(f"lr: {type(plan).__name__} takes one step size, got {value!r}")
+            value = rates if len(rates) > 1 else rates[0]
+        elif name in SHARES + NON_NEGATIVE + ("free_run_factor",):
+            number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+            bad = (not number or not np.isfinite(value) or value < 0 or (name in SHARES and value >= 1)
+                   or (name == "free_run_factor" and value <= 0))
+            if bad:
+                expected = "in [0, 1)" if name in SHARES else ">= 0" if name in NON_NEGATIVE else "> 0"
+                raise ValueError(f"{name}: expected a number {expected}, got {value!r}")
+            value = float(value)
+        elif name == "average":
+            value = check_average(value)
+        elif name == "refit":
+            value = check_switch(value, name, REFITS)
+        elif name == "calibrate":
+            value = check_switch(value, name, CALIBRATIONS if isinstance(plan, BlockPlan) else (False, True))
+        elif name == "validation_windows":
+            value = "all" if value == "all" else check.positive_int(value, name)
+        elif name in ("lr_scale", "lr_scales"):
+            value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale))
+        elif name in ("clip_norm", "checkpoint_steps"):
+            value = None if value is None else (check.positive_float if name == "clip_norm" else
+                                                check.positive_int)(value, name)
+        else:
+            value = check.positive_int(value, name)
+        changes[name] = value
+    return replace(plan, **changes)
 
 
 def parse_dim_x(dim_x, dim_y, init, recognition):

@@ -14,9 +14,9 @@ validation-block loop.
 * :func:`paired_t`: the paired statistic of per-window differences between two sets of parameters
   (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
-**The validation-block loop** (``fit`` with any of its options ``validation``, ``restarts``, ``validation_windows``,
-``refit``, ``calibrate``, ``average``, ``lr_scale``, ``min_delta``, or a fixed ``init``/``dim_x``; the default
-fit does not use it; research/ablation_plan.md records how each option was tried):
+**The validation-block loop** (``fit(y, u, plan=BlockPlan(...))``, and the fits of configurations the default fit
+does not cover: a fixed ``dim_x`` or kind of warm start, a recognition network, smoothed initial states; the
+fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tried):
 
 1. The last ``validation`` share of every training sequence is held back (blocks under :data:`MIN_VALIDATION`
    steps are not cut: training then runs its whole budget and keeps the last parameters).
@@ -38,11 +38,13 @@ The budget counts gradient steps, not epochs over stride-1 windows, so that long
 the steps are deterministic given the seed.
 """
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtri
 
 from .. import _validation as check
+from .._config import MAX_REJECTIONS
 from ..datasets.windowing import window_starts
 from ..metrics import rmse
 
@@ -50,6 +52,38 @@ from ..metrics import rmse
 MIN_VALIDATION = 20
 #: Forecast horizon of the validation windows (steps), as the test protocols'.
 VALIDATION_HORIZON = 100
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    """The settings of the validation-block loop (module docstring, steps 1-8): at most ``max_steps`` Adam steps of
+    ``lr`` (one step size or a sequence, each trained) on windows of ``seq_len`` steps at ``stride``, minibatches of
+    ``batch_size``, ``num_samples`` particles per window, gradient norm clipped at ``clip_norm`` (None: not),
+    parameters named in ``fixed`` held; the last ``validation`` share held back and scored every ``eval_every``
+    steps (``validation_windows``: "all" or how many), stopped after ``patience`` scores without a relative
+    improvement of ``min_delta``; ``restarts`` seeds; ``refit``, ``calibrate``, ``average``, ``lr_scale`` as in
+    steps 5-8 (the default ``lr_scale`` drops the candidates that name parameters the model lacks); training stops
+    after ``max_rejections`` consecutive non-finite steps."""
+
+    max_steps: int = 2000
+    validation: float = 0.2
+    eval_every: int = 100
+    patience: int = 5
+    min_delta: float = 0.0
+    restarts: int = 1
+    seq_len: int = 20
+    stride: int = 1
+    batch_size: int = 16
+    lr: float = 0.01
+    num_samples: int = 50
+    clip_norm: float = None
+    fixed: tuple = ()
+    max_rejections: int = MAX_REJECTIONS
+    validation_windows: object = "all"
+    refit: object = "warm_start"
+    calibrate: object = "widen"
+    average: object = 0.99
+    lr_scale: object = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
 
 
 def split_validation(ys, us, share):
@@ -310,19 +344,3 @@ def check_average(average):
     if isinstance(average, bool) or not isinstance(average, (int, float)) or not 0 < average < 1:
         raise ValueError(f"average: expected False or a decay in (0, 1), got {average!r}")
     return float(average)
-
-
-def check_budget(max_steps, eval_every, patience, validation, restarts, min_delta, validation_windows):
-    """The training-budget arguments, validated; ``validation_windows`` ("all" or a count) as ValidationScore's
-    ``max_windows`` (None for all)."""
-    max_steps = check.positive_int(max_steps, "max_steps")
-    eval_every = check.positive_int(eval_every, "eval_every")
-    patience = check.positive_int(patience, "patience")
-    restarts = check.positive_int(restarts, "restarts")
-    if not (isinstance(validation, (int, float)) and 0 <= validation < 1):
-        raise ValueError(f"validation: expected a share in [0, 1), got {validation!r}")
-    if not (isinstance(min_delta, (int, float)) and 0 <= min_delta < 1):
-        raise ValueError(f"min_delta: expected a relative improvement in [0, 1), got {min_delta!r}")
-    max_windows = None if validation_windows == "all" else check.positive_int(validation_windows,
-                                                                                "validation_windows")
-    return max_steps, eval_every, patience, float(validation), restarts, float(min_delta), max_windows
