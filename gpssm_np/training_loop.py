@@ -1,12 +1,15 @@
-"""The epoch training loop of the gradient-trained models (``GradientTrainedModel.fit``, the authors' regime) and
-its checkpoints: :func:`run_epochs` (shuffled minibatches of windows, an Adam step each, checkpoints after epochs
-and steps, resume), :func:`train_step` (one accepted step: non-finite steps rejected with the step size halved,
-a failed Cholesky retried at a larger jitter), :func:`write_checkpoint` and :func:`restore_checkpoint` (model,
-Adam state, generator state and position in the epoch, through ``archive``), :class:`TrainingError` and
-:func:`without_frozen`; the names of the training options every model's ``fit`` accepts
-(:data:`TRAINING_OPTIONS`, :func:`check_training_options`) and the epoch loop's settings (:class:`EpochPlan`).
-The validated regimes of the GP models (``models/training.py``, ``models/default_fit.py``) take their steps with
-:func:`train_step` too, through ``GradientTrainedModel.train_step``.
+"""The training loop every gradient-trained model shares, and the epoch regime with its checkpoints.
+
+* :class:`AdamRun`: the Adam steps of every regime (the epoch loop here, the validation-block loop of
+  ``models/training.py``, the default fit of ``models/default_fit.py``): shuffled minibatches of windows, a new
+  order of windows per pass, optionally the moving average of the iterates; its state is saved and restored
+  exactly. Each step is :func:`train_step` (non-finite steps rejected with the step size halved, a failed
+  Cholesky retried at a larger jitter), through the model's ``train_step``.
+* :func:`run_epochs` (``GradientTrainedModel.fit``, the authors' regime): passes of an AdamRun with checkpoints
+  after epochs and steps (:func:`write_checkpoint`, :func:`restore_checkpoint`: model, Adam state, generator
+  state and position in the epoch, through ``archive``), and resume; :class:`EpochPlan`, its settings.
+* :class:`TrainingError`, :func:`without_frozen`, and the names of the training options every model's ``fit``
+  accepts (:data:`TRAINING_OPTIONS`, :func:`check_training_options`).
 
 The functions take the model: they read and write its public attributes (``params``, ``spec``, ``history_``,
 ``training_log_``) and call its public methods (``train_step``, ``minibatch_loss``, ``increase_jitter``).
@@ -112,26 +115,108 @@ def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samp
     steps inside an epoch; with ``resume`` it first restores that file when it exists. The arguments are checked
     by ``GradientTrainedModel.fit``, which documents them."""
     num_windows = Y.shape[0]
-    first_epoch, position = 0, None
+    run = AdamRun(model, Y, U, None, rng, optimizer, frozen, batch_size, num_samples, max_rejections)
+    first_epoch = 0
     if resume and os.path.exists(checkpoint):
         first_epoch, position = restore_checkpoint(model, checkpoint, optimizer, rng)
+        if position is not None:  # inside an epoch: its order of windows and the next position
+            run.order, run.position = position
     report = Progress(epochs, enabled=progress)
     note_compilation(report, kernels_on_disk())
     with blas_single_threaded():  # small BLAS calls inside the steps: extra BLAS threads only contend
         for epoch in range(first_epoch, epochs):
-            # a checkpoint written inside this epoch holds its order of windows and the next position
-            order, first = position if position is not None else (rng.permutation(num_windows), 0)
-            position = None
-            for start in range(first, num_windows, batch_size):
-                idx = order[start:start + batch_size]
-                model.train_step(Y[idx], U[idx], rng, num_samples, num_windows, optimizer, frozen, max_rejections)
-                if (checkpoint is not None and checkpoint_steps is not None and start + batch_size < num_windows
-                        and len(model.history_) % checkpoint_steps == 0):
-                    write_checkpoint(model, checkpoint, optimizer, rng, epoch, (order, start + batch_size))
+            while True:  # one pass: the run draws the epoch's order of windows at its first step
+                run.step()
+                if run.position >= num_windows:
+                    break
+                if checkpoint is not None and checkpoint_steps is not None and len(model.history_) % checkpoint_steps == 0:
+                    write_checkpoint(model, checkpoint, optimizer, rng, epoch, (run.order, run.position))
             report.update(epoch + 1, model.history_[-1])
             if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
                 write_checkpoint(model, checkpoint, optimizer, rng, epoch + 1)
     report.close()
+
+
+class AdamRun:
+    """Adam steps of ``model`` over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0``
+    (or None), drawn from ``rng``: a new permutation of the windows at the start of every pass, ``batch_size``
+    windows per step, ``num_samples`` particles per window. ``average`` (a decay in (0, 1), or None): the
+    parameters :meth:`params` gives are the exponential moving average of the iterates, theta_bar <- average
+    theta_bar + (1 - average) theta after every step, from the initial ones (step 7 of ``models/training.py``); Adam
+    still steps the iterates. Parameters named in ``frozen`` never move (nor does their average)."""
+
+    def __init__(self, model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
+                 average=None):
+        self.model, self.average, self.frozen = model, average, frozen
+        self.Y, self.U, self.x0, self.rng, self.optimizer = Y, U, x0, rng, optimizer
+        self.batch_size, self.num_samples, self.max_rejections = batch_size, num_samples, max_rejections
+        self.mean = model.get_params() if average is not None else None
+        self.steps = 0
+        # the current pass: its permutation of the windows (None before the first step) and the next position in it
+        self.order, self.position = None, 0
+
+    def step(self):
+        """One gradient step: the next minibatch of the current pass, a new permutation where a pass begins."""
+        num_windows = self.Y.shape[0]
+        if self.order is None or self.position >= num_windows:
+            self.order, self.position = self.rng.permutation(num_windows), 0
+        idx = self.order[self.position:self.position + self.batch_size]
+        self.model.train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
+                              self.frozen, self.max_rejections,
+                              None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
+        if self.mean is not None:
+            for name, value in self.model.params.items():
+                if name not in self.frozen:  # a fixed parameter stays bit-identical
+                    self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
+        self.position += self.batch_size
+        self.steps += 1
+
+    def advance(self, steps):
+        """Take ``steps`` more gradient steps."""
+        for _ in range(steps):
+            self.step()
+
+    def state(self):
+        """(info, arrays): everything that continues this run exactly, besides the model's own parameters, history
+        and training log: info (plain JSON types: steps, position, Adam's step count and step size, the random
+        generator's state) and arrays (Adam's moments "adam/m:<name>", "adam/v:<name>", the average "mean/<name>",
+        the pass's permutation "order")."""
+        adam = self.optimizer.state_dict()
+        info = {"steps": self.steps, "position": int(self.position), "adam_t": int(adam.pop("t")),
+                "lr": float(self.optimizer.lr), "rng_state": self.rng.bit_generator.state}
+        arrays = {"adam/" + key: value for key, value in adam.items()}
+        if self.mean is not None:
+            arrays.update({"mean/" + key: value.copy() for key, value in self.mean.items()})
+        if self.order is not None:
+            arrays["order"] = np.asarray(self.order, dtype=np.int64)
+        return info, arrays
+
+    def load_state(self, info, arrays):
+        """Continue from :meth:`state`'s (info, arrays)."""
+        adam = {key[5:]: value for key, value in arrays.items() if key.startswith("adam/")}
+        self.optimizer.load_state_dict(dict(adam, t=int(info["adam_t"])))
+        self.optimizer.lr = float(info["lr"])
+        self.rng.bit_generator.state = info["rng_state"]
+        if self.mean is not None:
+            self.mean = {key[5:]: np.array(value, dtype=np.float64) for key, value in arrays.items()
+                         if key.startswith("mean/")}
+        self.order = np.asarray(arrays["order"], dtype=np.intp) if "order" in arrays else None
+        self.steps, self.position = int(info["steps"]), int(info["position"])
+
+    def params(self):
+        """A copy of the parameters that are scored and kept: the iterate or the average of the iterates."""
+        return self.model.get_params() if self.mean is None else {k: v.copy() for k, v in self.mean.items()}
+
+    def scored(self, score):
+        """``score(model)`` at :meth:`params`, the model's iterate restored afterwards."""
+        if self.mean is None:
+            return score(self.model)
+        iterate = self.model.get_params()
+        self.model.set_params(self.params())
+        try:
+            return score(self.model)
+        finally:
+            self.model.set_params(iterate)
 
 
 def train_step(model, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):

@@ -41,7 +41,7 @@ t, whether the GP part was kept, the calibration factors).
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
 selection, at the refit's start and every ``eval_every`` steps of it, and after the refit, the guard and the
 calibration (:data:`STAGES`). It holds every fold run's parameters, loss history, training log, jitter and
-:class:`training.AdamRun` state (Adam's moments, step count and step size, the generator's state, the average, the
+:class:`training_loop.AdamRun` state (Adam's moments, step count and step size, the generator's state, the average, the
 pass's permutation and position), the record, the kept parameters and the evaluations since the best; from the
 refit on the model's. ``fit(..., checkpoint=path, resume=True)`` recomputes the floor (deterministic), restores
 that state and goes on: the result is bit-identical to an uninterrupted fit's. A fingerprint (data shapes, a
@@ -70,7 +70,8 @@ from ..params import init_params
 from .floor import choose_floor
 from .._config import MAX_REJECTIONS
 from ..protocols import N_INIT
-from .training import AdamRun, ValidationScore, paired_t, widening_factors
+from ..training_loop import AdamRun
+from .training import ValidationScore, paired_t, widening_factors
 from .warm_start import floor_warm_start, initial_params
 
 

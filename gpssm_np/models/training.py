@@ -1,9 +1,9 @@
 r"""The training pieces of the GP models: Adam runs, the causal forecast score of held-out windows, and the
 validation-block loop.
 
-* :class:`AdamRun`: Adam steps over shuffled minibatches of training windows, optionally with the moving average of
-  the iterates (theta_bar <- a theta_bar + (1 - a) theta after every step, from the initial parameters); its state
-  can be saved and restored exactly. The default fit (``models/default_fit.py``) and the loop below use it.
+* :class:`gpssm_np.training_loop.AdamRun` (every regime's steps, the epoch loop's too): Adam steps over shuffled
+  minibatches of training windows, optionally with the moving average of the iterates; the default fit
+  (``models/default_fit.py``) and the loop below use it.
 * :class:`ValidationScore`: the causal forecast score of held-out windows: for each window a particle filter over
   the (at most) ``burn_in`` outputs before it, then a free run over it with the true inputs; the RMSE of the
   particle-mean output, averaged over windows. The same random numbers at every call (common random numbers), so
@@ -47,6 +47,7 @@ from .. import _validation as check
 from .._config import MAX_REJECTIONS
 from ..datasets.windowing import window_starts
 from ..metrics import rmse
+from ..training_loop import AdamRun
 
 #: Shortest validation block that is cut (steps).
 MIN_VALIDATION = 20
@@ -155,88 +156,6 @@ def widening_factors(z, widen_only=True):
     """Step 6 of the module docstring: per output, the 95 % quantile of the standardised errors ``z`` (n, d_y) over
     the Gaussian's, clipped to [1, 100] (``widen_only``) or [0.1, 100]."""
     return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0 if widen_only else 0.1, 100.0)
-
-
-class AdamRun:
-    """Adam steps of ``model`` over shuffled minibatches of the windows (Y, U) with per-window initial states ``x0``
-    (or None), drawn from ``rng``: a new permutation of the windows at the start of every pass, ``batch_size``
-    windows per step, ``num_samples`` particles per window. ``average`` (a decay in (0, 1), or None): the
-    parameters :meth:`params` gives are the exponential moving average of the iterates, theta_bar <- average
-    theta_bar + (1 - average) theta after every step, from the initial ones (step 7 of the module docstring); Adam
-    still steps the iterates. Parameters named in ``frozen`` never move (nor does their average)."""
-
-    def __init__(self, model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
-                 average=None):
-        self.model, self.average, self.frozen = model, average, frozen
-        self.Y, self.U, self.x0, self.rng, self.optimizer = Y, U, x0, rng, optimizer
-        self.batch_size, self.num_samples, self.max_rejections = batch_size, num_samples, max_rejections
-        self.mean = model.get_params() if average is not None else None
-        self.steps = 0
-        # the current pass: its permutation of the windows (None before the first step) and the next position in it
-        self.order, self.position = None, 0
-
-    def step(self):
-        """One gradient step: the next minibatch of the current pass, a new permutation where a pass begins."""
-        num_windows = self.Y.shape[0]
-        if self.order is None or self.position >= num_windows:
-            self.order, self.position = self.rng.permutation(num_windows), 0
-        idx = self.order[self.position:self.position + self.batch_size]
-        self.model.train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
-                              self.frozen, self.max_rejections,
-                              None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
-        if self.mean is not None:
-            for name, value in self.model.params.items():
-                if name not in self.frozen:  # a fixed parameter stays bit-identical
-                    self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
-        self.position += self.batch_size
-        self.steps += 1
-
-    def advance(self, steps):
-        """Take ``steps`` more gradient steps."""
-        for _ in range(steps):
-            self.step()
-
-    def state(self):
-        """(info, arrays): everything that continues this run exactly, besides the model's own parameters, history
-        and training log: info (plain JSON types: steps, position, Adam's step count and step size, the random
-        generator's state) and arrays (Adam's moments "adam/m:<name>", "adam/v:<name>", the average "mean/<name>",
-        the pass's permutation "order")."""
-        adam = self.optimizer.state_dict()
-        info = {"steps": self.steps, "position": int(self.position), "adam_t": int(adam.pop("t")),
-                "lr": float(self.optimizer.lr), "rng_state": self.rng.bit_generator.state}
-        arrays = {"adam/" + key: value for key, value in adam.items()}
-        if self.mean is not None:
-            arrays.update({"mean/" + key: value.copy() for key, value in self.mean.items()})
-        if self.order is not None:
-            arrays["order"] = np.asarray(self.order, dtype=np.int64)
-        return info, arrays
-
-    def load_state(self, info, arrays):
-        """Continue from :meth:`state`'s (info, arrays)."""
-        adam = {key[5:]: value for key, value in arrays.items() if key.startswith("adam/")}
-        self.optimizer.load_state_dict(dict(adam, t=int(info["adam_t"])))
-        self.optimizer.lr = float(info["lr"])
-        self.rng.bit_generator.state = info["rng_state"]
-        if self.mean is not None:
-            self.mean = {key[5:]: np.array(value, dtype=np.float64) for key, value in arrays.items()
-                         if key.startswith("mean/")}
-        self.order = np.asarray(arrays["order"], dtype=np.intp) if "order" in arrays else None
-        self.steps, self.position = int(info["steps"]), int(info["position"])
-
-    def params(self):
-        """A copy of the parameters that are scored and kept: the iterate or the average of the iterates."""
-        return self.model.get_params() if self.mean is None else {k: v.copy() for k, v in self.mean.items()}
-
-    def scored(self, score):
-        """``score(model)`` at :meth:`params`, the model's iterate restored afterwards."""
-        if self.mean is None:
-            return score(self.model)
-        iterate = self.model.get_params()
-        self.model.set_params(self.params())
-        try:
-            return score(self.model)
-        finally:
-            self.model.set_params(iterate)
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
