@@ -2,8 +2,8 @@
 (a temporary ``NUMBA_CACHE_DIR``), and the same fit again with that cache filled, so that the difference is the
 compile time of the kernels a default fit needs (target: at most 25 s on the project's 2-core machine).
 
-The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan={"eval_every": 1})`` on 200 steps of the cascaded tanks
-(``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and LGSSM, the
+The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan={"eval_every": 1})`` on 200 steps of the
+cascaded tanks (``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and LGSSM, the
 selection's training and scoring, the refit, the free-run guard, the calibration). Usage::
 
     python bench/bench_first_fit.py [--json]

@@ -25,8 +25,8 @@ def main():
     n = len(ds.y_train)
     # the raw training half (the model standardises it itself, with the same statistics as ds.y_train), so that its
     # forecasts and its model file are in the data's units; data_name: the file says which data it was fitted on
-    model.fit(ds.y_raw[:n], ds.u_raw[:n], epochs=epochs, plan=dict(seq_len=50, batch_size=16, lr=0.01, num_samples=samples),
-              progress=True, data_name=ds.name)
+    model.fit(ds.y_raw[:n], ds.u_raw[:n], epochs=epochs, progress=True, data_name=ds.name,
+              plan=dict(seq_len=50, batch_size=16, lr=0.01, num_samples=samples))
     for protocol in ("paper", "causal", "freerun"):
         res = evaluate(model, ds, protocol, num_samples=samples)
         print(f"{protocol:8s} RMSE {res['rmse']:.4f} (original units {res['rmse_original_units']:.4f})  "

@@ -129,7 +129,8 @@ def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samp
                 run.step()
                 if run.position >= num_windows:
                     break
-                if checkpoint is not None and checkpoint_steps is not None and len(model.history_) % checkpoint_steps == 0:
+                if (checkpoint is not None and checkpoint_steps is not None
+                        and len(model.history_) % checkpoint_steps == 0):
                     write_checkpoint(model, checkpoint, optimizer, rng, epoch, (run.order, run.position))
             report.update(epoch + 1, model.history_[-1])
             if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):

@@ -106,7 +106,8 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
     with pytest.raises(ValueError, match="other data or settings.*data_sha256"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, plan=SETTINGS, progress=False)
     with pytest.raises(ValueError, match="other data or settings.*plan"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(SETTINGS, eval_every=3), progress=False)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(SETTINGS, eval_every=3),
+                                         progress=False)
     with pytest.raises(ValueError, match="resume: needs checkpoint"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, plan=SETTINGS, progress=False)
     model_file = tmp_path / "model.npz"
@@ -151,5 +152,6 @@ def test_resume_after_kill_9(tmp_path, uninterrupted):
         child.wait()
         child.stderr.close()
     assert child.returncode == -signal.SIGKILL
-    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, checkpoint=path, resume=True),
+    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, checkpoint=path,
+                                                      resume=True),
                      uninterrupted)

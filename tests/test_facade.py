@@ -263,6 +263,7 @@ def test_evaluate_warns_when_the_model_was_fitted_on_other_data(rng, tmp_path):
     with pytest.raises(ValueError, match="data_name: expected a non-empty str"):
         gp.LGSSM(dim_x=2).fit(y, u, data_name=3)
     gpssm = gp.PRSSM(dim_x=2, dim_y=1, num_inducing=3, settings="authors")
-    assert gpssm.fit(y[:60], u[:60], epochs=1, plan=dict(seq_len=20, num_samples=2), data_name="mine").data_name_ == "mine"
+    options = dict(epochs=1, plan=dict(seq_len=20, num_samples=2), data_name="mine")
+    assert gpssm.fit(y[:60], u[:60], **options).data_name_ == "mine"
     dssm = gp.DSSM(dim_x=2, hidden=3, rnn_hidden=3)
-    assert dssm.fit(y[:60], u[:60], epochs=1, plan=dict(seq_len=20, num_samples=2), data_name="mine").data_name_ == "mine"
+    assert dssm.fit(y[:60], u[:60], **options).data_name_ == "mine"

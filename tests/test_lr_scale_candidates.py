@@ -51,7 +51,8 @@ def test_the_validation_record_keeps_every_windows_rmse():
 @pytest.mark.parametrize("threshold", [np.inf, -np.inf])
 def test_a_later_candidate_is_kept_only_when_it_wins_the_paired_test(monkeypatch, threshold):
     y, u = data(1000)
-    alone = {"plain": model().fit(y, u, plan=dict(KWARGS, lr_scale={}), seed=5), "slow": model().fit(y, u, plan=dict(KWARGS, lr_scale=SLOW), seed=5)}
+    alone = {name: model().fit(y, u, plan=dict(KWARGS, lr_scale=scale), seed=5)
+             for name, scale in (("plain", {}), ("slow", SLOW))}
     windows = {name: selected_windows(m.validation_, 0.0) for name, m in alone.items()}
     assert windows["plain"] != windows["slow"]
     monkeypatch.setattr(training, "SWITCH_STANDARD_ERRORS", threshold)  # never / always switch

@@ -45,7 +45,8 @@ def build(name, data):
         return gp.PRSSM(**tiny_gp, recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
     if name == "odgpssm_trained":
         model = gp.ODGPSSM(**tiny_gp)
-        return model.fit(data.y_train, data.u_train, epochs=1, plan=dict(seq_len=20, stride=10, batch_size=4, num_samples=3))
+        return model.fit(data.y_train, data.u_train, epochs=1,
+                         plan=dict(seq_len=20, stride=10, batch_size=4, num_samples=3))
     if name == "dssm":
         return gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4, seed=0)
     if name == "arx":

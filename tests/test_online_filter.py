@@ -138,7 +138,8 @@ def test_online_filter_rejects_bad_input(fitted):
 def test_a_model_with_a_recognition_network_starts_from_its_prior():
     """DSSM: q(x0) needs a window of data, so the online filter starts from p(x0) = N(0, I) (or a given x0)."""
     y, u = plant(60)
-    model = gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4).fit(y, u, epochs=1, plan=dict(seq_len=20, num_samples=3))
+    model = gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4).fit(y, u, epochs=1,
+                                                                          plan=dict(seq_len=20, num_samples=3))
     f = model.online_filter(num_particles=50, seed=0)
     assert np.allclose(f.state()["particles"].mean(axis=0), 0.0, atol=0.5)
     mean, var = f.update(y[0], u[0])

@@ -37,7 +37,8 @@ def test_in_place_on_a_terminal_and_silent_when_disabled():
 def test_fit_with_progress_prints_lines(capsys):
     rng = np.random.default_rng(0)
     y, u = rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
-    gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4).fit(y, u, max_steps=4, plan=dict(eval_every=2, num_samples=3, batch_size=8), progress=True)
+    gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4).fit(
+        y, u, max_steps=4, plan=dict(eval_every=2, num_samples=3, batch_size=8), progress=True)
     err = capsys.readouterr().err
     assert "fit: step 2/4" in err and "validation" in err
 

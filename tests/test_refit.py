@@ -49,7 +49,8 @@ def test_a_warm_start_refit_refits_only_a_kept_warm_start():
     y, u, _ = cascaded_tanks(500, seed=3)  # a nonlinear plant where 30 steps beat the warm start
     budget = dict(BUDGET, max_steps=30, patience=3)
     plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=dict(budget, refit=False, min_delta=0.0))
-    trained = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=dict(budget, refit="warm_start", min_delta=0.0))
+    trained = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=dict(budget, refit="warm_start",
+                                                                                   min_delta=0.0))
     assert selected_step(plain.validation_, 0.0) > 0  # training beat the warm start: the validated model stays
     assert trained.refit_ is None
     for name in plain.params:
@@ -76,7 +77,8 @@ def test_a_refit_takes_the_selected_number_of_steps_from_the_selected_seed():
 
 def test_a_refit_chooses_the_state_dimension_on_all_the_data():
     y, u = linear_data(seed=3, T=700)
-    refit = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=dict(refit=True, eval_every=1), max_steps=1)
+    refit = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=dict(refit=True, eval_every=1),
+                                                                   max_steps=1)
     on_all = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).initialise(y, u)
     part = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).fit(y, u, max_steps=1, plan=dict(eval_every=1))
     assert refit.dim_x_scores_ == on_all.dim_x_scores_ != part.dim_x_scores_

@@ -229,7 +229,8 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
     kwargs = dict(max_steps=10, validation=0.0, num_samples=10, batch_size=8, average=False)
 
     def fitted(**options):
-        return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=dict(kwargs, **options)).params
+        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3)
+        return model.fit(y, u, plan=dict(kwargs, **options)).params
 
     start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u).params
     plain, slow, held = fitted(), fitted(lr_scale={"F": 1e-3}), fitted(fixed=("F",))

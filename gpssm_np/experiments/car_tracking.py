@@ -79,7 +79,8 @@ def run(seed=0, epochs=None, num_particles=None, num_trajectories=None, T=None, 
         start = time.perf_counter()
         model.pretrain_transition(data.x[idx - 1], data.x[idx], iterations=s["pretrain_iterations"],
                                   lr=s["pretrain_lr"])
-        model.fit(data.y, None, epochs=s["epochs"], plan=dict(seq_len=T, batch_size=1, lr=s["lr"], num_samples=s["num_samples"], fixed=("x0_mean", "x0_var")), seed=seed)
+        model.fit(data.y, None, epochs=s["epochs"], seed=seed, plan=dict(
+            seq_len=T, batch_size=1, lr=s["lr"], num_samples=s["num_samples"], fixed=("x0_mean", "x0_var")))
         trajectories = model.smooth(data.y, num_particles=s["num_particles"],
                                     num_trajectories=s["num_trajectories"], seed=seed)  # (M, T, 4)
         mean, std = trajectories.mean(axis=0), trajectories.std(axis=0)

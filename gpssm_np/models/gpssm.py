@@ -338,7 +338,8 @@ class GPSSM(GradientTrainedModel):
                     best = {"score": value, "params": self.get_params(), "history": self.history_,
                             "log": self.training_log_, "record": record, "seed": run_seed, "lr": lr, "scales": scales}
             if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
-                pair = selected_windows(kept["record"], plan.min_delta), selected_windows(best["record"], plan.min_delta)
+                pair = (selected_windows(kept["record"], plan.min_delta),
+                        selected_windows(best["record"], plan.min_delta))
                 self.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
             if kept is None or self.lr_scale_tests_[-1]["kept"]:
                 kept = best
@@ -388,8 +389,8 @@ class GPSSM(GradientTrainedModel):
     def _check_lr_scale(self, lr_scale, default=False):
         """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
         candidate, a list or tuple of dicts several (step 8 of ``models/training.py``); ValueError otherwise.
-        ``default``: the value is :class:`BlockPlan`'s default, whose candidates that name parameters the model lacks (the
-        linear part of a model without the linear mean) are dropped instead."""
+        ``default``: the value is :class:`BlockPlan`'s default, whose candidates that name parameters the model
+        lacks (the linear part of a model without the linear mean) are dropped instead."""
         candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
         if not isinstance(candidates, (list, tuple)) or not candidates or not all(isinstance(c, dict)
                                                                                   for c in candidates):
