@@ -22,7 +22,7 @@ the state that model files keep beside
 the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`), and the familiar
 surface: :meth:`~StateSpaceModel.predict` (the mean forecast), :meth:`~StateSpaceModel.score` (the causal forecast
 RMSE of a sequence), :meth:`~StateSpaceModel.summary` and a ``repr`` with the arguments that differ from the
-defaults.
+defaults (``arguments.ConstructorArguments``).
 
 Units (``gpssm_np.units``, whose docstring says which methods take and return which units): with
 ``standardize=True`` ``fit`` trains on standardised data and keeps the statistics in ``scaling_``.
@@ -48,7 +48,6 @@ and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, 
 import abc
 import functools
 import inspect
-import logging
 import warnings
 from dataclasses import replace
 
@@ -59,20 +58,21 @@ from . import _names
 from . import _validation as check
 from ._config import MAX_REJECTIONS
 from ._progress import check_progress, fit_started
+from .arguments import ConstructorArguments
 from .datasets.windowing import sequence_lists, windows
-from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
+from .filtering import backward_simulation, particle_filter
 from .forecast import Forecast
+from .inference import finite_elbo
 from .ops.threads import blas_single_threaded
-from .online import OnlineFilter, check_online_state
+from .online import OnlineFilter
 from .optim import Adam
 from .protocols import EvaluationData, evaluate
 from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, STEP_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
                             TrainingError, check_training_options, run_epochs, train_step)
 from .units import SCALING_FIELDS, UNITS, Scaling
 
-logger = logging.getLogger(__name__)
 
-class StateSpaceModel(abc.ABC):
+class StateSpaceModel(ConstructorArguments, abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
     behind ``get_params``, training history in ``history_``, the units of the data in ``scaling_``."""
 
@@ -170,7 +170,7 @@ class StateSpaceModel(abc.ABC):
         fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
                             num_samples, seed, x0, num_particles, init_window)
         fc = fc if units == "model" else fc.in_original_units()
-        return fc if y_order is None else _outputs_in_order(fc, np.argsort(y_order))
+        return fc if y_order is None else fc.outputs_in_order(np.argsort(y_order))
 
     def _y_to_model(self, y):
         return self._to_model(y, "y")
@@ -244,38 +244,11 @@ class StateSpaceModel(abc.ABC):
         """The parameters as the model uses them, by name (:meth:`constrained_params`): name -> ndarray."""
         return self.constrained_params()
 
-    def __repr__(self):
-        """The class and the constructor arguments that differ from their defaults, as scikit-learn shows them."""
-        arguments = ", ".join(f"{name}={value!r}" for name, value in self._changed_config().items())
-        return f"{type(self).__name__}({arguments})"
-
-    def _changed_config(self):
-        """The entries of :meth:`get_config` that rebuild the model with every other argument at its default: the
-        required arguments, then each argument whose value differs from the model rebuilt so far; arguments with a
-        fixed default come first, those defaulting to None (decided by others, e.g. ``settings``) after them."""
-        config = self.get_config()
-        parameters = {name: p for name, p in inspect.signature(type(self)).parameters.items()
-                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-        required = [name for name, p in parameters.items() if p.default is p.empty]
-        if not set(required) <= set(config):  # a constructor that takes other objects (GPSSM's spec)
-            return config
-        shown = {name: config[name] for name in required}
-        optional = [name for name in parameters if name in config and name not in shown]
-        reference = type(self)(**shown).get_config()
-        for name in sorted(optional, key=lambda name: parameters[name].default is None):
-            if config[name] != reference.get(name):
-                shown[name] = config[name]
-                reference = type(self)(**shown).get_config()
-        return shown
-
     # -- given -----------------------------------------------------------------------------------------------
     def _record_data_name(self, data_name):
-        """Set ``data_name_`` from fit's ``data_name``: the name of the training data (e.g. ``Dataset.name``), which
-        the model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
-        if data_name is not None and (not isinstance(data_name, str) or not data_name):
-            raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got "
-                             f"{data_name!r}")
-        self.data_name_ = data_name
+        """Set ``data_name_`` from fit's ``data_name`` (``_names.data_name``): the name of the training data, which the
+        model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
+        self.data_name_ = _names.data_name(data_name)
 
     def extra_state(self):
         """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
@@ -283,40 +256,26 @@ class StateSpaceModel(abc.ABC):
         state = {} if self.scaling_ is None else self.scaling_.arrays()
         if self.data_name_ is not None:
             state["data_name"] = np.array(self.data_name_)
-        for kind, names in (("y_names", self.y_names_), ("u_names", self.u_names_)):
-            if names is not None:
-                state[kind] = np.array(names, dtype=str).reshape(len(names))
+        state.update(_names.arrays(self.y_names_, self.u_names_))
         if self.train_fraction_ is not None:
             state["train_fraction"] = np.array(float(self.train_fraction_))
         return state
 
     def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take. The entries
-        ``y_mean``, ``y_std`` of files written before ``standardize`` existed (``set_output_scaling``, which only
-        labelled forecasts; the model worked in the units it was fitted on, as it does now without them) are
-        dropped with a logged note."""
+        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take (the output scaling
+        of old files is dropped: ``units.Scaling.from_state``)."""
         state = dict(state)
-        if "y_mean" in state or "y_std" in state:
-            logger.warning("model file: its output scaling (y_mean, y_std; set_output_scaling, removed) is dropped: "
-                           "the model takes and returns the units it was fitted on")
-            for name in ("y_mean", "y_std"):
-                state.pop(name, None)
         data_name = state.pop("data_name", None)
-        for kind in ("y_names", "u_names"):  # absent from files written before names were kept
-            if kind in state:
-                names = [str(n) for n in np.asarray(state.pop(kind)).reshape(-1)]
-                dim = self.spec.dim_y if kind == "y_names" else self.spec.dim_u
-                setattr(self, kind + "_", _names.checked(names, dim, f"state[{kind!r}]"))
+        for kind, names in zip(("y_names_", "u_names_"), _names.from_arrays(state, self.spec.dim_y, self.spec.dim_u)):
+            if names is not None:  # absent from files written before names were kept
+                setattr(self, kind, names)
         if "train_fraction" in state:
             self.train_fraction_ = float(state.pop("train_fraction"))
-        unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
+        unknown = sorted(set(state) - {"y_mean", "y_std"} - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
-        if state:
-            scaling = Scaling.from_arrays(state)
-            if scaling.y_mean.shape != (self.spec.dim_y,) or scaling.u_mean.shape != (self.spec.dim_u,):
-                raise ValueError(f"state: a scaling of {scaling.y_mean.shape[0]} outputs and {scaling.u_mean.shape[0]} "
-                                 f"inputs, the model has dim_y = {self.spec.dim_y}, dim_u = {self.spec.dim_u}")
+        scaling = Scaling.from_state(state, self.spec.dim_y, self.spec.dim_u)
+        if scaling is not None:
             self.scaling_ = scaling
         if data_name is not None:
             self._record_data_name(str(data_name[()]))
@@ -379,13 +338,6 @@ def _fit_surface(fit):
 
     fit_with_names._surface = True
     return fit_with_names
-
-
-def _outputs_in_order(fc, idx):
-    """The forecast ``fc`` with its output columns taken in the order ``idx`` (the latent states unchanged)."""
-    changes = {name: getattr(fc, name)[..., idx] for name in ("samples", "obs_var", "y_mean", "y_std", "std_scale")
-               if getattr(fc, name) is not None}
-    return replace(fc, **changes)
 
 
 class GradientTrainedModel(StateSpaceModel):
@@ -636,26 +588,12 @@ class GradientTrainedModel(StateSpaceModel):
         continues where that filter was; ``num_particles``, ``seed`` and ``x0`` are then not used. ``proposal``
         (default: that of :meth:`filter`, by :attr:`filter_method`) and ``ess_threshold`` as ``filter`` takes them.
         """
-        C, R = self.emission()
-        transition = self.transition_moments()
-        if state is None:
-            rng = np.random.default_rng(check.seed(seed))
-            mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
-            return OnlineFilter(self, OnlineParticleFilter.start(
-                transition, C, R, mean, np.diag(var) if var.ndim == 1 else var,
-                check.positive_int(num_particles, "num_particles"), rng, ess_threshold,
-                self._default_proposal() if proposal is None else proposal))
-        check_online_state(state, OnlineFilter.STATE_KEYS)
-        rng = np.random.default_rng()
-        try:
-            rng.bit_generator.state = state["rng"]
-        except (TypeError, ValueError, KeyError) as err:
-            raise ValueError(f"state: its 'rng' entry is not the state of a {type(rng.bit_generator).__name__} "
-                             f"generator: {err}") from None
-        return OnlineFilter(self, OnlineParticleFilter(
-            transition, C, R, np.asarray(state["particles"], dtype=np.float64),
-            np.asarray(state["log_weights"], dtype=np.float64), rng, state["step"], state["ess_threshold"],
-            state["proposal"]))
+        if state is not None:
+            return OnlineFilter.resume(self, state)
+        seed = check.seed(seed)
+        mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
+        return OnlineFilter.start(self, mean, var, num_particles, seed, ess_threshold,
+                                  self._default_proposal() if proposal is None else proposal)
 
     def _prior_x0(self):
         """Mean and variance (d_x,) of the state where a run without data starts: q(x0) when it is a free Gaussian,
@@ -747,15 +685,3 @@ class GradientTrainedModel(StateSpaceModel):
         unknown = sorted(set(names) - set(self.params))
         if unknown:
             raise ValueError(f"{argname}: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
-
-
-def finite_elbo(value, y=None, u=None):
-    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
-    (both when neither does), instead of returning a NaN or an infinity."""
-    if not np.isfinite(value):
-        huge = [name for name, a in (("y", y), ("u", u))
-                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
-        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
-                         "y and u (gpssm_np.datasets does) so that their values are of order one")
-    return value

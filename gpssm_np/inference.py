@@ -186,3 +186,15 @@ def transition_regression_elbo(params, spec, x_prev, u, x_next):
     f_var = anp.dot(s_h, (A**2).T)  # (P, d_x)
     ell = -0.5 * anp.sum(anp.log(2 * np.pi * q) + ((x_next - f_mean) ** 2 + f_var) / q)
     return ell - transition.kl_u
+
+
+def finite_elbo(value, y=None, u=None):
+    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
+    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
+    (both when neither does), instead of returning a NaN or an infinity."""
+    if not np.isfinite(value):
+        huge = [name for name, a in (("y", y), ("u", u))
+                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
+        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
+                         "y and u (gpssm_np.datasets does) so that their values are of order one")
+    return value

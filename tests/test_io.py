@@ -137,7 +137,7 @@ def test_a_file_with_the_old_output_scaling_loads_without_it(tmp_path, monkeypat
                         raising=False)
     save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
     monkeypatch.undo()
-    with caplog.at_level("WARNING", logger="gpssm_np.estimator"):
+    with caplog.at_level("WARNING", logger="gpssm_np.units"):
         assert load(tmp_path / "m.npz").scaling_ is None
     assert "set_output_scaling, removed" in caplog.text
 
