@@ -22,10 +22,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from ablation import held_out_metrics, held_out_start, training_half  # noqa: E402 (research/ablation.py)
 from gpssm_np import ODGPSSM  # noqa: E402
 from gpssm_np.baselines import ARX  # noqa: E402
-from gpssm_np.experiments.ablation import held_out_metrics, held_out_start, training_half  # noqa: E402
 from gpssm_np.models.training import split_validation  # noqa: E402
 from gpssm_np.models.warm_start import WARM_START_KINDS, choose_warm_start  # noqa: E402
 from gpssm_np.ops.threads import use_threads  # noqa: E402

@@ -20,9 +20,12 @@ import numpy as np
 
 from gpssm_np import ODGPSSM
 from gpssm_np import datasets as D
-from gpssm_np.experiments import ablation, systems
+from gpssm_np.experiments import systems
 from gpssm_np.models import training
 from gpssm_np.ops.threads import use_threads
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ablation  # noqa: E402 (research/ablation.py)
 
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
 #: fit's lr_scale of each configuration: one step for all, the slow linear part, the package's default (both, the

@@ -40,7 +40,7 @@ LAYERS = {
         "baselines._base", "baselines.arx", "baselines.arx_state_space", "baselines.lgssm",
         "baselines.lgssm_order", "models.floor", "models.default_fit"),
     6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
-        "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems",
+        "experiments.q_study", "experiments.car_tracking", "experiments.systems",
         "experiments.filters",
         "experiments.runs", "experiments.stats"),
 }
