@@ -180,10 +180,8 @@ def transition_regression_elbo(params, spec, x_prev, u, x_next):
     Shapes: x_prev, x_next (P, d_x); u (P, d_u) (d_u may be 0).
     """
     transition = Transition(constrain(params, spec), spec, "fused")
-    m_h, s_h = transition.gp_moments(x_prev, u)  # (P, Q) each
-    A, q = transition.A, transition.process_var
-    f_mean = anp.dot(m_h, A.T) + transition.mean_function(x_prev, u)  # (P, d_x)
-    f_var = anp.dot(s_h, (A**2).T)  # (P, d_x)
+    f_mean, f_var = transition.moments(x_prev, u, full_cov=False)  # (P, d_x) each
+    q = transition.process_var
     ell = -0.5 * anp.sum(anp.log(2 * np.pi * q) + ((x_next - f_mean) ** 2 + f_var) / q)
     return ell - transition.kl_u
 
