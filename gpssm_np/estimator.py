@@ -5,7 +5,9 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
 
 * ``get_config()``: the constructor arguments as plain JSON types, ``type(model)(**model.get_config())`` rebuilds
   the unfitted model;
-* ``get_params()`` / ``set_params(params)``: the learned arrays, name -> float64 ndarray (what a model file holds);
+* ``get_learned_params()`` / ``set_learned_params(params)``: the learned arrays, name -> float64 ndarray (what a
+  model file holds; ``get_params``/``set_params`` are the constructor arguments, as in scikit-learn:
+  ``arguments.ConstructorArguments``);
 * ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; every model accepts
   the keyword arguments of :meth:`GradientTrainedModel.fit` (:data:`TRAINING_OPTIONS`), and one whose training is
   not gradient-based ignores them (:func:`check_training_options`);
@@ -42,8 +44,9 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
-and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth``, ``forecast`` and
-``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a time).
+and this class gives ``get_learned_params``/``set_learned_params``, ``fit`` (Adam), ``filter``, ``smooth``,
+``forecast`` and ``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a
+time).
 """
 import abc
 import functools
@@ -74,7 +77,7 @@ from .units import SCALING_FIELDS, UNITS, Scaling
 
 class StateSpaceModel(ConstructorArguments, abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
-    behind ``get_params``, training history in ``history_``, the units of the data in ``scaling_``."""
+    behind ``get_learned_params``, training history in ``history_``, the units of the data in ``scaling_``."""
 
     #: Models without a latent state (e.g. ARX) cannot infer an initial state from a window; the ``paper``
     #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
@@ -113,12 +116,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         (unfitted, or with freshly initialised parameters)."""
 
     @abc.abstractmethod
-    def get_params(self):
+    def get_learned_params(self):
         """Copies of the learned arrays, name -> float64 ndarray."""
 
     @abc.abstractmethod
-    def set_params(self, params):
-        """Replace the learned arrays with ``params`` (names and shapes as :meth:`get_params` gives them)."""
+    def set_learned_params(self, params):
+        """Replace the learned arrays with ``params`` (names and shapes as :meth:`get_learned_params` gives them);
+        returns the model."""
 
     @abc.abstractmethod
     def fit(self, y, u=None, **training_options):
@@ -425,7 +429,8 @@ class GradientTrainedModel(StateSpaceModel):
             return finite_elbo(float(objective(self.params)), y, u)
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None, **options):
-        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
+        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_learned_params` (w.r.t. unconstrained
+        values)."""
         objective = self._objective(y, u, num_samples, seed, num_windows, **options)
         with blas_single_threaded(), np.errstate(over="ignore", invalid="ignore"):
             value, grad = value_and_grad(objective)(self.params)
@@ -455,12 +460,13 @@ class GradientTrainedModel(StateSpaceModel):
         """Sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u)."""
 
     # -- parameters ------------------------------------------------------------------------------------------
-    def get_params(self):
+    def get_learned_params(self):
         """Copies of the unconstrained parameters, name -> ndarray."""
         return {name: value.copy() for name, value in self.params.items()}
 
-    def set_params(self, params):
-        """Replace the parameters with ``params`` (same names and shapes as :meth:`get_params`)."""
+    def set_learned_params(self, params):
+        """Replace the parameters with ``params`` (same names and shapes as :meth:`get_learned_params`); returns
+        the model."""
         shapes = self.param_shapes()
         if not isinstance(params, dict) or set(params) != set(shapes):
             got = sorted(params) if isinstance(params, dict) else type(params).__name__
@@ -475,6 +481,7 @@ class GradientTrainedModel(StateSpaceModel):
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
             new[name] = value
         self.params = new
+        return self
 
     # -- latent states and forecasts ------------------------------------------------------------------------
     def emission(self):

@@ -2,7 +2,7 @@
 
 The file format (layout, checksum, atomic writes) is :mod:`gpssm_np.archive`; this module sits above the models
 and maps the name stored in the file to the class (the classes of ``models.registry``). Every class
-implements the facade of ``estimator.py`` (``get_config``, ``get_params``/``set_params``, ``history_``,
+implements the facade of ``estimator.py`` (``get_config``, ``get_learned_params``/``set_learned_params``, ``history_``,
 ``extra_state``/``set_extra_state``).
 """
 from . import archive

@@ -1,7 +1,7 @@
 r"""Model configuration, parameter initialisation and the constrained view of the parameters.
 
-Unconstrained parameters (the dict that ``get_params`` returns and the optimiser moves). Q latent GPs, M inducing
-points, D = d_x + d_u GP input dimension:
+Unconstrained parameters (the dict that ``get_learned_params`` returns and the optimiser moves). Q latent GPs, M
+inducing points, D = d_x + d_u GP input dimension:
 
 ==============  =======================  ==========================================================
 name            shape                    meaning (constrained value)

@@ -165,7 +165,7 @@ def linear_cell(data_name, model_name, held_out=0.2, data_dir=None):
     model = ARX(**dims) if model_name == "arx" else LGSSM(dim_x="auto", **dims)
     start = time.perf_counter()
     model.fit(y[:cut], u[:cut])
-    params = model.get_params()
+    params = model.get_learned_params()
     order = ({"na": len(params["a"]), "nb": len(params["b"])} if model_name == "arx"
              else {"dim_x": int(model.spec.dim_x)})
     return {"dataset": data_name, "model": model_name, "held_out_share": held_out, "order": order,

@@ -74,7 +74,7 @@ def test_unstable_fit_is_rejected_or_stabilised():
     u = np.zeros((200, 1))
     with pytest.raises(ValueError, match="unstable"):
         fit_arx_lgssm([y], [u], 1)
-    stabilised = fit_arx_lgssm([y], [u], 4, stabilise=True).get_params()
+    stabilised = fit_arx_lgssm([y], [u], 4, stabilise=True).get_learned_params()
     assert np.max(np.abs(np.linalg.eigvals(stabilised["F"]))) < 1.0
     np.testing.assert_allclose(stabilised["H"], np.eye(1, 4))
     start = warm_start([y / y.std()], [u], 4, kind="arx")  # a warm start of an order chosen elsewhere: no error

@@ -288,7 +288,7 @@ class DSSM(GradientTrainedModel):
         """x_t | x_{t-1} ~ N(m_t, diag s_t^2) of the gated transition, as a function for
         ``filtering.particle_filter``: ``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x,
         d_x))``. The parameters are copied, so later training does not change the function."""
-        p = self.get_params()
+        p = self.get_learned_params()
         dx, du = self.spec.dim_x, self.spec.dim_u
 
         def transition(x_prev, u_t, k=None):
@@ -310,7 +310,7 @@ class DSSM(GradientTrainedModel):
     def constrained_params(self):
         """The parameters as the model uses them: the network weights and biases as they are, and R's diagonal as
         ``obs_var`` (d_y,) in place of ``obs_noise``."""
-        params = self.get_params()
+        params = self.get_learned_params()
         del params["obs_noise"]
         return dict(params, obs_var=self.obs_var())
 

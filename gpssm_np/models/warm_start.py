@@ -211,7 +211,7 @@ def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
 def _in_emission_basis(lgssm, ys, us, T, driven, bias_input=False):
     """The :class:`WarmStart` of a fitted ``lgssm`` in the basis T (None: :func:`emission_basis`). ``bias_input``:
     the LGSSM's last input is the constant 1 (``us`` then hold it), whose column of G is the intercept b."""
-    p = lgssm.get_params()
+    p = lgssm.get_learned_params()
     T = emission_basis(p["H"], p["Q"]) if T is None else T
     T_inv = np.linalg.inv(T)
     means, variances = [], []
@@ -246,7 +246,7 @@ def floor_warm_start(floor, ys, us):
     if not arx_is_stable(floor.theta_, floor.na_):  # an order refitted on other data than it was chosen on
         F = form.stabilise(F)
     with_one = [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]
-    form.set_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
+    form.set_learned_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
                      "m0": np.zeros(n * d_y), "P0": np.eye(n * d_y)})
     form.set_stationary_prior(list(zip(ys, with_one)))
     return _in_emission_basis(form, ys, with_one, np.eye(n * d_y), np.arange(n * d_y) < d_y, bias_input=True)
