@@ -573,7 +573,7 @@ class GradientTrainedModel(StateSpaceModel):
             return self.forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
                                                  origin)
         if x0 is not None:
-            mean, spread = check.initial_state(x0, spec.dim_x)
+            mean, spread = check.x0(x0, spec.dim_x)
         else:
             mean, spread = self._prior_x0()
         if spread.ndim == 2:  # a covariance matrix
@@ -598,7 +598,7 @@ class GradientTrainedModel(StateSpaceModel):
         if state is not None:
             return OnlineFilter.resume(self, state)
         seed = check.seed(seed)
-        mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
+        mean, var = self._prior_x0() if x0 is None else check.x0(x0, self.spec.dim_x)
         return OnlineFilter.start(self, mean, var, num_particles, seed, ess_threshold,
                                   self._default_proposal() if proposal is None else proposal)
 

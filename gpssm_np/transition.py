@@ -32,7 +32,7 @@ then gives
 * :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
   filter's fully adapted proposal and the regression ELBO of pre-training (``moments`` is the one place the Python
   layer assembles them; the fused kernels are its compiled twin);
-* :attr:`Transition.kl_u`: KL(q(u) || p(u)) (paper Eq. (11), second term).
+* :attr:`Transition.kl_inducing`: KL(q(u) || p(u)) (paper Eq. (11), second term).
 
 Everything is autograd-differentiable with respect to the constrained parameters it is built from.
 """
@@ -94,7 +94,7 @@ class Transition:
     alpha, B : (Q, M), (Q, M, M)
         The conditional's precompute (module docstring).
     F, G, b : the mean function's coefficients (module docstring).
-    kl_u : scalar
+    kl_inducing : scalar
         KL(q(u) || p(u)), whitened or not as ``spec.whiten``.
     """
 
@@ -105,7 +105,7 @@ class Transition:
         kernel_fn, precompute_fn, self._rollout_fn, self._enkf_fn = _BACKEND_FUNCTIONS[backend]
         Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
         self.alpha, self.B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
-        self.kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
+        self.kl_inducing = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
         self.F, self.G, self.b = linear_mean_coefficients(p, spec)
         self.A = p["A"]
         self.process_var = p["process_var"]

@@ -89,7 +89,7 @@ def test_arx_warm_start_drives_only_the_first_block():
     y, u = arx_data()
     start = warm_start([y], [u], 4, kind="arx")
     np.testing.assert_array_equal(start.driven, [True, True, False, False])
-    np.testing.assert_allclose(start.T, np.eye(4))
+    np.testing.assert_allclose(start.basis, np.eye(4))
     od = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
     A, s2 = od.params["A"], positive(od.params["variance"])
     np.testing.assert_allclose(A[2:], 0.0)

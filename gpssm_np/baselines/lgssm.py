@@ -423,7 +423,7 @@ class LGSSM(LinearBaseline):
             return KalmanOnlineFilter(self, mean, cov, check.non_negative_int(state["step"], "step"))
         if x0 is None:
             return KalmanOnlineFilter(self, self.params_["m0"].copy(), self.params_["P0"].copy())
-        mean, spread = check.initial_state(x0, self.spec.dim_x)
+        mean, spread = check.x0(x0, self.spec.dim_x)
         return KalmanOnlineFilter(self, mean, np.diag(spread) if spread.ndim == 1 else spread)
 
     # -- forecasts -------------------------------------------------------------------------------------------
@@ -470,7 +470,7 @@ class LGSSM(LinearBaseline):
         if x0 is None:
             y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if x0 is not None:
-            mean, cov = check.initial_state(x0, dx)
+            mean, cov = check.x0(x0, dx)
             cov = np.diag(cov) if cov.ndim == 1 else cov
         elif y_past is not None:
             [(y_past, u_past)] = self._sequences(y_past, u_past)
