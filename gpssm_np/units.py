@@ -78,7 +78,6 @@ class Scaling:
             raise ValueError("scaling_y_std, scaling_u_std: expected positive standard deviations")
         return cls(*values)
 
-
     @classmethod
     def from_state(cls, state, dim_y, dim_u):
         """The :class:`Scaling` of a model file's extra state ``state`` (a dict), whose ``scaling_*`` entries are
