@@ -98,7 +98,7 @@ def main(argv=None):
     noise_np = draw_noise(np.random.default_rng(0), cfg["B"], S, cfg["T"], spec.dim_x, spec.num_latent)
     noise = {k: torch.from_numpy(getattr(noise_np, k)) for k in ("eps0", "eps_h", "eps_x")}
     yt, ut = torch.from_numpy(y), torch.from_numpy(u)
-    raw = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in model.get_params().items()}
+    raw = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in model.get_learned_params().items()}
 
     # same value and gradient as the fused backend
     value = torch_elbo(torch, raw, spec, yt, ut, noise)
@@ -120,7 +120,7 @@ def main(argv=None):
 
     def fused_step():
         _, grads = model.elbo_and_grad(y, u, num_samples=S, seed=0, backend="fused")
-        model.set_params(adam.step(model.get_params(), {k: -g for k, g in grads.items()}))
+        model.set_learned_params(adam.step(model.get_learned_params(), {k: -g for k, g in grads.items()}))
 
     with blas_threads(args.blas_threads):
         times = {"torch": measure(torch_step, repeats=args.repeats),

@@ -55,7 +55,9 @@ def rebuild_summaries(folder=os.path.join(HERE, "results")):
 def rebuild_held_out_comparison(folder):
     """``ablation_linear.md``: the GP ablation's held-out scores beside the linear baselines' (``ablation.jsonl``,
     ``ablation_linear.jsonl``); returns 1, or 0 when a file is missing."""
-    from gpssm_np.experiments import ablation, runs
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "research"))
+    import ablation  # research/ablation.py, the research record's
+    from gpssm_np.experiments import runs
 
     rows = {stem: runs.read_jsonl(os.path.join(folder, f"{stem}.jsonl")) for stem in ("ablation", "ablation_linear")}
     if not all(rows.values()):

@@ -10,7 +10,7 @@ import argparse
 import os
 
 import gpssm_np as gp
-from gpssm_np.experiments.table1 import make_model
+from gpssm_np.models.registry import make_model
 from gpssm_np.protocols import evaluate
 
 

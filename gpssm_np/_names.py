@@ -6,6 +6,9 @@ keeps them in its model file. Data that come with names (a ``Dataset`` with ``y_
 ``y_names=``/``u_names=`` of ``forecast``, a dict given to an online filter's ``update``) are compared with them:
 the same names in another order are reordered to the model's order; other names are a ValueError that says which
 are missing and which are unknown. When either side has no names nothing is checked.
+
+The name of the training data (``fit(..., data_name=...)``, kept in ``data_name_`` and in the model file) is checked
+here too (:func:`data_name`): ``evaluate`` compares it with the name of the data set it scores.
 """
 import dataclasses
 
@@ -30,6 +33,31 @@ def checked(names, dim, argname):
     if len(set(names)) != len(names):
         raise ValueError(f"{argname}: names repeat in {list(names)}")
     return names
+
+
+def data_name(name):
+    """``name``, the name of a model's training data (e.g. ``Dataset.name``): a non-empty str, or None (not told);
+    ValueError otherwise."""
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got {name!r}")
+    return name
+
+
+def arrays(y_names, u_names):
+    """The channel names as a model file keeps them: "y_names", "u_names" -> str array, for those that are set."""
+    return {kind: np.array(names, dtype=str).reshape(len(names))
+            for kind, names in (("y_names", y_names), ("u_names", u_names)) if names is not None}
+
+
+def from_arrays(state, dim_y, dim_u):
+    """(y_names, u_names) from the entries of :func:`arrays` in ``state``, which are taken out of it (an absent one,
+    as in files written before names were kept, is None); ValueError when they do not fit dim_y, dim_u."""
+    names = {}
+    for kind, dim in (("y_names", dim_y), ("u_names", dim_u)):
+        value = state.pop(kind, None)
+        names[kind] = None if value is None else checked([str(n) for n in np.asarray(value).reshape(-1)], dim,
+                                                           f"state[{kind!r}]")
+    return names["y_names"], names["u_names"]
 
 
 def order(own, given, argname, what="outputs"):

@@ -122,7 +122,7 @@ def inputs(u, leading_shape, dim_u, matched="y"):
     return u
 
 
-def initial_state(x0, dim_x):
+def x0(x0, dim_x):
     """``x0 = (mean, spread)`` checked: the mean (d_x,) and the variances (d_x,), non-negative, or a covariance
     matrix (d_x, d_x), symmetric positive semi-definite; returned as float64 arrays."""
     if not isinstance(x0, (tuple, list)) or len(x0) != 2:

@@ -6,7 +6,7 @@ module; it knows no model class itself: readers pass the classes they accept, by
 File layout (``FORMAT_VERSION`` 1), one ``np.savez_compressed`` archive:
 
 ``params/<name>``
-    Each array of ``model.get_params()`` (for the GP models and the DSSM the unconstrained parameters), float64.
+    Each array of ``model.get_learned_params()`` (for the GP models and the DSSM the unconstrained parameters), float64.
 ``history/loss``
     ``model.history_`` as a 1-D float64 array (empty for an untrained model).
 ``extra/<name>``
@@ -84,7 +84,7 @@ def write_model(model, name, path, training=None):
     file at ``path`` is left as it was. Returns ``path``.
     """
     path = check_path(path)
-    arrays = {_PARAMS + key: np.array(value, dtype=np.float64) for key, value in model.get_params().items()}
+    arrays = {_PARAMS + key: np.array(value, dtype=np.float64) for key, value in model.get_learned_params().items()}
     arrays[_HISTORY] = np.asarray(model.history_, dtype=np.float64).reshape(-1)
     arrays.update(_extra_arrays(model))
     if training is not None:
@@ -133,7 +133,7 @@ def read_model(path, classes):
     extra = {key[len(_EXTRA):]: value for key, value in arrays.items() if key.startswith(_EXTRA)}
     try:
         model = classes[name](**meta["config"])
-        model.set_params(params)
+        model.set_learned_params(params)
     except (TypeError, ValueError) as err:
         raise _invalid(path, f"its configuration or parameters do not fit a {name}: {err}") from None
     model.history_ = [float(v) for v in arrays[_HISTORY]]

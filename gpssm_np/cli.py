@@ -22,8 +22,8 @@ import warnings
 import numpy as np
 
 from ._versions import versions
+from .models.registry import MODELS  # the models `fit` trains and saves: every model of the package
 from .protocols import PROTOCOLS
-from .experiments.table1 import MODELS  # the models `fit` trains and saves: every model of the package
 
 
 def _write_json(path, obj):
@@ -138,8 +138,8 @@ def _model_data(model, ds, args):
 
 
 def cmd_fit(args):
-    from .experiments.table1 import SETTINGS, make_model
     from .io import save
+    from .models.registry import SETTINGS, make_model
 
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
@@ -341,7 +341,7 @@ def make_parser():
 
     p = sub.add_parser("fit", help="train a model (the package's defaults, or the authors' settings) and save it")
     data_args(p)
-    p.add_argument("--model", default="odgpssm", choices=MODELS)
+    p.add_argument("--model", default="odgpssm", choices=tuple(MODELS))
     p.add_argument("--settings", default="default", choices=["default", "authors"],
                    help="default: the package's recipe (warm start, validation-based stopping); authors: the "
                         "paper's code (70 epochs)")
@@ -389,7 +389,7 @@ def make_parser():
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
-                   help="model and training configuration (experiments/table1.py); default: authors for table1, "
+                   help="model and training configuration (models/registry.py); default: authors for table1, "
                         "qstudy and car, default for mimo")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
     p.add_argument("--allow-mixed-versions", action="store_true",

@@ -5,7 +5,9 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
 
 * ``get_config()``: the constructor arguments as plain JSON types, ``type(model)(**model.get_config())`` rebuilds
   the unfitted model;
-* ``get_params()`` / ``set_params(params)``: the learned arrays, name -> float64 ndarray (what a model file holds);
+* ``get_learned_params()`` / ``set_learned_params(params)``: the learned arrays, name -> float64 ndarray (what a
+  model file holds; ``get_params``/``set_params`` are the constructor arguments, as in scikit-learn:
+  ``arguments.ConstructorArguments``);
 * ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; every model accepts
   the keyword arguments of :meth:`GradientTrainedModel.fit` (:data:`TRAINING_OPTIONS`), and one whose training is
   not gradient-based ignores them (:func:`check_training_options`);
@@ -22,7 +24,7 @@ the state that model files keep beside
 the parameters (:meth:`~StateSpaceModel.extra_state`, :meth:`~StateSpaceModel.set_extra_state`), and the familiar
 surface: :meth:`~StateSpaceModel.predict` (the mean forecast), :meth:`~StateSpaceModel.score` (the causal forecast
 RMSE of a sequence), :meth:`~StateSpaceModel.summary` and a ``repr`` with the arguments that differ from the
-defaults.
+defaults (``arguments.ConstructorArguments``).
 
 Units (``gpssm_np.units``, whose docstring says which methods take and return which units): with
 ``standardize=True`` ``fit`` trains on standardised data and keeps the statistics in ``scaling_``.
@@ -42,13 +44,13 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
-and this class gives ``get_params``/``set_params``, ``fit`` (Adam), ``filter``, ``smooth``, ``forecast`` and
-``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a time).
+and this class gives ``get_learned_params``/``set_learned_params``, ``fit`` (Adam), ``filter``, ``smooth``,
+``forecast`` and ``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a
+time).
 """
 import abc
 import functools
 import inspect
-import logging
 import warnings
 from dataclasses import replace
 
@@ -58,22 +60,23 @@ from autograd import value_and_grad
 from . import _names
 from . import _validation as check
 from ._progress import check_progress, fit_started
+from .arguments import ConstructorArguments
 from .datasets.windowing import sequence_lists, windows
-from .filtering import OnlineParticleFilter, backward_simulation, particle_filter
+from .filtering import backward_simulation, particle_filter
 from .forecast import Forecast
+from .inference import finite_elbo
 from .ops.threads import blas_single_threaded
-from .online import OnlineFilter, check_online_state
+from .online import OnlineFilter
 from .optim import Adam
 from .protocols import EvaluationData, evaluate
 from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
                             EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
 from .units import SCALING_FIELDS, UNITS, Scaling
 
-logger = logging.getLogger(__name__)
 
-class StateSpaceModel(abc.ABC):
+class StateSpaceModel(ConstructorArguments, abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
-    behind ``get_params``, training history in ``history_``, the units of the data in ``scaling_``."""
+    behind ``get_learned_params``, training history in ``history_``, the units of the data in ``scaling_``."""
 
     #: Models without a latent state (e.g. ARX) cannot infer an initial state from a window; the ``paper``
     #: protocol then conditions on the observations before the window instead (``protocols.evaluate_paper``).
@@ -112,12 +115,13 @@ class StateSpaceModel(abc.ABC):
         (unfitted, or with freshly initialised parameters)."""
 
     @abc.abstractmethod
-    def get_params(self):
+    def get_learned_params(self):
         """Copies of the learned arrays, name -> float64 ndarray."""
 
     @abc.abstractmethod
-    def set_params(self, params):
-        """Replace the learned arrays with ``params`` (names and shapes as :meth:`get_params` gives them)."""
+    def set_learned_params(self, params):
+        """Replace the learned arrays with ``params`` (names and shapes as :meth:`get_learned_params` gives them);
+        returns the model."""
 
     @abc.abstractmethod
     def fit(self, y, u=None, **training_options):
@@ -169,7 +173,7 @@ class StateSpaceModel(abc.ABC):
         fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
                             num_samples, seed, x0, num_particles, init_window)
         fc = fc if units == "model" else fc.in_original_units()
-        return fc if y_order is None else _outputs_in_order(fc, np.argsort(y_order))
+        return fc if y_order is None else fc.outputs_in_order(np.argsort(y_order))
 
     def _y_to_model(self, y):
         return self._to_model(y, "y")
@@ -243,38 +247,11 @@ class StateSpaceModel(abc.ABC):
         """The parameters as the model uses them, by name (:meth:`constrained_params`): name -> ndarray."""
         return self.constrained_params()
 
-    def __repr__(self):
-        """The class and the constructor arguments that differ from their defaults, as scikit-learn shows them."""
-        arguments = ", ".join(f"{name}={value!r}" for name, value in self._changed_config().items())
-        return f"{type(self).__name__}({arguments})"
-
-    def _changed_config(self):
-        """The entries of :meth:`get_config` that rebuild the model with every other argument at its default: the
-        required arguments, then each argument whose value differs from the model rebuilt so far; arguments with a
-        fixed default come first, those defaulting to None (decided by others, e.g. ``settings``) after them."""
-        config = self.get_config()
-        parameters = {name: p for name, p in inspect.signature(type(self)).parameters.items()
-                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-        required = [name for name, p in parameters.items() if p.default is p.empty]
-        if not set(required) <= set(config):  # a constructor that takes other objects (GPSSM's spec)
-            return config
-        shown = {name: config[name] for name in required}
-        optional = [name for name in parameters if name in config and name not in shown]
-        reference = type(self)(**shown).get_config()
-        for name in sorted(optional, key=lambda name: parameters[name].default is None):
-            if config[name] != reference.get(name):
-                shown[name] = config[name]
-                reference = type(self)(**shown).get_config()
-        return shown
-
     # -- given -----------------------------------------------------------------------------------------------
     def _record_data_name(self, data_name):
-        """Set ``data_name_`` from fit's ``data_name``: the name of the training data (e.g. ``Dataset.name``), which
-        the model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
-        if data_name is not None and (not isinstance(data_name, str) or not data_name):
-            raise ValueError(f"data_name: expected a non-empty str (the training data's name) or None, got "
-                             f"{data_name!r}")
-        self.data_name_ = data_name
+        """Set ``data_name_`` from fit's ``data_name`` (``_names.data_name``): the name of the training data, which the
+        model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
+        self.data_name_ = _names.data_name(data_name)
 
     def extra_state(self):
         """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
@@ -282,40 +259,26 @@ class StateSpaceModel(abc.ABC):
         state = {} if self.scaling_ is None else self.scaling_.arrays()
         if self.data_name_ is not None:
             state["data_name"] = np.array(self.data_name_)
-        for kind, names in (("y_names", self.y_names_), ("u_names", self.u_names_)):
-            if names is not None:
-                state[kind] = np.array(names, dtype=str).reshape(len(names))
+        state.update(_names.arrays(self.y_names_, self.u_names_))
         if self.train_fraction_ is not None:
             state["train_fraction"] = np.array(float(self.train_fraction_))
         return state
 
     def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take. The entries
-        ``y_mean``, ``y_std`` of files written before ``standardize`` existed (``set_output_scaling``, which only
-        labelled forecasts; the model worked in the units it was fitted on, as it does now without them) are
-        dropped with a logged note."""
+        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take (the output scaling
+        of old files is dropped: ``units.Scaling.from_state``)."""
         state = dict(state)
-        if "y_mean" in state or "y_std" in state:
-            logger.warning("model file: its output scaling (y_mean, y_std; set_output_scaling, removed) is dropped: "
-                           "the model takes and returns the units it was fitted on")
-            for name in ("y_mean", "y_std"):
-                state.pop(name, None)
         data_name = state.pop("data_name", None)
-        for kind in ("y_names", "u_names"):  # absent from files written before names were kept
-            if kind in state:
-                names = [str(n) for n in np.asarray(state.pop(kind)).reshape(-1)]
-                dim = self.spec.dim_y if kind == "y_names" else self.spec.dim_u
-                setattr(self, kind + "_", _names.checked(names, dim, f"state[{kind!r}]"))
+        for kind, names in zip(("y_names_", "u_names_"), _names.from_arrays(state, self.spec.dim_y, self.spec.dim_u)):
+            if names is not None:  # absent from files written before names were kept
+                setattr(self, kind, names)
         if "train_fraction" in state:
             self.train_fraction_ = float(state.pop("train_fraction"))
-        unknown = sorted(set(state) - {"scaling_" + name for name in SCALING_FIELDS})
+        unknown = sorted(set(state) - {"y_mean", "y_std"} - {"scaling_" + name for name in SCALING_FIELDS})
         if unknown:
             raise ValueError(f"state: a {type(self).__name__} cannot take the entries {unknown}")
-        if state:
-            scaling = Scaling.from_arrays(state)
-            if scaling.y_mean.shape != (self.spec.dim_y,) or scaling.u_mean.shape != (self.spec.dim_u,):
-                raise ValueError(f"state: a scaling of {scaling.y_mean.shape[0]} outputs and {scaling.u_mean.shape[0]} "
-                                 f"inputs, the model has dim_y = {self.spec.dim_y}, dim_u = {self.spec.dim_u}")
+        scaling = Scaling.from_state(state, self.spec.dim_y, self.spec.dim_u)
+        if scaling is not None:
             self.scaling_ = scaling
         if data_name is not None:
             self._record_data_name(str(data_name[()]))
@@ -378,13 +341,6 @@ def _fit_surface(fit):
 
     fit_with_names._surface = True
     return fit_with_names
-
-
-def _outputs_in_order(fc, idx):
-    """The forecast ``fc`` with its output columns taken in the order ``idx`` (the latent states unchanged)."""
-    changes = {name: getattr(fc, name)[..., idx] for name in ("samples", "obs_var", "y_mean", "y_std", "std_scale")
-               if getattr(fc, name) is not None}
-    return replace(fc, **changes)
 
 
 class GradientTrainedModel(StateSpaceModel):
@@ -472,7 +428,8 @@ class GradientTrainedModel(StateSpaceModel):
             return finite_elbo(float(objective(self.params)), y, u)
 
     def elbo_and_grad(self, y, u=None, num_samples=50, seed=0, num_windows=None, **options):
-        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_params` (w.r.t. unconstrained values)."""
+        """(ELBO, gradient) with the gradient a dict keyed like :meth:`get_learned_params` (w.r.t. unconstrained
+        values)."""
         objective = self._objective(y, u, num_samples, seed, num_windows, **options)
         with blas_single_threaded(), np.errstate(over="ignore", invalid="ignore"):
             value, grad = value_and_grad(objective)(self.params)
@@ -502,12 +459,13 @@ class GradientTrainedModel(StateSpaceModel):
         """Sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u)."""
 
     # -- parameters ------------------------------------------------------------------------------------------
-    def get_params(self):
+    def get_learned_params(self):
         """Copies of the unconstrained parameters, name -> ndarray."""
         return {name: value.copy() for name, value in self.params.items()}
 
-    def set_params(self, params):
-        """Replace the parameters with ``params`` (same names and shapes as :meth:`get_params`)."""
+    def set_learned_params(self, params):
+        """Replace the parameters with ``params`` (same names and shapes as :meth:`get_learned_params`); returns
+        the model."""
         shapes = self.param_shapes()
         if not isinstance(params, dict) or set(params) != set(shapes):
             got = sorted(params) if isinstance(params, dict) else type(params).__name__
@@ -522,6 +480,7 @@ class GradientTrainedModel(StateSpaceModel):
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
             new[name] = value
         self.params = new
+        return self
 
     # -- latent states and forecasts ------------------------------------------------------------------------
     def emission(self):
@@ -613,7 +572,7 @@ class GradientTrainedModel(StateSpaceModel):
             return self.forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
                                                  origin)
         if x0 is not None:
-            mean, spread = check.initial_state(x0, spec.dim_x)
+            mean, spread = check.x0(x0, spec.dim_x)
         else:
             mean, spread = self._prior_x0()
         if spread.ndim == 2:  # a covariance matrix
@@ -635,26 +594,12 @@ class GradientTrainedModel(StateSpaceModel):
         continues where that filter was; ``num_particles``, ``seed`` and ``x0`` are then not used. ``proposal``
         (default: that of :meth:`filter`, by :attr:`filter_method`) and ``ess_threshold`` as ``filter`` takes them.
         """
-        C, R = self.emission()
-        transition = self.transition_moments()
-        if state is None:
-            rng = np.random.default_rng(check.seed(seed))
-            mean, var = self._prior_x0() if x0 is None else check.initial_state(x0, self.spec.dim_x)
-            return OnlineFilter(self, OnlineParticleFilter.start(
-                transition, C, R, mean, np.diag(var) if var.ndim == 1 else var,
-                check.positive_int(num_particles, "num_particles"), rng, ess_threshold,
-                self._default_proposal() if proposal is None else proposal))
-        check_online_state(state, OnlineFilter.STATE_KEYS)
-        rng = np.random.default_rng()
-        try:
-            rng.bit_generator.state = state["rng"]
-        except (TypeError, ValueError, KeyError) as err:
-            raise ValueError(f"state: its 'rng' entry is not the state of a {type(rng.bit_generator).__name__} "
-                             f"generator: {err}") from None
-        return OnlineFilter(self, OnlineParticleFilter(
-            transition, C, R, np.asarray(state["particles"], dtype=np.float64),
-            np.asarray(state["log_weights"], dtype=np.float64), rng, state["step"], state["ess_threshold"],
-            state["proposal"]))
+        if state is not None:
+            return OnlineFilter.resume(self, state)
+        seed = check.seed(seed)
+        mean, var = self._prior_x0() if x0 is None else check.x0(x0, self.spec.dim_x)
+        return OnlineFilter.start(self, mean, var, num_particles, seed, ess_threshold,
+                                  self._default_proposal() if proposal is None else proposal)
 
     def _prior_x0(self):
         """Mean and variance (d_x,) of the state where a run without data starts: q(x0) when it is a free Gaussian,
@@ -741,15 +686,3 @@ class GradientTrainedModel(StateSpaceModel):
         unknown = sorted(set(names) - set(self.params))
         if unknown:
             raise ValueError(f"{argname}: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
-
-
-def finite_elbo(value, y=None, u=None):
-    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
-    (both when neither does), instead of returning a NaN or an infinity."""
-    if not np.isfinite(value):
-        huge = [name for name, a in (("y", y), ("u", u))
-                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
-        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
-                         "y and u (gpssm_np.datasets does) so that their values are of order one")
-    return value

@@ -98,6 +98,12 @@ class Forecast:
         return replace(self, samples=self.samples * self.y_std + self.y_mean, obs_var=self.obs_var * self.y_std**2,
                        y_mean=None, y_std=None)
 
+    def outputs_in_order(self, idx):
+        """The same forecast with its output columns taken in the order ``idx`` (the latent states unchanged)."""
+        changes = {name: getattr(self, name)[..., idx] for name in ("samples", "obs_var", "y_mean", "y_std", "std_scale")
+                   if getattr(self, name) is not None}
+        return replace(self, **changes)
+
 
 def coverage_level(level=None, alpha=None):
     """The coverage of an interval given as ``level`` or as statsmodels' ``alpha`` = 1 - level (at most one of

@@ -1,26 +1,28 @@
 r"""The ELBO of the paper (Eq. (11)), reparameterised, and EnVI's ensemble-Kalman objective, with three
 interchangeable backends.
 
-For B sequences y^(b)_{1:T} with inputs u^(b)_{1:T} and S particles each, the ``"prior"`` objective (the paper's)::
+For B sequences y^(i)_{1:T} with inputs u^(i)_{1:T} and S particles each, the ``"prior"`` objective (the paper's)::
 
-    L = c_data * sum_b [sum_t mean_s log N(y_t^b | C x_t^(b,s), diag r) - KL(q(x0) || p(x0))] - c_u * KL(q(u) || p(u))
+    L = c_data * sum_i [sum_t mean_s log N(y_t^i | C x_t^(i,s), diag r) - KL(q(x0) || p(x0))]
+        - c_inducing * KL(q(u) || p(u))
 
-with C = [I_{d_y}, 0], p(x0) = N(0, I), and the particles x^(b,s)_{1:T} drawn from q(x_t | x_{t-1}) (paper Eq.
-(12)) by ``ops.rollout``: they never see the outputs. The ``"enkf"`` objective (EnVI, Lin et al., IEEE TSP 2024,
-Eq. (23)) filters each window's S particles with a perturbed-observation ensemble Kalman filter through the same
-transition and scores each output under the ensemble's one-step predictive (EnVI Eq. (27))::
+with C = [I_{d_y}, 0], p(x0) = N(0, I), u the inducing outputs (not the inputs), and the particles x^(i,s)_{1:T}
+drawn from q(x_t | x_{t-1}) (paper Eq. (12)) by ``ops.rollout``: they never see the outputs. The ``"enkf"``
+objective (EnVI, Lin et al., IEEE TSP 2024, Eq. (23)) filters each window's S particles with a perturbed-observation
+ensemble Kalman filter through the same transition and scores each output under the ensemble's one-step predictive
+(EnVI Eq. (27))::
 
-    L = c_data * sum_b [sum_t log N(y_t^b | C mbar_t^b, C Pbar_t^b C^T + diag r) - KL(q(x0) || p(x0))]
-        - c_u * KL(q(u) || p(u))
+    L = c_data * sum_i [sum_t log N(y_t^i | C mbar_t^i, C Pbar_t^i C^T + diag r) - KL(q(x0) || p(x0))]
+        - c_inducing * KL(q(u) || p(u))
 
 with mbar, Pbar the predicted ensemble's mean and covariance (``ops.enkf``, which has the update's equations).
 Same windows, q(x0) options and weightings; EnVI's code instead divides the data term by d_y and KL(q(u)) by T B,
-which the ``"paper"`` weighting approximates. The KL weighting (c_data, c_u) is selectable:
+which the ``"paper"`` weighting approximates. The KL weighting (c_data, c_inducing) is selectable:
 
-* ``"unbiased"``: c_data = num_windows / B, c_u = 1. With num_windows the number of windows in the whole data set
-  (B when the sequences given are all the data) this is an unbiased estimate of the full-data ELBO.
-* ``"paper"``: c_data = 1 / B, c_u = 1 / T (the authors' code: data term averaged over the batch, KL(q(u)||p(u))
-  divided by the window length; docs/design.md, authors' code s6).
+* ``"unbiased"``: c_data = num_windows / B, c_inducing = 1. With num_windows the number of windows in the whole
+  data set (B when the sequences given are all the data) this is an unbiased estimate of the full-data ELBO.
+* ``"paper"``: c_data = 1 / B, c_inducing = 1 / T (the authors' code: data term averaged over the batch,
+  KL(q(u)||p(u)) divided by the window length; docs/design.md, authors' code s6).
 
 Backends (identical value and gradient for the same parameters and noise):
 
@@ -106,7 +108,7 @@ def draw_noise(rng, num_sequences, num_samples, T, dim_x, num_latent, dim_y=0):
 
 
 def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
-    """(c_data, c_u) of the module docstring."""
+    """(c_data, c_inducing) of the module docstring."""
     if kl_weighting == "unbiased":
         total = num_sequences if num_windows is None else num_windows
         return total / num_sequences, 1.0
@@ -115,7 +117,7 @@ def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
     raise ValueError(f"kl_weighting: expected one of {KL_WEIGHTINGS}, got {kl_weighting!r}")
 
 
-def initial_state(params, spec, y, u, backend="fused", recognition=None):
+def q_x0(params, spec, y, u, backend="fused", recognition=None):
     """q(x0) for each of the B sequences: (mean, var), each (B, d_x) or (1, d_x) for the free Gaussian."""
     if recognition is not None:
         return recognition.q_x0(params, y, u, backend)
@@ -149,7 +151,7 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     S = noise.eps0.shape[0] // nseq
 
     # q(x0) = N(m0, diag v0) per sequence; particle n belongs to sequence n // S
-    m0, v0 = initial_state(params, spec, y, u, backend, recognition) if x0 is None else x0  # (B or 1, d_x)
+    m0, v0 = q_x0(params, spec, y, u, backend, recognition) if x0 is None else x0  # (B or 1, d_x)
     repeats = S if m0.shape[0] == nseq else S * nseq
     x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
     kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
@@ -164,8 +166,8 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
         log_lik_fn = expected_log_lik_reference if backend == "reference" else expected_log_lik
         data = log_lik_fn(X, y, p["obs_var"])  # (B,)
 
-    c_data, c_u = kl_weights(kl_weighting, nseq, T, num_windows)
-    return c_data * anp.sum(data - kl_x0) - c_u * transition.kl_u
+    c_data, c_inducing = kl_weights(kl_weighting, nseq, T, num_windows)
+    return c_data * anp.sum(data - kl_x0) - c_inducing * transition.kl_inducing
 
 
 def transition_regression_elbo(params, spec, x_prev, u, x_next):
@@ -180,9 +182,19 @@ def transition_regression_elbo(params, spec, x_prev, u, x_next):
     Shapes: x_prev, x_next (P, d_x); u (P, d_u) (d_u may be 0).
     """
     transition = Transition(constrain(params, spec), spec, "fused")
-    m_h, s_h = transition.gp_moments(x_prev, u)  # (P, Q) each
-    A, q = transition.A, transition.process_var
-    f_mean = anp.dot(m_h, A.T) + transition.mean_function(x_prev, u)  # (P, d_x)
-    f_var = anp.dot(s_h, (A**2).T)  # (P, d_x)
+    f_mean, f_var = transition.moments(x_prev, u, full_cov=False)  # (P, d_x) each
+    q = transition.process_var
     ell = -0.5 * anp.sum(anp.log(2 * np.pi * q) + ((x_next - f_mean) ** 2 + f_var) / q)
-    return ell - transition.kl_u
+    return ell - transition.kl_inducing
+
+
+def finite_elbo(value, y=None, u=None):
+    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
+    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
+    (both when neither does), instead of returning a NaN or an infinity."""
+    if not np.isfinite(value):
+        huge = [name for name, a in (("y", y), ("u", u))
+                if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
+        raise ValueError(f"{', '.join(huge) or 'y, u'}: the ELBO is not finite ({value}) for these data; standardise "
+                         "y and u (gpssm_np.datasets does) so that their values are of order one")
+    return value

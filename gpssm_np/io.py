@@ -1,19 +1,18 @@
 """Save and load fitted models as a single ``.npz`` file, without pickle.
 
 The file format (layout, checksum, atomic writes) is :mod:`gpssm_np.archive`; this module sits above the models
-and holds the registry of the classes that can be saved and loaded, by the name stored in the file. Every class
-implements the facade of ``estimator.py`` (``get_config``, ``get_params``/``set_params``, ``history_``,
+and maps the name stored in the file to the class (the classes of ``models.registry``). Every class
+implements the facade of ``estimator.py`` (``get_config``, ``get_learned_params``/``set_learned_params``, ``history_``,
 ``extra_state``/``set_extra_state``).
 """
 from . import archive
 from .archive import FORMAT_VERSION, ModelFileError, checksum
-from .baselines import ARX, LGSSM
-from .models import DSSM, ODGPSSM, PRSSM
+from .models.registry import MODELS
 
 __all__ = ["FORMAT_VERSION", "MODEL_CLASSES", "ModelFileError", "checksum", "load", "read_checkpoint", "save"]
 
 #: Model classes that can be saved and loaded, by the name stored in the file.
-MODEL_CLASSES = {"ARX": ARX, "DSSM": DSSM, "LGSSM": LGSSM, "ODGPSSM": ODGPSSM, "PRSSM": PRSSM}
+MODEL_CLASSES = {cls.__name__: cls for cls in sorted(MODELS.values(), key=lambda cls: cls.__name__)}
 
 
 def save(model, path, training=None):

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _names
 from . import _validation as check
+from .filtering import OnlineParticleFilter
 from .units import UNITS
 
 
@@ -103,6 +104,34 @@ class OnlineFilter(OnlineFilterBase):
     def __init__(self, model, online):
         super().__init__(model)
         self._online = online
+
+    @classmethod
+    def start(cls, model, mean, var, num_particles, seed, ess_threshold, proposal):
+        """The filter of ``model`` (a ``GradientTrainedModel``) before its first update: ``num_particles`` particles
+        drawn from N(``mean``, ``var``) (var: variances (d_x,) or a covariance (d_x, d_x)) with the generator
+        ``numpy.random.default_rng(seed)``; ``ess_threshold`` and ``proposal`` as ``filtering.particle_filter``
+        takes them."""
+        C, R = model.emission()
+        return cls(model, OnlineParticleFilter.start(
+            model.transition_moments(), C, R, mean, np.diag(var) if var.ndim == 1 else var,
+            check.positive_int(num_particles, "num_particles"), np.random.default_rng(seed), ess_threshold, proposal))
+
+    @classmethod
+    def resume(cls, model, state):
+        """The filter of ``model`` where the filter whose :meth:`state` is ``state`` was."""
+        C, R = model.emission()
+        transition = model.transition_moments()
+        check_online_state(state, cls.STATE_KEYS)
+        rng = np.random.default_rng()
+        try:
+            rng.bit_generator.state = state["rng"]
+        except (TypeError, ValueError, KeyError) as err:
+            raise ValueError(f"state: its 'rng' entry is not the state of a {type(rng.bit_generator).__name__} "
+                             f"generator: {err}") from None
+        return cls(model, OnlineParticleFilter(
+            transition, C, R, np.asarray(state["particles"], dtype=np.float64),
+            np.asarray(state["log_weights"], dtype=np.float64), rng, state["step"], state["ess_threshold"],
+            state["proposal"]))
 
     @property
     def step(self):

@@ -1,7 +1,7 @@
 r"""Model configuration, parameter initialisation and the constrained view of the parameters.
 
-Unconstrained parameters (the dict that ``get_params`` returns and the optimiser moves). Q latent GPs, M inducing
-points, D = d_x + d_u GP input dimension:
+Unconstrained parameters (the dict that ``get_learned_params`` returns and the optimiser moves). Q latent GPs, M
+inducing points, D = d_x + d_u GP input dimension:
 
 ==============  =======================  ==========================================================
 name            shape                    meaning (constrained value)
@@ -12,8 +12,8 @@ variance        (Q,)                     kernel variances s2_q = positive(raw)
 q_mu            (Q, M)                   mean of q(v_q) (whitened) or q(u_q)
 q_sqrt          (Q, M, M)                its Cholesky factor; only the lower triangle is used
 A               (d_x, Q)                 LMC mixing matrix (ODGPSSM only; PRSSM has A = I)
-process_noise   (d_x,)                   diagonal of Q = positive(raw)
-obs_noise       (d_y,)                   diagonal of R = positive(raw)
+process_noise   (d_x,)                   process-noise variances q = positive(raw)
+obs_noise       (d_y,)                   observation-noise variances r = positive(raw)
 x0_mean         (d_x,)                   mean of the free Gaussian q(x0) (absent with a recognition network)
 x0_var          (d_x,)                   its diagonal covariance = positive(raw)
 F               (d_x, d_x)               linear mean mu = F x + G u + b (mean_function="linear" only)

@@ -170,11 +170,11 @@ class MLPRecognition(_Recognition):
         return {name: fan_in_uniform(rng, fan_in, shape) for name, shape in self._body_shapes().items()}
 
     def _features(self, params, steps, backend):
-        B, T, F = steps.shape
+        batch, T, F = steps.shape
         if T < self.num_steps:
             raise ValueError(f"num_steps: the MLP recognition reads the first num_steps = {self.num_steps} steps, "
                              f"got a window of {T} steps")
-        flat = steps[:, :self.num_steps, :].reshape(B, self.num_steps * F)  # [y_1, u_1, ..., y_k, u_k]
+        flat = steps[:, :self.num_steps, :].reshape(batch, self.num_steps * F)  # [y_1, u_1, ..., y_k, u_k]
         return anp.tanh(anp.dot(flat, params["rec_hidden_W"].T) + params["rec_hidden_b"])
 
     def get_config(self):

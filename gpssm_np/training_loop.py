@@ -151,7 +151,7 @@ class AdamRun:
         self.model, self.average, self.frozen = model, average, frozen
         self.Y, self.U, self.x0, self.rng, self.optimizer = Y, U, x0, rng, optimizer
         self.batch_size, self.num_samples, self.max_rejections = batch_size, num_samples, max_rejections
-        self.mean = model.get_params() if average is not None else None
+        self.mean = model.get_learned_params() if average is not None else None
         self.steps = 0
         # the current pass: its permutation of the windows (None before the first step) and the next position in it
         self.order, self.position = None, 0
@@ -206,18 +206,18 @@ class AdamRun:
 
     def params(self):
         """A copy of the parameters that are scored and kept: the iterate or the average of the iterates."""
-        return self.model.get_params() if self.mean is None else {k: v.copy() for k, v in self.mean.items()}
+        return self.model.get_learned_params() if self.mean is None else {k: v.copy() for k, v in self.mean.items()}
 
     def scored(self, score):
         """``score(model)`` at :meth:`params`, the model's iterate restored afterwards."""
         if self.mean is None:
             return score(self.model)
-        iterate = self.model.get_params()
-        self.model.set_params(self.params())
+        iterate = self.model.get_learned_params()
+        self.model.set_learned_params(self.params())
         try:
             return score(self.model)
         finally:
-            self.model.set_params(iterate)
+            self.model.set_learned_params(iterate)
 
 
 def train_step(model, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):

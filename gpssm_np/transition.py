@@ -30,8 +30,9 @@ then gives
 * :meth:`Transition.enkf_loglik`: the ensemble Kalman filter through the same transition and its predictive
   log-likelihood (``ops.enkf``; the data term of the ``"enkf"`` objective), by backend as the rollout;
 * :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
-  filter's fully adapted proposal and the regression ELBO of pre-training;
-* :attr:`Transition.kl_u`: KL(q(u) || p(u)) (paper Eq. (11), second term).
+  filter's fully adapted proposal and the regression ELBO of pre-training (``moments`` is the one place the Python
+  layer assembles them; the fused kernels are its compiled twin);
+* :attr:`Transition.kl_inducing`: KL(q(u) || p(u)) (paper Eq. (11), second term).
 
 Everything is autograd-differentiable with respect to the constrained parameters it is built from.
 """
@@ -93,7 +94,7 @@ class Transition:
     alpha, B : (Q, M), (Q, M, M)
         The conditional's precompute (module docstring).
     F, G, b : the mean function's coefficients (module docstring).
-    kl_u : scalar
+    kl_inducing : scalar
         KL(q(u) || p(u)), whitened or not as ``spec.whiten``.
     """
 
@@ -104,7 +105,7 @@ class Transition:
         kernel_fn, precompute_fn, self._rollout_fn, self._enkf_fn = _BACKEND_FUNCTIONS[backend]
         Kzz = inducing_gram(p, spec, kernel_fn)  # (Q, M, M)
         self.alpha, self.B = precompute_fn(Kzz, p["q_mu"], p["q_sqrt"], spec.whiten)
-        self.kl_u = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
+        self.kl_inducing = kl_inducing(p["q_mu"], p["q_sqrt"], None if spec.whiten else Kzz)
         self.F, self.G, self.b = linear_mean_coefficients(p, spec)
         self.A = p["A"]
         self.process_var = p["process_var"]
@@ -143,10 +144,18 @@ class Transition:
         m_h, s_h = conditional_moments(Kxz, _kernel_diagonal(p["variance"], xt.shape[0]), self.alpha, self.B)
         return anp.transpose(m_h), anp.transpose(s_h)
 
-    def moments(self, x_prev, u):
-        """x_t | x_{t-1} ~ N(mean, cov): mean (N, d_x) = mu + A m_h, cov (N, d_x, d_x) = A diag(s_h) A^T + diag q
-        (paper Eq. (12)); x_prev (N, d_x), u (N, d_u)."""
+    def moments(self, x_prev, u, full_cov=True):
+        """x_t | x_{t-1} ~ N(mean, cov) (paper Eq. (12)) for rows x_prev (N, d_x), u (N, d_u): the one place the
+        Python layer assembles the one-step moments from the latent GPs' (the fused kernels of ``ops.rollout`` and
+        ``ops.enkf`` are their compiled twin, and tests/test_filtering.py checks ``moments_function`` against this).
+
+        ``full_cov=True``: mean (N, d_x) = mu + A m_h and cov (N, d_x, d_x) = A diag(s_h) A^T + diag q, by the LMC
+        primitives. ``full_cov=False``: the mean and the variances (N, d_x) of f = mu + A h, the transition without
+        its process noise (diag(A diag(s_h) A^T)), in autograd.numpy: what the regression ELBO of pre-training
+        (``inference.transition_regression_elbo``) reads beside q."""
         m_h, s_h = self.gp_moments(x_prev, u)
+        if not full_cov:
+            return anp.dot(m_h, self.A.T) + self.mean_function(x_prev, u), anp.dot(s_h, (self.A**2).T)
         A = None if self.spec.independent else self.A
         return lmc_mean(m_h, A) + self.mean_function(x_prev, u), lmc_cov(s_h, A, self.process_var)
 

@@ -15,6 +15,7 @@ and return outputs in them; ``forecast(..., units="model")`` gives the standardi
 whatever the units of the data. ``elbo`` and ``elbo_and_grad`` work on model units (the objective training
 maximises).
 """
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,8 @@ SNAP = 1e-10
 SCALING_FIELDS = ("y_mean", "y_std", "u_mean", "u_std")
 #: The values of ``forecast``'s ``units``.
 UNITS = ("original", "model")
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,27 @@ class Scaling:
         if np.any(values[1] <= 0) or np.any(values[3] <= 0):
             raise ValueError("scaling_y_std, scaling_u_std: expected positive standard deviations")
         return cls(*values)
+
+    @classmethod
+    def from_state(cls, state, dim_y, dim_u):
+        """The :class:`Scaling` of a model file's extra state ``state`` (a dict), whose ``scaling_*`` entries are
+        taken out of it; None when it has none; ValueError when they do not fit a model of ``dim_y`` outputs and
+        ``dim_u`` inputs. The entries ``y_mean``, ``y_std`` of files written before ``standardize`` existed
+        (``set_output_scaling``, which only labelled forecasts; the model worked in the units it was fitted on, as it
+        does now without them) are dropped with a logged note."""
+        if "y_mean" in state or "y_std" in state:
+            logger.warning("model file: its output scaling (y_mean, y_std; set_output_scaling, removed) is dropped: "
+                           "the model takes and returns the units it was fitted on")
+            for name in ("y_mean", "y_std"):
+                state.pop(name, None)
+        entries = {key: state.pop(key) for key in ["scaling_" + name for name in SCALING_FIELDS] if key in state}
+        if not entries:
+            return None
+        scaling = cls.from_arrays(entries)
+        if scaling.y_mean.shape != (dim_y,) or scaling.u_mean.shape != (dim_u,):
+            raise ValueError(f"state: a scaling of {scaling.y_mean.shape[0]} outputs and {scaling.u_mean.shape[0]} "
+                             f"inputs, the model has dim_y = {dim_y}, dim_u = {dim_u}")
+        return scaling
 
 
 def _statistics(a):

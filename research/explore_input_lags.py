@@ -22,10 +22,12 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from ablation import held_out_metrics, held_out_start, training_half  # noqa: E402 (research/ablation.py)
 from gpssm_np import ODGPSSM  # noqa: E402
 from gpssm_np.baselines import ARX  # noqa: E402
-from gpssm_np.experiments.ablation import held_out_metrics, held_out_start, training_half  # noqa: E402
 from gpssm_np.models.training import split_validation  # noqa: E402
 from gpssm_np.models.warm_start import WARM_START_KINDS, choose_warm_start  # noqa: E402
 from gpssm_np.ops.threads import use_threads  # noqa: E402
@@ -40,7 +42,7 @@ def lagged(u, k):
 def main(name, seed, init):
     y, u = training_half(name, os.environ.get("GPSSM_NP_DATA"))
     cut = held_out_start(len(y), 0.2)
-    nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:cut], u[:cut]).get_params()["b"])
+    nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:cut], u[:cut]).get_learned_params()["b"])
     ua = lagged(u, max(nb - 1, 0))
     start = time.time()
     with use_threads(1):
@@ -59,7 +61,7 @@ def choice(name):
     [(y, u)] = Scaling.of([y[:cut]], [u[:cut]]).to_model([(y[:cut], u[:cut])])  # the fit's own standardisation
     (y,), (u,), _ = split_validation([y], [u], 0.2)
     with use_threads(1):
-        nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y, u).get_params()["b"])
+        nb = len(ARX(dim_y=y.shape[1], dim_u=u.shape[1]).fit(y, u).get_learned_params()["b"])
         row = {"dataset": name, "nb": nb}
         for k in sorted({0, max(nb - 1, 0)}):
             kind, d_x, scores = choose_warm_start([y], [lagged(u, k)], WARM_START_KINDS)

@@ -20,9 +20,12 @@ import numpy as np
 
 from gpssm_np import ODGPSSM
 from gpssm_np import datasets as D
-from gpssm_np.experiments import ablation, systems
+from gpssm_np.experiments import systems
 from gpssm_np.models import training
 from gpssm_np.ops.threads import use_threads
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ablation  # noqa: E402 (research/ablation.py)
 
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
 #: fit's lr_scale of each configuration: one step for all, the slow linear part, the package's default (both, the
@@ -60,7 +63,7 @@ def system_cell(name, config, seed):
     t0 = time.perf_counter()
     with use_threads(1):
         m = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed)
-        m.fit(y[:T_TRAIN], u[:T_TRAIN], **({} if LR_SCALE[config] is None else {"lr_scale": LR_SCALE[config]}))
+        m.fit(y[:T_TRAIN], u[:T_TRAIN], plan=({} if LR_SCALE[config] is None else {"lr_scale": LR_SCALE[config]}))
         errs = []
         for g in range(T_TRAIN, T_TOTAL - 100 + 1, 100):
             f = m.forecast(u[g:g + 100], y_past=y[g - 100:g], u_past=u[g - 100:g], seed=seed)

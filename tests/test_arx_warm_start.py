@@ -74,7 +74,7 @@ def test_unstable_fit_is_rejected_or_stabilised():
     u = np.zeros((200, 1))
     with pytest.raises(ValueError, match="unstable"):
         fit_arx_lgssm([y], [u], 1)
-    stabilised = fit_arx_lgssm([y], [u], 4, stabilise=True).get_params()
+    stabilised = fit_arx_lgssm([y], [u], 4, stabilise=True).get_learned_params()
     assert np.max(np.abs(np.linalg.eigvals(stabilised["F"]))) < 1.0
     np.testing.assert_allclose(stabilised["H"], np.eye(1, 4))
     start = warm_start([y / y.std()], [u], 4, kind="arx")  # a warm start of an order chosen elsewhere: no error
@@ -89,7 +89,7 @@ def test_arx_warm_start_drives_only_the_first_block():
     y, u = arx_data()
     start = warm_start([y], [u], 4, kind="arx")
     np.testing.assert_array_equal(start.driven, [True, True, False, False])
-    np.testing.assert_allclose(start.T, np.eye(4))
+    np.testing.assert_allclose(start.basis, np.eye(4))
     od = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
     A, s2 = od.params["A"], positive(od.params["variance"])
     np.testing.assert_allclose(A[2:], 0.0)

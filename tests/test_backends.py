@@ -12,10 +12,10 @@ def data(rng, B=2, T=6, dy=1, du=1):
 
 def perturbed(model, rng, scale=0.3):
     """Move every parameter away from its symmetric initial value so that no gradient is trivially zero."""
-    params = model.get_params()
+    params = model.get_learned_params()
     for name, value in params.items():
         params[name] = value + scale * rng.normal(size=value.shape)
-    model.set_params(params)
+    model.set_learned_params(params)
     return model
 
 
@@ -55,7 +55,7 @@ def test_gradient_matches_finite_differences(rng):
     model = perturbed(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=0), rng)
     y, u = data(rng, T=5)
     _, g = model.elbo_and_grad(y, u, num_samples=3, seed=7)
-    base = model.get_params()
+    base = model.get_learned_params()
     step = 1e-6
     for name, value in base.items():
         direction = rng.normal(size=value.shape)
@@ -65,9 +65,9 @@ def test_gradient_matches_finite_differences(rng):
         for sign in (1, -1):
             params = {k: v.copy() for k, v in base.items()}
             params[name] = value + sign * step * direction
-            model.set_params(params)
+            model.set_learned_params(params)
             values.append(model.elbo(y, u, num_samples=3, seed=7))
-        model.set_params(base)
+        model.set_learned_params(base)
         fd = (values[0] - values[1]) / (2 * step)
         analytic = np.sum(g[name] * direction)
         assert abs(fd - analytic) <= 1e-6 * max(1.0, abs(analytic)), (name, fd, analytic)
@@ -85,8 +85,8 @@ def test_same_seed_same_elbo_bitwise(rng):
 
 
 def test_same_model_seed_same_parameters():
-    a = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_params()
-    b = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_params()
+    a = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_learned_params()
+    b = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_learned_params()
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
 

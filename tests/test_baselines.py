@@ -180,7 +180,7 @@ def test_kalman_filter_and_smoother_are_exact(rng):
     gain = cov_x @ Hbig.T @ np.linalg.inv(cov_y)
     post_mean = mean_x + gain @ (y.ravel() - mean_y)
     post_cov = cov_x - gain @ Hbig @ cov_x
-    m = LGSSM(dim_x=2, dim_y=2, dim_u=1).set_params(p)
+    m = LGSSM(dim_x=2, dim_y=2, dim_u=1).set_learned_params(p)
     means, covs = m.smooth(y, u)
     np.testing.assert_allclose(means.ravel(), post_mean, rtol=1e-9, atol=1e-12)
     for t in range(6):
@@ -199,14 +199,14 @@ def test_em_increases_log_likelihood_monotonically(rng):
     assert len(nll) == 60
     assert np.all(np.diff(nll) <= 1e-8 * np.abs(nll[:-1]))
     assert nll[-1] < nll[0] - 10.0
-    true_ll = LGSSM(dim_x=2).set_params(p).log_likelihood(y, u)
+    true_ll = LGSSM(dim_x=2).set_learned_params(p).log_likelihood(y, u)
     assert -nll[-1] > true_ll - 1.0  # from a random start EM reaches the likelihood of the true parameters
 
 
 def test_subspace_then_em_reach_the_true_likelihood(rng):
     p = random_lgssm(rng, dx=2)
     y, u = simulate_lgssm(p, 600, rng)
-    true_ll = LGSSM(dim_x=2).set_params(p).log_likelihood(y, u)
+    true_ll = LGSSM(dim_x=2).set_learned_params(p).log_likelihood(y, u)
     sub = LGSSM(dim_x=2, method="subspace").fit(y, u)
     em = LGSSM(dim_x=2, method="em", num_iters=20).fit(y, u)
     assert sub.history_ == []
@@ -227,7 +227,7 @@ def test_stability_projection(rng):
 
 def test_lgssm_forecast_moments(rng):
     p = random_lgssm(rng, dx=2, dy=1, du=1)
-    m = LGSSM(dim_x=2).set_params(p)
+    m = LGSSM(dim_x=2).set_learned_params(p)
     y, u = simulate_lgssm(p, 40, rng)
     fc = m.forecast(u[30:], y_past=y[:30], u_past=u[:30], num_samples=20000, seed=1)
     filt = m.filter(y[:30], u[:30])
@@ -253,13 +253,13 @@ def test_lgssm_surface_and_errors(rng):
     assert m.fit(y, u, epochs=1, plan=dict(lr=0.1, seq_len=50), progress=True) is m and len(m.history_) == 2
     assert m.has_latent_state and m.spec.dim_x == 2
     assert LGSSM(**m.get_config()).get_config() == m.get_config()
-    assert set(m.get_params()) == {"F", "G", "H", "Q", "R", "m0", "P0"}
+    assert set(m.get_learned_params()) == {"F", "G", "H", "Q", "R", "m0", "P0"}
     with pytest.raises(ValueError, match="x0"):
         m.forecast(u[:3], x0=(np.zeros(3), np.ones(3)))
     with pytest.raises(ValueError, match="params"):
-        m.set_params({"F": np.eye(2)})
+        m.set_learned_params({"F": np.eye(2)})
     with pytest.raises(ValueError, match="R"):
-        m.set_params(dict(p, R=-np.eye(1)))
+        m.set_learned_params(dict(p, R=-np.eye(1)))
     for kwargs, match in [({"method": "sgd"}, "method"), ({"init": "zeros"}, "init"), ({"num_iters": 0}, "num_iters"),
                           ({"dim_x": 0}, "dim_x"), ({"dim_x": 12, "block_rows": 10}, "block_rows"),
                           ({"max_spectral_radius": -1.0}, "max_spectral_radius")]:

@@ -24,7 +24,7 @@ def small_model(seed=0, **kwargs):
 
 def perturbed(model, rng, scale=0.3):
     """The model with every parameter moved randomly (so no layer sits at its special initial value)."""
-    model.set_params({k: v + scale * rng.normal(size=v.shape) for k, v in model.get_params().items()})
+    model.set_learned_params({k: v + scale * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()})
     return model
 
 
@@ -78,7 +78,7 @@ def reference_elbo(model, y, u, num_samples, seed):
 
 def test_shapes(rng):
     m = small_model()
-    assert {k: v.shape for k, v in m.get_params().items()} == m.param_shapes()
+    assert {k: v.shape for k, v in m.get_learned_params().items()} == m.param_shapes()
     assert m.spec.dim_x == 3 and m.obs_var().shape == (1,)
     np.testing.assert_allclose(m.obs_var(), 0.1)
     y, u = data(rng)
@@ -101,7 +101,7 @@ def test_elbo_matches_per_particle_reference(rng):
 def test_fused_and_reference_backends_agree_on_value_and_gradient(rng):
     fused = perturbed(small_model(), rng)
     reference = DSSM(**dict(fused.get_config(), backend="reference"))
-    reference.set_params(fused.get_params())
+    reference.set_learned_params(fused.get_learned_params())
     y, u = data(rng, B=2, T=5)
     value, grad = fused.elbo_and_grad(y, u, num_samples=3, seed=2)
     ref_value, ref_grad = reference.elbo_and_grad(y, u, num_samples=3, seed=2)
@@ -131,12 +131,12 @@ def test_gradient_matches_finite_differences(rng):
     y, u = data(rng, B=2, T=4)
     _, grad = m.elbo_and_grad(y, u, num_samples=3, seed=0)
     assert set(grad) == set(m.params)
-    base = m.get_params()
+    base = m.get_learned_params()
     direction = {k: rng.normal(size=v.shape) for k, v in base.items()}
     step = 1e-6
     values = []
     for sign in (1, -1):
-        m.set_params({k: base[k] + sign * step * direction[k] for k in base})
+        m.set_learned_params({k: base[k] + sign * step * direction[k] for k in base})
         values.append(m.elbo(y, u, num_samples=3, seed=0))
     fd = (values[0] - values[1]) / (2 * step)
     analytic = sum(np.sum(grad[k] * direction[k]) for k in base)
@@ -191,7 +191,7 @@ def test_config_round_trip():
     m = small_model(seed=3, kl_weighting="paper", init_obs_var=0.5, init_process_std=0.2)
     twin = DSSM(**m.get_config())
     assert twin.get_config() == m.get_config()
-    for name, value in m.get_params().items():
+    for name, value in m.get_learned_params().items():
         np.testing.assert_array_equal(twin.params[name], value)
     np.testing.assert_allclose(twin.obs_var(), 0.5)
 

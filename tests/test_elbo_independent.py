@@ -188,7 +188,7 @@ def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp
         options["num_latent"] = Q
     model = cls(**options)
     rng = np.random.default_rng(100 + seed)
-    params = model.get_params()
+    params = model.get_learned_params()
     params["Z"] = rng.uniform(-1.5, 1.5, size=params["Z"].shape)
     params["lengthscale"] = rng.normal(0.5, 0.3, size=params["lengthscale"].shape)
     params["variance"] = rng.normal(0.0, 0.3, size=params["variance"].shape)
@@ -210,7 +210,7 @@ def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp
         params["F"] = 0.8 * np.eye(DX) + 0.2 * rng.normal(size=(DX, DX))
         params["G"] = rng.normal(size=params["G"].shape)
         params["b"] = 0.3 * rng.normal(size=DX)
-    model.set_params(params)
+    model.set_learned_params(params)
     return model
 
 
@@ -269,16 +269,16 @@ def test_model_elbo_draws_the_same_noise_as_draw_noise():
 def decoupled(model):
     """The same model with A = 0: x_t = sqrt(q) eps_x no longer depends on x_0 or on the GP, so the data term is
     constant and every change of the ELBO under a change of q(x0) or q(u) is the change of a KL term alone."""
-    params = model.get_params()
+    params = model.get_learned_params()
     params["A"] = np.zeros_like(params["A"])
-    model.set_params(params)
+    model.set_learned_params(params)
     return model
 
 
 def with_params(model, **changes):
-    params = model.get_params()
+    params = model.get_learned_params()
     params.update(changes)
-    model.set_params(params)
+    model.set_learned_params(params)
     return model
 
 
@@ -310,7 +310,7 @@ def test_kl_u_enters_with_minus_c_u(whiten, kl_weighting, num_windows):
     kl_before = kl_u(constrained(model), model.spec)
     values = {b: float(elbo(model.params, model.spec, y, u, noise, b, kl_weighting, num_windows)) for b in BACKENDS}
     rng = np.random.default_rng(4)
-    params = model.get_params()
+    params = model.get_learned_params()
     with_params(model, q_mu=params["q_mu"] + rng.normal(size=params["q_mu"].shape),
                 q_sqrt=params["q_sqrt"] * 1.3)
     kl_after = kl_u(constrained(model), model.spec)

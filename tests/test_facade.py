@@ -17,8 +17,8 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
         StateSpaceModel()
     with pytest.raises(TypeError, match="abstract"):
         GradientTrainedModel()
-    assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_params", "set_params", "fit", "_q_x0",
-                                                   "_forecast", "constrained_params"}
+    assert StateSpaceModel.__abstractmethods__ == {"get_config", "get_learned_params", "set_learned_params", "fit",
+                                                   "_q_x0", "_forecast", "constrained_params"}
     assert GradientTrainedModel.__abstractmethods__ == {"get_config", "_q_x0", "param_shapes", "elbo_function",
                                                         "transition_moments", "obs_var", "_free_run",
                                                         "constrained_params"}
@@ -69,8 +69,8 @@ def test_linear_baselines_round_trip_through_save_and_load(tmp_path, rng, make, 
     loaded = gp.load(gp.save(model, tmp_path / "m.npz"))
     assert type(loaded) is type(model) and loaded.get_config() == model.get_config()
     assert loaded.history_ == model.history_
-    for name, value in model.get_params().items():
-        np.testing.assert_array_equal(loaded.get_params()[name], value)
+    for name, value in model.get_learned_params().items():
+        np.testing.assert_array_equal(loaded.get_learned_params()[name], value)
     kwargs = dict(y_past=y[:80], u_past=u[:80], num_samples=7, seed=3)
     before, after = model.forecast(u[80:], **kwargs), loaded.forecast(u[80:], **kwargs)
     np.testing.assert_array_equal(after.samples, before.samples)
@@ -81,7 +81,7 @@ def test_linear_baselines_round_trip_through_save_and_load(tmp_path, rng, make, 
 
 @pytest.mark.parametrize("model", [gp.ARX(), gp.LGSSM()])
 def test_unfitted_baselines_round_trip_unfitted(tmp_path, model):
-    assert model.get_params() == {}
+    assert model.get_learned_params() == {}
     loaded = gp.load(gp.save(model, tmp_path / "m.npz"))
     assert not loaded.fitted and loaded.get_config() == model.get_config()
     with pytest.raises(ValueError, match="not fitted"):
@@ -128,8 +128,8 @@ def test_one_channel_can_be_a_one_dimensional_array(fitted_models):
                           (lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=1),
                            {"max_steps": 3, "plan": {"eval_every": 1}})):
         fits = [make().fit(a, b, **options) for a, b in ((y1[:100], u1[:100]), (y[:100], u[:100]))]
-        for key, value in fits[0].get_params().items():
-            np.testing.assert_array_equal(value, fits[1].get_params()[key], err_msg=key)
+        for key, value in fits[0].get_learned_params().items():
+            np.testing.assert_array_equal(value, fits[1].get_learned_params()[key], err_msg=key)
     with pytest.raises(ValueError, match="u: a one-dimensional array is one channel, but the model has 2"):
         gp.ARX(dim_u=2).fit(y, u1)
     with pytest.raises(ValueError, match="y: a one-dimensional array is one channel, but the model has 2"):

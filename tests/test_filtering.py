@@ -276,13 +276,13 @@ def gp_model(mean_function="zero", prssm=False):
         model = gpssm_np.PRSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0, mean_function=mean_function)
     else:
         model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=8, seed=0, mean_function=mean_function)
-    params = model.get_params()
+    params = model.get_learned_params()
     rng = np.random.default_rng(1)
     params["q_mu"] = rng.normal(size=params["q_mu"].shape)  # a GP mean that depends on x
     if mean_function == "linear":
         params.update(F=0.5 * np.eye(3) + 0.1 * rng.normal(size=(3, 3)), G=rng.normal(size=(3, 1)),
                       b=rng.normal(size=3))
-    model.set_params(params)
+    model.set_learned_params(params)
     return model
 
 
@@ -423,10 +423,10 @@ def test_smoother_and_gpssm_validation():
         smoothed_moments(np.zeros((3, 5, 2)), np.zeros(2))
 
     gp = gp_model()
-    bad = gp.get_params()
+    bad = gp.get_learned_params()
     bad["A"] = np.zeros((2, 2))
     with pytest.raises(ValueError, match="params\\['A'\\]"):
-        gp.set_params(bad)
+        gp.set_learned_params(bad)
     transition = gp.transition_moments()
     with pytest.raises(ValueError, match="x_prev"):
         transition(np.zeros((4, 2)), np.zeros(1), 0)
@@ -446,7 +446,7 @@ def test_filters_transition_equals_the_transition_moments(cls, kernel, rng):
     from gpssm_np.transition import Transition
 
     model = cls(dim_x=3, dim_y=1, dim_u=2, num_inducing=7, kernel=kernel, seed=2)
-    params = {k: v + 0.3 * rng.normal(size=v.shape) for k, v in model.get_params().items()}
+    params = {k: v + 0.3 * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()}
     transition = Transition(constrain(params, model.spec), model.spec)
     x, u = rng.normal(size=(950, 3)), rng.normal(size=2)
     mean, cov = transition.moments_function()(x, u, 0)

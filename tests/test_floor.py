@@ -58,7 +58,7 @@ def test_before_any_step_the_default_model_is_the_better_linear_model():
         inputs = asc.u_to_model(u[g - max(arx.nb_ - 1, 0):g + H])[None]
         theirs = asc.y_to_original(arx_simulate(arx.theta_, arx.na_, arx.nb_, lags, inputs)[0][0])
     else:
-        p = lgssm.get_params()
+        p = lgssm.get_learned_params()
         state = lgssm.filter(y[g - 100:g], u[g - 100:g])
         T = emission_basis(p["H"], p["Q"])
         ours = sc.y_to_original(transition_mean_run(model, T @ state.means[-1], u_future))

@@ -30,17 +30,17 @@ LAYERS = {
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
         "ops.rollout", "ops.enkf", "ops.dmm", "ops.gaussian_condition", "ops.gaussian_sample",
         "ops.kalman"),
-    2: ("units", "transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files", "datasets.arrays",
-        "datasets.simulators", "datasets.windowing", "datasets.folds"),
+    2: ("arguments", "units", "transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files",
+        "datasets.arrays", "datasets.simulators", "datasets.windowing", "datasets.folds"),
     3: ("transition",),
     4: ("inference", "filtering", "forecast", "recognition", "metrics", "protocols", "archive", "online",
         "training_loop", "estimator"),
     5: ("models", "models.gpssm", "models.odgpssm", "models.prssm", "models.dssm", "models.training",
         "models.warm_start", "baselines",
         "baselines._base", "baselines.arx", "baselines.arx_state_space", "baselines.lgssm",
-        "baselines.lgssm_order", "models.floor", "models.default_fit"),
+        "baselines.lgssm_order", "models.floor", "models.default_fit", "models.registry"),
     6: ("", "__main__", "io", "cli", "plotting", "_versions", "_warmup", "experiments", "experiments.table1",
-        "experiments.q_study", "experiments.car_tracking", "experiments.ablation", "experiments.systems",
+        "experiments.q_study", "experiments.car_tracking", "experiments.systems",
         "experiments.filters",
         "experiments.runs", "experiments.stats"),
 }
@@ -160,6 +160,26 @@ def private_names(modules):
     return sorted(bad)
 
 
+#: Where the command line may import ``experiments``: the commands that run the paper's experiments. Everything else
+#: (``fit``, ``evaluate``, ``forecast``) builds models through ``models.registry``.
+CLI_EXPERIMENT_COMMANDS = ("cmd_demo", "cmd_reproduce")
+#: Examples that run one of the paper's experiments and so may import it; the others use the package as a user does.
+EXPERIMENT_EXAMPLES = {"car_tracking.py": ("gpssm_np.experiments", "gpssm_np.experiments.car_tracking")}
+
+
+def experiment_imports(path, name, is_package=False):
+    """(enclosing top-level function or None, imported module) for every import of ``experiments`` in the file."""
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in tree.body:
+        owner = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        for target, names in imported_names(node, name, is_package):
+            modules = [f"{target}.{n}" for n in names or ()] + [target]
+            if any(m == f"{PACKAGE}.experiments" or m.startswith(f"{PACKAGE}.experiments.") for m in modules):
+                found.append((owner, target))
+    return found
+
+
 @pytest.fixture(scope="module")
 def graph():
     return import_graph(package_modules())
@@ -191,6 +211,19 @@ def test_no_private_name_imported_across_modules():
     bad = private_names(package_modules())
     assert not bad, ("private names imported from another module (give the shared thing a public name where it is "
                      "defined): " + "; ".join(f"{a} imports {n} from {b}" for a, b, n in bad))
+
+
+def test_models_are_built_without_experiments():
+    """The command line imports ``experiments`` only in the commands that run the paper's experiments, and the
+    examples only where they run one; the models come from ``models.registry``."""
+    cli = [(owner, target) for owner, target in experiment_imports(ROOT / "cli.py", f"{PACKAGE}.cli")
+           if owner not in CLI_EXPERIMENT_COMMANDS]
+    assert not cli, f"gpssm_np/cli.py imports experiments outside {CLI_EXPERIMENT_COMMANDS}: {cli}"
+    examples = ROOT.parent / "examples"
+    bad = [(path.name, target) for path in sorted(examples.glob("*.py"))
+           for _, target in experiment_imports(path, "examples." + path.stem)
+           if target not in EXPERIMENT_EXAMPLES.get(path.name, ())]
+    assert not bad, f"examples import experiments: {bad}"
 
 
 def test_the_checks_catch_what_they_should(tmp_path):

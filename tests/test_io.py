@@ -26,7 +26,7 @@ MODELS = {
 
 def trained_like(model, rng):
     """The model with perturbed parameters and a history, as if it had been fitted."""
-    model.set_params({k: v + 0.1 * rng.normal(size=v.shape) for k, v in model.get_params().items()})
+    model.set_learned_params({k: v + 0.1 * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()})
     model.history_ = [float(v) for v in rng.normal(size=7)]
     return model
 
@@ -72,7 +72,7 @@ def test_round_trip_restores_params_config_history_and_elbo(kind, tmp_path, rng)
     assert type(loaded) is type(model)
     assert loaded.get_config() == model.get_config()
     assert loaded.history_ == model.history_
-    original, restored = model.get_params(), loaded.get_params()
+    original, restored = model.get_learned_params(), loaded.get_learned_params()
     assert set(restored) == set(original)
     for name in original:
         assert restored[name].dtype == np.float64
@@ -137,7 +137,7 @@ def test_a_file_with_the_old_output_scaling_loads_without_it(tmp_path, monkeypat
                         raising=False)
     save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
     monkeypatch.undo()
-    with caplog.at_level("WARNING", logger="gpssm_np.estimator"):
+    with caplog.at_level("WARNING", logger="gpssm_np.units"):
         assert load(tmp_path / "m.npz").scaling_ is None
     assert "set_output_scaling, removed" in caplog.text
 
@@ -212,7 +212,7 @@ def test_any_flipped_byte_is_refused_or_harmless(saved, tmp_path):
             continue
         # a byte outside the data (e.g. a zip timestamp) may change without effect on the model
         assert loaded.get_config() == model.get_config() and loaded.history_ == model.history_
-        for name, value in model.get_params().items():
+        for name, value in model.get_learned_params().items():
             np.testing.assert_array_equal(loaded.params[name], value)
 
 

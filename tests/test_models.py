@@ -17,10 +17,10 @@ def gaussian_kl(m0, S0, m1, S1):
 def test_odgpssm_with_identity_mixing_equals_prssm(rng):
     y, u = rng.normal(size=(2, 7, 1)), rng.normal(size=(2, 7, 1))
     prssm = gp.PRSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=5, seed=0)
-    params = {k: v + 0.2 * rng.normal(size=v.shape) for k, v in prssm.get_params().items()}
-    prssm.set_params(params)
+    params = {k: v + 0.2 * rng.normal(size=v.shape) for k, v in prssm.get_learned_params().items()}
+    prssm.set_learned_params(params)
     od = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_latent=3, num_inducing=5, seed=0)
-    od.set_params(dict(params, A=np.eye(3)))
+    od.set_learned_params(dict(params, A=np.eye(3)))
     v_p, g_p = prssm.elbo_and_grad(y, u, num_samples=6, seed=2)
     v_o, g_o = od.elbo_and_grad(y, u, num_samples=6, seed=2)
     assert v_o == pytest.approx(v_p, rel=1e-12)
@@ -52,9 +52,9 @@ def test_kl_weightings(rng):
     """The two weightings differ exactly as documented: unbiased = sum_b(...) - KL_u, paper = mean_b(...) - KL_u/T."""
     y, u = rng.normal(size=(3, 5, 1)), rng.normal(size=(3, 5, 1))
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=0)
-    params = model.get_params()
+    params = model.get_learned_params()
     params["q_mu"] = params["q_mu"] + rng.normal(size=params["q_mu"].shape)  # KL_u > 0
-    model.set_params(params)
+    model.set_learned_params(params)
     unbiased = model.elbo(y, u, num_samples=3, seed=0, kl_weighting="unbiased")
     paper = model.elbo(y, u, num_samples=3, seed=0, kl_weighting="paper")
     doubled = model.elbo(y, u, num_samples=3, seed=0, kl_weighting="unbiased", num_windows=6)
@@ -65,17 +65,17 @@ def test_kl_weightings(rng):
     assert doubled == pytest.approx(2 * data_minus_kl_x0 - kl_u, rel=1e-12)
 
 
-def test_get_set_params_round_trip_and_copies():
+def test_get_set_learned_params_round_trip_and_copies():
     model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, num_latent=2, num_inducing=6, seed=0)
-    params = model.get_params()
+    params = model.get_learned_params()
     assert params["A"].shape == (4, 2) and params["Z"].shape == (6, 5) and params["q_sqrt"].shape == (2, 6, 6)
     params["A"][:] = 0.0
-    assert not np.all(model.get_params()["A"] == 0.0)  # get_params returned copies
-    model.set_params(params)
-    np.testing.assert_array_equal(model.get_params()["A"], 0.0)
+    assert not np.all(model.get_learned_params()["A"] == 0.0)  # get_learned_params returned copies
+    model.set_learned_params(params)
+    np.testing.assert_array_equal(model.get_learned_params()["A"], 0.0)
     per_gp = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, num_latent=2, num_inducing=6, shared_inducing=False)
-    assert per_gp.get_params()["Z"].shape == (2, 6, 5)
-    assert "A" not in gp.PRSSM(dim_x=4, dim_y=1, dim_u=1).get_params()
+    assert per_gp.get_learned_params()["Z"].shape == (2, 6, 5)
+    assert "A" not in gp.PRSSM(dim_x=4, dim_y=1, dim_u=1).get_learned_params()
 
 
 def test_authors_initialisation():
@@ -128,13 +128,13 @@ def test_bad_sizes_and_params():
     y, u = np.zeros((5, 1)), np.zeros((5, 1))
     with pytest.raises(ValueError, match="num_samples"):
         model.elbo(y, u, num_samples=0)
-    params = model.get_params()
+    params = model.get_learned_params()
     with pytest.raises(ValueError, match="keys"):
-        model.set_params({k: v for k, v in params.items() if k != "A"})
+        model.set_learned_params({k: v for k, v in params.items() if k != "A"})
     with pytest.raises(ValueError, match=r"params\['A'\]: expected shape"):
-        model.set_params(dict(params, A=np.zeros((3, 3))))
+        model.set_learned_params(dict(params, A=np.zeros((3, 3))))
     with pytest.raises(ValueError, match="NaN"):
-        model.set_params(dict(params, A=np.full((2, 2), np.nan)))
+        model.set_learned_params(dict(params, A=np.full((2, 2), np.nan)))
 
 
 def test_autonomous_model_without_inputs(rng):
@@ -162,4 +162,4 @@ def test_fit_increases_the_elbo_on_a_toy_system(objective, rng):
     after = model.elbo(y, u, num_samples=10, seed=0)
     assert len(model.history_) == 4 * 3  # 21 windows of 20 at stride 2 -> 3 batches of 8 per epoch
     assert after > before
-    assert all(np.all(np.isfinite(v)) for v in model.get_params().values())
+    assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())

@@ -196,14 +196,14 @@ def test_unknown_dataset_names(name):
 
 
 @FAST
-@given(params=st.dictionaries(st.sampled_from(sorted(MODEL.get_params())), any_array(), max_size=3))
+@given(params=st.dictionaries(st.sampled_from(sorted(MODEL.get_learned_params())), any_array(), max_size=3))
 @example(params={})
 @example(params={"A": np.ones((2, 2), dtype=np.int64)})
 @example(params={"A": np.full((2, 2), np.nan)})
 @example(params={"A": np.array([[0.0, np.inf], [0.0, 0.0]])})
-def test_set_params_with_arbitrary_arrays(params):
+def test_set_learned_params_with_arbitrary_arrays(params):
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_latent=2, num_inducing=4, seed=0)
-    before = model.get_params()
+    before = model.get_learned_params()
     full = dict(before, **params)
     expected = None
     for name, shape in model.param_shapes().items():  # checked in this order
@@ -211,7 +211,7 @@ def test_set_params_with_arbitrary_arrays(params):
         if array_error(value, (len(shape),)) or np.shape(value) != shape:
             expected = f"params[{name!r}]"
             break
-    outcome(model.set_params, expected, full)
-    after = model.get_params()
+    outcome(model.set_learned_params, expected, full)
+    after = model.get_learned_params()
     for name in before:
         np.testing.assert_array_equal(after[name], before[name] if expected else full[name])

@@ -42,7 +42,7 @@ def test_non_finite_step_is_rejected_and_training_recovers():
     model.fit(y, u, plan=FIT)
     assert model.training_log_["rejected_steps"] == [2]
     assert len(model.history_) == 3 * 3  # 11 windows, batch 4: 3 steps per epoch, none lost
-    assert all(np.all(np.isfinite(v)) for v in model.get_params().values())
+    assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())
 
 
 def test_repeated_non_finite_steps_stop_with_a_clear_error():
@@ -52,7 +52,7 @@ def test_repeated_non_finite_steps_stop_with_a_clear_error():
     with pytest.raises(TrainingError, match="consecutive non-finite"):
         model.fit(y, u, plan=dict(FIT, max_rejections=4))
     assert len(model.history_) == 1
-    assert all(np.all(np.isfinite(v)) for v in model.get_params().values())
+    assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())
 
 
 def test_failed_cholesky_raises_the_jitter():
@@ -105,8 +105,8 @@ def test_interrupted_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
     resumed = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
     resumed.fit(y, u, checkpoint=path, resume=True, plan=FIT)
     assert resumed.history_ == reference.history_
-    for name, value in reference.get_params().items():
-        np.testing.assert_array_equal(resumed.get_params()[name], value)
+    for name, value in reference.get_learned_params().items():
+        np.testing.assert_array_equal(resumed.get_learned_params()[name], value)
     # the finished checkpoint holds the final state; resuming again does nothing more
     again = small_model(recognition="mlp", recognition_options={"num_steps": 3, "hidden": 4})
     again.fit(y, u, checkpoint=path, resume=True, plan=FIT)
@@ -119,8 +119,8 @@ def test_same_seed_same_training_bitwise():
     a.fit(y, u, plan=FIT)
     b.fit(y, u, plan=FIT)
     assert a.history_ == b.history_
-    for name, value in a.get_params().items():
-        np.testing.assert_array_equal(b.get_params()[name], value)
+    for name, value in a.get_learned_params().items():
+        np.testing.assert_array_equal(b.get_learned_params()[name], value)
 
 
 def test_checkpoint_argument_errors(tmp_path):

@@ -70,8 +70,8 @@ def end_state(model, path):
     """Everything that determines how training goes on, from the model and the checkpoint written at the end."""
     saved, training = io.read_checkpoint(path)
     info = training["info"]
-    return {"params": model.get_params(), "saved_params": saved.get_params(), "history": list(model.history_),
-            "saved_history": list(saved.history_), "training_log": model.training_log_,
+    return {"params": model.get_learned_params(), "saved_params": saved.get_learned_params(),
+            "history": list(model.history_), "saved_history": list(saved.history_), "training_log": model.training_log_,
             "saved_training_log": info["training_log"], "jitter": getattr(model.spec, "jitter", None),
             "saved_jitter": saved.get_config().get("jitter"), "lr": info["lr"], "adam_t": info["adam_t"],
             "adam": training["arrays"], "rng_state": info["rng_state"], "epochs_done": info["epochs_done"]}
@@ -155,7 +155,7 @@ def test_checkpoint_steps_do_not_change_training(tmp_path):
     plain = build("odgpssm").fit(y, u, plan=FIT)
     stepped = build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "c.ckpt"), plan=dict(FIT, checkpoint_steps=2))
     assert plain.history_ == stepped.history_
-    for name, value in plain.get_params().items():
-        np.testing.assert_array_equal(stepped.get_params()[name], value)
+    for name, value in plain.get_learned_params().items():
+        np.testing.assert_array_equal(stepped.get_learned_params()[name], value)
     with pytest.raises(ValueError, match="checkpoint_steps"):
         build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "d.ckpt"), plan=dict(FIT, checkpoint_steps=0))

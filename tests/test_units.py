@@ -54,8 +54,8 @@ def test_a_fit_on_raw_units_forecasts_in_raw_units_like_the_standardised_fit(dat
     np.testing.assert_allclose(raw.scaling_.y_std, data.y_std, rtol=1e-12)
     np.testing.assert_allclose(raw.scaling_.u_std, data.u_std, rtol=1e-12)
     # the training data they saw agree to rounding, so do their parameters and forecasts
-    for key, value in standardised.get_params().items():
-        np.testing.assert_allclose(raw.get_params()[key], value, rtol=1e-6, atol=1e-8, err_msg=key)
+    for key, value in standardised.get_learned_params().items():
+        np.testing.assert_allclose(raw.get_learned_params()[key], value, rtol=1e-6, atol=1e-8, err_msg=key)
     n = len(data.y_train)
     past = slice(n - 100, n)
     kwargs = {"num_samples": 20, "seed": 1, "num_particles": 200}
@@ -143,8 +143,8 @@ def test_data_already_standardised_pass_through_bit_for_bit(data):
         assert not np.any(getattr(on.scaling_, field))
     for field in ("y_std", "u_std"):
         assert np.all(getattr(on.scaling_, field) == 1.0)
-    for key, value in off.get_params().items():
-        np.testing.assert_array_equal(on.get_params()[key], value)
+    for key, value in off.get_learned_params().items():
+        np.testing.assert_array_equal(on.get_learned_params()[key], value)
     kwargs = {"y_past": data.y_test[:50], "u_past": data.u_test[:50], "seed": 4, "num_particles": 100}
     np.testing.assert_array_equal(on.forecast(data.u_test[50:80], **kwargs).samples,
                                   off.forecast(data.u_test[50:80], **kwargs).samples)

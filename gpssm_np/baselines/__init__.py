@@ -6,8 +6,9 @@ Both follow the package's time convention: the input u_t acts on the step that p
 (dim_x, dim_y, dim_u), ``fit(y, u, **training_options)`` (the GP training options epochs, seq_len, batch_size, lr,
 num_samples, progress, ... are accepted and ignored), ``q_x0(y_window, u_window)``, ``forecast(u_future,
 y_past=None, u_past=None, num_samples=50, seed=0, x0=None, ...)`` returning a :class:`gpssm_np.forecast.Forecast`,
-``get_config``, ``get_params``/``set_params`` (so ``gpssm_np.save`` and ``gpssm_np.load`` keep them), the units
-of the data (``standardize``, ``scaling_``), ``history_`` and ``has_latent_state``.
+``get_config``, ``get_params``/``set_params`` (the constructor arguments), ``get_learned_params``/
+``set_learned_params`` (the fitted arrays, so ``gpssm_np.save`` and ``gpssm_np.load`` keep them), the units of the
+data (``standardize``, ``scaling_``), ``history_`` and ``has_latent_state``.
 
 References: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares); P. Van Overschee and B. De
 Moor, "N4SID", Automatica 30(1), 1994; R. H. Shumway and D. S. Stoffer, J. Time Series Anal. 3(4), 1982;

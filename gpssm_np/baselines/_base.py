@@ -70,10 +70,10 @@ class LinearBaseline(StateSpaceModel):
                                np.asarray(tail_u, dtype=np.float64).reshape(len(tail_y), self.spec.dim_u))
 
     def constrained_params(self):
-        """The fitted parameters (:meth:`get_params`: they are the model's own values, covariances and variances
+        """The fitted parameters (:meth:`get_learned_params`: they are the model's own values, covariances and variances
         included); ValueError before fit."""
         self._check_fitted()
-        return self.get_params()
+        return self.get_learned_params()
 
     def _check_fitted(self):
         if not self.fitted:

@@ -33,8 +33,8 @@ the training data, as the GP models' do; missing past outputs or inputs (a short
 training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
 ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
-The fitted arrays (:meth:`ARX.get_params`, what a model file keeps) are the coefficients A_i, B_j, c, sigma^2 and the
-training means that fill a short past; the orders are the lengths of A and B.
+The fitted arrays (:meth:`ARX.get_learned_params`, what a model file keeps) are the coefficients A_i, B_j, c,
+sigma^2 and the training means that fill a short past; the orders are the lengths of A and B.
 
 Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares).
 """
@@ -175,7 +175,7 @@ class ARX(LinearBaseline):
                 "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
                 "seed": self.seed, "standardize": self.standardize}
 
-    def get_params(self):
+    def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
         (d_y,) of :meth:`coefficients`, "noise_var" sigma^2 (d_y,), and the training means "y_mean" (d_y,) and
         "u_mean" (d_u,) that fill a short past. ``selection_scores_`` is not part of them."""
@@ -184,9 +184,9 @@ class ARX(LinearBaseline):
         return dict(self.coefficients(), noise_var=self.noise_var_.copy(), y_mean=self.y_mean_.copy(),
                     u_mean=self.u_mean_.copy())
 
-    def set_params(self, params):
-        """Set the arrays of :meth:`get_params` (the orders are the lengths of "a" and "b"); the model then counts as
-        fitted. An empty dict leaves it unfitted."""
+    def set_learned_params(self, params):
+        """Set the arrays of :meth:`get_learned_params` (the orders are the lengths of "a" and "b"); the model then
+        counts as fitted. An empty dict leaves it unfitted."""
         if isinstance(params, dict) and not params:
             self.fitted = False
             return self
@@ -200,8 +200,8 @@ class ARX(LinearBaseline):
                                 ("c", c, c.shape == (dy,)), ("noise_var", noise_var, noise_var.shape == (dy,)),
                                 ("y_mean", y_mean, y_mean.shape == (dy,)), ("u_mean", u_mean, u_mean.shape == (du,))):
             if not ok or not np.all(np.isfinite(value)):
-                raise ValueError(f"params[{name!r}]: expected a finite array shaped as get_params() gives it, got "
-                                 f"shape {value.shape}")
+                raise ValueError(f"params[{name!r}]: expected a finite array shaped as get_learned_params() gives "
+                                 f"it, got shape {value.shape}")
         if np.any(noise_var <= 0):
             raise ValueError("params['noise_var']: expected positive variances")
         if du == 0 and len(b):

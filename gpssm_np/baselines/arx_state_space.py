@@ -94,6 +94,6 @@ def fit_arx_lgssm(ys, us, order, obs_share=OBS_SHARE, stabilise=False):
         if not stabilise:
             raise ValueError(f"order: the ARX of order {order} fitted to these data is unstable")
         F = model.stabilise(F)
-    model.set_params({"F": F, "G": G, "H": H, "Q": Q, "R": R, "m0": np.zeros(dx), "P0": np.eye(dx)})
+    model.set_learned_params({"F": F, "G": G, "H": H, "Q": Q, "R": R, "m0": np.zeros(dx), "P0": np.eye(dx)})
     model.set_stationary_prior(list(zip(ys, us)))
     return model

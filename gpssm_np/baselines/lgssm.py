@@ -174,11 +174,11 @@ class LGSSM(LinearBaseline):
                 "block_rows": self.block_rows,
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}
 
-    def get_params(self):
+    def get_learned_params(self):
         """Copies of the fitted parameters (``params_``), empty before fit."""
         return {k: v.copy() for k, v in self.params_.items()} if self.fitted else {}
 
-    def set_params(self, params):
+    def set_learned_params(self, params):
         """Set F, G, H, Q, R, m0, P0 (shapes as ``params_``); the model then counts as fitted. An empty dict leaves it
         unfitted."""
         if isinstance(params, dict) and not params:
@@ -337,7 +337,7 @@ class LGSSM(LinearBaseline):
             self.set_stationary_prior(data)
         self._remember_tail(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
-        return self.set_params(self.params_)._attach_scaling()
+        return self.set_learned_params(self.params_)._attach_scaling()
 
     def select_dim_x(self, y, u=None, candidates=None):
         """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
@@ -423,7 +423,7 @@ class LGSSM(LinearBaseline):
             return KalmanOnlineFilter(self, mean, cov, check.non_negative_int(state["step"], "step"))
         if x0 is None:
             return KalmanOnlineFilter(self, self.params_["m0"].copy(), self.params_["P0"].copy())
-        mean, spread = check.initial_state(x0, self.spec.dim_x)
+        mean, spread = check.x0(x0, self.spec.dim_x)
         return KalmanOnlineFilter(self, mean, np.diag(spread) if spread.ndim == 1 else spread)
 
     # -- forecasts -------------------------------------------------------------------------------------------
@@ -470,7 +470,7 @@ class LGSSM(LinearBaseline):
         if x0 is None:
             y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if x0 is not None:
-            mean, cov = check.initial_state(x0, dx)
+            mean, cov = check.x0(x0, dx)
             cov = np.diag(cov) if cov.ndim == 1 else cov
         elif y_past is not None:
             [(y_past, u_past)] = self._sequences(y_past, u_past)

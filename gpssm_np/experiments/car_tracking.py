@@ -50,13 +50,13 @@ def build_models(data, seed, settings=SETTINGS):
     idx = pretraining_indices(len(data.y), s["pretrain_pairs"])
     rng = np.random.default_rng(seed)
     for model in models.values():
-        params = model.get_params()
+        params = model.get_learned_params()
         params["Z"] = data.x[idx - 1].copy()
         params["x0_mean"] = data.x[0].copy()
         params["x0_var"] = positive_inverse(np.full(4, s["x0_var"]))
         if "A" in params:
             params["A"] = np.eye(4) + s["A_init_noise"] * rng.normal(size=(4, s["num_latent"]))
-        model.set_params(params)
+        model.set_learned_params(params)
     return models
 
 

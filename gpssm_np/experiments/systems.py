@@ -104,9 +104,9 @@ def run_cell(name, seed, chosen_dim_x=True):
     row["arx"] = causal_rmse(lambda uw, yp, up: arx.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
     if system is not None:  # the true model works on raw units: filter raw data, then standardise its forecast
         truth = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1])
-        truth.set_params({"F": system["F"], "G": system["G"], "H": system["H"], "Q": system["Q"], "R": system["R"],
-                          "m0": np.zeros(dx),
-                          "P0": solve_discrete_lyapunov(system["F"], system["G"] @ system["G"].T + system["Q"])})
+        prior_cov = solve_discrete_lyapunov(system["F"], system["G"] @ system["G"].T + system["Q"])
+        truth.set_learned_params({"F": system["F"], "G": system["G"], "H": system["H"], "Q": system["Q"],
+                                  "R": system["R"], "m0": np.zeros(dx), "P0": prior_cov})
 
         def kalman(uw, yp, up):
             raw = truth.forecast(uw * u_std + u_mean, y_past=yp * y_std + y_mean, u_past=up * u_std + u_mean)

@@ -26,7 +26,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -34,6 +33,9 @@ import numpy as np
 
 from .. import datasets as ds_module
 from .._config import CPU_COUNT
+from ..models.registry import (AUTHORS_SETTINGS, DEFAULT_SETTINGS, PRSSM_STYLE_SETTINGS,  # noqa: F401 (importable here)
+                               Q_MODEL, SETTINGS, make_model)
+from ..models.registry import MODELS as MODEL_CLASSES
 from ..params import GPSSMSpec
 from .._versions import versions
 from ..ops.threads import use_threads
@@ -50,7 +52,7 @@ logger = logging.getLogger(__name__)
 DATASETS = ("actuator", "ballbeam", "drive", "dryer", "gas_furnace")
 #: The multi-output plants of ``gpssm-np reproduce mimo`` (issue #14), with the same sweep machinery.
 MIMO_DATASETS = ("cd_player_arm", "winding", "steamgen", "dryer2")
-MODELS = ("odgpssm", "prssm", "dssm", "arx", "lgssm")
+MODELS = tuple(MODEL_CLASSES)
 
 #: The paper's Table 1 (standardised RMSE, 100-step windows, the ``paper`` protocol).
 PAPER_TABLE1 = {
@@ -68,79 +70,11 @@ ENVI_TABLE2 = {
     "prssm": {"actuator": 0.691, "ballbeam": 0.074, "drive": 0.647, "dryer": 0.174, "gas_furnace": 1.503},
 }
 
-AUTHORS_SETTINGS = {"epochs": 70, "seq_len": 50, "stride": 1, "batch_size": 16, "lr": 0.01, "num_samples": 50,
-                    "dim_x": 4, "num_latent": 4, "num_inducing": 20, "kernel": "matern52", "recognition": "lstm",
-                    "kl_weighting": "paper", "shared_inducing": False, "eval_num_samples": 50,
-                    "eval_num_particles": 1000, "mean_function": "zero", "process_noise": None, "obs_noise": None}
-
-#: A second configuration fixed before any result was seen, from the PR-SSM reference settings (docs/design.md,
-#: authors' code s9): residual dynamics (identity mean) and small initial process noise, everything else as the
-#: authors'.
-PRSSM_STYLE_SETTINGS = dict(AUTHORS_SETTINGS, mean_function="identity", process_noise=0.002**2, obs_noise=1.0)
-
-#: The package's defaults: the GP models built as ``ODGPSSM(dim_y=..., dim_u=..., seed=...)`` and fitted with
-#: ``fit(y, u)`` (the default fit of ``models/default_fit.py``; the LGSSM baseline with ``dim_x="auto"``, the DSSM
-#: at max(4, d_y)); the other models as in the authors' settings. ``None`` means "the model's default".
-DEFAULT_SETTINGS = dict(AUTHORS_SETTINGS, gp_settings="default", epochs=None, seq_len=None, stride=None,
-                        batch_size=None, lr=None, num_samples=None, num_latent=None, num_inducing=None, kernel=None,
-                        recognition=None, kl_weighting=None, shared_inducing=None, mean_function=None,
-                        objective="enkf", dim_x="auto")
-
-SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS}
-
 #: Options of the evaluation protocols (``protocols.py``): 100-step windows, at most 6 of them, 100 burn-in steps.
 PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
 
 #: The models compared with ODGPSSM in the summary's paired intervals.
 LINEAR_MODELS = ("arx", "lgssm")
-
-#: Data sets on which the authors' code initialises lengthscale 2 and outputscale 0.5 (with ARD).
-_ARD_INIT = ("ballbeam", "drive")
-
-_Q_MODEL = re.compile(r"^odgpssm_q(\d+)$")
-
-
-def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
-    """The model ``name`` (one of :data:`MODELS`, or ``odgpssm_q<Q>`` for ODGPSSM with Q latent GPs) for
-    ``dataset`` (a ``datasets.Dataset``, whose standardised arrays it is fitted on) with ``settings``."""
-    from .. import ODGPSSM, PRSSM
-
-    d_y, d_u = dataset.y_train.shape[1], dataset.u_train.shape[1]
-    fixed_dim_x = max(4 if settings["dim_x"] == "auto" else settings["dim_x"], d_y)  # C = [I, 0] needs d_x >= d_y
-    dims = dict(dim_x=settings["dim_x"] if settings["dim_x"] == "auto" else fixed_dim_x, dim_y=d_y, dim_u=d_u)
-    if settings.get("gp_settings") == "default":  # the constructor's defaults, nothing tuned per data set
-        gp_common = {"seed": seed, "objective": settings.get("objective")}
-    else:
-        gp_common = dict(num_inducing=settings["num_inducing"], kernel=settings["kernel"], seed=seed,
-                         recognition=settings["recognition"], kl_weighting=settings["kl_weighting"],
-                         shared_inducing=settings["shared_inducing"], mean_function=settings["mean_function"],
-                         settings="authors")
-        for noise in ("process_noise", "obs_noise"):
-            if settings.get(noise) is not None:
-                gp_common[noise] = settings[noise]
-        if dataset.name in _ARD_INIT:
-            gp_common.update(lengthscale=2.0, variance=0.5)
-    q_match = _Q_MODEL.match(name)
-    if name == "odgpssm" or q_match:
-        num_latent = int(q_match.group(1)) if q_match else settings["num_latent"]
-        model = ODGPSSM(**({} if num_latent is None else {"num_latent": num_latent}), **dims, **gp_common)
-    elif name == "prssm":
-        model = PRSSM(**dims, **gp_common)
-    elif name == "dssm":
-        from ..models.dssm import DSSM
-
-        model = DSSM(**dict(dims, dim_x=fixed_dim_x), seed=seed)  # no warm start to choose d_x
-    elif name == "arx":
-        from ..baselines import ARX
-
-        model = ARX(dim_y=d_y, dim_u=d_u, seed=seed)
-    elif name == "lgssm":
-        from ..baselines import LGSSM
-
-        model = LGSSM(**dims, seed=seed)
-    else:
-        raise ValueError(f"model: expected one of {MODELS} or odgpssm_q<Q>, got {name!r}")
-    return model
 
 
 def run_config(settings, name="authors", protocol_options=None):
@@ -287,7 +221,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     if unknown:
         raise ValueError(f"datasets: unknown {unknown}; expected names from {DATASETS + MIMO_DATASETS}")
     for m in models:
-        if m not in MODELS and not _Q_MODEL.match(m):
+        if m not in MODELS and not Q_MODEL.match(m):
             raise ValueError(f"models: unknown {m!r}; expected names from {MODELS} or odgpssm_q<Q>")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     os.makedirs(out, exist_ok=True)

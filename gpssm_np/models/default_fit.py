@@ -378,7 +378,7 @@ class DefaultFit:
                 run.advance(min(plan.eval_every, steps - run.steps))
                 report.update(run.steps, model.history_[-1])
                 self.save("refit", steps)
-        model.set_params(run.params())
+        model.set_learned_params(run.params())
         self.refit_run = None
         report.close()
 
@@ -399,7 +399,7 @@ class DefaultFit:
         per_candidate = len(runs) // len(self.plan.lr_scales)
         chosen = slice(self.candidate * per_candidate, (self.candidate + 1) * per_candidate)
         for (model, _, score), params in zip(runs[chosen], self.kept[step][chosen]):
-            model.set_params(params)
+            model.set_learned_params(params)
             z += [np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(model)]
         return widening_factors(np.concatenate(z))
 

@@ -32,9 +32,9 @@ function, by ``inference.draw_noise``)::
 
 The inner expectation and the KLs are in closed form given x_{t-1}^(s) (Rao-Blackwellised; the KLs as Pyro's
 ``TraceMeanField_ELBO``); x_t^(s) = mu_t + sigma_t eps_t then feeds the next step. The KL weighting conventions are
-those of ``inference.py``: :meth:`DSSM.elbo` is c_data * sum_b ELBO_b with c_data = num_windows / B ("unbiased") or
+those of ``inference.py``: :meth:`DSSM.elbo` is c_data * sum_i ELBO_i with c_data = num_windows / B ("unbiased") or
 1 / B ("paper"). The model has no global latent variable (no KL(q(u) || p(u))), so both weightings give the same
-training loss, the minibatch mean of -ELBO_b (``GradientTrainedModel.minibatch_loss``, per window as for the GP
+training loss, the minibatch mean of -ELBO_i (``GradientTrainedModel.minibatch_loss``, per window as for the GP
 models).
 
 Differences from Pyro's ``dmm`` example: inputs u_t enter the transition (z_t) and the RNN; the RNN is a tanh Elman
@@ -170,20 +170,20 @@ class BackwardRNN:
 
 
 def dssm_elbo(params, network, y, u, noise, kl_weighting="unbiased", num_windows=None, backend="fused"):
-    """c_data * sum_b ELBO_b (module docstring) of windows y (B, T, d_y), u (B, T, d_u) with ``noise`` from
+    """c_data * sum_i ELBO_i (module docstring) of windows y (B, T, d_y), u (B, T, d_u) with ``noise`` from
     ``inference.draw_noise(rng, B, S, T, d_x, 0)`` (particle n belongs to window n // S). The loop over time is
     ``ops.dmm.dmm_loop`` (backend "fused") or its autograd.numpy reference ("reference"); both give the same
     numbers."""
     p = {name: params[name] for name in params}  # one traced look-up per parameter
-    B, T, dy = y.shape
-    S = noise.eps0.shape[0] // B
+    batch, T, dy = y.shape
+    S = noise.eps0.shape[0] // batch
     hs = network.hidden_states(p, y, u)
     m0, v0 = network.q_x0(p, hs[0])
     x0 = anp.repeat(m0, S, axis=0) + anp.sqrt(anp.repeat(v0, S, axis=0)) * noise.eps0  # (N, d_x)
     loop = {"fused": dmm_loop, "reference": dmm_loop_reference}[backend]
     total = loop(x0, u, y, anp.stack(hs), dmm_pack(p), positive(p["obs_noise"]), noise.eps_x,
                  p["trans_gate_1_W"].shape[0], network.hidden)
-    c_data, _ = kl_weights(kl_weighting, B, T, num_windows)
+    c_data, _ = kl_weights(kl_weighting, batch, T, num_windows)
     return c_data * (total / S - anp.sum(kl_diag_standard_normal(m0, v0)))
 
 
@@ -288,7 +288,7 @@ class DSSM(GradientTrainedModel):
         """x_t | x_{t-1} ~ N(m_t, diag s_t^2) of the gated transition, as a function for
         ``filtering.particle_filter``: ``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x,
         d_x))``. The parameters are copied, so later training does not change the function."""
-        p = self.get_params()
+        p = self.get_learned_params()
         dx, du = self.spec.dim_x, self.spec.dim_u
 
         def transition(x_prev, u_t, k=None):
@@ -310,7 +310,7 @@ class DSSM(GradientTrainedModel):
     def constrained_params(self):
         """The parameters as the model uses them: the network weights and biases as they are, and R's diagonal as
         ``obs_var`` (d_y,) in place of ``obs_noise``."""
-        params = self.get_params()
+        params = self.get_learned_params()
         del params["obs_noise"]
         return dict(params, obs_var=self.obs_var())
 

@@ -335,7 +335,7 @@ class GPSSM(GradientTrainedModel):
                 value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
                 self.restart_scores_.append(value)
                 if best is None or (value is not None and value < best["score"]):
-                    best = {"score": value, "params": self.get_params(), "history": self.history_,
+                    best = {"score": value, "params": self.get_learned_params(), "history": self.history_,
                             "log": self.training_log_, "record": record, "seed": run_seed, "lr": lr, "scales": scales}
             if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
                 pair = (selected_windows(kept["record"], plan.min_delta),
@@ -347,7 +347,7 @@ class GPSSM(GradientTrainedModel):
         self.validation_, self.lr_ = kept["record"], kept["lr"]
         run_seed, scales = kept["seed"], kept["scales"]
         self.lr_scale_ = dict(scales)
-        self.set_params(kept["params"])
+        self.set_learned_params(kept["params"])
         self.interval_scale_ = (score.interval_scale(self, widen_only=plan.calibrate == "widen")
                                 if plan.calibrate and score else None)
         self.refit_ = None

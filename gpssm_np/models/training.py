@@ -187,7 +187,7 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
             best_score, best_params, since_best = current, run.params(), 0
         else:
             since_best += 1
-    model.set_params(best_params)
+    model.set_learned_params(best_params)
     return record
 
 

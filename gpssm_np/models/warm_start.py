@@ -3,18 +3,18 @@ r"""A linear-Gaussian warm start for the sparse-GP state-space models (``init="l
 A linear Gaussian state-space model (``baselines.LGSSM``: subspace identification, then EM), fitted in about a
 second, is a strong model of most plants. The GP model starts exactly there and moves away only where the data
 say so. ``init="arx"`` starts from the ARX of order n = d_x / d_y instead, written as a state-space model whose
-states are the recent past (``baselines/arx_state_space.py``, observer form: H = [I, 0] already, so T = I in step
+states are the recent past (``baselines/arx_state_space.py``, observer form: H = [I, 0] already, so E = I in step
 2, and only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A
 and the PRSSM kernel variances of the other states start at 0 and at the floor). ``init="linear"`` takes whichever
 of the two forecasts better in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
 
 1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
    model's d_x, on the training data.
-2. Change the state basis, x' = T x, so that the emission becomes C = [I_{d_y}, 0] (paper Eq. (4b)):
-   T = [H; N], where the rows of N span the null space of H Q_l, rotated so that N Q_l N^T is diagonal. Then
-   H T^{-1} = [I, 0], and T Q_l T^T = blockdiag(H Q_l H^T, N Q_l N^T) has no cross terms: it is diagonal for
-   d_y = 1 (for d_y > 1 the off-diagonal entries of H Q_l H^T are dropped). T is invertible because H Q_l H^T is
-   positive definite. F' = T F T^{-1}, G' = T G, b = 0 (the data are standardised).
+2. Change the state basis, x' = E x (``WarmStart.basis``), so that the emission becomes C = [I_{d_y}, 0] (paper
+   Eq. (4b)): E = [H; N], where the rows of N span the null space of H Q_l, rotated so that N Q_l N^T is diagonal.
+   Then H E^{-1} = [I, 0], and E Q_l E^T = blockdiag(H Q_l H^T, N Q_l N^T) has no cross terms: it is diagonal for
+   d_y = 1 (for d_y > 1 the off-diagonal entries of H Q_l H^T are dropped). E is invertible because H Q_l H^T is
+   positive definite. F' = E F E^{-1}, G' = E G, b = 0 (the data are standardised).
    Needs d_x >= d_y and H of full row rank (ValueError otherwise).
 3. Transition x_t = F' x_{t-1} + G' u_t + b + A h + v_t (``transition.py``, ``mean_function="linear"``) with
    q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
@@ -28,7 +28,7 @@ of the two forecasts better in the blocked cross-validation that chooses d_x (:f
    orthogonal matrix); its forecasts are the Kalman forecasts up to Monte-Carlo error. Scaling A rather than the
    kernel variance keeps the GP quick to learn: Adam moves A additively, while a tiny kernel variance would have
    to grow by orders of magnitude through its log-like parameter.
-4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(T m0, diag T P0 T^T).
+4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(E m0, diag E P0 E^T).
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
    smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
 6. Every training window gets its own initial state: the smoothed marginal N(x'_s, diag P'_s) of the state before
@@ -63,9 +63,9 @@ class WarmStart:
 
     Attributes
     ----------
-    T : (d_x, d_x)     basis change x' = T x
+    basis : (d_x, d_x)     the basis change E, x' = E x
     F, G, b : (d_x, d_x), (d_x, d_u), (d_x,)   the transition x' = F x' + G u + b (b: the ARX's intercept)
-    process_var : (d_x,)   diagonal of T Q_l T^T
+    process_var : (d_x,)   diagonal of E Q_l E^T
     obs_var : (d_y,)
     x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
     smoothed_means, smoothed_vars : list of (T_i + 1, d_x)   x'_0..x'_T of each training sequence
@@ -73,7 +73,7 @@ class WarmStart:
     driven : (d_x,) bool   the states that carry process noise and so get the GP's share (step 3)
     """
 
-    T: np.ndarray
+    basis: np.ndarray
     F: np.ndarray
     G: np.ndarray
     b: np.ndarray
@@ -92,8 +92,9 @@ class WarmStart:
         return self.smoothed_means[sequence][starts], self.smoothed_vars[sequence][starts]
 
 
-def emission_basis(H, Q):
-    """T (d_x, d_x) with H T^{-1} = [I, 0] and T Q T^T block diagonal (module docstring, step 2)."""
+def emission_basis(H, Q_l):
+    """The basis change E (d_x, d_x) with H E^{-1} = [I, 0] and E Q_l E^T block diagonal for the LGSSM's emission
+    matrix H and process-noise covariance Q_l (module docstring, step 2)."""
     d_y, d_x = H.shape
     if d_y > d_x:
         raise ValueError(f"dim_x: the warm start needs dim_x >= dim_y, got {d_x} < {d_y}")
@@ -101,9 +102,9 @@ def emission_basis(H, Q):
         raise ValueError("init: the LGSSM's emission matrix H lacks full row rank; use init='random'")
     if d_x == d_y:
         return H.copy()
-    _, _, vt = np.linalg.svd(H @ Q)
-    N = vt[d_y:]  # rows span the null space of H Q: N Q H^T = 0
-    _, rotation = np.linalg.eigh(N @ Q @ N.T)
+    _, _, vt = np.linalg.svd(H @ Q_l)
+    N = vt[d_y:]  # rows span the null space of H Q_l: N Q_l H^T = 0
+    _, rotation = np.linalg.eigh(N @ Q_l @ N.T)
     return np.concatenate([H, rotation.T @ N])
 
 
@@ -200,29 +201,30 @@ def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
             raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y}, got {dim_x}")
         lgssm = fit_arx_lgssm(ys, us, dim_x // d_y, stabilise=True)  # an order chosen on other data may not fit
         driven = np.arange(dim_x) < d_y
-        T = np.eye(dim_x)  # the observer form's emission is [I, 0] already
+        basis = np.eye(dim_x)  # the observer form's emission is [I, 0] already
     else:
         lgssm = fit_lgssm(ys, us, dim_x, seed)
         driven = np.ones(dim_x, dtype=bool)
-        T = None
-    return _in_emission_basis(lgssm, ys, us, T, driven)
+        basis = None
+    return _in_emission_basis(lgssm, ys, us, basis, driven)
 
 
-def _in_emission_basis(lgssm, ys, us, T, driven, bias_input=False):
-    """The :class:`WarmStart` of a fitted ``lgssm`` in the basis T (None: :func:`emission_basis`). ``bias_input``:
-    the LGSSM's last input is the constant 1 (``us`` then hold it), whose column of G is the intercept b."""
-    p = lgssm.get_params()
-    T = emission_basis(p["H"], p["Q"]) if T is None else T
-    T_inv = np.linalg.inv(T)
+def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
+    """The :class:`WarmStart` of a fitted ``lgssm`` in the state basis ``basis`` (None: :func:`emission_basis`).
+    ``bias_input``: the LGSSM's last input is the constant 1 (``us`` then hold it), whose column of G is the
+    intercept b."""
+    p = lgssm.get_learned_params()
+    E = emission_basis(p["H"], p["Q"]) if basis is None else basis
+    E_inv = np.linalg.inv(E)
     means, variances = [], []
     for y, u in zip(ys, us):
         m, P = lgssm.smooth(y, u)  # x_0..x_T
-        means.append(m @ T.T)
-        variances.append(np.einsum("ij,tjk,ik->ti", T, P, T))
-    G = T @ p["G"]
-    G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(T)))
-    return WarmStart(T=T, F=T @ p["F"] @ T_inv, G=G, b=b, process_var=np.diag(T @ p["Q"] @ T.T).copy(),
-                     obs_var=np.diag(p["R"]).copy(), x0_mean=T @ p["m0"], x0_var=np.diag(T @ p["P0"] @ T.T).copy(),
+        means.append(m @ E.T)
+        variances.append(np.einsum("ij,tjk,ik->ti", E, P, E))
+    G = E @ p["G"]
+    G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(E)))
+    return WarmStart(basis=E, F=E @ p["F"] @ E_inv, G=G, b=b, process_var=np.diag(E @ p["Q"] @ E.T).copy(),
+                     obs_var=np.diag(p["R"]).copy(), x0_mean=E @ p["m0"], x0_var=np.diag(E @ p["P0"] @ E.T).copy(),
                      smoothed_means=means, smoothed_vars=variances, lgssm=lgssm, driven=driven)
 
 
@@ -246,7 +248,7 @@ def floor_warm_start(floor, ys, us):
     if not arx_is_stable(floor.theta_, floor.na_):  # an order refitted on other data than it was chosen on
         F = form.stabilise(F)
     with_one = [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]
-    form.set_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
+    form.set_learned_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
                      "m0": np.zeros(n * d_y), "P0": np.eye(n * d_y)})
     form.set_stationary_prior(list(zip(ys, with_one)))
     return _in_emission_basis(form, ys, with_one, np.eye(n * d_y), np.arange(n * d_y) < d_y, bias_input=True)

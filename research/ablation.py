@@ -5,6 +5,9 @@ validation block) and records the validation scores of its run (``GPSSM.validati
 model: the warm start where there is one), of the selected parameters, and of the last iterate. The test halves
 are never read. Rows are streamed to a JSON-lines file keyed on (data set, configuration, seed, budget, commit),
 so an interrupted sweep resumes where it stopped and reuses only rows of the same code and budget.
+
+Part of the research record, not of the package (research/README.md): the scripts beside it import it as
+``ablation`` with this folder on ``sys.path``.
 """
 import json
 import logging
@@ -14,14 +17,14 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from .. import datasets as ds_module
-from .._versions import versions
-from ..baselines.lgssm_order import dim_x_candidates
-from ..metrics import coverage, nlpd, rmse
-from ..models.training import ValidationScore, selected_windows
-from ..ops.threads import use_threads
-from .runs import read_jsonl
-from .table1 import MIMO_DATASETS  # the multi-output plants of amendment 3 (issue #14)
+from gpssm_np import datasets as ds_module
+from gpssm_np._versions import versions
+from gpssm_np.baselines.lgssm_order import dim_x_candidates
+from gpssm_np.experiments.runs import read_jsonl
+from gpssm_np.experiments.table1 import MIMO_DATASETS  # the multi-output plants of amendment 3 (issue #14)
+from gpssm_np.metrics import coverage, nlpd, rmse
+from gpssm_np.models.training import ValidationScore, selected_windows
+from gpssm_np.ops.threads import use_threads
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +117,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
     ``budget["held_out"]`` (amendment 5) the last share of the training half is held out of the fit, and the row's
     ``held_out`` is the causal forecast RMSE of every window of it (the validation score's protocol), with the
     coverage of the 95 % intervals and the NLPD there (:func:`held_out_metrics`)."""
-    from .. import ODGPSSM
+    from gpssm_np import BlockPlan, ODGPSSM
 
     budget = dict(BUDGET if budget is None else budget)
     y, u = training_half(data_name, data_dir)
@@ -131,7 +134,7 @@ def run_cell(data_name, config, seed, budget=None, data_dir=None):
             config_args["dim_x"] = dim_x_candidates(y.shape[1])
         dims = {"dim_x": max(4, y.shape[1]), "dim_y": y.shape[1], "dim_u": u.shape[1]}
         model = ODGPSSM(**dict(dims, **config_args), seed=seed)
-        model.fit(y[:cut], u[:cut], **fit_args)
+        model.fit(y[:cut], u[:cut], plan=BlockPlan(**fit_args))  # every configuration here trained by it
         held_out_scores = held_out_metrics(model, y, u, cut) if held_out else {}
     scores = [r["rmse"] for r in model.validation_]
     return {"dataset": data_name, "config": config, "seed": int(seed), "budget": budget, "dim_x": model.spec.dim_x,
@@ -152,7 +155,7 @@ def linear_cell(data_name, model_name, held_out=0.2, data_dir=None):
     and scored on the rest by :func:`held_out_metrics`, as a GP cell with ``budget["held_out"]``: what the GP
     models' held-out scores are compared with (the baselines have no validation block: they fit all of the part
     the GP fit sees, validation block included). Deterministic: no seed."""
-    from ..baselines import ARX, LGSSM
+    from gpssm_np.baselines import ARX, LGSSM
 
     if model_name not in LINEAR_BASELINES:
         raise ValueError(f"model_name: expected one of {LINEAR_BASELINES}, got {model_name!r}")
@@ -162,7 +165,7 @@ def linear_cell(data_name, model_name, held_out=0.2, data_dir=None):
     model = ARX(**dims) if model_name == "arx" else LGSSM(dim_x="auto", **dims)
     start = time.perf_counter()
     model.fit(y[:cut], u[:cut])
-    params = model.get_params()
+    params = model.get_learned_params()
     order = ({"na": len(params["a"]), "nb": len(params["b"])} if model_name == "arx"
              else {"dim_x": int(model.spec.dim_x)})
     return {"dataset": data_name, "model": model_name, "held_out_share": held_out, "order": order,

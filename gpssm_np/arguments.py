@@ -1,0 +1,88 @@
+"""The constructor arguments of a model: :class:`ConstructorArguments`, the base of ``estimator.StateSpaceModel``
+that gives them scikit-learn's meanings.
+
+A model's configuration is its constructor arguments, the learned arrays are not among them: as in scikit-learn,
+``get_params()`` gives the arguments (name -> value, as given to the constructor, the defaults filled in) and
+``set_params(name=value, ...)`` changes them, so that ``type(model)(**model.get_params())`` builds the same
+unfitted model (what scikit-learn's ``clone`` does). The learned arrays are ``get_learned_params()`` and
+``set_learned_params(params)`` (``estimator.py``); ``get_config()`` gives the arguments as plain JSON types, as a
+model file keeps them.
+
+Until this release ``get_params()``/``set_params(params)`` meant the learned arrays. ``set_params`` with one dict as
+its positional argument still sets them, with a DeprecationWarning; ``get_params()`` cannot mean both and gives the
+arguments.
+"""
+import inspect
+import warnings
+
+
+class ConstructorArguments:
+    """scikit-learn's ``get_params``/``set_params`` over the constructor arguments (module docstring), and a
+    ``repr`` with those that differ from their defaults. A subclass supplies ``get_config()`` and
+    ``set_learned_params(params)``."""
+
+    def __new__(cls, *args, **kwargs):
+        model = super().__new__(cls)
+        model._arguments = (args, kwargs)  # what the constructor was given: get_params reads it
+        return model
+
+    def get_params(self, deep=True):
+        """The constructor arguments, name -> value: those given, the others at their defaults, and the keyword
+        arguments a constructor collects in ``**values`` (a GP model's initial values) when given. A copy of the
+        model as it was built, unfitted: ``type(model)(**model.get_params())``. ``deep``: scikit-learn's argument,
+        kept for its ``clone``; no argument of a model is itself an estimator, so it changes nothing."""
+        signature = inspect.signature(type(self))
+        args, kwargs = self._arguments
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        params = {}
+        for name, value in bound.arguments.items():
+            if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+                params.update(value)
+            else:
+                params[name] = value
+        return params
+
+    def set_params(self, *params_dict, **params):
+        """Set constructor arguments by name and return the model: it is built again from :meth:`get_params` with
+        ``params`` in place (the constructor checks them: an unknown name is a ValueError naming it), so it is
+        unfitted afterwards, with freshly initialised parameters, as scikit-learn's ``set_params`` before a ``fit``.
+
+        Deprecated: ``set_params(params)`` with one dict of learned arrays sets them (``set_learned_params``, what
+        ``set_params`` meant until this release) and warns."""
+        if params_dict:
+            if len(params_dict) > 1 or params or not isinstance(params_dict[0], dict):
+                raise TypeError("set_params: takes constructor arguments by name, set_params(name=value, ...); "
+                                "the learned arrays are set by set_learned_params(params)")
+            warnings.warn("set_params(params) with a dict of learned arrays is deprecated: use "
+                          "set_learned_params(params); set_params(name=value, ...) sets constructor arguments, as "
+                          "in scikit-learn", DeprecationWarning, stacklevel=2)
+            return self.set_learned_params(params_dict[0])
+        if params:
+            built = type(self)(**dict(self.get_params(), **params))
+            self.__dict__.clear()
+            self.__dict__.update(built.__dict__)
+        return self
+
+    def __repr__(self):
+        arguments = ", ".join(f"{name}={value!r}" for name, value in self._changed_config().items())
+        return f"{type(self).__name__}({arguments})"
+
+    def _changed_config(self):
+        """The entries of ``get_config()`` that rebuild the model with every other argument at its default: the
+        required arguments, then each argument whose value differs from the model rebuilt so far; arguments with a
+        fixed default come first, those defaulting to None (decided by others, e.g. ``settings``) after them."""
+        config = self.get_config()
+        parameters = {name: p for name, p in inspect.signature(type(self)).parameters.items()
+                      if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        required = [name for name, p in parameters.items() if p.default is p.empty]
+        if not set(required) <= set(config):  # a constructor that takes other objects (GPSSM's spec)
+            return config
+        shown = {name: config[name] for name in required}
+        optional = [name for name in parameters if name in config and name not in shown]
+        reference = type(self)(**shown).get_config()
+        for name in sorted(optional, key=lambda name: parameters[name].default is None):
+            if config[name] != reference.get(name):
+                shown[name] = config[name]
+                reference = type(self)(**shown).get_config()
+        return shown

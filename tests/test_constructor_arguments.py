@@ -1,0 +1,107 @@
+"""scikit-learn's meanings of get_params/set_params (arguments.py): the constructor arguments, so that its ``clone``
+works; the learned arrays are get_learned_params/set_learned_params, and set_params with a dict of arrays is their
+deprecated alias. scikit-learn itself is not needed: :func:`sklearn_clone` does what ``sklearn.base.clone`` does."""
+import copy
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.io import MODEL_CLASSES
+
+
+def tiny_models():
+    return [gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=1, lengthscale=1.5),
+            gp.PRSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", recognition="mlp"),
+            gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4), gp.ARX(na=2, nb=1), gp.LGSSM(dim_x="auto")]
+
+
+def sklearn_clone(model):
+    """``sklearn.base.clone(model)``: a deep copy of each argument of ``get_params(deep=False)`` given to the
+    constructor, which must keep each as it is (scikit-learn checks identity)."""
+    arguments = {name: copy.deepcopy(value) for name, value in model.get_params(deep=False).items()}
+    clone = type(model)(**arguments)
+    kept = clone.get_params(deep=False)
+    for name, value in arguments.items():
+        assert kept[name] is value, f"{type(model).__name__}: the constructor does not keep {name}"
+    return clone
+
+
+def same_model(a, b):
+    assert type(a) is type(b) and a is not b
+    assert a.get_config() == b.get_config() and repr(a) == repr(b)
+    arrays_a, arrays_b = a.get_learned_params(), b.get_learned_params()
+    assert set(arrays_a) == set(arrays_b)
+    for name in arrays_a:
+        assert np.array_equal(arrays_a[name], arrays_b[name]), name
+
+
+@pytest.mark.parametrize("model", tiny_models(), ids=lambda m: type(m).__name__)
+def test_get_params_are_the_constructor_arguments_and_rebuild_the_model(model):
+    params = model.get_params()
+    named = [name for name, p in inspect.signature(type(model)).parameters.items()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    assert list(params)[:len(named)] == named  # every argument, in the signature's order, defaults included
+    assert model.get_params(deep=False) == params
+    same_model(type(model)(**params), model)
+    same_model(sklearn_clone(model), model)
+
+
+def test_get_params_keep_the_initial_values_a_gp_model_takes_as_keywords():
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, lengthscale=1.5, obs_noise=0.3)
+    assert model.get_params()["lengthscale"] == 1.5 and model.get_params()["obs_noise"] == 0.3
+    assert "lengthscale" not in gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4).get_params()
+
+
+def test_a_fitted_model_gives_the_arguments_as_given_and_clones_unfitted(rng):
+    y, u = rng.standard_normal((120, 1)), rng.standard_normal((120, 1))
+    model = gp.ARX().fit(y, u)  # the orders are chosen by fit
+    assert model.fitted and model.get_params()["na"] is None
+    clone = sklearn_clone(model)
+    assert not clone.fitted and clone.get_learned_params() == {}
+
+
+def test_a_loaded_model_gives_the_arguments_of_its_file(tmp_path):
+    model = gp.DSSM(dim_x=2, hidden=4, rnn_hidden=4, seed=3)
+    gp.save(model, tmp_path / "m.npz")
+    loaded = gp.load(tmp_path / "m.npz")
+    assert {k: loaded.get_params()[k] for k in model.get_config()} == model.get_config()
+
+
+@pytest.mark.parametrize("cls", list(MODEL_CLASSES.values()), ids=list(MODEL_CLASSES))
+def test_set_params_sets_arguments_by_name_and_returns_the_model(cls, rng):
+    small = {"ODGPSSM": dict(dim_x=2, num_inducing=4), "PRSSM": dict(dim_x=2, num_inducing=4),
+             "DSSM": dict(dim_x=2, hidden=4, rnn_hidden=4)}.get(cls.__name__, {})
+    model = cls(**small)
+    assert model.set_params() is model
+    assert model.set_params(seed=7, standardize=False) is model
+    assert model.get_params()["seed"] == 7 and model.seed == 7 and model.standardize is False
+    same_model(model, cls(**dict(small, seed=7, standardize=False)))  # rebuilt: as constructed with them
+    with pytest.raises(ValueError, match="n_latent: unknown keyword argument of " + cls.__name__):
+        model.set_params(n_latent=3)
+    with pytest.raises(ValueError, match="standardize"):  # the constructor checks the values too
+        model.set_params(standardize="yes")
+
+
+def test_set_params_leaves_a_fitted_model_unfitted(rng):
+    y, u = rng.standard_normal((120, 1)), rng.standard_normal((120, 1))
+    model = gp.LGSSM(dim_x=2).fit(y, u)
+    model.set_params(num_iters=3)
+    assert not model.fitted and model.history_ == [] and model.scaling_ is None and model.num_iters == 3
+
+
+@pytest.mark.parametrize("model", tiny_models()[:3], ids=lambda m: type(m).__name__)
+def test_set_params_with_a_dict_of_arrays_is_the_deprecated_set_learned_params(model):
+    arrays = {name: value + 0.25 for name, value in model.get_learned_params().items()}
+    with pytest.warns(DeprecationWarning, match="set_learned_params"):
+        assert model.set_params(arrays) is model
+    for name, value in model.get_learned_params().items():
+        np.testing.assert_array_equal(value, arrays[name])
+    with pytest.raises(TypeError, match="by name"):
+        model.set_params(arrays, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.set_learned_params(arrays)  # the new name does not warn
+
