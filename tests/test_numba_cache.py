@@ -36,7 +36,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 def kernels(folder):
     os.makedirs(folder, exist_ok=True)
-    for name in ("rollout._fwd_block-120.py311.nbi", "enkf.enkf_step-40.py311.1.nbc"):
+    for name in ("rollout._fwd_blocks-120.py311.nbi", "enkf.enkf_step-40.py311.1.nbc"):
         with open(os.path.join(folder, name), "w") as fh:
             fh.write("compiled")
     return sorted(n for n in os.listdir(folder) if n.endswith((".nbi", ".nbc")))
