@@ -122,7 +122,7 @@ def enkf_loglik_ops(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps
 # ---------------------------------------------------------------------------------------------------------------
 # EnKF tape, besides the transition's (ops/rollout.py): XB (T, N, d_x) the predicted members xbar, KG (T, B, d_x, d_y)
 # the gains, SINV (T, B, d_y, d_y) the inverse innovation covariances. X (T, N, d_x) holds the analysed members.
-@jit
+@jit(from_python=False)
 def _times_sinv(P, Sinv, out):
     # out = P S^{-1}: (d_x, d_y) times (d_y, d_y)
     for d in range(P.shape[0]):
@@ -133,7 +133,7 @@ def _times_sinv(P, Sinv, out):
             out[d, m] = v
 
 
-@jit(fastmath=FASTMATH)
+@jit(fastmath=FASTMATH, inline=True)  # compiled inside its one caller, _fwd_blocks, which has the same flags
 def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc):
     # Window b, members first..first+S-1 of X[t] (predicted on entry, analysed on exit); mbar (d_x,), Pxy (d_x, d_y)
     # and Lc (d_y, d_y) are scratch. LL[t, b] = l_t.
@@ -196,7 +196,7 @@ def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar
             X[t, j, d] = v
 
 
-@jit(fastmath=FASTMATH_SUMS)
+@jit(fastmath=FASTMATH_SUMS, inline=True)  # inside _vjp_blocks, which has the same flags
 def _update_vjp(t, b, first, col, S, g, gl, Y, sqrt_r, eps_y, XB, KG, SINV, gr, mbar, gK, gP, gS, vec, GA):
     # Reverse of _update for window b (members first.., columns col.. of the block's g (d_x, L)): g = dL/dx_t on
     # entry, dL/dxbar_t on exit; gl = dL/dL_b; gr (d_y,) += dL/dr. mbar (d_x,), gK, gP (d_x, d_y), gS (d_y, d_y),

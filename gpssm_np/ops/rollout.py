@@ -143,7 +143,7 @@ def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps
 #   P (nb, T, Q, M, L)     dk_q/dr2 (Matern; last axis empty for the squared exponential, where it is -k/2)
 #   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
 # Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
-@jit(fastmath=FASTMATH)
+@jit(fastmath=FASTMATH, from_python=False)
 def fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
              X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu):
     # Step t of the block's particles: X[t] from X[t - 1] (x0 at t = 0); r2, mean, kbk, mu (L,) and xs (D, L) are
@@ -246,7 +246,7 @@ def fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps
             X[t, n0 + i, d] = acc
 
 
-@jit(fastmath=FASTMATH_SUMS)
+@jit(fastmath=FASTMATH_SUMS, from_python=False)
 def vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
              code, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gxt, hbar, varbar, r2, C, W):
     # Reverse of step t of the block's particles: g (d_x, L) = dL/dx_t in, gxt (D, L) = dL/d[x_{t-1}, u_t] out;
