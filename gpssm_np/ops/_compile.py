@@ -96,7 +96,7 @@ if NUMBA_CACHE:
 def kernels_on_disk():
     """Whether one of Numba's cache folders of this folder (:func:`cache_dirs`) holds the compiled rollout (its
     index file), so that the first call of this process loads the kernels (about a second) rather than compiling
-    them (about a minute)."""
+    them (half a minute or so)."""
     return NUMBA_CACHE and any(glob.glob(os.path.join(d, "rollout._fwd_blocks-*.nbi")) for d in cache_dirs())
 
 
