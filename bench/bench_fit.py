@@ -35,7 +35,7 @@ from gpssm_np.ops import conditional, kernels, lstm, rollout  # noqa: E402
 PARTS = {
     "rollout": [(rollout, "run_blocks")],
     "recognition network": [(lstm, "run_blocks")],
-    "precompute": [(conditional, "_precompute_fwd"), (conditional, "_precompute_vjp"),
+    "precompute": [(conditional, "_factors"), (conditional, "_precompute_vjp"),
                    (kernels, "_kernel_matrix_fwd"), (kernels, "_kernel_matrix_vjp")],
     "noise": [(gpssm_model, "draw_noise")],
     "optimizer": [(optim.Adam, "step")],

@@ -17,6 +17,7 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.dmm import dmm_loop, dmm_loop_example
+from .ops.enkf import enkf_example, enkf_loglik
 from .ops.gaussian_condition import condition_gaussians, condition_gaussians_example
 from .ops.gaussian_sample import sample_gaussians, sample_gaussians_example
 from .ops.kalman import kalman_example, kalman_forward, rts_backward
@@ -53,9 +54,9 @@ def _rollout_args(rng, N, identity):
 
 def warmup():
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
-    both kernels and both mean functions (forward with and without a tape, and its reverse pass), the LSTM, the
-    expected log-likelihood, the DSSM's loop, the particle filters' Gaussian conditioning and sampling and the
-    LGSSM's Kalman filter and smoother.
+    both kernels and both mean functions (forward with and without a tape, and its reverse pass), the ensemble Kalman
+    objective (forward and reverse, both kernels), the LSTM, the expected log-likelihood, the DSSM's loop, the
+    particle filters' Gaussian conditioning and sampling and the LGSSM's Kalman filter and smoother.
 
     The same compiled kernels serve any number of kernel threads (``ops.threads.run_blocks``).
 
@@ -80,6 +81,7 @@ def warmup():
             args = _rollout_args(rng, 6, identity)
             _forward_and_back(_rollout.rollout, args, differentiable, kind=kind)
             _rollout.rollout(*args, kind=kind)  # untraced: no tape
+        _forward_and_back(enkf_loglik, enkf_example(rng), (0, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15), kind=kind)
     _forward_and_back(lstm, lstm_example(rng), (0, 1))
     _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
     _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))

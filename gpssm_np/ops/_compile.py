@@ -96,18 +96,24 @@ if NUMBA_CACHE:
 def kernels_on_disk():
     """Whether one of Numba's cache folders of this folder (:func:`cache_dirs`) holds the compiled rollout (its
     index file), so that the first call of this process loads the kernels (about a second) rather than compiling
-    them (about a minute)."""
-    return NUMBA_CACHE and any(glob.glob(os.path.join(d, "rollout._fwd_block-*.nbi")) for d in cache_dirs())
+    them (half a minute or so)."""
+    return NUMBA_CACHE and any(glob.glob(os.path.join(d, "rollout._fwd_blocks-*.nbi")) for d in cache_dirs())
 
 
-def jit(fn=None, *, fastmath=(), inline=False):
+def jit(fn=None, *, fastmath=(), inline=False, from_python=True):
     """Compile ``fn`` with the package's Numba options; ``fastmath`` is a set of LLVM fast-math flags (one of
-    ``_config.FASTMATH`` and ``_config.FASTMATH_SUMS``); ``inline=True`` inlines a small scalar helper into its
-    callers before LLVM sees them (LLVM's own inliner gives up on helpers of a few dozen instructions, and a loop
-    that calls a function does not vectorise)."""
+    ``_config.FASTMATH`` and ``_config.FASTMATH_SUMS``).
+
+    ``inline=True`` inlines ``fn`` into its callers before LLVM sees them, where it takes the callers' fast-math
+    flags: for a small scalar helper (LLVM's own inliner gives up on helpers of a few dozen instructions, and a loop
+    that calls a function does not vectorise), and for a helper with one caller (compiled once, inside it, rather
+    than on its own and then again when linked into the caller). ``from_python=False`` is for a kernel that only
+    other kernels call: Numba then builds no Python entry point for it (unboxing dozens of arrays). No kernel is
+    used as a first-class function, so none gets Numba's C-callable wrapper either."""
 
     def compile_(f):
         return numba.njit(cache=NUMBA_CACHE, fastmath=set(fastmath) or False, error_model="numpy", nogil=True,
-                          inline="always" if inline else "never")(f)
+                          inline="always" if inline else "never", no_cpython_wrapper=not from_python,
+                          no_cfunc_wrapper=True)(f)
 
     return compile_ if fn is None else compile_(fn)

@@ -37,9 +37,9 @@ import numpy as np
 from autograd.extend import defvjp_argnums, primitive
 
 from .._config import VAR_FLOOR
+from ._blas import gemm, gemv
 from ._compile import jit
 from ._primitive import to_c_f64, vjp_all_argnums
-from .linalg import symmetrise
 from .triangular import solve_lower
 
 
@@ -101,81 +101,91 @@ def conditional_moments_reference(Kxz, kxx, alpha, B):
 # Jitted building blocks, forward and VJP
 # ---------------------------------------------------------------------------------------------------------------
 @jit
-def lower_inverse(L):
-    """W = L^{-1} for a lower-triangular L with nonzero diagonal: forward substitution L W = I, column by column,
-    O(M^3 / 3). W is lower triangular."""
-    M = L.shape[0]
-    W = np.zeros((M, M))
-    for j in range(M):
-        W[j, j] = 1.0 / L[j, j]
-        for i in range(j + 1, M):
-            s = 0.0
-            for k in range(j, i):
-                s += L[i, k] * W[k, j]
-            W[i, j] = -s / L[i, i]
-    return W
-
-
-@jit
-def cholesky_vjp(L, W, Lbar):
-    """Symmetric dL/dK of K = L L^T given Lbar = dL/dL (its lower triangle) and W = L^{-1} (Murray 2016,
-    arXiv:1602.07527, Sec. 3; the same convention as autograd's ``anp.linalg.cholesky``)::
-
-        dK = sym(L^{-T} Phi(L^T tril(Lbar)) L^{-1}),   Phi(X) = tril(X) with its diagonal halved
-    """
-    P = np.tril(np.dot(L.T, np.tril(Lbar)))
-    for i in range(P.shape[0]):
-        P[i, i] *= 0.5
-    return symmetrise(np.dot(np.dot(W.T, P), W))
-
-
-@jit
-def _factors(K, q_sqrt, whiten):
-    # L = chol(K), W = L^{-1}, K^{-1}, R = tril(q_sqrt), P = W (whitened) or K^{-1}; all (M, M).
-    L = np.linalg.cholesky(K)
-    W = lower_inverse(L)
-    Kinv = symmetrise(np.dot(W.T, W))
-    R = np.tril(q_sqrt)
-    P = W if whiten else Kinv
-    return L, W, Kinv, R, P
-
-
-@jit
-def _alpha_B(mu, Kinv, R, P):
-    V = np.dot(P.T, R)  # (M, M): V V^T = P^T S P
-    return np.dot(P.T, mu), symmetrise(Kinv - np.dot(V, V.T))
-
-
-@jit
-def _precompute_fwd(Kzz, q_mu, q_sqrt, whiten):
+def _factors(Kzz, q_mu, q_sqrt, whiten):
+    # For every latent GP q: L = chol(K), W = L^{-1}, K^{-1} = sym(W^T W), alpha = P^T mu and B = sym(K^{-1} - V V^T)
+    # with V = P^T R, R = tril(q_sqrt), P = W (whitened) or K^{-1}; stacks (Q, M, M) and alpha (Q, M). One kernel
+    # with loops and BLAS calls (the calls np.dot makes) but no array expressions, whose broadcasting and error
+    # messages took most of this file's compile time.
     Q, M = q_mu.shape
-    alpha = np.empty((Q, M))
-    B = np.empty((Q, M, M))
+    L, W, Kinv = np.empty((Q, M, M)), np.empty((Q, M, M)), np.empty((Q, M, M))
+    alpha, B = np.empty((Q, M)), np.empty((Q, M, M))
+    R, V, T = np.empty((M, M)), np.empty((M, M)), np.empty((M, M))
+    P = W if whiten else Kinv
     for q in range(Q):
-        L, W, Kinv, R, P = _factors(Kzz[q], q_sqrt[q], whiten)
-        alpha[q], B[q] = _alpha_B(q_mu[q], Kinv, R, P)
-    return alpha, B
+        o = q * M * M
+        chol = np.linalg.cholesky(Kzz[q])
+        for i in range(M):
+            for j in range(M):
+                L[q, i, j] = chol[i, j]
+        for j in range(M):  # W: forward substitution L W = I, column by column, O(M^3 / 3)
+            for i in range(j):
+                W[q, i, j] = 0.0
+            W[q, j, j] = 1.0 / L[q, j, j]
+            for i in range(j + 1, M):
+                s = 0.0
+                for k in range(j, i):
+                    s += L[q, i, k] * W[q, k, j]
+                W[q, i, j] = -s / L[q, i, i]
+        gemm(True, False, M, M, M, 1.0, W, o, M, W, o, M, 0.0, T, 0, M)  # W^T W
+        for i in range(M):
+            for j in range(M):
+                Kinv[q, i, j] = 0.5 * (T[i, j] + T[j, i])
+                R[i, j] = q_sqrt[q, i, j] if j <= i else 0.0
+        gemm(True, False, M, M, M, 1.0, P, o, M, R, 0, M, 0.0, V, 0, M)  # V = P^T R
+        gemv(True, M, M, 1.0, P, o, M, q_mu, q * M, 0.0, alpha, q * M)  # alpha = P^T mu
+        gemm(False, True, M, M, M, 1.0, V, 0, M, V, 0, M, 0.0, T, 0, M)  # V V^T
+        for i in range(M):
+            for j in range(M):
+                B[q, i, j] = 0.5 * ((Kinv[q, i, j] - T[i, j]) + (Kinv[q, j, i] - T[j, i]))
+    return L, W, Kinv, alpha, B
 
 
 @jit
-def _precompute_vjp(g_alpha, g_B, Kzz, q_mu, q_sqrt, whiten):
-    # Returns dL/dKzz (symmetric), dL/dq_mu, dL/dq_sqrt (zero strictly above the diagonal); module docstring.
-    gK = np.empty(Kzz.shape)
-    gmu = np.empty(q_mu.shape)
-    gR = np.empty(q_sqrt.shape)
-    for q in range(q_mu.shape[0]):
-        L, W, Kinv, R, P = _factors(Kzz[q], q_sqrt[q], whiten)
-        alpha, B = _alpha_B(q_mu[q], Kinv, R, P)
-        G = symmetrise(g_B[q])
-        ga = g_alpha[q]
-        gmu[q] = np.dot(P, ga)
-        gR[q] = np.tril(-2.0 * np.dot(np.dot(np.dot(P, G), P.T), R))
+def _precompute_vjp(g_alpha, g_B, L, W, Kinv, alpha, B, q_sqrt, whiten):
+    # dL/dKzz (symmetric), dL/dq_mu, dL/dq_sqrt (zero strictly above the diagonal) from the factors of _factors
+    # (module docstring; the whitened dK is the Cholesky VJP of dL, with Phi(X) = tril(X), diagonal halved).
+    Q, M = alpha.shape
+    gK, gmu, gR = np.empty((Q, M, M)), np.empty((Q, M)), np.empty((Q, M, M))
+    R, G, T1, T2, T3 = np.empty((M, M)), np.empty((M, M)), np.empty((M, M)), np.empty((M, M)), np.empty((M, M))
+    P = W if whiten else Kinv
+    for q in range(Q):
+        o = q * M * M
+        for i in range(M):
+            for j in range(M):
+                R[i, j] = q_sqrt[q, i, j] if j <= i else 0.0
+                G[i, j] = 0.5 * (g_B[q, i, j] + g_B[q, j, i])
+        gemv(False, M, M, 1.0, P, o, M, g_alpha, q * M, 0.0, gmu, q * M)  # dmu = P ga
+        gemm(False, False, M, M, M, 1.0, P, o, M, G, 0, M, 0.0, T1, 0, M)  # dR = tril(-2 P G P^T R)
+        gemm(False, True, M, M, M, 1.0, T1, 0, M, P, o, M, 0.0, T2, 0, M)
+        gemm(False, False, M, M, M, 1.0, T2, 0, M, R, 0, M, 0.0, T3, 0, M)
+        for i in range(M):
+            for j in range(M):
+                gR[q, i, j] = -2.0 * T3[i, j] if j <= i else 0.0
         if whiten:
-            Lbar = -np.dot(np.outer(alpha, ga) + 2.0 * np.dot(B, G), W.T)  # (M, M); tril taken in cholesky_vjp
-            gK[q] = cholesky_vjp(L, W, Lbar)
+            gemm(False, False, M, M, M, 1.0, B, o, M, G, 0, M, 0.0, T1, 0, M)  # dL = -(alpha ga^T + 2 B G) W^T
+            for i in range(M):
+                for j in range(M):
+                    T2[i, j] = alpha[q, i] * g_alpha[q, j] + 2.0 * T1[i, j]
+            gemm(False, True, M, M, M, 1.0, T2, 0, M, W, o, M, 0.0, T3, 0, M)
+            for i in range(M):
+                for j in range(M):
+                    T1[i, j] = -T3[i, j] if j <= i else 0.0  # tril(dL)
+            gemm(True, False, M, M, M, 1.0, L, o, M, T1, 0, M, 0.0, T2, 0, M)  # Phi(L^T tril(dL))
+            for i in range(M):
+                for j in range(M):
+                    T1[i, j] = T2[i, j] if j < i else (T2[i, i] * 0.5 if j == i else 0.0)
+            gemm(True, False, M, M, M, 1.0, W, o, M, T1, 0, M, 0.0, T2, 0, M)  # dK = sym(L^{-T} Phi L^{-1})
+            gemm(False, False, M, M, M, 1.0, T2, 0, M, W, o, M, 0.0, T3, 0, M)
         else:
-            KGB = np.dot(np.dot(Kinv, G), B)
-            gK[q] = symmetrise(-np.outer(gmu[q], alpha) - 2.0 * KGB + np.dot(np.dot(Kinv, G), Kinv))
+            gemm(False, False, M, M, M, 1.0, Kinv, o, M, G, 0, M, 0.0, T1, 0, M)  # K^{-1} G
+            gemm(False, False, M, M, M, 1.0, T1, 0, M, B, o, M, 0.0, T2, 0, M)  # K^{-1} G B
+            gemm(False, False, M, M, M, 1.0, T1, 0, M, Kinv, o, M, 0.0, T3, 0, M)  # K^{-1} G K^{-1}
+            for i in range(M):  # dK = sym(-dmu alpha^T - 2 K^{-1} G B + K^{-1} G K^{-1})
+                for j in range(M):
+                    T3[i, j] = -(gmu[q, i] * alpha[q, j]) - 2.0 * T2[i, j] + T3[i, j]
+        for i in range(M):
+            for j in range(M):
+                gK[q, i, j] = 0.5 * (T3[i, j] + T3[j, i])
     return gK, gmu, gR
 
 
@@ -271,7 +281,7 @@ def conditional_precompute(Kzz, q_mu, q_sqrt, whiten=True):
     """
     args = _precompute_args(Kzz, q_mu, q_sqrt, whiten)
     try:
-        return _precompute_fwd(*args)
+        return _factors(*args)[3:]
     except np.linalg.LinAlgError as err:
         raise _not_positive_definite(args[0], err) from None
 
@@ -281,7 +291,7 @@ def _conditional_precompute_make_vjp(ans, Kzz, q_mu, q_sqrt, whiten=True):
 
     def vjp(g):
         g_alpha, g_B = g
-        return _precompute_vjp(to_c_f64(g_alpha), to_c_f64(g_B), *args)
+        return _precompute_vjp(to_c_f64(g_alpha), to_c_f64(g_B), *_factors(*args), args[2], args[3])
 
     return vjp
 

@@ -57,8 +57,8 @@ from ._compile import jit
 from ._primitive import to_c_f64, vjp_all_argnums
 from ._tape import TapeStore
 from .kernels import kernel_code
-from .rollout import (PARTICLE_BLOCK, fwd_scratch, fwd_step, linear_mean, ops_step, prepare_arrays, reference_step,
-                      rollout_example, tape_shapes, vjp_scratch, vjp_step, zero_block_grads)
+from .rollout import (PARTICLE_BLOCK, fwd_step, linear_mean, ops_step, prepare_arrays, reference_step, rollout_example,
+                      tape_shapes, vjp_step, zero_block_grads)
 from .threads import run_blocks, sum_blocks
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -122,7 +122,7 @@ def enkf_loglik_ops(x0, U, Y, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps
 # ---------------------------------------------------------------------------------------------------------------
 # EnKF tape, besides the transition's (ops/rollout.py): XB (T, N, d_x) the predicted members xbar, KG (T, B, d_x, d_y)
 # the gains, SINV (T, B, d_y, d_y) the inverse innovation covariances. X (T, N, d_x) holds the analysed members.
-@jit
+@jit(from_python=False)
 def _times_sinv(P, Sinv, out):
     # out = P S^{-1}: (d_x, d_y) times (d_y, d_y)
     for d in range(P.shape[0]):
@@ -133,7 +133,7 @@ def _times_sinv(P, Sinv, out):
             out[d, m] = v
 
 
-@jit(fastmath=FASTMATH)
+@jit(fastmath=FASTMATH, inline=True)  # compiled inside its one caller, _fwd_blocks, which has the same flags
 def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc):
     # Window b, members first..first+S-1 of X[t] (predicted on entry, analysed on exit); mbar (d_x,), Pxy (d_x, d_y)
     # and Lc (d_y, d_y) are scratch. LL[t, b] = l_t.
@@ -196,7 +196,7 @@ def _update(t, b, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar
             X[t, j, d] = v
 
 
-@jit(fastmath=FASTMATH_SUMS)
+@jit(fastmath=FASTMATH_SUMS, inline=True)  # inside _vjp_blocks, which has the same flags
 def _update_vjp(t, b, first, col, S, g, gl, Y, sqrt_r, eps_y, XB, KG, SINV, gr, mbar, gK, gP, gS, vec, GA):
     # Reverse of _update for window b (members first.., columns col.. of the block's g (d_x, L)): g = dL/dx_t on
     # entry, dL/dxbar_t on exit; gl = dL/dL_b; gr (d_y,) += dL/dr. mbar (d_x,), gK, gP (d_x, d_y), gS (d_y, d_y),
@@ -264,68 +264,57 @@ def _update_vjp(t, b, first, col, S, g, gl, Y, sqrt_r, eps_y, XB, KG, SINV, gr, 
             g[d, col + j] += GA[d, col + j] + shift
 
 
-@jit
-def _update_scratch(dx, dy, L):
-    # scratch arrays (mbar, Pxy / gK, Lc / gS, gP, vec, GA) of _update and _update_vjp
-    return (np.empty(dx), np.empty((dx, dy)), np.empty((dy, dy)), np.empty((dx, dy)), np.empty((2, dy)),
-            np.empty((dx, L)))
-
-
+# Drivers: blocks first..last-1 (whole windows) one after the other (``threads.run_blocks`` hands them to the kernel
+# threads); the scratch arrays of the steps and updates are allocated once per call.
 @jit(fastmath=FASTMATH)
-def _fwd_block(blk, n0, nl, S, x0, U, Y, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
-               obs_var, sqrt_r, eps_y, X, XT, K, BK, P, H, SD, XB, KG, SINV, LL):
-    r2, xs, mean, kbk, mu = fwd_scratch(Z.shape[2], XT.shape[3])
-    mbar, Pxy, Lc, _, _, _ = _update_scratch(x0.shape[1], Y.shape[2], 0)
-    for t in range(eps_h.shape[0]):
-        fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
-                 code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
-        for first in range(n0, n0 + nl, S):
-            _update(t, first // S, first, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc)
+def _fwd_blocks(first, last, L, S, x0, U, Y, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                code, obs_var, sqrt_r, eps_y, X, XT, K, BK, P, H, SD, XB, KG, SINV, LL):
+    T, N = eps_h.shape[0], eps_h.shape[1]
+    dx, dy, width = x0.shape[1], Y.shape[2], XT.shape[3]
+    r2, xs, mean, kbk, mu = np.empty(width), np.empty((Z.shape[2], width)), np.empty(width), np.empty(width), \
+        np.empty(width)
+    mbar, Pxy, Lc = np.empty(dx), np.empty((dx, dy)), np.empty((dy, dy))
+    for blk in range(first, last):
+        n0 = blk * L
+        nl = min(L, N - n0)
+        for t in range(T):
+            fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                     code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
+            for j0 in range(n0, n0 + nl, S):
+                _update(t, j0 // S, j0, S, X, Y, obs_var, sqrt_r, eps_y, XB, KG, SINV, LL, mbar, Pxy, Lc)
 
 
 @jit(fastmath=FASTMATH_SUMS)
-def _vjp_block(blk, n0, nl, S, GL, Y, sqrt_r, eps_y, XT, K, BK, P, H, SD, XB, KG, SINV, Z, inv_l, variance, alpha, B,
-               A, eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gr):
-    # GL (B,) = dL/dL_b; gradients of this block as in ops/rollout.py's _vjp_block, and gr (d_y,) of obs_var.
-    dx, L = A.shape[0], XT.shape[3]
-    g, gxt, hbar, varbar, r2, C, W = vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
-    mbar, gK, gS, gP, vec, GA = _update_scratch(dx, Y.shape[2], L)
-    for d in range(dx):
-        for i in range(nl):
-            g[d, i] = 0.0  # the analysed states of the last step feed nothing
-    for t in range(eps_h.shape[0] - 1, -1, -1):
-        for first in range(n0, n0 + nl, S):
-            w = first // S
-            _update_vjp(t, w, first, first - n0, S, g, GL[w], Y, sqrt_r, eps_y, XB, KG, SINV, gr[blk], mbar, gK,
-                        gP, gS, vec, GA)
-        vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-                 code, gZ[blk], gl[blk], gs2[blk], galpha[blk], gB[blk], gA[blk], gsq[blk], gFG[blk], gb[blk], gxt,
-                 hbar, varbar, r2, C, W)
-        for d in range(dx):
-            for i in range(nl):
-                g[d, i] = gxt[d, i]
-    for d in range(dx):
-        for i in range(nl):
-            gx0[n0 + i, d] = g[d, i]
-
-
-@jit
-def _fwd_blocks(first, last, L, S, x0, U, Y, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
-                code, obs_var, sqrt_r, eps_y, X, XT, K, BK, P, H, SD, XB, KG, SINV, LL):
-    N = eps_h.shape[1]
-    for blk in range(first, last):
-        _fwd_block(blk, blk * L, min(L, N - blk * L), S, x0, U, Y, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h,
-                   eps_x, FG, b, linear, code, obs_var, sqrt_r, eps_y, X, XT, K, BK, P, H, SD, XB, KG, SINV, LL)
-
-
-@jit
 def _vjp_blocks(first, last, L, S, GL, Y, sqrt_r, eps_y, XT, K, BK, P, H, SD, XB, KG, SINV, Z, inv_l, variance, alpha,
                 B, A, eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gr):
-    N = eps_h.shape[1]
+    # GL (B,) = dL/dL_b; gradients of each block as in ops/rollout.py's _vjp_blocks, and gr (d_y,) of obs_var.
+    T, N = eps_h.shape[0], eps_h.shape[1]
+    dx, D, M, dy, width = A.shape[0], Z.shape[2], Z.shape[1], Y.shape[2], XT.shape[3]
+    g, gxt = np.empty((dx, width)), np.empty((D, width))
+    hbar, varbar, r2 = np.empty(width), np.empty(width), np.empty(width)
+    C, W = np.empty((M, width)), np.empty((M, width))
+    mbar, gK, gS, gP, vec, GA = np.empty(dx), np.empty((dx, dy)), np.empty((dy, dy)), np.empty((dx, dy)), \
+        np.empty((2, dy)), np.empty((dx, width))
     for blk in range(first, last):
-        _vjp_block(blk, blk * L, min(L, N - blk * L), S, GL, Y, sqrt_r, eps_y, XT, K, BK, P, H, SD, XB, KG, SINV, Z,
-                   inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA,
-                   gsq, gFG, gb, gr)
+        n0 = blk * L
+        nl = min(L, N - n0)
+        for d in range(dx):
+            for i in range(nl):
+                g[d, i] = 0.0  # the analysed states of the last step feed nothing
+        for t in range(T - 1, -1, -1):
+            for j0 in range(n0, n0 + nl, S):
+                w = j0 // S
+                _update_vjp(t, w, j0, j0 - n0, S, g, GL[w], Y, sqrt_r, eps_y, XB, KG, SINV, gr[blk], mbar, gK, gP,
+                            gS, vec, GA)
+            vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG,
+                     linear, code, gZ[blk], gl[blk], gs2[blk], galpha[blk], gB[blk], gA[blk], gsq[blk], gFG[blk],
+                     gb[blk], gxt, hbar, varbar, r2, C, W)
+            for d in range(dx):
+                for i in range(nl):
+                    g[d, i] = gxt[d, i]
+        for d in range(dx):
+            for i in range(nl):
+                gx0[n0 + i, d] = g[d, i]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def kernel_matrix_reference(X, Z, lengthscale, variance, kind="matern52"):
 # ---------------------------------------------------------------------------------------------------------------
 # Jitted building block, forward and VJP
 # ---------------------------------------------------------------------------------------------------------------
-@jit
+@jit(inline=True)  # a scalar helper of both kernels below
 def kernel_profile(r2, code):
     """(k / s2, (dk/dr2) / s2) at squared scaled distance r2 for kernel ``code``."""
     if code == 0:

@@ -143,7 +143,7 @@ def rollout_ops(x0, U, Z, lengthscale, variance, alpha, B, A, sqrt_q, eps_h, eps
 #   P (nb, T, Q, M, L)     dk_q/dr2 (Matern; last axis empty for the squared exponential, where it is -k/2)
 #   H, SD (nb, T, Q, L)    latent samples h and sqrt(var), or -1 where the variance floor is active
 # Particle n0 + i of the block sits in column i < nl; columns nl..L-1 (last block only) are not used.
-@jit(fastmath=FASTMATH)
+@jit(fastmath=FASTMATH, from_python=False)
 def fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
              X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu):
     # Step t of the block's particles: X[t] from X[t - 1] (x0 at t = 0); r2, mean, kbk, mu (L,) and xs (D, L) are
@@ -246,26 +246,11 @@ def fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps
             X[t, n0 + i, d] = acc
 
 
-@jit
-def fwd_scratch(D, L):
-    # scratch arrays (r2, xs, mean, kbk, mu) of fwd_step
-    return np.empty(L), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L)
-
-
-@jit(fastmath=FASTMATH)
-def _fwd_block(blk, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
-               X, XT, K, BK, P, H, SD):
-    r2, xs, mean, kbk, mu = fwd_scratch(Z.shape[2], XT.shape[3])
-    for t in range(eps_h.shape[0]):
-        fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
-                 code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
-
-
-@jit(fastmath=FASTMATH_SUMS)
+@jit(fastmath=FASTMATH_SUMS, from_python=False)
 def vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
              code, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb, gxt, hbar, varbar, r2, C, W):
     # Reverse of step t of the block's particles: g (d_x, L) = dL/dx_t in, gxt (D, L) = dL/d[x_{t-1}, u_t] out;
-    # parameter gradients added to this block's sums (see _vjp_block). hbar, varbar, r2 (L,), C = dL/dr2 and
+    # parameter gradients added to this block's sums (see _vjp_blocks). hbar, varbar, r2 (L,), C = dL/dr2 and
     # W = varbar k (M, L) are scratch.
     T, N, Q = eps_h.shape
     M, D = Z.shape[1], Z.shape[2]
@@ -414,54 +399,51 @@ def vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, 
         gemm(False, True, M, M, nl, -1.0, W, 0, L, Kq, 0, L, 1.0, gB, q * M * M, M)
 
 
-@jit
-def vjp_scratch(dx, D, M, L):
-    # scratch arrays (g, gxt, hbar, varbar, r2, C, W) of vjp_step
-    return (np.empty((dx, L)), np.empty((D, L)), np.empty(L), np.empty(L), np.empty(L), np.empty((M, L)),
-            np.empty((M, L)))
+# Drivers: blocks first..last-1 one after the other (``threads.run_blocks`` hands them to the kernel threads), each
+# running its whole time loop; the steps' scratch arrays (see fwd_step and vjp_step) are allocated once per call.
+@jit(fastmath=FASTMATH)
+def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
+                X, XT, K, BK, P, H, SD):
+    T, N = eps_h.shape[0], eps_h.shape[1]
+    width = XT.shape[3]
+    r2, xs, mean, kbk, mu = np.empty(width), np.empty((Z.shape[2], width)), np.empty(width), np.empty(width), \
+        np.empty(width)
+    for blk in range(first, last):
+        n0 = blk * L
+        nl = min(L, N - n0)
+        for t in range(T):
+            fwd_step(blk, t, n0, nl, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear,
+                     code, X, XT, K, BK, P, H, SD, r2, xs, mean, kbk, mu)
 
 
 @jit(fastmath=FASTMATH_SUMS)
-def _vjp_block(blk, n0, nl, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-               code, gx0, gZ_all, gl_all, gs2_all, galpha_all, gB_all, gA_all, gsq_all, gFG_all, gb_all):
-    # GX = dL/dX. Gradients of this block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all
+def _vjp_blocks(first, last, L, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
+                code, gx0, gZ_all, gl_all, gs2_all, galpha_all, gB_all, gA_all, gsq_all, gFG_all, gb_all):
+    # GX = dL/dX. Gradients of each block's particles: gx0 rows n0..n0+nl-1, and block sums (row blk of the *_all
     # arrays, zero on entry) gZ (Q, M, D), gl (Q, D) (still to be divided by l), gs2 (Q,), galpha (Q, M),
     # gB (Q, M, M), gA (d_x, Q), gsq (d_x,), gFG (d_x, D) = [dF dG], gb (d_x,).
-    dx, L = A.shape[0], XT.shape[3]
-    g, gxt, hbar, varbar, r2, C, W = vjp_scratch(dx, Z.shape[2], Z.shape[1], L)
-    carry = np.zeros((dx, L))  # dL/dx_t flowing back from step t+1
-    for t in range(eps_h.shape[0] - 1, -1, -1):
+    T, N = eps_h.shape[0], eps_h.shape[1]
+    dx, D, M, width = A.shape[0], Z.shape[2], Z.shape[1], XT.shape[3]
+    g, gxt = np.empty((dx, width)), np.empty((D, width))
+    hbar, varbar, r2 = np.empty(width), np.empty(width), np.empty(width)
+    C, W = np.empty((M, width)), np.empty((M, width))
+    for blk in range(first, last):
+        n0 = blk * L
+        nl = min(L, N - n0)
+        carry = np.zeros((dx, width))  # dL/dx_t flowing back from step t+1
+        for t in range(T - 1, -1, -1):
+            for d in range(dx):
+                for i in range(nl):
+                    g[d, i] = GX[t, n0 + i, d] + carry[d, i]
+            vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG,
+                     linear, code, gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk], gB_all[blk], gA_all[blk],
+                     gsq_all[blk], gFG_all[blk], gb_all[blk], gxt, hbar, varbar, r2, C, W)
+            for d in range(dx):
+                for i in range(nl):
+                    carry[d, i] = gxt[d, i]
         for d in range(dx):
             for i in range(nl):
-                g[d, i] = GX[t, n0 + i, d] + carry[d, i]
-        vjp_step(blk, t, n0, nl, g, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-                 code, gZ_all[blk], gl_all[blk], gs2_all[blk], galpha_all[blk], gB_all[blk], gA_all[blk],
-                 gsq_all[blk], gFG_all[blk], gb_all[blk], gxt, hbar, varbar, r2, C, W)
-        for d in range(dx):
-            for i in range(nl):
-                carry[d, i] = gxt[d, i]
-    for d in range(dx):
-        for i in range(nl):
-            gx0[n0 + i, d] = carry[d, i]
-
-
-# Drivers: blocks first..last-1 one after the other (``threads.run_blocks`` hands them to the kernel threads).
-@jit
-def _fwd_blocks(first, last, L, x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x, FG, b, linear, code,
-                X, XT, K, BK, P, H, SD):
-    N = eps_h.shape[1]
-    for blk in range(first, last):
-        _fwd_block(blk, blk * L, min(L, N - blk * L), x0, U, Z, inv_l, variance, alpha, B, A, sqrt_q, eps_h, eps_x,
-                   FG, b, linear, code, X, XT, K, BK, P, H, SD)
-
-
-@jit
-def _vjp_blocks(first, last, L, GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A, eps_h, eps_x, FG, linear,
-                code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb):
-    N = eps_h.shape[1]
-    for blk in range(first, last):
-        _vjp_block(blk, blk * L, min(L, N - blk * L), GX, XT, K, BK, P, H, SD, Z, inv_l, variance, alpha, B, A,
-                   eps_h, eps_x, FG, linear, code, gx0, gZ, gl, gs2, galpha, gB, gA, gsq, gFG, gb)
+                gx0[n0 + i, d] = carry[d, i]
 
 
 # ---------------------------------------------------------------------------------------------------------------

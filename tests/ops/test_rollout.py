@@ -155,8 +155,11 @@ def test_exp_fast_is_accurate_and_handles_the_edges():
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
 def test_gemm_on_row_major_blocks(trans_a, trans_b, rng):
+    import numba
+
     from gpssm_np.ops._blas import gemm
 
+    call = numba.njit(lambda *args: gemm(*args))  # an intrinsic: callable from jitted code only
     m, n, k = 3, 4, 5
     a = rng.normal(size=(7, 9))  # op(A) is the block at row 1, column 2 (k x m when transposed)
     b = rng.normal(size=(8, 10))
@@ -165,8 +168,56 @@ def test_gemm_on_row_major_blocks(trans_a, trans_b, rng):
     B = b[2:2 + (n if trans_b else k), 1:1 + (k if trans_b else n)]
     expected = c.copy()
     expected[1:1 + m, 3:3 + n] = 0.5 * c[1:1 + m, 3:3 + n] - 2.0 * (A.T if trans_a else A) @ (B.T if trans_b else B)
-    gemm(trans_a, trans_b, m, n, k, -2.0, a, 1 * 9 + 2, 9, b, 2 * 10 + 1, 10, 0.5, c, 1 * 11 + 3, 11)
+    call(trans_a, trans_b, m, n, k, -2.0, a, 1 * 9 + 2, 9, b, 2 * 10 + 1, 10, 0.5, c, 1 * 11 + 3, 11)
     np.testing.assert_allclose(c, expected, rtol=1e-13, atol=1e-13)
+    before = c.copy()
+    call(trans_a, trans_b, 0, n, k, -2.0, a, 0, 9, b, 0, 10, 0.5, c, 0, 11)  # m = 0: nothing happens
+    np.testing.assert_array_equal(c, before)
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_gemv_on_row_major_blocks(trans_a, rng):
+    import numba
+
+    from gpssm_np.ops._blas import gemv
+
+    call = numba.njit(lambda *args: gemv(*args))
+    m, n = 3, 4
+    a = rng.normal(size=(7, 9))  # op(A) is the block at row 1, column 2 (n x m when transposed)
+    x, y = rng.normal(size=8), rng.normal(size=6)
+    A = a[1:1 + (n if trans_a else m), 2:2 + (m if trans_a else n)]
+    expected = y.copy()
+    expected[2:2 + m] = 0.5 * y[2:2 + m] - 2.0 * (A.T if trans_a else A) @ x[3:3 + n]
+    call(trans_a, m, n, -2.0, a, 1 * 9 + 2, 9, x, 3, 0.5, y, 2)
+    np.testing.assert_allclose(y, expected, rtol=1e-13, atol=1e-13)
+
+
+def test_blas_calls_give_the_bits_of_np_dot(rng):
+    # ops/conditional.py writes its products through gemm and gemv and relies on np.dot's bits
+    import numba
+
+    from gpssm_np.ops._blas import gemm, gemv
+
+    @numba.njit
+    def products(P, R, v):
+        M = P.shape[0]
+        out = np.empty((6, M, M))
+        gemm(False, False, M, M, M, 1.0, P, 0, M, R, 0, M, 0.0, out, 0, M)
+        gemm(True, False, M, M, M, 1.0, P, 0, M, R, 0, M, 0.0, out, M * M, M)
+        gemm(False, True, M, M, M, 1.0, P, 0, M, R, 0, M, 0.0, out, 2 * M * M, M)
+        gemm(True, True, M, M, M, 1.0, P, 0, M, R, 0, M, 0.0, out, 3 * M * M, M)
+        gemv(False, M, M, 1.0, P, 0, M, v, 0, 0.0, out, 4 * M * M)
+        gemv(True, M, M, 1.0, P, 0, M, v, 0, 0.0, out, 5 * M * M)
+        return out
+
+    @numba.njit
+    def dots(P, R, v):
+        return np.dot(P, R), np.dot(P.T, R), np.dot(P, R.T), np.dot(P.T, R.T), np.dot(P, v), np.dot(P.T, v)
+
+    P, R, v = rng.normal(size=(13, 13)), rng.normal(size=(13, 13)), rng.normal(size=13)
+    got = products(P, R, v)
+    for i, want in enumerate(dots(P, R, v)):
+        np.testing.assert_array_equal(got[i].ravel()[:want.size], want.ravel())
 
 
 def _value_and_grads(fn, args, weights, **kwargs):
@@ -287,6 +338,39 @@ def test_warmup_compiles_everything_and_reports_seconds():
 
     seconds = gp.warmup()
     assert isinstance(seconds, float) and seconds >= 0.0
+
+
+WARMUP_MISSES = """
+import importlib, pkgutil
+import numba
+import gpssm_np as gp
+from gpssm_np import ops
+gp.warmup()
+kernels = {}
+for info in pkgutil.iter_modules(ops.__path__):
+    module = importlib.import_module("gpssm_np.ops." + info.name)
+    kernels.update({obj: module.__name__ + "." + name for name, obj in vars(module).items()
+                    if isinstance(obj, numba.core.registry.CPUDispatcher)
+                    and obj.py_func.__module__ == module.__name__})
+called = {obj.py_func.__globals__.get(name) for obj in kernels for name in obj.py_func.__code__.co_names}
+for obj, name in kernels.items():
+    if obj not in called and not obj.signatures:  # one that Python calls: compiled, or loaded from the cache
+        print(name)
+"""
+
+
+def test_warmup_compiles_every_kernel_of_ops():
+    # in a process of its own: kernels other tests compiled must not hide one that warmup misses (kernels called by
+    # other kernels are compiled inside them, and not at all when those come from the cache)
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", WARMUP_MISSES], env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []
 
 
 def test_blas_limit_nests_and_is_restored():
