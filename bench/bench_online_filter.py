@@ -5,10 +5,11 @@ warm-up on the project's 2-core machine).
 The model is warm-started (``initialise``, no training) on a cascaded-tanks series (``datasets.cascaded_tanks``, seed
 0, in raw units: the model standardises it), so no data files are needed. After ``--warmup`` updates (kernels
 compiled or loaded first, timed apart) every one of ``--updates`` updates is timed; reported: median, mean, 10th and
-90th percentiles per update, and the split of the mean into the transition moments of the particles (the sparse-GP
-conditional, the LMC, Numba kernels) and the rest (the Kalman update of each particle, resampling, sampling,
-moments, Python). The batch filter's time per step over the same observations is given for comparison (the same
-arithmetic). Usage::
+90th percentiles per update, and the split of the mean into the two kernels of the fused step (``ops.adapted_step``:
+``propagate``, the transition moments, predicted output, Kalman update and weights of the particles; ``draw``,
+resampling, the draws and their moments), the standard normals of the draws and the rest (checks, units, Python),
+the parts timed as often as there were updates at the filter's final state. The batch filter's time per step over
+the same observations is given for comparison (the same arithmetic). Usage::
 
     python bench/bench_online_filter.py [--json] [--small] [--particles 500] [--updates 400]
 """
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import blas_threads, emit, parser, versions  # noqa: E402
 
 import gpssm_np as gp  # noqa: E402
+from gpssm_np.ops.adapted_step import draw  # noqa: E402
 
 TARGET_MS = 0.5
 
@@ -47,13 +49,22 @@ def main(argv=None):
             start = time.perf_counter()
             f.update(y[t], u[t])
             seconds[i] = time.perf_counter() - start
-        # the transition moments alone, at the filter's current particles, as often as there were updates
-        transition = model.transition_moments()
-        x, u_model = f.state()["particles"], model.scaling_.u_to_model(u[:T])
-        start = time.perf_counter()
+        # the parts of an update, at the filter's final particles, as often as there were updates
+        state, transition, (C, r) = f.state(), model.filter_transition(), model.emission()
+        x, log_w, rng = state["particles"], state["log_weights"], np.random.default_rng(0)
+        y_model, u_model = model.scaling_.y_to_model(y[:T]), model.scaling_.u_to_model(u[:T])
+        parts = dict.fromkeys(("propagate", "draw", "normals"), 0.0)
         for t in range(args.warmup, T):
-            transition(x, u_model[t], t)
-        transition_seconds = (time.perf_counter() - start) / updates
+            start = time.perf_counter()
+            post_mean, chol, weights = transition.propagate(x, log_w, u_model[t], C, r, y_model[t])[:3]
+            parts["propagate"] += time.perf_counter() - start
+            start = time.perf_counter()
+            eps = rng.standard_normal(x.shape)
+            parts["normals"] += time.perf_counter() - start
+            start = time.perf_counter()
+            draw(post_mean, chol, weights, True, 0.5, eps, C)  # with resampling
+            parts["draw"] += time.perf_counter() - start
+        parts = {k: v / updates for k, v in parts.items()}
         start = time.perf_counter()
         model.filter(y[:T], u[:T], num_particles=particles, seed=0)
         batch_seconds = (time.perf_counter() - start) / T
@@ -63,14 +74,16 @@ def main(argv=None):
               "compile_or_cache_seconds": compile_seconds,
               "update_seconds": {"median": float(np.median(seconds)), "mean": mean,
                                  "p10": float(np.percentile(seconds, 10)), "p90": float(np.percentile(seconds, 90))},
-              "transition_seconds": transition_seconds, "rest_seconds": mean - transition_seconds,
+              "propagate_seconds": parts["propagate"], "draw_seconds": parts["draw"],
+              "normals_seconds": parts["normals"], "rest_seconds": mean - sum(parts.values()),
               "batch_filter_seconds_per_step": batch_seconds, "target_seconds": TARGET_MS / 1e3,
               "target_met": bool(np.median(seconds) <= TARGET_MS / 1e3), "versions": versions()}
     ms = {k: 1e3 * v for k, v in report["update_seconds"].items()}
     lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
              f"online filter, {particles} particles, d_x = 4, M = 20: per update median {ms['median']:.3f} ms, mean "
              f"{ms['mean']:.3f} ms (p10 {ms['p10']:.3f}, p90 {ms['p90']:.3f}) over {updates} updates",
-             f"  transition moments {1e3 * transition_seconds:.3f} ms, the rest {1e3 * report['rest_seconds']:.3f} ms",
+             f"  propagate {1e3 * parts['propagate']:.3f} ms, draw {1e3 * parts['draw']:.3f} ms, normals "
+             f"{1e3 * parts['normals']:.3f} ms, the rest {1e3 * report['rest_seconds']:.3f} ms",
              f"batch filter over the same {T} steps: {1e3 * batch_seconds:.3f} ms per step",
              f"target {TARGET_MS} ms: {'met' if report['target_met'] else 'not met'}"]
     emit(args, report, lines)

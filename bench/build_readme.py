@@ -91,8 +91,10 @@ def _online_filter(report):
     return [f"One update of `model.online_filter(num_particles={c['particles']})` (d_x = {c['dim_x']}, M = "
             f"{c['num_inducing']}, Q = {c['num_latent']}), {c['updates']} updates timed after {c['warmup']}: median "
             f"{_ms(s['median'])}, mean {_ms(s['mean'])} (10th-90th percentile {_ms(s['p10'])} - {_ms(s['p90'])}); "
-            f"of the mean, the transition moments {_ms(report['transition_seconds'])} and the rest (Kalman update of "
-            f"the particles, resampling, sampling, moments, Python) {_ms(report['rest_seconds'])}. The batch filter "
+            f"of the mean, the fused step's `propagate` (transition moments, predicted output, Kalman update and "
+            f"weights of the particles) {_ms(report['propagate_seconds'])}, its `draw` (resampling, draws, moments) "
+            f"{_ms(report['draw_seconds'])}, the draws' normals {_ms(report['normals_seconds'])} and the rest (checks, "
+            f"units, Python) {_ms(report['rest_seconds'])}. The batch filter "
             f"over the same steps: {_ms(report['batch_filter_seconds_per_step'])} per step. Target "
             f"{_ms(report['target_seconds'])}: {'met' if report['target_met'] else 'not met'}."]
 

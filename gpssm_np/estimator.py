@@ -38,7 +38,9 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``elbo_function(y, u, rng, num_samples, num_windows=None, **options)``: the ELBO of windows y (B, T, d_y), u (B,
   T, d_u) with noise drawn from ``rng``, as a function of the parameter dict; :meth:`GradientTrainedModel.elbo`,
   :meth:`~GradientTrainedModel.elbo_and_grad` and the training loss are built on it;
-* ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``;
+* ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``
+  (``filter_transition()``, which ``filter``, ``smooth`` and ``online_filter`` run, may replace it with one that fuses
+  the fully adapted step: the sparse-GP models' ``transition.FilterTransition``);
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
@@ -450,6 +452,11 @@ class GradientTrainedModel(StateSpaceModel):
     def transition_moments(self):
         """``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))`` of x_t | x_{t-1}."""
 
+    def filter_transition(self):
+        """The transition as :meth:`filter`, :meth:`smooth` and :meth:`online_filter` run it: by default
+        :meth:`transition_moments`."""
+        return self.transition_moments()
+
     @abc.abstractmethod
     def obs_var(self):
         """Diagonal of R (d_y,)."""
@@ -495,20 +502,21 @@ class GradientTrainedModel(StateSpaceModel):
         ``init_window`` steps, see :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal defaults
         to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf"."""
-        result = self._filter(self._y_to_model(y), self._u_to_model(u), num_particles, seed, init_window, **kwargs)
+        result = self._filter(self.filter_transition(), self._y_to_model(y), self._u_to_model(u), num_particles, seed,
+                              init_window, **kwargs)
         if self.scaling_ is None:
             return result
         return result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
 
-    def _filter(self, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
-        """:meth:`filter` in model units."""
+    def _filter(self, transition, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
+        """:meth:`filter` in model units, through ``transition``."""
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         kwargs.setdefault("proposal", self._default_proposal())
         mean, var = self.filter_start(y[:init_window], u[:init_window])
         C, R = self.emission()
-        return particle_filter(self.transition_moments(), C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
+        return particle_filter(transition, C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
 
@@ -544,7 +552,7 @@ class GradientTrainedModel(StateSpaceModel):
         """Smoothed state trajectories by backward simulation (FFBSi) given y (T, d_y), u (T, d_u) in original
         units: array (num_trajectories, T, d_x)."""
         y, u = self._y_to_model(y), self._u_to_model(u)
-        result = self._filter(y, u, num_particles, seed, init_window, store_particles=True)
+        result = self._filter(self.filter_transition(), y, u, num_particles, seed, init_window, store_particles=True)
         _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         return backward_simulation(self.transition_moments(), result, u[0] if self.spec.dim_u else None,
                                    check.positive_int(num_trajectories, "num_trajectories"),
@@ -568,7 +576,8 @@ class GradientTrainedModel(StateSpaceModel):
         if origin == "q(x0)" and self.data_tail_ is not None:
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
         if x0 is None and y_past is not None:
-            result = self._filter(y_past, u_past, num_particles, seed, init_window)
+            # the NumPy step: forecasts run in the default fit's validation, which then compiles no ops.adapted_step
+            result = self._filter(self.transition_moments(), y_past, u_past, num_particles, seed, init_window)
             return self.forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
                                                  origin)
         if x0 is not None:

@@ -59,8 +59,12 @@ components cost O(N M d_x^2) per step. The x_0 particles (uniform weights) serve
 Step by step: :class:`OnlineParticleFilter` runs the same steps (:func:`filter_step`) one observation at a time, and
 reproduces :func:`particle_filter` bit for bit from the same initial particles and generator.
 
-The transition of a sparse-GP state-space model is ``transition.Transition.moments_function``; the models' ``filter``
-, ``smooth`` and ``online_filter`` methods (``estimator.py``) run this module with it.
+A fused step (:func:`step_function` picks it): a transition with a method ``propagate(x, log_w, u_t, C, r, y_t)``
+(``transition.FilterTransition``, a diagonal R = diag(r)) gives every particle's moments, predicted output and Kalman
+update in one call (``ops.adapted_step``); the fully adapted proposal then draws with ``ops.adapted_step.draw``: the
+random numbers of the step above in the same order, its numbers up to rounding. The models' ``filter``, ``smooth``
+and ``online_filter`` (``estimator.py``) run it (``Transition.filter_function``), their forecasts from past data
+the unfused ``Transition.moments_function``.
 """
 import logging
 import numbers
@@ -73,6 +77,7 @@ from scipy.special import logsumexp as _scipy_logsumexp
 
 from . import _validation as check
 from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol, not_positive_definite, observed_part
+from .ops.adapted_step import draw
 from .ops.gaussian_sample import sample_gaussians
 from .ops.linalg import symmetrise
 
@@ -365,7 +370,7 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     rng = _rng(rng)
     x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
     T, N = y.shape[0], x0.shape[0]
-    step = PROPOSAL_STEPS[proposal]
+    step = step_function(proposal, transition, R)
 
     means = np.empty((T, d_x))
     covs = np.empty((T, d_x, d_x))
@@ -415,8 +420,10 @@ FilterStep = namedtuple("FilterStep", ("stored", "stored_log_weights", "ancestor
 def filter_step(transition, C, R, proposal_step, x, log_w, y_t, u_t, k, ess_threshold, rng):
     """One step of the particle filter (module docstring) from the carried particles ``x`` (N, d_x) with normalised
     log-weights ``log_w`` (N,): the transition at step ``k`` with input ``u_t`` (d_u,) or None, the observation
-    ``y_t`` (d_y,) (NaN entries missing), ``proposal_step`` one of :data:`PROPOSAL_STEPS`. Returns a
+    ``y_t`` (d_y,) (NaN entries missing), ``proposal_step`` from :func:`step_function`. Returns a
     :class:`FilterStep`. C (d_y, d_x) and R (d_y, d_y) as :func:`particle_filter` checks them."""
+    if proposal_step is _fused_adapted_step:
+        return _fused_adapted_step(transition, C, R, x, log_w, y_t, u_t, k, ess_threshold, rng)
     mean, cov = _call_transition(transition, x, u_t, k)
     predicted_mean, predicted_var = _predicted_output(mean, cov, log_w, C, R)
     stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents = proposal_step(
@@ -495,6 +502,31 @@ def _enkf_step(mean, cov, log_w, observed, ess_threshold, rng):
 PROPOSAL_STEPS = {"adapted": _adapted_step, "bootstrap": _bootstrap_step, "enkf": _enkf_step}
 
 
+def _fused_adapted_step(transition, C, R, x, log_w, y_t, u_t, k, ess_threshold, rng):
+    """:func:`filter_step` with the fully adapted proposal through the transition's ``propagate`` and
+    ``ops.adapted_step.draw`` (module docstring): the random numbers of :func:`_adapted_step`, in the same order."""
+    mean, chol, log_w, inc, ess, predicted_mean, predicted_var, failed, finite = transition.propagate(
+        x, log_w, u_t, C, np.diag(R), y_t)
+    if not finite:
+        raise ValueError(f"transition: returned NaN or inf moments at step {k}")
+    if failed >= 0:
+        raise not_positive_definite("transition")
+    resampled = ess < ess_threshold * x.shape[0]
+    uniform = rng.uniform() if resampled else 0.0  # systematic resampling's one uniform, before the normals
+    x, anc, log_w, m, P, output_mean, output_var = draw(mean, chol, log_w, resampled, uniform,
+                                                        rng.standard_normal(x.shape), C)
+    return FilterStep(x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0]), m, P, output_mean,
+                      output_var, predicted_mean, predicted_var, y_t - predicted_mean)
+
+
+def step_function(proposal, transition, R):
+    """The step of ``proposal`` for :func:`filter_step`: the fused fully adapted step when the transition has
+    ``propagate`` and R is diagonal (module docstring), else the one of :data:`PROPOSAL_STEPS`."""
+    if proposal == "adapted" and hasattr(transition, "propagate") and not np.any(R - np.diag(np.diag(R))):
+        return _fused_adapted_step
+    return PROPOSAL_STEPS[proposal]
+
+
 class OnlineParticleFilter:
     """:func:`particle_filter` one observation at a time: ``update(y_t, u_t)`` runs :func:`filter_step` and returns
     its :class:`FilterStep`. Started from the same initial particles and generator state, the sequence of updates
@@ -510,7 +542,7 @@ class OnlineParticleFilter:
             raise ValueError(f"ess_threshold: expected a number in [0, 1], got {ess_threshold!r}")
         self.C, self.R = _check_emission(C, R)
         self.transition, self.proposal, self.ess_threshold = transition, proposal, float(ess_threshold)
-        self._step_function = PROPOSAL_STEPS[proposal]
+        self._step_function = step_function(proposal, transition, self.R)
         self.particles = check.finite_array(particles, "particles", (2,))
         if self.particles.shape[1] != self.C.shape[1]:
             raise ValueError(f"particles: expected shape (N, {self.C.shape[1]}), got {self.particles.shape}")

@@ -113,14 +113,14 @@ class OnlineFilter(OnlineFilterBase):
         takes them."""
         C, R = model.emission()
         return cls(model, OnlineParticleFilter.start(
-            model.transition_moments(), C, R, mean, np.diag(var) if var.ndim == 1 else var,
+            model.filter_transition(), C, R, mean, np.diag(var) if var.ndim == 1 else var,
             check.positive_int(num_particles, "num_particles"), np.random.default_rng(seed), ess_threshold, proposal))
 
     @classmethod
     def resume(cls, model, state):
         """The filter of ``model`` where the filter whose :meth:`state` is ``state`` was."""
         C, R = model.emission()
-        transition = model.transition_moments()
+        transition = model.filter_transition()
         check_online_state(state, cls.STATE_KEYS)
         rng = np.random.default_rng()
         try:

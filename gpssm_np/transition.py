@@ -32,6 +32,9 @@ then gives
 * :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
   filter's fully adapted proposal and the regression ELBO of pre-training (``moments`` is the one place the Python
   layer assembles them; the fused kernels are its compiled twin);
+* :meth:`Transition.filter_function`: the same moments as a function for the particle filter (a
+  :class:`FilterTransition`), whose fully adapted step then runs fused with the particles' Kalman update
+  (``ops.adapted_step``);
 * :attr:`Transition.kl_inducing`: KL(q(u) || p(u)) (paper Eq. (11), second term).
 
 Everything is autograd-differentiable with respect to the constrained parameters it is built from.
@@ -40,6 +43,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from .gp import inducing_gram, kl_inducing
+from .ops.adapted_step import gp_arrays, propagate
 from .ops.conditional import conditional_moments, conditional_precompute, conditional_precompute_reference
 from .ops.enkf import enkf_loglik, enkf_loglik_ops, enkf_loglik_reference
 from .ops.kernels import kernel_matrix, kernel_matrix_reference
@@ -186,3 +190,35 @@ class Transition:
             return mean, np.asarray(lmc_cov(s_h, A_cov, q), dtype=np.float64)
 
         return transition
+
+    def filter_function(self):
+        """The transition for the particle filter: a :class:`FilterTransition`, :meth:`moments_function` with the
+        fused step of the fully adapted proposal."""
+        return FilterTransition(self)
+
+
+class FilterTransition:
+    """A :class:`Transition` as ``filtering.particle_filter`` and its online filter take it: called, the function of
+    :meth:`Transition.moments_function`; :meth:`propagate`, the transition moments, the predicted output and the
+    Kalman update of every particle in one Numba call (``ops.adapted_step``), which the filter's fully adapted step
+    runs instead (``filtering``'s module docstring). The arrays are prepared once."""
+
+    def __init__(self, transition):
+        spec, p = transition.spec, transition.p
+        self._moments = transition.moments_function()
+        self._dim_u = spec.dim_u
+        self._gp = gp_arrays(p["Z"], p["lengthscale"], p["variance"], transition.alpha, transition.B, transition.A,
+                             transition.F, transition.G, transition.b, transition.process_var, spec.kernel)
+
+    def __call__(self, x_prev, u_t, k=None):
+        return self._moments(x_prev, u_t, k)
+
+    def propagate(self, x, log_w, u_t, C, r, y):
+        """``ops.adapted_step.propagate`` for particles x (N, d_x) with normalised log-weights (N,) under the input
+        u_t (d_u,) (None when d_u = 0), the emission C (d_y, d_x) with R = diag(r) and the output y (d_y,), NaN where
+        missing."""
+        if u_t is None:
+            if self._dim_u > 0:
+                raise ValueError(f"u_t: the model has dim_u = {self._dim_u} inputs, got None")
+            u_t = np.zeros(0)
+        return propagate(x, log_w, u_t, self._gp, C, r, y)

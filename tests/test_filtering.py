@@ -453,3 +453,39 @@ def test_filters_transition_equals_the_transition_moments(cls, kernel, rng):
     expected_mean, expected_cov = transition.moments(x, np.broadcast_to(u, (950, 2)))
     np.testing.assert_allclose(mean, expected_mean, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(cov, expected_cov, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mean_function", ["zero", "identity", "linear"])
+@pytest.mark.parametrize("kernel", ["matern52", "se"])
+@pytest.mark.parametrize("cls", [gpssm_np.ODGPSSM, gpssm_np.PRSSM])
+def test_the_fused_adapted_step_is_the_numpy_step(cls, kernel, mean_function, rng):
+    # filter_transition's step (ops.adapted_step) against the NumPy step of the plain transition function: the same
+    # random numbers (so the same resampling and generator state after) and the same numbers up to rounding, with
+    # outputs missing in part and in full
+    from gpssm_np.filtering import PROPOSAL_STEPS, step_function
+
+    model = cls(dim_x=3, dim_y=2, dim_u=1, num_inducing=7, kernel=kernel, mean_function=mean_function, seed=2)
+    params = {k: v + 0.3 * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()}
+    params["q_mu"] = 2.0 * rng.normal(size=params["q_mu"].shape)  # particles that predict apart: uneven weights
+    if mean_function == "linear":
+        params["F"] = 0.8 * np.eye(3)  # stable: rounding differences do not grow from step to step
+    model.set_learned_params(params)
+    C, r = model.emission()
+    T = 40
+    y, u = np.cumsum(0.3 * rng.normal(size=(T, 2)), axis=0), rng.normal(size=(T, 1))
+    y[5, 0] = y[12] = np.nan
+    fused_transition = model.filter_transition()
+    assert step_function("adapted", fused_transition, np.diag(r)) is not PROPOSAL_STEPS["adapted"]
+    results, generators = [], []
+    for transition in (fused_transition, model.transition_moments()):
+        generators.append(np.random.default_rng(3))
+        results.append(particle_filter(transition, C, r, y, u, np.zeros(3), np.ones(3), num_particles=150,
+                                       rng=generators[-1], ess_threshold=0.8, store_particles=True))
+    fused, plain = results
+    assert generators[0].bit_generator.state == generators[1].bit_generator.state
+    np.testing.assert_array_equal(fused.resampled, plain.resampled)
+    np.testing.assert_array_equal(fused.ancestors, plain.ancestors)
+    assert fused.resampled.any() and not fused.resampled.all() and fused.log_likelihood_steps[12] == 0.0
+    for name in ("means", "covs", "log_likelihood_steps", "ess", "particles", "log_weights", "particles_history",
+                 "output_means", "output_vars", "predicted_output_means", "predicted_output_vars", "innovations"):
+        np.testing.assert_allclose(getattr(fused, name), getattr(plain, name), rtol=1e-9, atol=1e-12, err_msg=name)

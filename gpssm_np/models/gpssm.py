@@ -496,6 +496,11 @@ class GPSSM(GradientTrainedModel):
         """x_t | x_{t-1} ~ N(mu + A m_h, A S_h A^T + diag q) as a function for ``filtering.particle_filter``."""
         return self.transition().moments_function()
 
+    def filter_transition(self):
+        """:meth:`transition_moments` with the particle filter's fused fully adapted step
+        (``transition.FilterTransition``)."""
+        return self.transition().filter_function()
+
     def obs_var(self):
         return np.asarray(constrain(self.params, self.spec)["obs_var"])
 

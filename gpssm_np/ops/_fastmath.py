@@ -29,11 +29,26 @@ def _f64_from_bits(typingctx, bits):
     return types.float64(bits), codegen
 
 
+@intrinsic
+def _bits_from_f64(typingctx, value):
+    """The int64 whose bit pattern is that of the float64 ``value``."""
+    if not isinstance(value, types.Float):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.float64)
+        return builder.bitcast(value, ir.IntType(64))
+
+    return types.int64(value), codegen
+
+
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.693145751953125  # 16 significant bits: k * _LN2_HI is exact for |k| < 2^37
 _LN2_LO = 1.42860682030941723212e-6  # ln 2 - _LN2_HI
 _EXP_MIN = -708.0  # exp below this is returned as 0 (the true value is subnormal: below 2.5e-308)
 _EXP_MAX = 709.0
+_EXP_BIAS = 1023.0 + 2.0**52  # k + _EXP_BIAS holds k + 1023 in its low bits, above the bits of 2^52 itself
+_BITS_2_52 = 0x4330000000000000  # the bit pattern of 2^52
 _C = [1.0 / math.factorial(i) for i in range(14)]
 _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = _C[2:]
 
@@ -43,11 +58,13 @@ def exp_fast(x):
     """exp(x) within 1.01 ulp (measured against libm over [-708, 0]), written so that loops calling it vectorise.
 
     exp(x) = 2^k exp(r) with k = round(x / ln 2), r = x - k ln 2 (|r| <= ln 2 / 2, Cody-Waite two-part ln 2) and
-    exp(r) by its degree-13 Taylor polynomial (truncation below 1e-17); 2^k is built from its bit pattern. Below
-    -708 the result is 0 (flushing the subnormal range), above 709 it overflows to inf; NaN stays NaN."""
+    exp(r) by its degree-13 Taylor polynomial (truncation below 1e-17); 2^k is built from its bit pattern, the
+    exponent k + 1023 read from the low bits of the float k + 1023 + 2^52 (exact), because a conversion of a float to
+    an integer does not vectorise without AVX-512. Below -708 the result is 0 (flushing the subnormal range), above
+    709 it overflows to inf; NaN stays NaN."""
     xc = x if x > _EXP_MIN else _EXP_MIN
     xc = xc if xc < _EXP_MAX else _EXP_MAX
-    k = math.floor(xc * _LOG2E + 0.5)
+    k = np.floor(xc * _LOG2E + 0.5)  # a float (math.floor gives an integer)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
     p = _C13
     p = p * r + _C12
@@ -63,7 +80,7 @@ def exp_fast(x):
     p = p * r + _C2
     p = p * r + 1.0
     p = p * r + 1.0
-    e = p * _f64_from_bits((np.int64(k) + 1023) << 52)
+    e = p * _f64_from_bits((_bits_from_f64(k + _EXP_BIAS) - _BITS_2_52) << 52)
     if x >= _EXP_MIN:
         return e if x <= _EXP_MAX else math.inf
     return 0.0 if x < _EXP_MIN else x  # the last case is NaN
