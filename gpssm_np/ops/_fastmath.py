@@ -16,30 +16,28 @@ from .._config import FASTMATH
 from ._compile import jit
 
 
-@intrinsic
-def _f64_from_bits(typingctx, bits):
-    """The float64 whose IEEE-754 bit pattern is the int64 ``bits``."""
-    if not isinstance(bits, types.Integer):
-        return None
+def _bitcast(source, numba_target, ir_target, doc):
+    """An intrinsic that reinterprets a ``source`` (a Numba type class: Integer or Float) value, first cast to 64
+    bits, as ``numba_target`` (whose LLVM type is ``ir_target``): the same 64 bits, another type."""
+    wide = types.int64 if source is types.Integer else types.float64
 
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        return builder.bitcast(value, ir.DoubleType())
+    def reinterpret(typingctx, value):
+        if not isinstance(value, source):
+            return None
 
-    return types.float64(bits), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(context.cast(builder, args[0], signature.args[0], wide), ir_target)
+
+        return numba_target(value), codegen
+
+    reinterpret.__doc__ = doc
+    return intrinsic(reinterpret)
 
 
-@intrinsic
-def _bits_from_f64(typingctx, value):
-    """The int64 whose bit pattern is that of the float64 ``value``."""
-    if not isinstance(value, types.Float):
-        return None
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.float64)
-        return builder.bitcast(value, ir.IntType(64))
-
-    return types.int64(value), codegen
+_f64_from_bits = _bitcast(types.Integer, types.float64, ir.DoubleType(),
+                          "The float64 whose IEEE-754 bit pattern is the int64 ``bits``.")
+_bits_from_f64 = _bitcast(types.Float, types.int64, ir.IntType(64),
+                          "The int64 whose bit pattern is that of the float64 ``value``.")
 
 
 _LOG2E = 1.4426950408889634
