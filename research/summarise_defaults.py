@@ -15,6 +15,11 @@ SIMULATORS = {"tanks", "hammerstein", "wiener", "pendulum", "duffing", "quad_tan
 SATURATING = {"tanks", "hammerstein", "wiener", "quad_tanks", "three_tanks"}  # saturation or overflow
 
 
+def number(x, digits):
+    """``x`` with ``digits`` decimals, or in scientific notation when it is 1000 or more (a diverged forecast)."""
+    return f"{x:.{digits}f}" if abs(x) < 1000 else f"{x:.2e}"
+
+
 def main(paths, short=False):
     rows = [json.loads(line) for path in paths for line in open(path)]
     by = defaultdict(dict)
@@ -44,10 +49,11 @@ def main(paths, short=False):
         floor = seeds[0]["odgpssm"]["selection"]["floor"]
         fit = sum(s["odgpssm"]["fit_seconds"] for s in seeds) / len(seeds)
         if short:
-            print(f"| {data} | {ratio['causal']:.2f} | {ratio['simulate']:.2f} | {kept} of {len(seeds)} |")
+            print(f"| {data} | {number(ratio['causal'], 2)} | {number(ratio['simulate'], 2)} | {kept} of {len(seeds)} |")
         else:
             print(f"| {data} | {len(seeds)} | " + " | ".join(
-                f"{mean[('odgpssm', p)]:.4f} | {mean[('arx', p)]:.4f} | {mean[('lgssm', p)]:.4f} | **{ratio[p]:.3f}**"
+                f"{number(mean[('odgpssm', p)], 4)} | {number(mean[('arx', p)], 4)} | {number(mean[('lgssm', p)], 4)} | "
+                f"**{number(ratio[p], 3)}**"
                 for p in ("causal", "simulate")) + f" | {kept}/{len(seeds)} | {floor['kind']} "
                 f"{tuple(floor['orders'])} | {fit:.0f} |")
         counts["sets"] += 1
