@@ -64,34 +64,41 @@ DATA_OPTIONS = ("data_name",)
 TRAINING_OPTIONS = EPOCH_OPTIONS + PLAN_OPTIONS + DATA_OPTIONS
 
 
+def changed_plan(plan, changes):
+    """``plan`` (any of the training plans) with the fields named in ``changes`` (a dict) replaced; a name the plan
+    lacks is a ValueError listing its fields."""
+    names = [f.name for f in fields(plan)]
+    unknown = sorted(set(changes) - set(names))
+    if unknown:
+        raise ValueError(f"plan: {type(plan).__name__} has no field {unknown}; its fields are {names}")
+    return replace(plan, **changes)
+
+
+def checked_field(name, value):
+    """A field the training plans share, checked (a ValueError naming it) and normalised: ``fixed`` as a tuple of
+    names, ``clip_norm`` and ``checkpoint_steps`` positive or None, ``lr`` a positive number, any other a positive
+    integer (epochs, steps, sizes, counts)."""
+    if name == "fixed":
+        return (value,) if isinstance(value, str) else tuple(value)
+    if name == "clip_norm":
+        return None if value is None else check.positive_float(value, name)
+    if name == "checkpoint_steps":
+        return None if value is None else check.positive_int(value, name)
+    if name == "lr":
+        return check.positive_float(value, name)
+    return check.positive_int(value, name)
+
+
 def epoch_plan(plan=None, epochs=None):
     """The checked :class:`EpochPlan` of ``plan`` (None, an EpochPlan, or a dict of changes to the default one)
     with ``epochs`` (None: the plan's); a ValueError names a bad field or value."""
     if plan is None or isinstance(plan, dict):
-        changes = dict(plan or {})
-        unknown = sorted(set(changes) - {f.name for f in fields(EpochPlan)})
-        if unknown:
-            raise ValueError(f"plan: EpochPlan has no field {unknown}; its fields are "
-                             f"{[f.name for f in fields(EpochPlan)]}")
-        plan = EpochPlan(**changes)
+        plan = changed_plan(EpochPlan(), plan or {})
     elif not isinstance(plan, EpochPlan):
         raise ValueError(f"plan: expected None, a dict of changes or an EpochPlan, got {plan!r}")
     if epochs is not None:
         plan = replace(plan, epochs=epochs)
-    checked = {}
-    for f in fields(plan):
-        value = getattr(plan, f.name)
-        if f.name == "fixed":
-            value = (value,) if isinstance(value, str) else tuple(value)
-        elif f.name in ("clip_norm", "checkpoint_steps"):
-            value = None if value is None else (check.positive_float if f.name == "clip_norm" else
-                                                check.positive_int)(value, f.name)
-        elif f.name == "lr":
-            value = check.positive_float(value, f.name)
-        else:
-            value = check.positive_int(value, f.name)
-        checked[f.name] = value
-    return replace(plan, **checked)
+    return replace(plan, **{f.name: checked_field(f.name, getattr(plan, f.name)) for f in fields(plan)})
 
 
 def check_training_options(options):

@@ -25,7 +25,7 @@ from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
-from ..training_loop import EpochPlan, without_frozen
+from ..training_loop import EpochPlan, changed_plan, checked_field, without_frozen
 from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
@@ -277,11 +277,7 @@ class GPSSM(GradientTrainedModel):
             plan = Plan() if self._fits_by_default_pipeline() else BlockPlan()
         given = {"max_steps": max_steps, "epochs": epochs}
         changes = dict(changes, **{name: value for name, value in given.items() if value is not None})
-        fields = [f.name for f in dataclass_fields(plan)]
-        unknown = sorted(set(changes) - set(fields))
-        if unknown:
-            raise ValueError(f"plan: {type(plan).__name__} has no field {unknown}; its fields are {fields}")
-        return check_plan(replace(plan, **changes), self)
+        return check_plan(changed_plan(plan, changes), self)
 
     def _fits_by_default_pipeline(self):
         """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
@@ -294,19 +290,21 @@ class GPSSM(GradientTrainedModel):
         """The validation-block loop (``models/training.py``) under ``plan`` (a checked :class:`BlockPlan`, or an
         :class:`EpochPlan` for a warm-started model: its epochs as steps over windows with no validation block)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        if isinstance(plan, EpochPlan):  # the same loop over the epochs' steps: no validation block, no average
-            seq_len = min(plan.seq_len, min(len(t) for t in ys))
-            steps = plan.epochs * -(-len(windows(ys, us, seq_len, plan.stride)[0]) // plan.batch_size)
-            plan = BlockPlan(max_steps=steps, validation=0.0, eval_every=steps, patience=1, seq_len=plan.seq_len,
-                             stride=plan.stride, batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
+        epochs = plan.epochs if isinstance(plan, EpochPlan) else None
+        if epochs is not None:  # the same loop over the epochs' steps (set below): no validation block, no average
+            plan = BlockPlan(validation=0.0, patience=1, seq_len=plan.seq_len, stride=plan.stride,
+                             batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
                              clip_norm=plan.clip_norm, fixed=plan.fixed, max_rejections=plan.max_rejections,
-                             average=False)
+                             average=None, lr_scale=({},))
         train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
         refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
         if self._chooses_warm_start():
             self._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
         seq_len = min(plan.seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
         Y, U = windows(train_ys, train_us, seq_len, plan.stride)  # the same windows for every restart
+        if epochs is not None:  # every step of the epochs, scored (by nothing) once at the end
+            steps = epochs * -(-len(Y) // plan.batch_size)
+            plan = replace(plan, max_steps=steps, eval_every=steps)
         max_steps, eval_every = plan.max_steps, plan.eval_every
         score = ValidationScore(ys, us, cuts, seed=seed,
                                 max_windows=None if plan.validation_windows == "all" else plan.validation_windows)
@@ -588,11 +586,8 @@ def check_plan(plan, model):
             value = "all" if value == "all" else check.positive_int(value, name)
         elif name in ("lr_scale", "lr_scales"):
             value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale))
-        elif name in ("clip_norm", "checkpoint_steps"):
-            value = None if value is None else (check.positive_float if name == "clip_norm" else
-                                                check.positive_int)(value, name)
         else:
-            value = check.positive_int(value, name)
+            value = checked_field(name, value)
         changes[name] = value
     return replace(plan, **changes)
 
