@@ -35,6 +35,8 @@ then gives
 * :meth:`Transition.filter_function`: the same moments as a function for the particle filter (a
   :class:`FilterTransition`), whose fully adapted step then runs fused with the particles' Kalman update
   (``ops.adapted_step``);
+* :meth:`Transition.far_field`: the linear transition the model becomes far from its inducing inputs, where the
+  stationary kernels vanish, k_q(x~, Z) -> 0: x_t | x_{t-1} ~ N(F x_{t-1} + G u_t + b, A diag(s2) A^T + diag q);
 * :attr:`Transition.kl_inducing`: KL(q(u) || p(u)) (paper Eq. (11), second term).
 
 Everything is autograd-differentiable with respect to the constrained parameters it is built from.
@@ -162,6 +164,16 @@ class Transition:
             return anp.dot(m_h, self.A.T) + self.mean_function(x_prev, u), anp.dot(s_h, (self.A**2).T)
         A = None if self.spec.independent else self.A
         return lmc_mean(m_h, A) + self.mean_function(x_prev, u), lmc_cov(s_h, A, self.process_var)
+
+    def far_field(self):
+        """(F (d_x, d_x), P (d_x, d_x)): the transition far from the inducing inputs, x_t | x_{t-1} ~ N(F x_{t-1} +
+        G u_t + b, P). There k_q(x~, Z) -> 0 for the stationary kernels (``ops.kernels``), so m_h -> 0 and s_h -> the
+        kernel variances s2, and Eq. (12) becomes linear with P = A diag(s2) A^T + diag q (diag(s2 + q) for
+        independent GPs)."""
+        A = None if self.spec.independent else np.asarray(self.A, dtype=np.float64)
+        s2 = np.asarray(self.p["variance"], dtype=np.float64)[None, :]
+        P = lmc_cov(s2, A, np.asarray(self.process_var, dtype=np.float64))[0]
+        return np.asarray(self.F, dtype=np.float64), np.asarray(P, dtype=np.float64)
 
     def moments_function(self):
         """The transition as ``filtering.particle_filter`` takes it: ``transition(x_prev (N, d_x), u_t (d_u,) or

@@ -455,6 +455,23 @@ def test_filters_transition_equals_the_transition_moments(cls, kernel, rng):
     np.testing.assert_allclose(cov, expected_cov, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("kernel", ["matern52", "se"])
+@pytest.mark.parametrize("cls", [gpssm_np.ODGPSSM, gpssm_np.PRSSM])
+def test_far_from_the_inducing_inputs_the_transition_is_its_far_field(cls, kernel, rng):
+    # Transition.far_field (F, P) against the moments at a state far from every inducing input: mean F x + G u + b
+    from gpssm_np.transition import Transition
+
+    model = cls(dim_x=3, dim_y=1, dim_u=2, num_inducing=7, kernel=kernel, mean_function="linear", seed=2)
+    params = {k: v + 0.3 * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()}
+    p = constrain(params, model.spec)
+    transition = Transition(p, model.spec)
+    x, u = 1e3 * rng.normal(size=(4, 3)), rng.normal(size=(4, 2))
+    mean, cov = transition.moments(x, u)
+    F, P = transition.far_field()
+    np.testing.assert_allclose(mean, x @ F.T + u @ p["G"].T + p["b"], rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(cov, np.broadcast_to(P, cov.shape), rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("mean_function", ["zero", "identity", "linear"])
 @pytest.mark.parametrize("kernel", ["matern52", "se"])
 @pytest.mark.parametrize("cls", [gpssm_np.ODGPSSM, gpssm_np.PRSSM])

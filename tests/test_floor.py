@@ -102,6 +102,35 @@ def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
     assert not check(np.inf, 1.0)["passed"] and not check(np.nan, 1.0)["passed"]  # diverged
 
 
+class _FarField:
+    """A stand-in model whose far-field transition is (F, P), with C = [1, 0] and R = r."""
+
+    def __init__(self, F, P, r=1e-8):
+        self.far, self.r = (np.asarray(F, float), np.asarray(P, float)), r
+
+    def transition(self):
+        return type("T", (), {"far_field": lambda _: self.far})()
+
+    def emission(self):
+        return np.array([[1.0, 0.0]]), np.array([self.r])
+
+
+def test_the_far_field_guard_drops_a_model_whose_filter_diverges_off_the_data():
+    """A stable F whose filter is not: with R -> 0 and P = [[1, c], [c, 1]], K = (1, c) and (I - K C) F =
+    [[0, 0], [-c a, d - c b]] has radius |d - c b| (the shape of a default model's transition on actuator)."""
+    from gpssm_np.models.default_fit import far_field_check, far_field_radii
+    a, b, d, c = 0.9, -1.8, 0.5, 0.7
+    F = [[a, b], [0.0, d]]
+    coupled, diagonal = _FarField(F, [[1.0, c], [c, 1.0]]), _FarField(F, np.eye(2))
+    assert far_field_radii(coupled) == pytest.approx({"run": 0.9, "filter": d - c * b}, rel=1e-6)
+    assert far_field_radii(diagonal) == pytest.approx({"run": 0.9, "filter": d}, rel=1e-6)
+    assert not far_field_check(coupled, diagonal)["passed"]
+    assert far_field_check(diagonal, coupled)["passed"]
+    assert far_field_check(coupled, coupled)["passed"]  # no less stable than the floor
+    unstable = _FarField([[1.1, 0.0], [0.0, 0.5]], np.eye(2))
+    assert not far_field_check(unstable, diagonal)["passed"]  # its free run off the data grows
+
+
 def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
     from gpssm_np.models.default_fit import DefaultFit
     floor_windows = [1.0, 1.0, 1.0, 1.0]

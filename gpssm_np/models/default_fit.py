@@ -28,7 +28,11 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
    sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the
-   model's error is not finite or more than twice the floor's, the GP part is dropped after all
+   model's error is not finite or more than twice the floor's, the GP part is dropped after all. And one
+   against a filter that diverges once the state leaves the data: far from the inducing inputs the model is the
+   linear transition of ``Transition.far_field`` (F, P), and its free run (F) and its particle filter's error
+   dynamics ((I - K C) F, the fully adapted proposal's gain K = P C^T (C P C^T + R)^-1) must be stable, or no less
+   stable than the floor's (:func:`far_field_radii`); otherwise the GP part is dropped too
    (``selection_["free_run"]``).
 5. **calibration**: per output, a factor on the predictive standard deviation so that the 95 % intervals of the
    selection's forecasts at s* would have covered 95 % of their outputs, only where that widens them
@@ -149,8 +153,7 @@ class DefaultFit:
         if stage in ("checked", "done"):
             free_run = saved[0]["free_run"]
             if free_run is not None:
-                values = saved[1]["free_run"]
-                free_run = {"model": float(values[0]), "floor": float(values[1]), "passed": bool(values[2])}
+                free_run = guard_result(saved[1]["free_run"])
         else:
             free_run = self.free_run_check(floor, ys, us) if step else None
         self.free_run = free_run
@@ -206,8 +209,7 @@ class DefaultFit:
             state["refit"] = {"steps": refit_steps, "run": run_state(self.refit_run, "refit/", arrays)}
         if stage in ("checked", "done") and self.free_run is not None:
             state["free_run"] = True
-            arrays["free_run"] = np.array([self.free_run["model"], self.free_run["floor"],
-                                           float(self.free_run["passed"])], dtype=np.float64)
+            arrays["free_run"] = guard_array(self.free_run)
         if stage == "done" and self.scale is not None:
             arrays["interval_scale"] = np.asarray(self.scale, dtype=np.float64)
         self.write_checkpoint(state, arrays)
@@ -383,12 +385,16 @@ class DefaultFit:
         report.close()
 
     def free_run_check(self, floor, ys, us):
-        """Stage 4's guard (:func:`free_run_check`) of the refitted model against the floor in the same form (a
-        copy with the floor's zero-residual parameters, forecast with the same random numbers)."""
+        """Stage 4's guards of the refitted model against the floor in the same form (a copy with the floor's
+        zero-residual parameters, forecast with the same random numbers): :func:`free_run_check` on the training
+        record and :func:`far_field_radii` (module docstring); passed when both pass."""
         as_floor = copy.deepcopy(self.model)
         self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
-        return free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
-                              self.plan.num_samples, self.plan.num_particles)
+        result = free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
+                                self.plan.num_samples, self.plan.num_particles)
+        far = far_field_check(self.model, as_floor)
+        return dict(result, far_field={k: far[k] for k in ("model", "floor")},
+                    passed=result["passed"] and far["passed"])
 
     # -- stage 5 ---------------------------------------------------------------------------------------------
     def calibration(self, runs, step):
@@ -421,6 +427,46 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
             with np.errstate(over="ignore", invalid="ignore"):
                 errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
     return dict(errors, passed=bool(errors["model"] <= factor * errors["floor"]))  # False for inf or NaN too
+
+
+def far_field_radii(model):
+    """Where the state leaves the data, a GP model is the linear transition (F, P) of ``Transition.far_field``: the
+    spectral radii of F (its free run: stable below 1) and of (I - K C) F with K = P C^T (C P C^T + R)^-1 (the
+    error dynamics of its particle filter there: each particle of the fully adapted proposal moves to F x + K (y -
+    C F x) + noise; above 1 the filter's states grow while its outputs follow the data). Returns {"run": float,
+    "filter": float}."""
+    F, P = model.transition().far_field()
+    C, r = model.emission()
+    K = np.linalg.solve(C @ P @ C.T + np.diag(r), C @ P).T
+    radius = lambda M: float(np.max(np.abs(np.linalg.eigvals(M))))  # noqa: E731
+    return {"run": radius(F), "filter": radius((np.eye(len(F)) - K @ C) @ F)}
+
+
+def far_field_check(model, floor):
+    """Stage 4's guard against divergence off the data: :func:`far_field_radii` of ``model`` and ``floor``;
+    passed when each of the model's radii is below 1 or at most the floor's. Returns {"model": radii, "floor":
+    radii, "passed": bool}."""
+    radii = {"model": far_field_radii(model), "floor": far_field_radii(floor)}
+    passed = all(radii["model"][k] < 1.0 or radii["model"][k] <= radii["floor"][k] for k in radii["model"])
+    return dict(radii, passed=passed)
+
+
+#: The order of stage 4's numbers in a checkpoint's "free_run" array.
+_GUARD_FIELDS = ("model", "floor", "passed", "model_run", "model_filter", "floor_run", "floor_filter")
+
+
+def guard_array(result):
+    """Stage 4's result as the checkpoint's array (:data:`_GUARD_FIELDS`)."""
+    far = result["far_field"]
+    return np.array([result["model"], result["floor"], float(result["passed"]), far["model"]["run"],
+                     far["model"]["filter"], far["floor"]["run"], far["floor"]["filter"]], dtype=np.float64)
+
+
+def guard_result(values):
+    """Undo :func:`guard_array`."""
+    v = dict(zip(_GUARD_FIELDS, (float(x) for x in values)))
+    far = {who: {"run": v[who + "_run"], "filter": v[who + "_filter"]} for who in ("model", "floor")}
+    return {"model": v["model"], "floor": v["floor"], "passed": bool(v["passed"]), "far_field": far}
 
 
 def fingerprint(model, ys, us, plan, seed, frozen):
