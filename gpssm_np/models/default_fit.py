@@ -155,7 +155,7 @@ class DefaultFit:
             if free_run is not None:
                 free_run = guard_result(saved[1]["free_run"])
         else:
-            free_run = self.free_run_check(floor, ys, us) if step else None
+            free_run = self.guards(floor, ys, us) if step else None
         self.free_run = free_run
         if stage != "done":
             self.save("checked")
@@ -384,10 +384,10 @@ class DefaultFit:
         self.refit_run = None
         report.close()
 
-    def free_run_check(self, floor, ys, us):
+    def guards(self, floor, ys, us):
         """Stage 4's guards of the refitted model against the floor in the same form (a copy with the floor's
         zero-residual parameters, forecast with the same random numbers): :func:`free_run_check` on the training
-        record and :func:`far_field_radii` (module docstring); passed when both pass."""
+        record and :func:`far_field_check` (module docstring); passed when both pass."""
         as_floor = copy.deepcopy(self.model)
         self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
         result = free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
