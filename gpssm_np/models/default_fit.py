@@ -290,35 +290,19 @@ class DefaultFit:
                 later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
                 score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
                                                    num_samples=plan.num_samples, seed=self.seed)
-                seq_len = min(plan.seq_len, min(len(y) for y in fold.ys))
-                Y, U = windows(fold.ys, fold.us, seq_len, 1)
-                run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed + k), Adam(plan.lr, scales=scales),
-                              self.frozen, plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
-                runs.append((model, run, score))
+                runs.append((model, self.training_run(model, fold.ys, fold.us, self.seed + k, scales), score))
         self.runs, self.record = runs, []
-        record = self.record
         report = Progress(plan.max_steps, enabled=self.progress, unit="step")
         note_compilation(report, kernels_on_disk())
         report.note(f"selection: the GP part trained on {len(folds)} fold(s) with {len(plan.lr_scales)} step-size "
                     "candidate(s), scored on the windows after each origin")
-
-        per_candidate = len(runs) // len(plan.lr_scales)
-
-        def evaluate(step):
-            """Every run's window errors, candidate by candidate; returns the lowest candidate's mean."""
-            errors = [run.scored(score.window_scores) for _, run, score in runs]
-            groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
-                      for c in range(len(plan.lr_scales))]
-            record.append({"step": step, "rmse": min(float(np.mean(g)) for g in groups),
-                           "candidates": [float(np.mean(g)) for g in groups], "windows": groups})
-            return record[-1]["rmse"]
 
         with blas_single_threaded():
             if saved is not None:
                 self.restore_selection(*saved)
                 report.note(f"selection: resumed at step {self.step} from the checkpoint")
             else:
-                self.best, self.since, self.step = evaluate(0), 0, 0
+                self.best, self.since, self.step = self.evaluate(0), 0, 0
                 self.kept = {0: [run.params() for _, run, _ in runs]}  # step 0 and the best step so far
                 self.save("selection")
             while self.step < plan.max_steps and self.since < plan.patience:
@@ -326,7 +310,7 @@ class DefaultFit:
                 for _, run, _ in runs:
                     run.advance(n)
                 self.step += n
-                current = evaluate(self.step)
+                current = self.evaluate(self.step)
                 report.update(self.step, runs[-1][0].history_[-1], current)
                 if current < self.best:
                     self.best, self.since = current, 0
@@ -335,7 +319,27 @@ class DefaultFit:
                     self.since += 1
                 self.save("selection")
         report.close()
-        return runs, record
+        return runs, self.record
+
+    def training_run(self, model, ys, us, seed, scales):
+        """The :class:`AdamRun` of ``model`` on the windows of ``ys``, ``us`` (``plan.seq_len`` steps, at most the
+        shortest sequence; stride 1) with Adam's step-size factors ``scales`` and random numbers from ``seed``."""
+        plan = self.plan
+        Y, U = windows(ys, us, min(plan.seq_len, min(len(y) for y in ys)), 1)
+        return AdamRun(model, Y, U, None, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
+                       plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
+
+    def evaluate(self, step):
+        """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
+        step-size candidate are consecutive in ``self.runs``); returns the lowest candidate's mean."""
+        candidates = len(self.plan.lr_scales)
+        per_candidate = len(self.runs) // candidates
+        errors = [run.scored(score.window_scores) for _, run, score in self.runs]
+        groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
+                  for c in range(candidates)]
+        self.record.append({"step": step, "rmse": min(float(np.mean(g)) for g in groups),
+                            "candidates": [float(np.mean(g)) for g in groups], "windows": groups})
+        return self.record[-1]["rmse"]
 
     # -- stage 3 ---------------------------------------------------------------------------------------------
     def acceptance(self, record):
@@ -361,14 +365,10 @@ class DefaultFit:
             self.start(model, floor.model, ys, us, self.seed, gp_share=0.0)
             return
         self.start(model, floor.model, ys, us, self.seed)
-        seq_len = min(plan.seq_len, min(len(y) for y in ys))
-        Y, U = windows(ys, us, seq_len, 1)
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            run = self.refit_run = AdamRun(model, Y, U, None, np.random.default_rng(self.seed),
-                                           Adam(plan.lr, scales=plan.lr_scales[self.candidate]), self.frozen,
-                                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
+            run = self.refit_run = self.training_run(model, ys, us, self.seed, plan.lr_scales[self.candidate])
             if saved is not None:
                 state, arrays = saved
                 restore_model(model, "model/", state["model"], arrays)
