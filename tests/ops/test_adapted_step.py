@@ -4,6 +4,7 @@ chunks of particles and groups of inducing points that do not divide evenly; and
 import numpy as np
 import pytest
 
+from gpssm_np.ops.threads import use_threads
 from gpssm_np.ops.adapted_step import CHUNK, adapted_step_example, adapted_step_reference, draw, gp_arrays, propagate
 
 
@@ -72,6 +73,25 @@ def test_failures_are_reported(rng):
         propagate(x, log_w, u_t[:1], gp, C, r, y)
 
 
+def test_the_first_chunk_that_fails_decides_whatever_the_threads(rng):
+    # the chunks may run on several threads; the report is the one a single pass over them would give, and the
+    # numbers do not depend on the thread count
+    x, log_w, u_t, Z, ell, s2, alpha, B, A, F, G, b, q, C, r, y = adapted_step_example(rng, N=3 * CHUNK + 5)[:16]
+    gp = gp_arrays(Z, ell, s2, alpha, B, A, F, G, b, q)
+    x_inf = x.copy()
+    x_inf[2 * CHUNK + 1, 0] = np.inf  # chunk 2 not finite
+    results = []
+    for threads in (1, 2):
+        with use_threads(threads):
+            # chunk 0 fails first: every particle's predictive variance of y_1 is below zero
+            assert propagate(x_inf, log_w, u_t, gp, C, np.array([-1e6, 0.3]), y)[7:] == (0, True)
+            assert propagate(x_inf, log_w, u_t, gp, C, r, y)[7:] == (-1, False)
+            results.append(propagate(x, log_w, u_t, gp, C, r, y))
+    assert results[0][7:] == (-1, True)
+    for a, e in zip(*results):
+        np.testing.assert_array_equal(a, e)
+
+
 def test_read_only_inputs_use_the_same_compiled_kernel(rng):
     args = adapted_step_example(rng)
     run(args)
@@ -81,7 +101,7 @@ def test_read_only_inputs_use_the_same_compiled_kernel(rng):
             a.flags.writeable = False
     from gpssm_np.ops import adapted_step
 
-    before = len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)
+    before = len(adapted_step._propagate_blocks.signatures), len(adapted_step._draw_kernel.signatures)
     for a, e in zip(run(frozen), run(args)):
         np.testing.assert_array_equal(a, e)
-    assert (len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)) == before
+    assert (len(adapted_step._propagate_blocks.signatures), len(adapted_step._draw_kernel.signatures)) == before
