@@ -49,8 +49,8 @@ calibration (:data:`STAGES`). It holds every fold run's parameters, loss history
 pass's permutation and position), the record, the kept parameters and the evaluations since the best; from the
 refit on the model's. ``fit(..., checkpoint=path, resume=True)`` recomputes the floor (deterministic), restores
 that state and goes on: the result is bit-identical to an uninterrupted fit's. A fingerprint (data shapes, a
-SHA-256 of the training arrays, the plan, seed, frozen parameters and model configuration) makes a checkpoint of
-other data or settings a ValueError.
+SHA-256 of the training arrays, the plan, seed, frozen parameters and model configuration, and the checkpoints'
+layout) makes a checkpoint of other data, settings or layout a ValueError.
 
 Assumptions: the later part of the training data says how a model will forecast what follows it (the folds'
 assumption); the number of gradient steps that helps on the folds' shorter data helps on all of it.
@@ -113,6 +113,9 @@ def num_latent_for(dim_x, dim_y):
 
 #: The label of the default fit's checkpoint files (``archive.write_state``).
 CHECKPOINT_KIND = "default_fit_checkpoint"
+#: The layout of the default fit's checkpoints, part of the fingerprint: raised whenever what a checkpoint holds
+#: changes (2: stage 4's far-field radii), so that one written by another layout is refused with a ValueError.
+CHECKPOINT_LAYOUT = 2
 #: The stages a checkpoint can be written in, in order (module docstring, "Checkpoints").
 STAGES = ("selection", "refit", "refitted", "checked", "done")
 
@@ -470,7 +473,8 @@ def guard_result(values):
 
 
 def fingerprint(model, ys, us, plan, seed, frozen):
-    """What a checkpoint must have been written for (plain JSON types): the data's shapes and the SHA-256 of its
+    """What a checkpoint must have been written for (plain JSON types): the layout (:data:`CHECKPOINT_LAYOUT`), the
+    data's shapes and the SHA-256 of its
     arrays (model units), the plan, the seed, the frozen parameters and the model's class and configuration (the
     state dimension, Q, the jitter and the kind of warm start, which a fit sets, left out)."""
     digest = hashlib.sha256()
@@ -478,7 +482,8 @@ def fingerprint(model, ys, us, plan, seed, frozen):
         array = np.ascontiguousarray(array, dtype=np.float64)
         digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
     config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter", "init")}
-    return {"shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
+    return {"layout": CHECKPOINT_LAYOUT,
+            "shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
             "plan": asdict(plan), "seed": int(seed), "frozen": list(frozen), "class": type(model).__name__,
             "config": config}
 
