@@ -482,7 +482,8 @@ def propagate(x, log_w, u_t, gp, C, r, y):
                                                   np.empty((2, dy)))
     log_g, Cm, CSC = np.zeros(N), np.empty((dy, N)), np.empty((dy, N))
     status = np.empty(-(-N // CHUNK), dtype=np.int64)
-    run_blocks(_propagate_blocks, len(status), x, u_t, *gp, C, r, y, post_mean, post_chol, log_g, Cm, CSC, status)
+    run_blocks(_propagate_blocks, len(status), x, u_t, *gp, C, r, y, post_mean, post_chol, log_g, Cm, CSC, status,
+               calls_blas=False)
     for code in status:  # the first chunk that failed decides, as one pass over the chunks would
         if code != -1:
             return post_mean, post_chol, log_w_out, 0.0, 0.0, predicted[0], predicted[1], max(code, -1), code != -2

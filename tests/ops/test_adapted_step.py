@@ -105,3 +105,14 @@ def test_read_only_inputs_use_the_same_compiled_kernel(rng):
     for a, e in zip(run(frozen), run(args)):
         np.testing.assert_array_equal(a, e)
     assert (len(adapted_step._propagate_blocks.signatures), len(adapted_step._draw_kernel.signatures)) == before
+
+
+def test_propagate_leaves_the_blas_limit_alone(rng, monkeypatch):
+    # its kernel calls no BLAS, and setting the limit would cost as much as the kernel's work at 500 particles
+    from gpssm_np.ops import threads
+
+    monkeypatch.setattr(threads, "blas_single_threaded", lambda: pytest.fail("propagate set the BLAS limit"))
+    x, log_w, u_t, Z, ell, s2, alpha, B, A, F, G, b, q, C, r, y = adapted_step_example(rng, N=3 * CHUNK + 5)[:16]
+    for n in (1, 2):
+        with use_threads(n):
+            assert propagate(x, log_w, u_t, gp_arrays(Z, ell, s2, alpha, B, A, F, G, b, q), C, r, y)[7:] == (-1, True)
