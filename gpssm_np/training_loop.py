@@ -227,6 +227,33 @@ class AdamRun:
             self.model.set_learned_params(iterate)
 
 
+class GrowingRun(AdamRun):
+    """An :class:`AdamRun` whose windows grow as training goes: ``stages`` ((0, n_0), (s_1, n_1), ...) gives windows
+    of n_k steps from step s_k on, each set cut by ``cut(n)`` -> (Y, U, x0) (x0: per-window q(x0) moments, or None).
+    Short windows first let the gradient see short horizons while the model is far from the data; longer ones then
+    train it for the longer free runs it will forecast (multiple shooting over growing horizons). Where the length
+    changes a new pass begins (a new permutation of the new windows). The other arguments are :class:`AdamRun`'s."""
+
+    def __init__(self, model, cut, stages, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
+                 average=None):
+        self.cut, self.stages = cut, tuple(stages)
+        super().__init__(model, *cut(self.stages[0][1]), rng, optimizer, frozen, batch_size, num_samples,
+                         max_rejections, average)
+
+    def step(self):
+        for start, seq_len in self.stages[1:]:
+            if self.steps == start:
+                self.Y, self.U, self.x0 = self.cut(seq_len)
+                self.order, self.position = None, 0
+        super().step()
+
+    def load_state(self, info, arrays):
+        super().load_state(info, arrays)
+        # the windows the saved run last stepped on (those of step self.steps - 1), which its permutation orders
+        seq_len = [n for start, n in self.stages if start < self.steps][-1] if self.steps else self.stages[0][1]
+        self.Y, self.U, self.x0 = self.cut(seq_len)
+
+
 def train_step(model, y, u, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0=None):
     """One accepted Adam step of ``model`` on the minibatch (y, u), rejecting non-finite steps (see
     ``GradientTrainedModel.fit``); ``x0``: per-window q(x0) moments (mean (B, d_x), var (B, d_x)) or None for the

@@ -24,6 +24,10 @@ Decision rules (fixed before any run): C is adopted if the geometric mean over t
 RMSE over the default's is below 0.99 and no set is more than 5 % worse; E if the geometric mean under simulate
 falls by at least 2 % and the causal one rises by at most 1 %.
 
+The rows were computed at code e4a0431 (the package's ``DefaultFit.training_run(model, ys, us, seed, scales)``);
+E has since become the package's default fit, whose ``training_run`` also takes the warm start, so :class:`Shooting`
+runs only against that code.
+
 Run: python research/decision_ce.py C OUT.jsonl [--data name ...]; python research/decision_ce.py E OUT.jsonl;
 then python research/decision_ce.py C OUT.jsonl --decide --default research/results/decision_d.jsonl. This script
 is the research record's; nothing in the package imports it.

@@ -10,8 +10,11 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
    ``lr_scales`` (the plain step, and the linear part F, G, b at a tenth of it: Adam moves every coordinate by
-   about its step, which can carry the floor's maximum-likelihood F out of its fit within a few dozen steps);
-   every ``eval_every`` steps each copy forecasts causally every window after its origin
+   about its step, which can carry the floor's maximum-likelihood F out of its fit within a few dozen steps).
+   The windows grow as training goes, 20, 40 and then 80 steps over the thirds of ``max_steps`` (``seq_lens``),
+   each started from the floor's filtered state before its first output, N(m, diag P) given the outputs before
+   it (multiple shooting: the model learns free runs from where a forecast would start them, over horizons that
+   lengthen once the short ones fit; decision E of research/ablation_plan.md). Every ``eval_every`` steps each copy forecasts causally every window after its origin
    (``training.ValidationScore``: a particle filter over the past, then a free run; the same random numbers at
    every evaluation). The runs go in lockstep; the (candidate, step) with the lowest mean error over its windows
    wins, and the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``).
@@ -22,9 +25,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
    more than the noise of the estimate.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
-   starts there and takes s* Adam steps with the chosen candidate on all of it (the last average of the iterates
-   kept); without, it is the
-   floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
+   starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
+   steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
    sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the
@@ -66,7 +68,7 @@ import numpy as np
 from .. import archive
 from .._progress import Progress, note_compilation
 from ..datasets.folds import rolling_origin
-from ..datasets.windowing import windows
+from ..datasets.windowing import window_starts, windows
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
@@ -74,7 +76,7 @@ from ..params import init_params
 from .floor import choose_floor
 from .._config import MAX_REJECTIONS
 from ..protocols import N_INIT
-from ..training_loop import AdamRun
+from ..training_loop import GrowingRun
 from .training import ValidationScore, paired_t, widening_factors
 from .warm_start import floor_warm_start, initial_params
 
@@ -86,14 +88,15 @@ class Plan:
     ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times the
     floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
     step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every
-    fold in the selection stage; parameters named in ``fixed`` never move."""
+    fold in the selection stage; ``seq_lens``: the training windows' lengths, each for an equal share of
+    ``max_steps`` (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
 
     origins: int = 5
     gp_folds: int = 2
     max_steps: int = 1500
     eval_every: int = 50
     patience: int = 4
-    seq_len: int = 20
+    seq_lens: tuple = (20, 40, 80)
     batch_size: int = 16
     num_samples: int = 50
     lr: float = 0.01
@@ -269,12 +272,14 @@ class DefaultFit:
         return floor
 
     def start(self, model, floor_model, ys, us, seed, gp_share=None):
-        """Set ``model``'s parameters to the warm start from the fitted ``floor_model`` on ``ys``, ``us``."""
+        """Set ``model``'s parameters to the warm start from the fitted ``floor_model`` on ``ys``, ``us``; returns
+        the :class:`warm_start.WarmStart`."""
         rng = np.random.default_rng(seed)
         params = init_params(model.spec, rng, **model.init_values)
         start = floor_warm_start(floor_model, ys, us)
         kwargs = {} if gp_share is None else {"gp_share": gp_share}
         model.params = initial_params(model.spec, params, start, us, rng, **kwargs)
+        return start
 
     # -- stage 2 ---------------------------------------------------------------------------------------------
     def selection(self, floor, folds, saved=None):
@@ -289,11 +294,11 @@ class DefaultFit:
             for k, fold in enumerate(folds):
                 model = copy.deepcopy(self.model)
                 model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
-                self.start(model, starts[k], fold.ys, fold.us, self.seed + k)
+                warm = self.start(model, starts[k], fold.ys, fold.us, self.seed + k)
                 later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
                 score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
                                                    num_samples=plan.num_samples, seed=self.seed)
-                runs.append((model, self.training_run(model, fold.ys, fold.us, self.seed + k, scales), score))
+                runs.append((model, self.training_run(model, warm, fold.ys, fold.us, self.seed + k, scales), score))
         self.runs, self.record = runs, []
         report = Progress(plan.max_steps, enabled=self.progress, unit="step")
         note_compilation(report, kernels_on_disk())
@@ -324,13 +329,24 @@ class DefaultFit:
         report.close()
         return runs, self.record
 
-    def training_run(self, model, ys, us, seed, scales):
-        """The :class:`AdamRun` of ``model`` on the windows of ``ys``, ``us`` (``plan.seq_len`` steps, at most the
-        shortest sequence; stride 1) with Adam's step-size factors ``scales`` and random numbers from ``seed``."""
+    def training_run(self, model, warm, ys, us, seed, scales):
+        """The :class:`GrowingRun` of ``model`` on ``ys``, ``us`` with Adam's step-size factors ``scales`` and random
+        numbers from ``seed``: windows (stride 1) of ``plan.seq_lens[k]`` steps (at most the shortest sequence) from
+        step k ``max_steps`` / len(``seq_lens``) on, each started from the floor's filtered state before its first
+        output (``warm.filtered_states``, the :class:`warm_start.WarmStart` the model started from): N(m, diag P)
+        given the outputs before the window only, as a forecast starts (multiple shooting over growing horizons)."""
         plan = self.plan
-        Y, U = windows(ys, us, min(plan.seq_len, min(len(y) for y in ys)), 1)
-        return AdamRun(model, Y, U, None, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
-                       plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
+        shortest = min(len(y) for y in ys)
+
+        def cut(seq_len):
+            seq_len = min(seq_len, shortest)
+            moments = [warm.filtered_states(i, window_starts(len(y), seq_len, 1)) for i, y in enumerate(ys)]
+            return (*windows(ys, us, seq_len, 1), (np.concatenate([m for m, _ in moments]),
+                                                   np.concatenate([v for _, v in moments])))
+
+        stages = [(k * plan.max_steps // len(plan.seq_lens), n) for k, n in enumerate(plan.seq_lens)]
+        return GrowingRun(model, cut, stages, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
+                          plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
@@ -367,11 +383,11 @@ class DefaultFit:
         if not steps:
             self.start(model, floor.model, ys, us, self.seed, gp_share=0.0)
             return
-        self.start(model, floor.model, ys, us, self.seed)
+        warm = self.start(model, floor.model, ys, us, self.seed)
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            run = self.refit_run = self.training_run(model, ys, us, self.seed, plan.lr_scales[self.candidate])
+            run = self.refit_run = self.training_run(model, warm, ys, us, self.seed, plan.lr_scales[self.candidate])
             if saved is not None:
                 state, arrays = saved
                 restore_model(model, "model/", state["model"], arrays)

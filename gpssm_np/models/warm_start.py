@@ -32,7 +32,8 @@ of the two forecasts better in the blocked cross-validation that chooses d_x (:f
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
    smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
 6. Every training window gets its own initial state: the smoothed marginal N(x'_s, diag P'_s) of the state before
-   its first output (:class:`WarmStart.initial_states`).
+   its first output (:class:`WarmStart.initial_states`), or the filtered one given the outputs before the window
+   only (:class:`WarmStart.filtered_states`, the default fit's).
 """
 from dataclasses import dataclass
 
@@ -69,6 +70,7 @@ class WarmStart:
     obs_var : (d_y,)
     x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
     smoothed_means, smoothed_vars : list of (T_i + 1, d_x)   x'_0..x'_T of each training sequence
+    filtered_means, filtered_vars : list of (T_i + 1, d_x)   x'_s given y[:s] (0-based; row 0 the prior)
     lgssm : the fitted :class:`gpssm_np.baselines.LGSSM` (for ``kind="arx"`` the ARX's observer form)
     driven : (d_x,) bool   the states that carry process noise and so get the GP's share (step 3)
     """
@@ -83,6 +85,8 @@ class WarmStart:
     x0_var: np.ndarray
     smoothed_means: list
     smoothed_vars: list
+    filtered_means: list
+    filtered_vars: list
     lgssm: LGSSM
     driven: np.ndarray
 
@@ -90,6 +94,11 @@ class WarmStart:
         """(mean (n, d_x), var (n, d_x)) of the state before the windows of training sequence ``sequence`` whose
         first outputs are y[starts] (0-based)."""
         return self.smoothed_means[sequence][starts], self.smoothed_vars[sequence][starts]
+
+    def filtered_states(self, sequence, starts):
+        """(mean (n, d_x), var (n, d_x)) of the state before the windows of training sequence ``sequence`` whose first
+        outputs are y[starts], given the outputs before each window only (the Kalman filter's)."""
+        return self.filtered_means[sequence][starts], self.filtered_vars[sequence][starts]
 
 
 def emission_basis(H, Q_l):
@@ -216,16 +225,19 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
     p = lgssm.get_learned_params()
     E = emission_basis(p["H"], p["Q"]) if basis is None else basis
     E_inv = np.linalg.inv(E)
-    means, variances = [], []
+    in_basis = lambda m, P: (m @ E.T, np.einsum("ij,tjk,ik->ti", E, P, E))  # noqa: E731  (x' = E x, diagonals)
+    smoothed, filtered = [], []
     for y, u in zip(ys, us):
-        m, P = lgssm.smooth(y, u)  # x_0..x_T
-        means.append(m @ E.T)
-        variances.append(np.einsum("ij,tjk,ik->ti", E, P, E))
+        smoothed.append(in_basis(*lgssm.smooth(y, u)))  # x_0..x_T
+        f = lgssm.filter(y, u)  # x_1..x_T given y up to each; x_0: the prior
+        filtered.append(in_basis(np.concatenate([p["m0"][None], f.means]), np.concatenate([p["P0"][None], f.covs])))
     G = E @ p["G"]
     G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(E)))
     return WarmStart(basis=E, F=E @ p["F"] @ E_inv, G=G, b=b, process_var=np.diag(E @ p["Q"] @ E.T).copy(),
                      obs_var=np.diag(p["R"]).copy(), x0_mean=E @ p["m0"], x0_var=np.diag(E @ p["P0"] @ E.T).copy(),
-                     smoothed_means=means, smoothed_vars=variances, lgssm=lgssm, driven=driven)
+                     smoothed_means=[m for m, _ in smoothed], smoothed_vars=[v for _, v in smoothed],
+                     filtered_means=[m for m, _ in filtered], filtered_vars=[v for _, v in filtered], lgssm=lgssm,
+                     driven=driven)
 
 
 def floor_warm_start(floor, ys, us):

@@ -1,0 +1,87 @@
+"""The default fit's training windows (models/default_fit.py, stage 2): they grow with the step count, each starts
+from the floor's filtered state (warm_start.WarmStart.filtered_states), and a run resumed from its state continues
+on the windows it had (training_loop.GrowingRun)."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.datasets.windowing import window_starts
+from gpssm_np.models.default_fit import DefaultFit, Plan
+from gpssm_np.models.warm_start import floor_warm_start
+
+
+def data(T=240):
+    y, u, _ = gp.datasets.cascaded_tanks(T, seed=1)
+    return [(y - y.mean(0)) / y.std(0)], [(u - u.mean(0)) / u.std(0)]
+
+
+def test_filtered_states_are_the_floors_kalman_filter_given_the_past_only():
+    ys, us = data()
+    for floor in (gp.ARX(dim_y=1, dim_u=1, standardize=False).fit(ys[0], us[0]),
+                  gp.LGSSM(dim_x=3, dim_y=1, dim_u=1, standardize=False).fit(ys[0], us[0])):
+        warm = floor_warm_start(floor, ys, us)
+        form, E = warm.lgssm, warm.basis
+        u1 = us[0] if form.spec.dim_u == 1 else np.concatenate([us[0], np.ones((len(us[0]), 1))], axis=1)
+        p = form.get_learned_params()
+        means, variances = warm.filtered_states(0, np.array([0, 1, 57, len(ys[0])]))
+        np.testing.assert_allclose(means[0], E @ p["m0"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(variances[0], np.diag(E @ p["P0"] @ E.T), rtol=1e-12, atol=1e-12)
+        for row, s in ((1, 1), (2, 57), (3, len(ys[0]))):
+            f = form.filter(ys[0][:s], u1[:s])  # y[:s] only: nothing of the window itself
+            np.testing.assert_allclose(means[row], E @ f.means[-1], rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(variances[row], np.diag(E @ f.covs[-1] @ E.T), rtol=1e-9, atol=1e-12)
+        # the filter is not the smoother: the state before a window is not read from the window's outputs
+        assert not np.allclose(means[2], warm.initial_states(0, np.array([57]))[0][0])
+
+
+def test_windows_grow_at_equal_shares_of_the_budget_and_start_from_the_filtered_state():
+    ys, us = data()
+    plan = Plan(max_steps=9, seq_lens=(5, 10, 300), batch_size=4, num_samples=4)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0)
+    fit = DefaultFit(model, plan)
+    floor = fit.floor(ys, us)
+    warm = fit.start(model, floor.model, ys, us, 0)
+    run = fit.training_run(model, warm, ys, us, 0, {})
+    seen = []
+    for _ in range(9):
+        run.step()
+        seen.append(run.Y.shape[1])
+        starts = window_starts(len(ys[0]), run.Y.shape[1], 1)
+        np.testing.assert_array_equal(run.Y[:, :, 0], np.stack([ys[0][s:s + run.Y.shape[1], 0] for s in starts]))
+        for got, expected in zip(run.x0, warm.filtered_states(0, starts)):
+            np.testing.assert_array_equal(got, expected)
+    assert seen == [5, 5, 5, 10, 10, 10, 240, 240, 240]  # at most the sequence's length
+
+
+def test_a_resumed_run_continues_on_the_windows_it_had():
+    ys, us = data()
+    plan = Plan(max_steps=8, seq_lens=(5, 10), batch_size=4, num_samples=4)
+
+    def fresh():
+        model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0)
+        fit = DefaultFit(model, plan)
+        warm = fit.start(model, fit.floor(ys, us).model, ys, us, 0)
+        return model, fit.training_run(model, warm, ys, us, 0, {})
+
+    model, run = fresh()
+    run.advance(8)
+    for stop in (3, 4, 5):  # before, at and after the switch at step 4
+        stopped_model, stopped = fresh()
+        stopped.advance(stop)
+        info, arrays = stopped.state()
+        params = {k: v.copy() for k, v in stopped_model.params.items()}
+        resumed_model, resumed = fresh()
+        resumed_model.params = params
+        resumed.load_state(info, arrays)
+        assert resumed.Y.shape[1] == (5 if stop <= 4 else 10)
+        resumed.advance(8 - stop)
+        for name in model.params:
+            np.testing.assert_array_equal(resumed_model.params[name], model.params[name], err_msg=f"{stop} {name}")
+
+
+def test_bad_window_lengths_are_named():
+    model = gp.ODGPSSM(dim_y=1, dim_u=1)
+    assert model.training_plan({"seq_lens": [30, 60]}, None, None).seq_lens == (30, 60)
+    for bad in (20, (), (0, 40), ("a",)):
+        with pytest.raises(ValueError, match="seq_lens"):
+            model.training_plan({"seq_lens": bad}, None, None)
