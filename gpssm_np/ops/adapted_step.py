@@ -32,9 +32,9 @@ inc = 0). :func:`draw`, given the caller's decision to resample, its uniform num
 
 with w'_n = 1 / N after resampling (log-weights -log N), else exp(lw'_n).
 
-How it is computed. :func:`propagate` passes over the particles in chunks of :data:`CHUNK` (the chunks shared among
-the kernel threads by ``threads.run_blocks``; the sums over all particles, for the predicted output and the weights,
-follow in one thread, so the bits do not depend on the thread count), particle-minor like the
+How it is computed. :func:`propagate` passes over the particles in chunks of :data:`CHUNK` (one thread: at 500
+particles the work is a few tenths of a millisecond, less than handing chunks to other threads costs; the sums over
+all particles, for the predicted output and the weights, follow in a second kernel), particle-minor like the
 rollout (``ops.rollout``), so that the loops over a chunk's particles vectorise and its arrays stay in the first
 cache level: the kernel rows four inducing points at a time (four independent ``_fastmath.exp_fast`` per iteration;
 the input's share of the squared distance, the same for every particle, once per inducing point), k^T B k over one
@@ -56,7 +56,6 @@ from ._compile import jit
 from ._fastmath import exp_fast
 from ._primitive import to_c_f64
 from .kernels import kernel_code, kernel_matrix_reference
-from .threads import run_blocks
 
 #: Particles per pass of :func:`propagate`: the chunk's arrays (kernel rows (M, CHUNK), ...) stay in L1.
 CHUNK = 64
@@ -146,7 +145,7 @@ def _matern52(r2, s2):
 @jit(fastmath=FASTMATH)
 def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, b, linear, code, q_diag, C, r, y,
                       post_mean, post_chol, log_g, Cm, CSC, status):
-    # Chunks first..last-1 of CHUNK particles (the blocks of threads.run_blocks): per particle the updated mean and
+    # Chunks first..last-1 of CHUNK particles: per particle the updated mean and
     # Cholesky factor, log g (zero on entry), C m and diag(C S C^T); status[k] of chunk k: -2 when a transition
     # moment is not finite, else the first particle that failed (a predictive variance or an updated covariance not
     # positive), else -1. A chunk stops at its first failure, as one pass over all chunks would.
@@ -482,8 +481,7 @@ def propagate(x, log_w, u_t, gp, C, r, y):
                                                   np.empty((2, dy)))
     log_g, Cm, CSC = np.zeros(N), np.empty((dy, N)), np.empty((dy, N))
     status = np.empty(-(-N // CHUNK), dtype=np.int64)
-    run_blocks(_propagate_blocks, len(status), x, u_t, *gp, C, r, y, post_mean, post_chol, log_g, Cm, CSC, status,
-               calls_blas=False)
+    _propagate_blocks(0, len(status), x, u_t, *gp, C, r, y, post_mean, post_chol, log_g, Cm, CSC, status)
     for code in status:  # the first chunk that failed decides, as one pass over the chunks would
         if code != -1:
             return post_mean, post_chol, log_w_out, 0.0, 0.0, predicted[0], predicted[1], max(code, -1), code != -2

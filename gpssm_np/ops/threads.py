@@ -98,25 +98,23 @@ def thread_pool(threads):
         return _pools[threads]
 
 
-def run_blocks(driver, num_blocks, *args, calls_blas=True):
+def run_blocks(driver, num_blocks, *args):
     """Run ``driver(first, last, *args)``, a loop over blocks first..last-1 of independent work that releases the
     GIL (a ``nogil`` kernel, or NumPy's random generators filling arrays), over all
     ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) on the
     calling thread and ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is
-    left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile, unless the driver
-    makes no BLAS call (``calls_blas=False``: setting the limit costs about 0.1 ms, as much as a small kernel's
-    work). Each block writes its own results, so the bits do not depend on the thread count.
+    left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile. Each block writes
+    its own results, so the bits do not depend on the thread count.
 
     Python threads rather than ``numba.prange``: a ``parallel=True`` driver compiles its own copy of every block
     function (doubling the cold-cache compile time), and OpenMP's spinning workers slowed the code that ran between
     the kernels."""
     threads = min(kernel_threads(), num_blocks)
-    with blas_single_threaded() if calls_blas else contextlib.nullcontext():
+    with blas_single_threaded():
         if threads == 1:
             driver(0, num_blocks, *args)
             return
-        if calls_blas:
-            resolve_blas()
+        resolve_blas()
         blocks = iter(range(num_blocks))
         lock = threading.Lock()
 
