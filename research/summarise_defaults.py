@@ -3,7 +3,9 @@ the better of ARX() and LGSSM(dim_x="auto") fitted to the same training half, me
 the causal and simulate protocols, and issue #28's targets counted from them.
 
 Run: python research/summarise_defaults.py research/results/defaults_v3*.jsonl > docs/results/defaults.md
-(docs/build_results.py then copies it into docs/results.md).
+(docs/build_results.py then copies it into docs/results.md). A later file's row replaces an earlier one's for the
+same (data, seed, model). ``--gp FILE ...``: the ODGPSSM rows come from these files only (the cells they hold),
+the linear models' from the others (e.g. a new default fit beside the linear rows of an earlier check).
 """
 import json
 import math
@@ -20,10 +22,13 @@ def number(x, digits):
     return f"{x:.{digits}f}" if abs(x) < 1000 else f"{x:.2e}"
 
 
-def main(paths, short=False):
+def main(paths, short=False, gp_paths=()):
     rows = [json.loads(line) for path in paths for line in open(path)]
     by = defaultdict(dict)
     for r in rows:
+        if not (gp_paths and r["model"] == "odgpssm"):
+            by[(r["data"], r["seed"])][r["model"]] = r
+    for r in (json.loads(line) for path in gp_paths for line in open(path)):
         by[(r["data"], r["seed"])][r["model"]] = r
     cells = defaultdict(list)  # data -> complete seeds
     for (data, seed), models in by.items():
@@ -76,4 +81,6 @@ def main(paths, short=False):
 
 
 if __name__ == "__main__":
-    main([a for a in sys.argv[1:] if a != "--short"], short="--short" in sys.argv)
+    args = [a for a in sys.argv[1:] if a != "--short"]
+    gp_paths = args[args.index("--gp") + 1:] if "--gp" in args else []
+    main(args[:args.index("--gp")] if "--gp" in args else args, short="--short" in sys.argv, gp_paths=gp_paths)

@@ -14,9 +14,9 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    The windows grow as training goes, 20, 40 and then 80 steps over the thirds of ``max_steps`` (``seq_lens``),
    each started from the floor's filtered state before its first output, N(m, diag P) given the outputs before
    it (multiple shooting: the model learns free runs from where a forecast would start them, over horizons that
-   lengthen once the short ones fit; decision E of research/ablation_plan.md). Every ``eval_every`` steps each copy forecasts causally every window after its origin
-   (``training.ValidationScore``: a particle filter over the past, then a free run; the same random numbers at
-   every evaluation). The runs go in lockstep; the (candidate, step) with the lowest mean error over its windows
+   lengthen once the short ones fit; decision E of research/ablation_plan.md). Every ``eval_every`` steps each
+   copy forecasts causally every window after its origin (``training.ValidationScore``: a particle filter over
+   the past, then a free run; the same random numbers at every evaluation). The runs go in lockstep; the (candidate, step) with the lowest mean error over its windows
    wins, and the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
    floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
@@ -26,7 +26,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    more than the noise of the estimate.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
    starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
-   steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all process noise the floor's): a linear model in the GP model's form.
+   steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all
+   process noise the floor's): a linear model in the GP model's form.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
    sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the
