@@ -16,8 +16,9 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    it (multiple shooting: the model learns free runs from where a forecast would start them, over horizons that
    lengthen once the short ones fit; decision E of research/ablation_plan.md). Every ``eval_every`` steps each
    copy forecasts causally every window after its origin (``training.ValidationScore``: a particle filter over
-   the past, then a free run; the same random numbers at every evaluation). The runs go in lockstep; the (candidate, step) with the lowest mean error over its windows
-   wins, and the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``).
+   the past, then a free run; the same random numbers at every evaluation). The runs go in lockstep; the
+   (candidate, step) with the lowest mean error over its windows wins, and the runs stop after ``patience``
+   evaluations without a lower one (or ``max_steps``).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
    floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
    of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
