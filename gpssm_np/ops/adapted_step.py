@@ -32,9 +32,7 @@ inc = 0). :func:`draw`, given the caller's decision to resample, its uniform num
 
 with w'_n = 1 / N after resampling (log-weights -log N), else exp(lw'_n).
 
-How it is computed. :func:`propagate` passes over the particles in chunks of :data:`CHUNK` (one thread: at 500
-particles the work is a few tenths of a millisecond, less than handing chunks to other threads costs; the sums over
-all particles, for the predicted output and the weights, follow in a second kernel), particle-minor like the
+How it is computed. :func:`propagate` passes over the particles in chunks of :data:`CHUNK`, particle-minor like the
 rollout (``ops.rollout``), so that the loops over a chunk's particles vectorise and its arrays stay in the first
 cache level: the kernel rows four inducing points at a time (four independent ``_fastmath.exp_fast`` per iteration;
 the input's share of the squared distance, the same for every particle, once per inducing point), k^T B k over one
@@ -143,24 +141,20 @@ def _matern52(r2, s2):
 
 
 @jit(fastmath=FASTMATH)
-def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, b, linear, code, q_diag, C, r, y,
-                      post_mean, post_chol, log_g, Cm, CSC, status):
-    # Chunks first..last-1 of CHUNK particles: per particle the updated mean and
-    # Cholesky factor, log g (zero on entry), C m and diag(C S C^T); status[k] of chunk k: -2 when a transition
-    # moment is not finite, else the first particle that failed (a predictive variance or an updated covariance not
-    # positive), else -1. A chunk stops at its first failure, as one pass over all chunks would.
+def _propagate_kernel(x, u_t, Z, inv_l, variance, alpha, B, A, FG, b, linear, code, q_diag, C, r, y, log_w,
+                      post_mean, post_chol, log_w_out, predicted):
     N, dx = x.shape
     Q, M, D = Z.shape
     dy = C.shape[0]
+    observed = False
     L = min(CHUNK, N)
     xt, xs, Kq, zu = np.empty((D, L)), np.empty((dx, L)), np.empty((M, L)), np.empty(M)
     r2, acc, kbk, tri = np.empty((4, L)), np.empty(L), np.empty(L), np.empty(L)
     m_h, s_h, mean, cov = np.empty((Q, L)), np.empty((Q, L)), np.empty((dx, L)), np.empty((dx, dx, L))
     cs, gain, T1 = np.empty((dx, L)), np.empty((dx, L)), np.empty((dx, dx, L))
+    Cm, CSC, log_g, w = np.empty((dy, N)), np.empty((dy, N)), np.zeros(N), np.empty(N)
     nonfinite = np.zeros(L)  # per lane: stays 0 unless a moment is NaN or inf (0 * inf = NaN)
-    for chunk in range(first, last):
-        status[chunk] = -1
-        n0 = chunk * L
+    for n0 in range(0, N, L):
         nl = min(L, N - n0)
         for d in range(dx):
             row = xt[d]
@@ -263,8 +257,7 @@ def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, 
                     row2[i] = acc[i]
                     nonfinite[i] += 0.0 * acc[i]
         if not nonfinite.sum() == 0.0:
-            status[chunk] = -2
-            continue
+            return -1, 0.0, 0.0, False
         for o in range(dy):  # C m and diag(C S C^T), for the predicted output
             for i in range(nl):
                 acc[i] = 0.0
@@ -283,6 +276,7 @@ def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, 
             c, ra, ya = C[a], r[a], y[a]
             if ya != ya:  # missing
                 continue
+            observed = True
             for e in range(dx):  # s = S c
                 row = cs[e]
                 for i in range(nl):
@@ -300,8 +294,8 @@ def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, 
                     acc[i] += row[i] * ce
                     kbk[i] -= ce * row2[i]
             for i in range(nl):
-                if not acc[i] > 0.0 and status[chunk] == -1:
-                    status[chunk] = n0 + i
+                if not acc[i] > 0.0:
+                    return n0 + i, 0.0, 0.0, True
                 log_g[n0 + i] -= 0.5 * (_LOG_2PI + math.log(acc[i]) + kbk[i] * kbk[i] / acc[i])
                 acc[i] = 1.0 / acc[i]
             for e in range(dx):  # K = s / v, m += K e
@@ -336,8 +330,8 @@ def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, 
                     acc[i] -= row[i] * row[i]
             row = T1[j, j]
             for i in range(nl):
-                if not acc[i] > 0.0 and status[chunk] == -1:
-                    status[chunk] = n0 + i
+                if not acc[i] > 0.0:
+                    return n0 + i, 0.0, 0.0, True
                 row[i] = math.sqrt(acc[i])
             for r3 in range(j + 1, dx):
                 for i in range(nl):
@@ -354,13 +348,6 @@ def _propagate_blocks(first, last, x, u_t, Z, inv_l, variance, alpha, B, A, FG, 
                 post_mean[n0 + i, d] = mean[d, i]
                 for e in range(dx):
                     post_chol[n0 + i, d, e] = T1[d, e, i] if e <= d else 0.0
-
-
-@jit(fastmath=FASTMATH)
-def _weights_kernel(log_w, log_g, Cm, CSC, r, observed, log_w_out, predicted):
-    # After every chunk of _propagate_blocks: the predicted output's moments, the new log-weights; returns (inc, ESS).
-    N, dy = len(log_w), len(r)
-    w = np.empty(N)
     for n in range(N):
         w[n] = exp_fast(log_w[n])
     for o in range(dy):
@@ -385,7 +372,7 @@ def _weights_kernel(log_w, log_g, Cm, CSC, r, observed, log_w_out, predicted):
     s = 0.0
     for n in range(N):
         s += exp_fast(2.0 * log_w_out[n])
-    return inc, 1.0 / s
+    return -1, inc, 1.0 / s, True
 
 
 @jit(fastmath=FASTMATH)
@@ -479,14 +466,9 @@ def propagate(x, log_w, u_t, gp, C, r, y):
                          f"{log_w.shape} and {u_t.shape}")
     post_mean, post_chol, log_w_out, predicted = (np.empty((N, dx)), np.empty((N, dx, dx)), np.empty(N),
                                                   np.empty((2, dy)))
-    log_g, Cm, CSC = np.zeros(N), np.empty((dy, N)), np.empty((dy, N))
-    status = np.empty(-(-N // CHUNK), dtype=np.int64)
-    _propagate_blocks(0, len(status), x, u_t, *gp, C, r, y, post_mean, post_chol, log_g, Cm, CSC, status)
-    for code in status:  # the first chunk that failed decides, as one pass over the chunks would
-        if code != -1:
-            return post_mean, post_chol, log_w_out, 0.0, 0.0, predicted[0], predicted[1], max(code, -1), code != -2
-    inc, ess = _weights_kernel(log_w, log_g, Cm, CSC, r, bool(np.any(y == y)), log_w_out, predicted)
-    return post_mean, post_chol, log_w_out, inc, ess, predicted[0], predicted[1], -1, True
+    failed, inc, ess, finite = _propagate_kernel(x, u_t, *gp, C, r, y, log_w, post_mean, post_chol, log_w_out,
+                                                 predicted)
+    return post_mean, post_chol, log_w_out, inc, ess, predicted[0], predicted[1], failed, finite
 
 
 def draw(mean, chol, log_w, resample, uniform, eps, C):

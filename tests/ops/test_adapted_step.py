@@ -93,10 +93,10 @@ def test_read_only_inputs_use_the_same_compiled_kernel(rng):
             a.flags.writeable = False
     from gpssm_np.ops import adapted_step
 
-    before = len(adapted_step._propagate_blocks.signatures), len(adapted_step._draw_kernel.signatures)
+    before = len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)
     for a, e in zip(run(frozen), run(args)):
         np.testing.assert_array_equal(a, e)
-    assert (len(adapted_step._propagate_blocks.signatures), len(adapted_step._draw_kernel.signatures)) == before
+    assert (len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)) == before
 
 
 def test_propagate_leaves_the_blas_limit_alone(rng, monkeypatch):
