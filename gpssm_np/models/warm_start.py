@@ -45,6 +45,7 @@ from ..baselines.arx_state_space import arx_least_squares, fit_arx_lgssm, observ
 from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
+from ..kalman import rts_smoother
 from ..transforms import positive, positive_inverse
 
 #: Smallest state dimension of ``dim_x="auto"`` with a fixed kind of warm start (below d_y no candidate exists
@@ -228,9 +229,9 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
     in_basis = lambda m, P: (m @ E.T, np.einsum("ij,tjk,ik->ti", E, P, E))  # noqa: E731  (x' = E x, diagonals)
     smoothed, filtered = [], []
     for y, u in zip(ys, us):
-        smoothed.append(in_basis(*lgssm.smooth(y, u)))  # x_0..x_T
         f = lgssm.filter(y, u)  # x_1..x_T given y up to each; x_0: the prior
         filtered.append(in_basis(np.concatenate([p["m0"][None], f.means]), np.concatenate([p["P0"][None], f.covs])))
+        smoothed.append(in_basis(*rts_smoother(p, f, p["m0"], p["P0"])[:2]))  # x_0..x_T, from the same filter
     G = E @ p["G"]
     G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(E)))
     return WarmStart(basis=E, F=E @ p["F"] @ E_inv, G=G, b=b, process_var=np.diag(E @ p["Q"] @ E.T).copy(),
