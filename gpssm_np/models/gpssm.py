@@ -587,7 +587,7 @@ def check_plan(plan, model):
         elif name in ("lr_scale", "lr_scales"):
             value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale))
         elif name == "seq_lens":
-            if isinstance(value, (int, np.integer)) or not isinstance(value, (tuple, list)) or not value:
+            if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"seq_lens: expected a non-empty sequence of positive window lengths, got {value!r}")
             value = tuple(check.positive_int(n, "seq_lens") for n in value)
         else:
