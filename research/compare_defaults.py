@@ -13,6 +13,8 @@ import sys
 
 
 def odgpssm_rows(paths):
+    """(data, seed) -> the ODGPSSM row of the default check files ``paths`` (a later file's row replaces an earlier
+    one's)."""
     rows = {}
     for path in paths:
         for line in open(path):

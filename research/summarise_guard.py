@@ -9,14 +9,11 @@ This script is the research record's; nothing in the package imports it.
 import json
 import sys
 
+from compare_defaults import odgpssm_rows
+
 
 def main(new_path, old_paths):
-    old = {}
-    for path in old_paths:
-        for line in open(path):
-            r = json.loads(line)
-            if r["model"] == "odgpssm":
-                old[(r["data"], r["seed"])] = r
+    old = odgpssm_rows(old_paths)
     rows = sorted((json.loads(line) for line in open(new_path)), key=lambda r: (r["data"], r["seed"]))
     print("| data | seed | model radii (run, filter) | floor radii (run, filter) | guard fired | causal before | "
           "after | simulate before | after |")
