@@ -62,7 +62,7 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr) | (allow_nan & np.isnan(arr))):
+    if not (~np.isinf(arr) if allow_nan else np.isfinite(arr)).all():
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
     return arr
 

@@ -59,7 +59,7 @@ class OnlineFilterBase(abc.ABC):
         y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
         u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")
         y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
-        if y_t.shape != (spec.dim_y,) or np.any(np.isinf(y_t)):
+        if y_t.shape != (spec.dim_y,) or np.isinf(y_t).any():
             raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")
         if spec.dim_u:
             if u_t is None:
