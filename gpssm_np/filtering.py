@@ -422,8 +422,8 @@ def filter_step(transition, C, R, proposal_step, x, log_w, y_t, u_t, k, ess_thre
     log-weights ``log_w`` (N,): the transition at step ``k`` with input ``u_t`` (d_u,) or None, the observation
     ``y_t`` (d_y,) (NaN entries missing), ``proposal_step`` from :func:`step_function`. Returns a
     :class:`FilterStep`. C (d_y, d_x) and R (d_y, d_y) as :func:`particle_filter` checks them."""
-    if proposal_step is _fused_adapted_step:
-        return _fused_adapted_step(transition, C, R, x, log_w, y_t, u_t, k, ess_threshold, rng)
+    if isinstance(proposal_step, FusedAdaptedStep):
+        return proposal_step(transition, C, x, log_w, y_t, u_t, k, ess_threshold, rng)
     mean, cov = _call_transition(transition, x, u_t, k)
     predicted_mean, predicted_var = _predicted_output(mean, cov, log_w, C, R)
     stored, stored_log_w, anc, inc, ess, resampled, x, log_w, parents = proposal_step(
@@ -502,28 +502,34 @@ def _enkf_step(mean, cov, log_w, observed, ess_threshold, rng):
 PROPOSAL_STEPS = {"adapted": _adapted_step, "bootstrap": _bootstrap_step, "enkf": _enkf_step}
 
 
-def _fused_adapted_step(transition, C, R, x, log_w, y_t, u_t, k, ess_threshold, rng):
+class FusedAdaptedStep:
     """:func:`filter_step` with the fully adapted proposal through the transition's ``propagate`` and
-    ``ops.adapted_step.draw`` (module docstring): the random numbers of :func:`_adapted_step`, in the same order."""
-    mean, chol, log_w, inc, ess, predicted_mean, predicted_var, failed, finite = transition.propagate(
-        x, log_w, u_t, C, np.diag(R), y_t)
-    if not finite:
-        raise ValueError(f"transition: returned NaN or inf moments at step {k}")
-    if failed >= 0:
-        raise not_positive_definite("transition")
-    resampled = ess < ess_threshold * x.shape[0]
-    uniform = rng.uniform() if resampled else 0.0  # systematic resampling's one uniform, before the normals
-    x, anc, log_w, m, P, output_mean, output_var = draw(mean, chol, log_w, resampled, uniform,
-                                                        rng.standard_normal(x.shape), C)
-    return FilterStep(x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0]), m, P, output_mean,
-                      output_var, predicted_mean, predicted_var, y_t - predicted_mean)
+    ``ops.adapted_step.draw`` (module docstring): the random numbers of :func:`_adapted_step`, in the same order.
+    Made once per filter by :func:`step_function` for a diagonal R, whose diagonal ``r`` it keeps."""
+
+    def __init__(self, R):
+        self.r = np.diag(R).copy()  # np.diag gives a read-only view, which the kernel would copy at every step
+
+    def __call__(self, transition, C, x, log_w, y_t, u_t, k, ess_threshold, rng):
+        mean, chol, log_w, inc, ess, predicted_mean, predicted_var, failed, finite = transition.propagate(
+            x, log_w, u_t, C, self.r, y_t)
+        if not finite:
+            raise ValueError(f"transition: returned NaN or inf moments at step {k}")
+        if failed >= 0:
+            raise not_positive_definite("transition")
+        resampled = ess < ess_threshold * x.shape[0]
+        uniform = rng.uniform() if resampled else 0.0  # systematic resampling's one uniform, before the normals
+        x, anc, log_w, m, P, output_mean, output_var = draw(mean, chol, log_w, resampled, uniform,
+                                                            rng.standard_normal(x.shape), C)
+        return FilterStep(x, log_w, anc, inc, ess, resampled, x, log_w, np.arange(x.shape[0]), m, P, output_mean,
+                          output_var, predicted_mean, predicted_var, y_t - predicted_mean)
 
 
 def step_function(proposal, transition, R):
     """The step of ``proposal`` for :func:`filter_step`: the fused fully adapted step when the transition has
     ``propagate`` and R is diagonal (module docstring), else the one of :data:`PROPOSAL_STEPS`."""
     if proposal == "adapted" and hasattr(transition, "propagate") and not np.any(R - np.diag(np.diag(R))):
-        return _fused_adapted_step
+        return FusedAdaptedStep(R)
     return PROPOSAL_STEPS[proposal]
 
 
