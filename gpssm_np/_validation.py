@@ -1,5 +1,6 @@
 """Input checks at the public API: every failure is a ValueError naming the argument and what was expected."""
 import inspect
+import math
 import numbers
 
 import numpy as np
@@ -64,6 +65,23 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
         raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
     if not (~np.isinf(arr) if allow_nan else np.isfinite(arr)).all():
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
+    return arr
+
+
+def step_values(x, name, size, what, allow_nan=False):
+    """One step's ``size`` values (e.g. an online filter's y_t or u_t, one per ``what``: "output" or "input") as a
+    float64 array (size,). ``x`` must be a real numeric scalar or array with that many entries (of any shape, read
+    in order), all finite (NaN admitted when ``allow_nan``); a ValueError names ``name`` and what was expected.
+    The finite check runs over the values as Python floats: for the few values of one step that is several times
+    faster than a NumPy reduction."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf" or arr.size != size:
+        raise ValueError(f"{name}: expected {size} real number(s), one per {what}, got {x!r}")
+    arr = arr.astype(np.float64, copy=False).reshape(size)
+    bad = math.isinf if allow_nan else (lambda v: not math.isfinite(v))
+    if any(map(bad, arr.tolist())):
+        raise ValueError(f"{name}: expected {size} finite number(s){' or NaN (missing)' if allow_nan else ''}, one "
+                         f"per {what}, got {x!r}")
     return arr
 
 

@@ -58,15 +58,11 @@ class OnlineFilterBase(abc.ABC):
         spec, scaling = self.model.spec, self.model.scaling_
         y_t = _names.from_mapping(y_t, self.model.y_names_, "y_t", "outputs")
         u_t = _names.from_mapping(u_t, self.model.u_names_, "u_t", "inputs")
-        y_t = np.asarray(y_t, dtype=np.float64).reshape(-1)
-        if y_t.shape != (spec.dim_y,) or np.isinf(y_t).any():
-            raise ValueError(f"y_t: expected {spec.dim_y} finite values or NaN (missing), got {y_t!r}")
+        y_t = check.step_values(y_t, "y_t", spec.dim_y, "output", allow_nan=True)
         if spec.dim_u:
             if u_t is None:
                 raise ValueError(f"u_t: the model has dim_u = {spec.dim_u} inputs, got None")
-            u_t = check.finite_array(np.atleast_1d(u_t), "u_t", (1,))
-            if u_t.shape != (spec.dim_u,):
-                raise ValueError(f"u_t: expected {spec.dim_u} input values, got shape {u_t.shape}")
+            u_t = check.step_values(u_t, "u_t", spec.dim_u, "input")
         else:
             u_t = None
         if scaling is not None:

@@ -123,6 +123,11 @@ def test_online_filter_rejects_bad_input(fitted):
         f.update(np.ones(1))
     with pytest.raises(ValueError, match="u_t"):
         f.update(np.ones(1), np.ones(3))
+    with pytest.raises(ValueError, match="u_t: expected 1 finite"):
+        f.update(np.ones(1), np.array([np.nan]))  # NaN marks a missing output, never an input
+    with pytest.raises(ValueError, match="u_t: expected 1 real"):
+        f.update(np.ones(1), ["a"])
+    f.update(np.array([np.nan]), np.ones(1))  # a missing output is read as such
     with pytest.raises(ValueError, match="state"):
         model.online_filter(state={"particles": np.zeros((3, 3))})
     with pytest.raises(ValueError, match="state"):
