@@ -430,11 +430,20 @@ def _draw_kernel(post_mean, post_chol, log_w, resample, uniform, eps, C, x, anc,
 # ---------------------------------------------------------------------------------------------------------------
 # Public functions
 # ---------------------------------------------------------------------------------------------------------------
+_F64 = np.dtype(np.float64)
+
+
 def _writable(*arrays):
     """C-contiguous float64 arrays that are writable, copied only when needed: Numba types a read-only array apart,
-    and each type compiles its own kernel."""
-    out = [to_c_f64(a) for a in arrays]
-    return [a if a.flags.writeable else a.copy() for a in out]
+    and each type compiles its own kernel. Arrays already so pass through on three attribute tests (called at every
+    step of a filter, where NumPy's conversion calls cost more)."""
+    out = []
+    for a in arrays:
+        if type(a) is not np.ndarray or a.dtype is not _F64 or not (a.flags.c_contiguous and a.flags.writeable):
+            a = to_c_f64(a)
+            a = a if a.flags.writeable else a.copy()
+        out.append(a)
+    return out
 
 
 def gp_arrays(Z, lengthscale, variance, alpha, B, A, F, G, b, q_diag, kind="matern52"):

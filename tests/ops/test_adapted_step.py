@@ -97,6 +97,12 @@ def test_read_only_inputs_use_the_same_compiled_kernel(rng):
     for a, e in zip(run(frozen), run(args)):
         np.testing.assert_array_equal(a, e)
     assert (len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)) == before
+    # Fortran-ordered arrays are copied to C order, the same kernel again
+    fortran = [np.asfortranarray(a) if isinstance(a, np.ndarray) and a.ndim > 1 else a for a in args]
+    assert not fortran[0].flags.c_contiguous
+    for a, e in zip(run(fortran), run(args)):
+        np.testing.assert_array_equal(a, e)
+    assert (len(adapted_step._propagate_kernel.signatures), len(adapted_step._draw_kernel.signatures)) == before
 
 
 def test_propagate_leaves_the_blas_limit_alone(rng, monkeypatch):
