@@ -10,7 +10,6 @@ score is the model's or the floor's from the same fit. One JSON line per set, ap
 Run: python research/decision_d.py OUT.jsonl [--data name ...]; then python research/decision_d.py OUT.jsonl
 --decide. This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import copy
 import json
 import math
@@ -21,7 +20,7 @@ import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit, Plan
 from gpssm_np.models.floor import choose_floor
 
-from defaults_check import DATA, SIMULATORS, dataset
+from defaults_check import dataset, decision_cli
 
 FACTORS = (1.0, 1.25, 2.0)  # 2.0: the default
 
@@ -88,9 +87,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out, args.data)
+    decision_cli(run, decide)

@@ -12,7 +12,6 @@ runs to the end of the training part, by the kind's model fitted before the orig
 Run: python research/decision_g.py OUT.jsonl [--data name ...] | --decide OUT.jsonl
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ from gpssm_np.models.floor import FLOOR_KINDS, fit_kind, floor_of
 from gpssm_np.units import Scaling
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defaults_check import DATA, SIMULATORS, dataset  # noqa: E402
+from defaults_check import dataset, decision_cli  # noqa: E402
 from floor_kind_ablation import arx_forecast_mean  # noqa: E402
 
 N_INIT = 5
@@ -107,9 +106,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out, args.data)
+    decision_cli(run, decide)

@@ -14,8 +14,6 @@ import os
 import subprocess
 import time
 
-import numpy as np
-
 import gpssm_np as gp
 from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, make_system
 
@@ -36,6 +34,17 @@ def models(ds, seed):
     dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
     return {"arx": gp.ARX(dim_y=dy, dim_u=du), "lgssm": gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du),
             "odgpssm": gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)}
+
+
+def decision_cli(run, decide):
+    """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)``,
+    ``--decide OUT`` applies its rule (``decide(out)``)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    decide(args.out) if args.decide else run(args.out, args.data)
 
 
 def main():
