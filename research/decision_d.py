@@ -13,14 +13,13 @@ Run: python research/decision_d.py OUT.jsonl [--data name ...]; then python rese
 import copy
 import json
 import math
-import os
 import time
 
 import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit, Plan
 from gpssm_np.models.floor import choose_floor
 
-from defaults_check import dataset, decision_cli
+from defaults_check import decision_cli, held_out_cuts
 
 FACTORS = (1.0, 1.25, 2.0)  # 2.0: the default
 
@@ -37,14 +36,7 @@ def floor_form(model, ds):
 def held_out_fits(out, names):
     """For each set of ``names`` without a row in ``out``: (name, the 70/30 cut of its training half as a Dataset,
     the default ODGPSSM (seed 0) fitted to the first 70 %, the fit's seconds)."""
-    done = set()
-    if os.path.exists(out):
-        done = {json.loads(line)["data"] for line in open(out)}
-    for name in names:
-        if name in done:
-            continue
-        full = dataset(name)
-        ds = gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+    for name, ds in held_out_cuts(out, names):
         start = time.perf_counter()
         model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
         model.fit(ds.y_train, ds.u_train, progress=False)

@@ -25,7 +25,7 @@ from gpssm_np.models.floor import FLOOR_KINDS, fit_kind, floor_of
 from gpssm_np.units import Scaling
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from defaults_check import dataset, decision_cli  # noqa: E402
+from defaults_check import decision_cli, held_out_cuts  # noqa: E402
 from floor_kind_ablation import arx_forecast_mean  # noqa: E402
 
 N_INIT = 5
@@ -63,14 +63,7 @@ def kinds_chosen(ys, us):
 
 
 def run(out, names):
-    done = set()
-    if os.path.exists(out):
-        done = {json.loads(line)["data"] for line in open(out)}
-    for name in names:
-        if name in done:
-            continue
-        full = dataset(name)
-        ds = gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+    for name, ds in held_out_cuts(out, names):
         scaling = Scaling.of([ds.y_train], [ds.u_train])
         v0, g, forecast, free = kinds_chosen([scaling.y_to_model(ds.y_train)], [scaling.u_to_model(ds.u_train)])
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]

@@ -36,6 +36,19 @@ def models(ds, seed):
             "odgpssm": gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)}
 
 
+def held_out_cuts(out, names):
+    """For each set of ``names`` without a row in ``out`` (a JSON-lines file, rows keyed by "data"): (name, the
+    70/30 cut of its training half as a Dataset), the held-out data of the decisions in research/ablation_plan.md."""
+    done = set()
+    if os.path.exists(out):
+        with open(out) as f:
+            done = {json.loads(line)["data"] for line in f}
+    for name in names:
+        if name not in done:
+            full = dataset(name)
+            yield name, gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+
+
 def decision_cli(run, decide):
     """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)``,
     ``--decide OUT`` applies its rule (``decide(out)``)."""
