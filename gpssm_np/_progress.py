@@ -12,7 +12,7 @@ logger = logging.getLogger("gpssm_np.fit")
 
 
 #: Said once per process, before the first fit whose kernels are not in Numba's on-disk cache.
-COMPILE_NOTE = "compiling the Numba kernels (half a minute or so the first time; cached on disk afterwards)"
+COMPILE_NOTE = "compiling the Numba kernels (20 s or so the first time; cached on disk afterwards)"
 _compile_noted = []
 #: Seconds into a fit after which ``progress=None`` starts to show its lines.
 AUTO_AFTER = 3.0

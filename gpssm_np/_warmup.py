@@ -7,38 +7,21 @@ of dimensions), so the compiled (or cached) code is the code the model then uses
 """
 import time
 
-import autograd.numpy as anp
 import numpy as np
-from autograd import grad
 
 from .ops import rollout as _rollout
+from .ops.compile_ahead import compile_group, forward_and_back
 from .ops.conditional import (conditional_moments, conditional_moments_example, conditional_precompute,
                               conditional_precompute_example)
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
 from .ops.adapted_step import adapted_step_example, draw, gp_arrays, propagate
 from .ops.dmm import dmm_loop, dmm_loop_example
-from .ops.enkf import enkf_example, enkf_loglik
 from .ops.gaussian_condition import condition_gaussians, condition_gaussians_example
 from .ops.gaussian_sample import sample_gaussians, sample_gaussians_example
 from .ops.kalman import kalman_example, kalman_forward, rts_backward
 from .ops.likelihood import expected_log_lik, expected_log_lik_example
 from .ops.lstm import lstm, lstm_example
-
-
-def _forward_and_back(fn, args, argnums, **kwargs):
-    """The value and the gradient of a fixed random projection of ``fn(*args)``: one forward and one VJP."""
-    rng = np.random.default_rng(0)
-    weights = []
-
-    def scalar(*a):
-        out = fn(*a, **kwargs)
-        outs = out if isinstance(out, tuple) or type(out).__name__ == "SequenceBox" else (out,)
-        if not weights:
-            weights.extend(rng.normal(size=np.shape(o)) for o in outs)
-        return sum(anp.sum(o * w) for o, w in zip(outs, weights))
-
-    return grad(scalar, list(argnums))(*args)
 
 
 def _rollout_args(rng, N, identity):
@@ -69,23 +52,23 @@ def warmup():
     start = time.perf_counter()
     rng = np.random.default_rng(0)
     for kind in KERNELS:
-        _forward_and_back(kernel_matrix, kernel_matrix_example(rng), (0, 1, 2, 3), kind=kind)
+        forward_and_back(kernel_matrix, kernel_matrix_example(rng), (0, 1, 2, 3), kind=kind)
     for whiten in (True, False):
-        _forward_and_back(conditional_precompute, conditional_precompute_example(rng), (0, 1, 2), whiten=whiten)
-    _forward_and_back(conditional_moments, conditional_moments_example(rng), (0, 1, 2, 3))
+        forward_and_back(conditional_precompute, conditional_precompute_example(rng), (0, 1, 2), whiten=whiten)
+    forward_and_back(conditional_moments, conditional_moments_example(rng), (0, 1, 2, 3))
     h, s_h, A = rng.normal(size=(3, 2)), rng.uniform(0.1, 1.0, size=(3, 2)), rng.normal(size=(4, 2))
-    _forward_and_back(lmc_mean, (h, A), (0, 1))
-    _forward_and_back(lmc_cov, (s_h, A, rng.uniform(0.1, 1.0, size=4)), (0, 1, 2))
+    forward_and_back(lmc_mean, (h, A), (0, 1))
+    forward_and_back(lmc_cov, (s_h, A, rng.uniform(0.1, 1.0, size=4)), (0, 1, 2))
     differentiable = (0, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13)
     for kind in KERNELS:
         for identity in (False, True):
             args = _rollout_args(rng, 6, identity)
-            _forward_and_back(_rollout.rollout, args, differentiable, kind=kind)
+            forward_and_back(_rollout.rollout, args, differentiable, kind=kind)
             _rollout.rollout(*args, kind=kind)  # untraced: no tape
-        _forward_and_back(enkf_loglik, enkf_example(rng), (0, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15), kind=kind)
-    _forward_and_back(lstm, lstm_example(rng), (0, 1))
-    _forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
-    _forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))
+    compile_group("enkf")
+    forward_and_back(lstm, lstm_example(rng), (0, 1))
+    forward_and_back(expected_log_lik, expected_log_lik_example(rng), (0, 2))
+    forward_and_back(dmm_loop, dmm_loop_example(rng), (0, 3, 4, 5))
     condition_gaussians(*condition_gaussians_example(rng))  # the particle filters' kernels (no gradient)
     sample_gaussians(*sample_gaussians_example(rng))
     F, H, Q, R, drive, y, m0, P0 = kalman_example(rng)  # the LGSSM's Kalman filter and smoother (no gradient)

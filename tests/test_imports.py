@@ -29,7 +29,7 @@ LAYERS = {
     1: ("ops", "ops._compile", "ops._primitive", "ops._tape", "ops._fastmath", "ops._blas", "ops.threads",
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
         "ops.rollout", "ops.enkf", "ops.dmm", "ops.gaussian_condition", "ops.gaussian_sample",
-        "ops.kalman", "ops.adapted_step"),
+        "ops.kalman", "ops.adapted_step", "ops.compile_ahead"),
     2: ("arguments", "units", "transforms", "params", "gp", "kalman", "optim", "datasets", "datasets.files",
         "datasets.arrays", "datasets.simulators", "datasets.windowing", "datasets.folds"),
     3: ("transition",),

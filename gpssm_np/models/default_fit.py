@@ -71,7 +71,7 @@ from .. import archive
 from .._progress import Progress, note_compilation
 from ..datasets.folds import rolling_origin
 from ..datasets.windowing import window_starts, windows
-from ..ops import kernels_on_disk
+from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import init_params
@@ -136,11 +136,15 @@ class DefaultFit:
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
         self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
+        self.ahead = compile_ahead.Ahead()  # a child process compiling the training's kernels (set by run)
 
     def run(self, ys, us):
         """Stages 1-5 on ``ys``, ``us`` (lists of (T_i, d), model units); leaves the fitted parameters in the
         model and returns ``selection_``."""
         self.fingerprint = fingerprint(self.model, ys, us, self.plan, self.seed, self.frozen)
+        # the training objective's kernels compile in a second process while this one compiles the floor's and
+        # the scores' (ops/compile_ahead.py); the first training step waits for them
+        self.ahead = compile_ahead.start("enkf") if self.model.objective == "enkf" else compile_ahead.Ahead()
         saved = None
         if self.resume and self.checkpoint is not None and os.path.exists(self.checkpoint):
             saved = self.read_checkpoint()
@@ -315,6 +319,7 @@ class DefaultFit:
                 self.best, self.since, self.step = self.evaluate(0), 0, 0
                 self.kept = {0: [run.params() for _, run, _ in runs]}  # step 0 and the best step so far
                 self.save("selection")
+            self.ahead.wait()
             while self.step < plan.max_steps and self.since < plan.patience:
                 n = min(plan.eval_every, plan.max_steps - self.step)
                 for _, run, _ in runs:
@@ -397,6 +402,7 @@ class DefaultFit:
                 report.note(f"refit: resumed at step {run.steps} from the checkpoint")
             else:
                 self.save("refit", steps)
+            self.ahead.wait()
             while run.steps < steps:
                 run.advance(min(plan.eval_every, steps - run.steps))
                 report.update(run.steps, model.history_[-1])

@@ -93,11 +93,21 @@ if NUMBA_CACHE:
     _drop_stale_cache()
 
 
-def kernels_on_disk():
-    """Whether one of Numba's cache folders of this folder (:func:`cache_dirs`) holds the compiled rollout (its
-    index file), so that the first call of this process loads the kernels (about a second) rather than compiling
-    them (half a minute or so)."""
-    return NUMBA_CACHE and any(glob.glob(os.path.join(d, "rollout._fwd_blocks-*.nbi")) for d in cache_dirs())
+def _used_cache_dir():
+    """The folder Numba reads and writes this folder's kernels in: under ``NUMBA_CACHE_DIR`` when it is set, else
+    ``__pycache__`` beside the sources when it is writable, else Numba's user-wide folder (the order of Numba's
+    cache locators)."""
+    folders = _cache_folders()
+    if numba.config.CACHE_DIR or os.access(folders[0][0], os.W_OK) or len(folders) == 1:
+        return folders[0][0]
+    return folders[1][0]
+
+
+def kernels_on_disk(kernel="rollout._fwd_blocks"):
+    """Whether the cache folder Numba uses (:func:`_used_cache_dir`) holds the compiled ``kernel``
+    ("module.function"; by default the rollout, whose index file says that the first call of this process loads
+    the kernels, about a second, rather than compiling them, tens of seconds)."""
+    return NUMBA_CACHE and bool(glob.glob(os.path.join(_used_cache_dir(), f"{kernel}-*.nbi")))
 
 
 def jit(fn=None, *, fastmath=(), inline=False, from_python=True):

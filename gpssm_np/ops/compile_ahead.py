@@ -1,0 +1,106 @@
+"""Compiling kernels in a second process while this one works on: :func:`start` and :func:`compile_group`.
+
+Numba compiles on one thread, and a first default fit spends most of its first half minute compiling. Its kernels
+fall into two groups of about the same compile time that it needs one after the other: the floor's Kalman filter,
+the particle filter and the free run of the folds' first scores, then the ensemble Kalman objective's forward and
+reverse kernels for training (``ops.enkf``). On a cold cache :func:`start` compiles the second group in a child
+process (``python -c`` calling :func:`compile_group`) that writes it to Numba's on-disk cache, while this process
+compiles the first; :meth:`Ahead.wait`, before the first training step, waits for the child, and the kernels are
+then loaded from the cache instead of compiled. On two cores the compile time is that of the longer group rather
+than the sum. Nothing changes in the numbers: a kernel loaded from the cache is the code this process would have
+compiled.
+
+Assumptions: the child finds the same package and the same cache folder (it inherits the environment, with this
+package's parent folder put first on ``PYTHONPATH``); a child that fails, or takes longer than :data:`WAIT_SECONDS`,
+costs nothing but its time, because this process then compiles what it misses itself. Without the on-disk cache
+(``GPSSM_NP_NUMBA_CACHE=0``) there is nothing to share and :func:`start` starts nothing.
+"""
+import os
+import subprocess
+import sys
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import grad
+
+from ._compile import NUMBA_CACHE, kernels_on_disk
+from .enkf import enkf_example, enkf_loglik
+from .kernels import KERNELS
+
+#: Seconds :meth:`Ahead.wait` waits for the child at most (it takes about 15 s on an idle two-core machine).
+WAIT_SECONDS = 300.0
+#: The arguments of ``enkf_loglik`` that a model's objective differentiates (everything but the outputs, the inputs
+#: and the ensemble's output noise).
+ENKF_ARGNUMS = (0, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15)
+
+
+def forward_and_back(fn, args, argnums, **kwargs):
+    """The value and the gradient of a fixed random projection of ``fn(*args)``: one forward and one VJP of each
+    primitive inside, on arguments of the types real calls use, so that their kernels are compiled (or loaded)."""
+    rng = np.random.default_rng(0)
+    weights = []
+
+    def scalar(*a):
+        out = fn(*a, **kwargs)
+        outs = out if isinstance(out, tuple) or type(out).__name__ == "SequenceBox" else (out,)
+        if not weights:
+            weights.extend(rng.normal(size=np.shape(o)) for o in outs)
+        return sum(anp.sum(o * w) for o, w in zip(outs, weights))
+
+    return grad(scalar, list(argnums))(*args)
+
+
+def _enkf():
+    """The ensemble Kalman objective's forward and reverse kernels, for both covariance functions."""
+    rng = np.random.default_rng(0)
+    for kind in KERNELS:
+        forward_and_back(enkf_loglik, enkf_example(rng), ENKF_ARGNUMS, kind=kind)
+
+
+#: group name -> (the function that compiles it, the kernel whose cache index says the group is on disk).
+GROUPS = {"enkf": (_enkf, "enkf._vjp_blocks")}
+
+
+def compile_group(name):
+    """Compile (or load) the kernels of group ``name`` of :data:`GROUPS` in this process."""
+    if name not in GROUPS:
+        raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
+    GROUPS[name][0]()
+
+
+class Ahead:
+    """A child compiling a group (``process``), or nothing to wait for (``process`` None)."""
+
+    def __init__(self, process=None):
+        self.process = process
+
+    def wait(self, timeout=WAIT_SECONDS):
+        """Wait until the child has ended, at most ``timeout`` seconds (then it is stopped); True when it ended by
+        itself with success. Later calls return at once."""
+        process, self.process = self.process, None
+        if process is None:
+            return False
+        try:
+            return process.wait(timeout) == 0
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return False
+
+
+def start(name):
+    """Start compiling group ``name`` of :data:`GROUPS` in a child process, unless its kernels are already on disk
+    or the on-disk cache is off (module docstring); returns an :class:`Ahead` to wait on."""
+    if name not in GROUPS:
+        raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
+    if not NUMBA_CACHE or kernels_on_disk(GROUPS[name][1]):
+        return Ahead()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    code = f"from gpssm_np.ops.compile_ahead import compile_group; compile_group({name!r})"
+    try:
+        process = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:  # no child processes here: this process compiles everything itself
+        return Ahead()
+    return Ahead(process)
