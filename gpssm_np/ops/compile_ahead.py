@@ -13,7 +13,8 @@ compiled.
 Assumptions: the child finds the same package and the same cache folder (it inherits the environment, with this
 package's parent folder put first on ``PYTHONPATH``); a child that fails, or takes longer than :data:`WAIT_SECONDS`,
 costs nothing but its time, because this process then compiles what it misses itself. Without the on-disk cache
-(``GPSSM_NP_NUMBA_CACHE=0``) there is nothing to share and :func:`start` starts nothing.
+(``GPSSM_NP_NUMBA_CACHE=0``) there is nothing to share, and without a Python interpreter to start (an embedded
+interpreter with no ``sys.executable``, a frozen application) no child: :func:`start` then starts nothing.
 """
 import os
 import subprocess
@@ -93,8 +94,8 @@ def start(name):
     or the on-disk cache is off (module docstring); returns an :class:`Ahead` to wait on."""
     if name not in GROUPS:
         raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
-    if not NUMBA_CACHE or kernels_on_disk(GROUPS[name][1]):
-        return Ahead()
+    if not NUMBA_CACHE or kernels_on_disk(GROUPS[name][1]) or not sys.executable or getattr(sys, "frozen", False):
+        return Ahead()  # nothing to share, or no Python interpreter to start (embedded, or a frozen application)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     code = f"from gpssm_np.ops.compile_ahead import compile_group; compile_group({name!r})"

@@ -40,10 +40,16 @@ def test_the_child_fills_the_cache_and_this_process_then_loads_instead_of_compil
     assert proc.stdout.split() == ["loaded"]
 
 
-@pytest.mark.parametrize("on_disk, cache", [(True, True), (False, False)])
-def test_nothing_starts_when_the_kernels_are_on_disk_or_the_cache_is_off(monkeypatch, on_disk, cache):
+@pytest.mark.parametrize("on_disk, cache, executable, frozen", [(True, True, sys.executable, False),
+                                                                 (False, False, sys.executable, False),
+                                                                 (False, True, "", False),
+                                                                 (False, True, sys.executable, True)])
+def test_nothing_starts_when_the_kernels_are_on_disk_the_cache_is_off_or_there_is_no_interpreter(
+        monkeypatch, on_disk, cache, executable, frozen):
     monkeypatch.setattr(compile_ahead, "kernels_on_disk", lambda kernel: on_disk)
     monkeypatch.setattr(compile_ahead, "NUMBA_CACHE", cache)
+    monkeypatch.setattr(compile_ahead.sys, "executable", executable)
+    monkeypatch.setattr(compile_ahead.sys, "frozen", frozen, raising=False)
     monkeypatch.setattr(compile_ahead.subprocess, "Popen", lambda *a, **k: pytest.fail("a child was started"))
     ahead = compile_ahead.start("enkf")
     assert ahead.process is None and not ahead.wait()
