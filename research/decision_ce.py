@@ -88,13 +88,25 @@ class IterateToo(DefaultFit):
 
 
 class FixedLinearToo(DefaultFit):
-    """Decision H (research/ablation_plan.md): a third step-size candidate with the linear part's step zero (F, G
-    and b stay the floor's; Adam moves a parameter by its step times its factor, so a factor of 0 fixes it)."""
+    """Decision H (research/ablation_plan.md): a third step-size candidate, :data:`FIXED_LINEAR`, whose runs hold F,
+    G and b at the floor's (the pipeline's frozen parameters, as ``Plan.fixed``) and move the rest by the plain
+    step."""
 
     def __init__(self, model, plan=Plan(), *args, **kwargs):
         super().__init__(model, replace(plan, lr_scales=tuple(plan.lr_scales) + (FIXED_LINEAR,)), *args, **kwargs)
 
+    def training_run(self, model, warm, ys, us, seed, scales):
+        if scales != FIXED_LINEAR:
+            return super().training_run(model, warm, ys, us, seed, scales)
+        frozen = self.frozen
+        self.frozen = tuple(frozen) + ("F", "G", "b")
+        try:
+            return super().training_run(model, warm, ys, us, seed, {})
+        finally:
+            self.frozen = frozen
 
+
+#: The third candidate of decision H, named by the factor 0 it stands for (the runs freeze F, G, b instead).
 FIXED_LINEAR = {"F": 0.0, "G": 0.0, "b": 0.0}
 VARIANTS = {"C": IterateToo, "E": DefaultFit, "H": FixedLinearToo}  # E is the package's default fit now
 
