@@ -11,12 +11,14 @@ than the sum. Nothing changes in the numbers: a kernel loaded from the cache is 
 compiled.
 
 Assumptions: the child finds the same package and the same cache folder (it inherits the environment, with this
-package's parent folder put first on ``PYTHONPATH``); a child that fails, or takes longer than :data:`WAIT_SECONDS`,
-costs nothing but its time, because this process then compiles what it misses itself. Without the on-disk cache
-(``GPSSM_NP_NUMBA_CACHE=0``) there is nothing to share, and without a Python interpreter to start (an embedded
-interpreter with no ``sys.executable``, a frozen application) no child: :func:`start` then starts nothing.
+package's parent folder put first on ``PYTHONPATH`` unless it is a site-packages folder); a child that fails, or
+takes longer than :data:`WAIT_SECONDS`, costs nothing but its time, because this process then compiles what it
+misses itself. Without the on-disk cache (``GPSSM_NP_NUMBA_CACHE=0``) there is nothing to share, and without a
+Python interpreter to start (an embedded interpreter with no ``sys.executable``, a frozen application) no child:
+:func:`start` then starts nothing.
 """
 import os
+import site
 import subprocess
 import sys
 
@@ -89,6 +91,17 @@ class Ahead:
             return False
 
 
+def _package_root():
+    """The folder that holds this package, for the child's ``PYTHONPATH``; None when it is a site-packages folder,
+    which the child finds anyway (put first on its path, it would come before the standard library)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        sites = site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module
+        sites = []
+    return None if os.path.normcase(root) in {os.path.normcase(os.path.abspath(p)) for p in sites} else root
+
+
 def start(name):
     """Start compiling group ``name`` of :data:`GROUPS` in a child process, unless its kernels are already on disk
     or the on-disk cache is off (module docstring); returns an :class:`Ahead` to wait on."""
@@ -96,8 +109,8 @@ def start(name):
         raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
     if not NUMBA_CACHE or kernels_on_disk(GROUPS[name][1]) or not sys.executable or getattr(sys, "frozen", False):
         return Ahead()  # nothing to share, or no Python interpreter to start (embedded, or a frozen application)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    path = (_package_root(), os.environ.get("PYTHONPATH"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
     code = f"from gpssm_np.ops.compile_ahead import compile_group; compile_group({name!r})"
     try:
         process = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,

@@ -82,3 +82,11 @@ def test_the_default_fit_waits_for_the_child_before_its_first_training_step(monk
     gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, plan=dict(max_steps=2, eval_every=2, num_samples=4, batch_size=4),
                                       progress=False)
     assert events[:2] == ["start enkf", "wait"] and "advance" in events
+
+
+def test_the_childs_path_gets_the_package_folder_unless_it_is_a_site_packages_folder(monkeypatch):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(compile_ahead.__file__))))
+    monkeypatch.setattr(compile_ahead.site, "getsitepackages", lambda: ["/nowhere/site-packages"])
+    assert compile_ahead._package_root() == root
+    monkeypatch.setattr(compile_ahead.site, "getsitepackages", lambda: [root + os.sep])
+    assert compile_ahead._package_root() is None  # put first, a site-packages folder would shadow the standard library
