@@ -64,15 +64,21 @@ def _enkf():
 GROUPS = {"enkf": (_enkf, "enkf._vjp_blocks")}
 
 
-def compile_group(name):
-    """Compile (or load) the kernels of group ``name`` of :data:`GROUPS` in this process."""
+def _group(name):
+    """(compile function, index kernel) of group ``name`` of :data:`GROUPS`; ValueError for another name."""
     if name not in GROUPS:
         raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
-    GROUPS[name][0]()
+    return GROUPS[name]
+
+
+def compile_group(name):
+    """Compile (or load) the kernels of group ``name`` of :data:`GROUPS` in this process."""
+    _group(name)[0]()
 
 
 class Ahead:
-    """A child compiling a group (``process``), or nothing to wait for (``process`` None)."""
+    """A child compiling a group (``process``), or nothing to wait for (``process`` None). A child nobody waits for
+    (a fit that ends before its first training step) finishes on its own and leaves its kernels in the cache."""
 
     def __init__(self, process=None):
         self.process = process
@@ -105,9 +111,8 @@ def _package_root():
 def start(name):
     """Start compiling group ``name`` of :data:`GROUPS` in a child process, unless its kernels are already on disk
     or the on-disk cache is off (module docstring); returns an :class:`Ahead` to wait on."""
-    if name not in GROUPS:
-        raise ValueError(f"name: expected one of {sorted(GROUPS)}, got {name!r}")
-    if not NUMBA_CACHE or kernels_on_disk(GROUPS[name][1]) or not sys.executable or getattr(sys, "frozen", False):
+    index_kernel = _group(name)[1]
+    if not NUMBA_CACHE or kernels_on_disk(index_kernel) or not sys.executable or getattr(sys, "frozen", False):
         return Ahead()  # nothing to share, or no Python interpreter to start (embedded, or a frozen application)
     path = (_package_root(), os.environ.get("PYTHONPATH"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
