@@ -572,9 +572,7 @@ class GradientTrainedModel(StateSpaceModel):
         spec = self.spec
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
-        origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
-        if origin == "q(x0)" and self.data_tail_ is not None:
-            (y_past, u_past), origin = self.data_tail_, "end of the training data"
+        y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
         if x0 is None and y_past is not None:
             # the NumPy step: forecasts run in the default fit's validation, which then compiles no ops.adapted_step
             result = self._filter(self.transition_moments(), y_past, u_past, num_particles, seed, init_window)
@@ -590,6 +588,15 @@ class GradientTrainedModel(StateSpaceModel):
             x0_particles = mean + np.sqrt(spread) * rng.standard_normal((num_samples, spec.dim_x))
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
+
+    def _forecast_origin(self, y_past, u_past, x0):
+        """(y_past, u_past, origin) of :meth:`_forecast`: where a forecast starts (``Forecast.origin``) and the data
+        it filters, if any: "x0" (given), "y_past" (the data given), "end of the training data" (the
+        :data:`DATA_TAIL` steps kept by ``fit``) or "q(x0)" (no data)."""
+        origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
+        if origin == "q(x0)" and self.data_tail_ is not None:
+            (y_past, u_past), origin = self.data_tail_, "end of the training data"
+        return y_past, u_past, origin
 
     def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal=None):
         """A particle filter to run one measurement at a time (for a model embedded in a controller): an

@@ -15,6 +15,8 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
     x_0 ~ N(m_0, P_0),   x_t = F x_{t-1} + G u_t + w_t,  w_t ~ N(0, Q),   y_t = H x_t + v_t,  v_t ~ N(0, R)
 
 :func:`kalman_filter` alternates the prediction m = F m + G u_t, P = F P F^T + Q with the update of :func:`condition`;
+:func:`predicted_moments` runs the prediction alone (a forecast: no output is observed), and
+:func:`forecast_trajectories` draws joint trajectories whose mean is that exact prediction;
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
 covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
 loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
@@ -85,11 +87,12 @@ class KalmanResult:
 
 def kalman_filter(params, y, u, m0, P0):
     """Exact Kalman filter of the linear Gaussian model (module docstring) with parameters ``params`` (dict F, G, H,
-    Q, R) over y (T, d_y) (NaN entries missing: only the observed rows of H and R enter; none observed, no update)
+    Q, R, and an optional intercept b added to every G u_t) over y (T, d_y) (NaN entries missing: only the observed rows of H and R enter; none observed, no update)
     with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a :class:`KalmanResult`. Computed by the Numba kernel
     ``ops.kalman`` (one loop over the T steps; its update is :func:`condition`'s); a ValueError names "transition"
     when a predictive covariance of y is not positive definite."""
-    return _filter(params, u @ params["G"].T, y, m0, P0)  # G u_t of every step
+    drive = u @ params["G"].T  # G u_t of every step
+    return _filter(params, drive + params["b"] if "b" in params else drive, y, m0, P0)
 
 
 def _filter(params, drive, y, m0, P0):
@@ -132,3 +135,34 @@ def rts_smoother(params, result, m0, P0):
     if failed >= 0:
         raise np.linalg.LinAlgError("Singular matrix")
     return means, covs, cross
+
+
+def predicted_moments(params, u, m, P):
+    """Exact moments of the states x_1..x_T with inputs u (T, d_u) from x_0 ~ N(m, P), no output observed: means
+    (T, d_x) and covariances (T, d_x, d_x) of m_t = F m_{t-1} + G u_t (+ b when ``params`` has an intercept b),
+    P_t = F P_{t-1} F^T + Q."""
+    F, G, Q, b = params["F"], params["G"], params["Q"], params.get("b")
+    means, covs = [], []
+    for u_t in u:
+        m = F @ m + G @ u_t if b is None else F @ m + G @ u_t + b
+        P = symmetrise(F @ P @ F.T + Q)
+        means.append(m)
+        covs.append(P)
+    return np.array(means), np.array(covs)
+
+
+def forecast_trajectories(params, u, m, P, num_samples, rng):
+    """``num_samples`` joint state trajectories (S, T, d_x) of the model over the inputs u (T, d_u) from x_0 ~ N(m,
+    P) (``rng`` draws x_0, then the noise w_t of every step), re-centred so that their mean over the samples is the
+    exact predictive mean of :func:`predicted_moments`: the point forecast carries no Monte-Carlo error, the
+    spread of the trajectories is the model's."""
+    means, _ = predicted_moments(params, u, m, P)
+    F, G, b = params["F"], params["G"], params.get("b")
+    x = rng.multivariate_normal(m, P, size=num_samples, method="eigh")
+    noise = rng.multivariate_normal(np.zeros(len(m)), params["Q"], size=(len(u), num_samples), method="eigh")
+    states = np.empty((num_samples, len(u), len(m)))
+    for t, u_t in enumerate(u):
+        drive = G @ u_t if b is None else G @ u_t + b
+        x = states[:, t] = x @ F.T + drive + noise[t]
+    states += means - states.mean(axis=0)
+    return states

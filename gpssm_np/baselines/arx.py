@@ -28,7 +28,9 @@ Forecast: simulation from the na outputs (and nb - 1 inputs) before the forecast
 outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` holds the conditional means
 Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
 variance (sample variance + obs_var) is the exact variance of the simulated outputs; ``Forecast.states`` holds the
-sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Without ``y_past`` the forecast continues from the end of
+sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
+the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are): the point
+forecast carries no Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
 the training data, as the GP models' do; missing past outputs or inputs (a short ``y_past``) are filled with the
 training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
 ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
@@ -345,6 +347,9 @@ class ARX(LinearBaseline):
                                                                       self.spec.dim_u))
         noise = np.sqrt(self.noise_var_) * rng.standard_normal((num_samples, len(u_future), dy))
         means, outputs = arx_simulate(self.theta_, na, nb, lags, inputs, noise)
+        exact = arx_simulate(self.theta_, na, nb, lags[:1], inputs[:1])[0]  # the noise-free run: the exact mean
+        means += exact - means.mean(axis=0)
+        outputs += exact - outputs.mean(axis=0)
         return self._forecast_result(means, outputs, self.noise_var_.copy(), origin or "training means")
 
     def online_filter(self, num_particles=None, seed=0, state=None, x0=None):

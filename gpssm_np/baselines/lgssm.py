@@ -41,7 +41,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..kalman import kalman_filter, kalman_step, rts_smoother
+from ..kalman import forecast_trajectories, kalman_filter, kalman_step, predicted_moments, rts_smoother
 from ..estimator import check_training_options
 from ..online import OnlineFilterBase, check_online_state
 from ..ops.linalg import symmetrise
@@ -441,14 +441,7 @@ class LGSSM(LinearBaseline):
     def _moments(self, u_future, x0_mean, x0_cov):
         """:meth:`predict_moments` in model units."""
         p = self.params_
-        m, P = x0_mean, x0_cov
-        means, covs = [], []
-        for u_t in u_future:
-            m = p["F"] @ m + p["G"] @ u_t
-            P = symmetrise(p["F"] @ P @ p["F"].T + p["Q"])
-            means.append(m)
-            covs.append(P)
-        means, covs = np.array(means), np.array(covs)
+        means, covs = predicted_moments(p, u_future, x0_mean, x0_cov)
         H = p["H"]
         return means, covs, means @ H.T, np.einsum("ij,tjk,lk->til", H, covs, H) + p["R"]
 
@@ -478,13 +471,7 @@ class LGSSM(LinearBaseline):
             mean, cov = result.means[-1], result.covs[-1]
         else:
             mean, cov, origin = p["m0"], p["P0"], "q(x0)"
-        means, _, _, _ = self._moments(u_future, mean, cov)
-        x = rng.multivariate_normal(mean, cov, size=num_samples, method="eigh")
-        noise = rng.multivariate_normal(np.zeros(dx), p["Q"], size=(len(u_future), num_samples), method="eigh")
-        states = np.empty((num_samples, len(u_future), dx))
-        for t, u_t in enumerate(u_future):
-            x = states[:, t] = x @ p["F"].T + p["G"] @ u_t + noise[t]
-        states += means - states.mean(axis=0)
+        states = forecast_trajectories(p, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin)
 
 

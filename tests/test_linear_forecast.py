@@ -1,0 +1,66 @@
+"""A GP model without a GP residual (A = 0: the default fit's floor) is a linear Gaussian state-space model, and
+forecasts exactly as one (``GPSSM.linear_gaussian``, ``kalman.forecast_trajectories``)."""
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.estimator import GradientTrainedModel
+from gpssm_np.kalman import kalman_filter, predicted_moments
+from gpssm_np.transforms import positive_inverse
+
+from .test_floor import delayed_plant
+
+
+@pytest.fixture(scope="module")
+def floor_model():
+    """The default ODGPSSM's warm start with its residual switched off and an intercept, as a zero-residual fit."""
+    y, u = delayed_plant(T=400, seed=2)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).initialise(y, u)
+    assert model.linear_gaussian() is None  # the warm start's GP residual has prior variance: not linear yet
+    model.params["A"] = np.zeros_like(model.params["A"])
+    model.params["b"] = model.params["b"] + 0.3  # every term of the transition mean enters
+    return model, y, u
+
+
+def test_the_point_forecast_is_the_kalman_prediction(floor_model):
+    model, y, u = floor_model
+    params = model.linear_gaussian()
+    sc = model.scaling_
+    m0, v0 = model.q_x0()
+    filtered = kalman_filter(params, sc.y_to_model(y[200:300]), sc.u_to_model(u[200:300]), m0, np.diag(v0))
+    means, _ = predicted_moments(params, sc.u_to_model(u[300:360]), filtered.means[-1], filtered.covs[-1])
+    expected = sc.y_to_original(means[:, :1])
+    for seed in (0, 1):  # no Monte-Carlo error: every seed gives the same point forecast
+        fc = model.forecast(u[300:360], y_past=y[200:300], u_past=u[200:300], num_samples=7, seed=seed)
+        np.testing.assert_allclose(fc.mean, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+        assert fc.samples.shape == (7, 60, 1) and fc.origin == "y_past"
+
+
+def test_the_exact_forecast_is_what_the_particle_forecast_approximates():
+    """The same model through the particle filter and particle free run (the path of a model with a residual):
+    with many particles the two point forecasts agree to their Monte-Carlo error. A two-state LGSSM warm start,
+    whose states all carry noise: with the default's ARX floor (input-lag states that only later outputs inform)
+    the fully adapted particle filter degenerates (effective sample size 1) and is itself off, by 1-2 filtered
+    standard deviations of those states; likewise with the warm start's second state, whose variance is 2e-6."""
+    y, u = delayed_plant(T=400, seed=2)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, dim_x=2, init="lgssm", seed=0).initialise(y, u)
+    model.params["A"] = np.zeros_like(model.params["A"])
+    model.params["b"] = model.params["b"] + 0.05
+    model.params["process_noise"] = positive_inverse(np.full(2, 0.02))  # no near-deterministic state
+    exact = model.forecast(u[300:340], y_past=y[200:300], u_past=u[200:300], num_samples=4000)
+    particles = GradientTrainedModel._forecast(
+        model, model.scaling_.u_to_model(u[300:340]), model.scaling_.y_to_model(y[200:300]),
+        model.scaling_.u_to_model(u[200:300]), 4000, 0, None, 4000, 50).in_original_units()
+    spread = exact.std.max()
+    np.testing.assert_allclose(particles.mean, exact.mean, rtol=0, atol=0.08 * spread)
+    np.testing.assert_allclose(particles.std, exact.std, rtol=0.05)
+
+
+def test_a_model_with_a_gp_residual_keeps_the_particle_forecast(floor_model):
+    model, y, u = floor_model
+    with_residual = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0)
+    with_residual.__dict__.update({k: v for k, v in model.__dict__.items() if k != "params"})
+    with_residual.params = dict(model.params, A=np.full_like(model.params["A"], 1e-3))
+    assert with_residual.linear_gaussian() is None
+    a, b = (with_residual.forecast(u[300:340], y_past=y[200:300], u_past=u[200:300], seed=s).mean for s in (0, 1))
+    assert not np.allclose(a, b, rtol=0, atol=1e-12)  # particles: the seed moves the point forecast
