@@ -3,9 +3,9 @@ r"""Free-running forecasts with a trained GPSSM, and the :class:`Forecast` they 
 A forecast of T steps with known inputs u_{1:T} starts from S particles x_0^(s) (from q(x0), from a particle filter
 over past data, or given) and samples x_t^(s) ~ q(x_t | x_{t-1}^(s)) = N(mu + A m_h, A S_h A^T + Q) (paper Eq.
 (12); ``transition.Transition.rollout``), no observation being assimilated. The point forecast is the particle mean of
-the noise-free output C x_t (the authors' evaluation, docs/design.md s8); the predictive
-distribution of y_t is summarised by a Gaussian with the particle mean and variance of C x_t plus the observation
-noise R.
+the noise-free output C x_t (the authors' evaluation, docs/design.md s8); the predictive distribution of y_t is
+summarised by a Gaussian with the particle mean and variance of C x_t plus the observation noise R. A model without a
+GP residual forecasts exactly instead (``GPSSM.linear_gaussian``).
 """
 import numbers
 from dataclasses import dataclass, replace

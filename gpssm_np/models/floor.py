@@ -12,7 +12,9 @@ lower score (ties to the ARX, the simpler model to fit). Either is a state-space
 (``warm_start.floor_warm_start``): the ARX in observer form with d_x = n d_y states, n = max(na, nb), the LGSSM
 after the change of basis that makes its emission [I, 0]. With the GP residual at zero mean the GP model's
 transition mean is then the floor's, so before any gradient step its forecasts are the floor's (up to the
-Monte-Carlo error of its particles; ``tests/test_floor.py`` checks the transition mean to 1e-10).
+Monte-Carlo error of its particles; ``tests/test_floor.py`` checks the transition mean to 1e-10). With A = 0 (no GP
+part kept) the GP model is the floor as a linear Gaussian model and forecasts exactly, through the Kalman filter
+(``GPSSM.linear_gaussian``, ``tests/test_linear_forecast.py``).
 
 Assumption: the data are in model units (standardised by the caller, as the GP model's fit does); the two linear
 models are fitted with ``standardize=False`` on them, which is what ``ARX()`` and ``LGSSM(dim_x="auto")`` do
