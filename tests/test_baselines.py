@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, kalman_filter
+from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, arx_simulate, kalman_filter
 from gpssm_np.datasets import load
 from gpssm_np.forecast import Forecast
 from gpssm_np.protocols import evaluate
@@ -117,6 +117,21 @@ def test_arx_forecast_is_the_exact_ar1_predictive():
     assert fc.states.shape == (40000, 6, 1) and m.spec.dim_x == 1
     # the states are the sampled outputs: the conditional means plus the noise fed back
     np.testing.assert_allclose(fc.samples[:, 1:], a * fc.states[:, :-1], atol=1e-12)
+
+
+def test_arx_point_forecast_is_the_noise_free_run_for_any_seed():
+    """The samples are re-centred on the noise-free run, the exact mean of a linear model: no Monte-Carlo error."""
+    rng = np.random.default_rng(3)
+    u = rng.standard_normal((300, 1))
+    y = np.zeros((300, 1))
+    for t in range(2, 300):
+        y[t] = 0.5 * y[t - 1] - 0.3 * y[t - 2] + 0.8 * u[t - 1] + 0.1 * rng.standard_normal()
+    m = ARX(na=2, nb=2, standardize=False).fit(y, u)
+    exact = arx_simulate(m.theta_, 2, 2, y[198:200][::-1][None], u[199:230][None])[0][0]
+    for seed in (0, 1):
+        fc = m.forecast(u[200:230], y_past=y[:200], u_past=u[:200], num_samples=5, seed=seed)
+        np.testing.assert_allclose(fc.mean, exact, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fc.states.mean(axis=0), exact, rtol=0, atol=1e-12)
 
 
 def test_arx_forecast_pads_missing_past_with_training_mean():
