@@ -80,6 +80,20 @@ def test_a_floor_that_is_not_beaten_is_returned_with_a_zero_residual():
     assert len(sel["origins"]) == 2 and sel["floor"]["kind"] in ("arx", "lgssm")
 
 
+def test_a_floor_only_fit_forecasts_as_the_arx_it_holds():
+    """The end of the pipeline when no GP part is kept: the fit's forecasts from past data are the ARX's, exactly but
+    for the variance floors (2e-6 in model units) on R and on the lag states, which leave the Kalman filter's state a
+    hair from the ARX's lags: within 5e-4 of the outputs' scale (the particle forecast it replaces was off by 0.06)."""
+    y, u = delayed_plant()
+    arx = gp.ARX(dim_y=1, dim_u=1).fit(y, u)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2,
+                                                     plan=dict(eval_every=1, patience=1, switch_t=1e6))
+    assert model.selection_["floor"]["kind"] == "arx" and model.linear_gaussian() is not None
+    g, H = 600, 80
+    ours, theirs = (m.forecast(u[g:g + H], y_past=y[g - 100:g], u_past=u[g - 100:g]).mean for m in (model, arx))
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=5e-4 * np.std(y))
+
+
 class _Constant:
     """A stand-in model whose forecast mean is a constant (for the free-run guard)."""
 
