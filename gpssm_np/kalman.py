@@ -87,10 +87,11 @@ class KalmanResult:
 
 def kalman_filter(params, y, u, m0, P0):
     """Exact Kalman filter of the linear Gaussian model (module docstring) with parameters ``params`` (dict F, G, H,
-    Q, R, and an optional intercept b added to every G u_t) over y (T, d_y) (NaN entries missing: only the observed rows of H and R enter; none observed, no update)
-    with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a :class:`KalmanResult`. Computed by the Numba kernel
-    ``ops.kalman`` (one loop over the T steps; its update is :func:`condition`'s); a ValueError names "transition"
-    when a predictive covariance of y is not positive definite."""
+    Q, R, and an optional intercept b added to every G u_t) over y (T, d_y) (NaN entries missing: only the observed
+    rows of H and R enter; none observed, no update) with inputs u (T, d_u), from x_0 ~ N(m0, P0). Returns a
+    :class:`KalmanResult`. Computed by the Numba kernel ``ops.kalman`` (one loop over the T steps; its update is
+    :func:`condition`'s); a ValueError names "transition" when a predictive covariance of y is not positive
+    definite."""
     drive = u @ params["G"].T  # G u_t of every step
     return _filter(params, drive + params["b"] if "b" in params else drive, y, m0, P0)
 

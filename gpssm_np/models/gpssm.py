@@ -530,7 +530,8 @@ class GPSSM(GradientTrainedModel):
         the ``num_samples`` trajectories are re-centred on the exact predictive mean
         (``kalman.forecast_trajectories``), so that the point forecast carries no Monte-Carlo error (``num_particles``
         and ``init_window`` are then not used). Assumption: the exact forecast is what the model means; the
-        particle forecast approximates it, by about 1-2 % of the RMSE on 100-step windows with 50 samples."""
+        particle forecast approximates it, and on an ARX floor, whose lag states only later outputs inform, its
+        filter degenerates (up to 10 % of the RMSE on the default check's data, docs/results.md section 1)."""
         params = self.linear_gaussian()
         if params is None:
             return super()._forecast(u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window)
