@@ -140,7 +140,7 @@ def decide(variant, out, default):
         worse = [n for n in names if ratio["causal"][n] > 1.05]
         adopted = gmean["causal"] < 0.99 and not worse
         rule = f"causal < 0.99 and no set more than 5 % worse (worse: {worse})"
-    elif variant == "H":
+    elif variant in ("H", "I"):  # decision I (research/decision_i.py) was pre-registered with H's rule
         worse = [n for n in names if ratio["causal"][n] > 1.05]
         adopted = gmean["causal"] <= 0.99 and gmean["simulate"] <= 1.01 and not worse
         rule = f"causal <= 0.99, simulate <= 1.01 and no set more than 5 % worse under causal (worse: {worse})"

@@ -15,15 +15,16 @@ before each) and the simulate protocol (n_init = 5).
 
 Run: python research/decision_i.py I research/results/decision_i.jsonl; python research/decision_i.py default
 research/results/decision_i_default.jsonl; then python research/decision_i.py I research/results/decision_i.jsonl
---decide. This script is the research record's; nothing in the package imports it.
+--decide (decision_ce.py's ``decide``, with decision H's rule). This script is the research record's; nothing in the
+package imports it.
 """
 import argparse
 import json
-import math
 import os
 import time
 
 import gpssm_np as gp
+from decision_ce import decide
 from defaults_check import DATA, SIMULATORS, held_out_cuts
 from rescore_floor_only import SHORTCUT
 
@@ -69,24 +70,6 @@ def write(out, row):
     print(json.dumps({k: row[k] for k in row if k != "candidates"}), flush=True)
 
 
-def decide(out, default):
-    rows = {r["data"]: r for r in map(json.loads, open(out))}
-    base = {r["data"]: r for r in map(json.loads, open(default))}
-    names = [n for n in base if n in rows]
-    ratio = {p: {n: rows[n][f"model_{p}"] / base[n][f"model_{p}"] for n in names} for p in ("causal", "simulate")}
-    gmean = {p: math.exp(sum(math.log(r) for r in ratio[p].values()) / len(names)) for p in ratio}
-    print(f"decision I over {len(names)} sets: geometric mean of the variant over the default, causal "
-          f"{gmean['causal']:.4f}, simulate {gmean['simulate']:.4f}")
-    for n in names:
-        print(f"  {n:14s} gp_part {str(rows[n]['gp_part']):5s} (default {str(base[n]['gp_part']):5s}) causal "
-              f"{ratio['causal'][n]:.4f} simulate {ratio['simulate'][n]:.4f}")
-    worse = [n for n in names if ratio["causal"][n] > 1.05]
-    adopted = gmean["causal"] <= 0.99 and gmean["simulate"] <= 1.01 and not worse
-    print(f"decision I: {'adopted' if adopted else 'not adopted'} (rule: causal <= 0.99, simulate <= 1.01 and no "
-          f"set more than 5 % worse under causal; worse: {worse})"
-          + ("" if len(names) == len(DATA + SIMULATORS) else " -- incomplete, not a decision"))
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=("I", "default"))
@@ -96,6 +79,6 @@ if __name__ == "__main__":
     parser.add_argument("--default", default=os.path.join(RESULTS, "decision_i_default.jsonl"))
     args = parser.parse_args()
     if args.decide:
-        decide(args.out, args.default)
+        decide("I", args.out, args.default)
     else:
         (run_variant if args.what == "I" else run_default)(args.out, args.data)
