@@ -1,8 +1,9 @@
 """A fitted model's filter run one measurement at a time (``model.online_filter()``, for a model embedded in a
 controller): :class:`OnlineFilterBase`, the surface every model's online filter offers (updates and forecasts in
 original units, a state to continue elsewhere), :func:`check_online_state`, and :class:`OnlineFilter`, the particle
-filter of the GP models and the DSSM (the step of ``filtering.particle_filter``). The linear baselines' online
-filters (``baselines/arx.py``, ``baselines/lgssm.py``) derive from the base here too.
+filter of the GP models and the DSSM (the step of ``filtering.particle_filter``), and :class:`KalmanOnlineFilter`,
+the exact filter of a linear Gaussian model (the LGSSM, and a GP model without a GP residual). The ARX's online
+filter (``baselines/arx.py``) derives from the base here too.
 """
 import abc
 
@@ -11,6 +12,7 @@ import numpy as np
 from . import _names
 from . import _validation as check
 from .filtering import OnlineParticleFilter
+from .kalman import kalman_step
 from .units import UNITS
 
 
@@ -157,3 +159,63 @@ def check_online_state(state, keys):
         raise ValueError(f"state: expected the dict of the online filter's state() with keys {keys}, got "
                          f"{'missing ' + str(missing) if missing else type(state).__name__}")
     return state
+
+
+class KalmanOnlineFilter(OnlineFilterBase):
+    """The Kalman filter of a linear Gaussian model one measurement at a time (:class:`OnlineFilterBase`): each update
+    is ``kalman.kalman_step`` with the model's ``params`` (dict F, G, H, Q, R and an optional intercept b), the step
+    of ``kalman.kalman_filter``, so the updates reproduce the batch filter bit for bit when d_u <= 1; with more
+    inputs the input term G u_t, which the batch filter computes for all steps in one matrix product (whose BLAS
+    rounding differs from a product per step), agrees to rounding only. The filtered output is H x_t (mean H m,
+    variances diag(H P H^T)), the predicted output H m_pred with variances diag(H P_pred H^T + R). :meth:`predict`
+    is the model's forecast from x0 = the current (mean, covariance). The state: the mean (d_x,), the covariance
+    (d_x, d_x) and the step count. Used by ``LGSSM.online_filter`` and, for a GP model that is linear Gaussian
+    (``GPSSM.linear_gaussian``), by ``GPSSM.online_filter``."""
+
+    STATE_KEYS = ("mean", "cov", "step")
+
+    def __init__(self, model, params, mean, cov, step=0):
+        super().__init__(model)
+        self.params = params
+        self.mean, self.cov, self._step = mean, cov, step
+
+    @classmethod
+    def start(cls, model, params, prior, x0=None, state=None):
+        """The filter of ``model`` with the linear Gaussian ``params``: where the filter whose :meth:`state` is
+        ``state`` was, else from ``x0 = (mean (d_x,), variances (d_x,) or covariance (d_x, d_x))``, else from the
+        model's ``prior`` (mean (d_x,), covariance (d_x, d_x))."""
+        dx = model.spec.dim_x
+        if state is not None:
+            check_online_state(state, cls.STATE_KEYS)
+            mean, cov = (check.finite_array(state[k], k, (n,)) for k, n in (("mean", 1), ("cov", 2)))
+            if mean.shape != (dx,) or cov.shape != (dx, dx):
+                raise ValueError(f"state: expected a mean ({dx},) and a covariance ({dx}, {dx}), got {mean.shape} "
+                                 f"and {cov.shape}")
+            return cls(model, params, mean, cov, check.non_negative_int(state["step"], "step"))
+        if x0 is None:
+            return cls(model, params, prior[0].copy(), prior[1].copy())
+        mean, spread = check.x0(x0, dx)
+        return cls(model, params, mean.copy(), np.diag(spread) if spread.ndim == 1 else spread.copy())
+
+    @property
+    def step(self):
+        return self._step
+
+    def _update(self, y_t, u_t):
+        p = self.params
+        drive = np.zeros(len(self.mean)) if u_t is None else u_t @ p["G"].T  # a row of the batch filter's u @ G.T
+        if "b" in p:
+            drive = drive + p["b"]
+        pred_mean, pred_cov, self.mean, self.cov, _ = kalman_step(p, self.mean, self.cov, drive, y_t)
+        self._step += 1
+        H, R = p["H"], p["R"]
+        predicted = H @ pred_mean
+        return (H @ self.mean, np.einsum("ij,jk,ik->i", H, self.cov, H), predicted,
+                np.einsum("ij,jk,ik->i", H, pred_cov, H) + np.diag(R), y_t - predicted)
+
+    def _predict(self, u_future, num_samples, seed):
+        return self.model._forecast(u_future, None, None, num_samples, seed, (self.mean, self.cov), None, None)
+
+    def state(self):
+        """The filtered mean (d_x,) and covariance (d_x, d_x) (copies) and the step count."""
+        return {"mean": self.mean.copy(), "cov": self.cov.copy(), "step": self._step}

@@ -41,9 +41,9 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..kalman import forecast_trajectories, kalman_filter, kalman_step, predicted_moments, rts_smoother
+from ..kalman import forecast_trajectories, kalman_filter, predicted_moments, rts_smoother
 from ..estimator import check_training_options
-from ..online import OnlineFilterBase, check_online_state
+from ..online import KalmanOnlineFilter
 from ..ops.linalg import symmetrise
 from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
@@ -408,23 +408,14 @@ class LGSSM(LinearBaseline):
         return mean.copy(), (cov.copy() if full_cov else np.diag(cov).copy())
 
     def online_filter(self, num_particles=None, seed=0, state=None, x0=None):
-        """The Kalman filter one measurement at a time (:class:`KalmanOnlineFilter`, the surface of the GP models'
+        """The Kalman filter one measurement at a time (``online.KalmanOnlineFilter``, the surface of the GP models'
         ``online_filter``): from the prior N(m0, P0), from ``x0 = (mean, var or covariance)``, or from ``state`` (a
-        dict of :meth:`KalmanOnlineFilter.state`). The updates over y_1..y_T reproduce :meth:`filter` (bit for bit
-        with at most one input; to rounding with more, see :class:`KalmanOnlineFilter`). ``num_particles`` and
-        ``seed`` are accepted for the common surface and not used (the filter is exact)."""
+        dict of its ``state()``). The updates over y_1..y_T reproduce :meth:`filter` (bit for bit with at most one
+        input; to rounding with more, see ``KalmanOnlineFilter``). ``num_particles`` and ``seed`` are accepted for
+        the common surface and not used (the filter is exact)."""
         self._check_fitted()
-        if state is not None:
-            check_online_state(state, KalmanOnlineFilter.STATE_KEYS)
-            mean, cov = (check.finite_array(state[k], k, (n,)) for k, n in (("mean", 1), ("cov", 2)))
-            if mean.shape != (self.spec.dim_x,) or cov.shape != (self.spec.dim_x,) * 2:
-                raise ValueError(f"state: expected a mean ({self.spec.dim_x},) and a covariance ({self.spec.dim_x}, "
-                                 f"{self.spec.dim_x}), got {mean.shape} and {cov.shape}")
-            return KalmanOnlineFilter(self, mean, cov, check.non_negative_int(state["step"], "step"))
-        if x0 is None:
-            return KalmanOnlineFilter(self, self.params_["m0"].copy(), self.params_["P0"].copy())
-        mean, spread = check.x0(x0, self.spec.dim_x)
-        return KalmanOnlineFilter(self, mean, np.diag(spread) if spread.ndim == 1 else spread)
+        p = self.params_
+        return KalmanOnlineFilter.start(self, p, (p["m0"], p["P0"]), x0, state)
 
     # -- forecasts -------------------------------------------------------------------------------------------
     def predict_moments(self, u_future, x0_mean, x0_cov):
@@ -473,40 +464,3 @@ class LGSSM(LinearBaseline):
             mean, cov, origin = p["m0"], p["P0"], "q(x0)"
         states = forecast_trajectories(p, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin)
-
-
-class KalmanOnlineFilter(OnlineFilterBase):
-    """The LGSSM's Kalman filter one measurement at a time (``LGSSM.online_filter``; the surface of
-    ``online.OnlineFilterBase``): each update is ``kalman.kalman_step``, the step of :meth:`LGSSM.filter`, so the
-    updates reproduce it bit for bit when d_u <= 1; with more inputs the input term G u_t, which the batch filter
-    computes for all steps in one matrix product (whose BLAS rounding differs from a product per step), agrees to
-    rounding only. The filtered output is H x_t (mean H m, variances diag(H P H^T)), the predicted
-    output H m_pred with variances diag(H P_pred H^T + R). :meth:`predict` is ``LGSSM.forecast`` from x0 = the
-    current (mean, covariance). The state: the mean (d_x,), the covariance (d_x, d_x) and the step count."""
-
-    STATE_KEYS = ("mean", "cov", "step")
-
-    def __init__(self, model, mean, cov, step=0):
-        super().__init__(model)
-        self.mean, self.cov, self._step = mean, cov, step
-
-    @property
-    def step(self):
-        return self._step
-
-    def _update(self, y_t, u_t):
-        p = self.model.params_
-        drive = np.zeros(len(self.mean)) if u_t is None else u_t @ p["G"].T  # a row of the batch filter's u @ G.T
-        pred_mean, pred_cov, self.mean, self.cov, _ = kalman_step(p, self.mean, self.cov, drive, y_t)
-        self._step += 1
-        H, R = p["H"], p["R"]
-        predicted = H @ pred_mean
-        return (H @ self.mean, np.einsum("ij,jk,ik->i", H, self.cov, H), predicted,
-                np.einsum("ij,jk,ik->i", H, pred_cov, H) + np.diag(R), y_t - predicted)
-
-    def _predict(self, u_future, num_samples, seed):
-        return self.model._forecast(u_future, None, None, num_samples, seed, (self.mean, self.cov), None, None)
-
-    def state(self):
-        """The filtered mean (d_x,) and covariance (d_x, d_x) (copies) and the step count."""
-        return {"mean": self.mean.copy(), "cov": self.cov.copy(), "step": self._step}
