@@ -76,7 +76,8 @@ import numpy as np
 from scipy.special import logsumexp as _scipy_logsumexp
 
 from . import _validation as check
-from .kalman import LOG_2PI, cholesky, condition, gaussian_logpdf_chol, not_positive_definite, observed_part
+from .kalman import (LOG_2PI, cholesky, condition, gaussian_draws, gaussian_logpdf_chol, kalman_filter,
+                     not_positive_definite, observed_part, step_log_likelihoods)
 from .ops.adapted_step import draw
 from .ops.gaussian_sample import sample_gaussians
 from .ops.linalg import symmetrise
@@ -114,6 +115,8 @@ class FilterResult:
     initial_particles : ndarray (N, d_x)
         The x_0 samples the filter started from (uniform weights).
     proposal : str
+        The proposal, or "kalman" for :func:`kalman_filter_result` (the exact filter of a linear Gaussian model:
+        no weights, no resampling; its particles are draws from the exact filtered distributions).
     ess_threshold : float
     particles_history : ndarray (T, N, d_x) or None
         With ``store_particles=True``: the particles representing p(x_t | y_{1:t}) at every step ...
@@ -404,6 +407,38 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     )
 
 
+def kalman_filter_result(params, y, u, m0, P0, num_particles, rng, store_particles=False):
+    """The exact filter of a linear Gaussian model (``kalman.kalman_filter``: dict F, G, b, H, Q, R) over y (T, d_y)
+    (NaN entries missing) with inputs u (T, d_u), from x_0 ~ N(m0, P0), as a :class:`FilterResult` with proposal
+    "kalman", so that a model that is linear Gaussian can answer ``filter`` with the surface of the particle filters:
+    the filtered means and covariances, the output moments and the log-likelihood (and its steps) are the Kalman
+    filter's; the ESS is N at every step and nothing is resampled; ``initial_particles``, ``particles`` (uniform
+    weights) and, with ``store_particles``, every step's particles are ``num_particles`` independent draws from
+    p(x_0), p(x_T | y_{1:T}) and each p(x_t | y_{1:t}), drawn with ``rng`` in that order (``ancestors`` is None:
+    the draws have no parents; backward simulation needs none)."""
+    rng = _rng(rng)
+    N = check.positive_int(num_particles, "num_particles")
+    result = kalman_filter(params, y, u, m0, P0)
+    H, R = params["H"], params["R"]
+    T = len(y)
+    steps = step_log_likelihoods(params, result, y)
+    x0 = gaussian_draws(m0, P0, N, rng)
+    particles = gaussian_draws(result.means[-1], result.covs[-1], N, rng)
+    history = (np.array([gaussian_draws(m, P, N, rng) for m, P in zip(result.means, result.covs)])
+               if store_particles else None)
+    log_w = np.full(N, -np.log(N))
+    predicted = result.pred_means @ H.T
+    return FilterResult(
+        means=result.means, covs=result.covs, log_likelihood=float(steps.sum()), log_likelihood_steps=steps,
+        ess=np.full(T, float(N)), resampled=np.zeros(T, dtype=bool), particles=particles, log_weights=log_w,
+        initial_particles=x0, proposal="kalman", ess_threshold=0.0, particles_history=history,
+        log_weights_history=np.full((T, N), -np.log(N)) if store_particles else None, ancestors=None,
+        output_means=result.means @ H.T, output_vars=np.einsum("ij,tjk,ik->ti", H, result.covs, H),
+        predicted_output_means=predicted,
+        predicted_output_vars=np.einsum("ij,tjk,ik->ti", H, result.pred_covs, H) + np.diag(R),
+        innovations=y - predicted)
+
+
 #: The per-step output moments :func:`filter_step` gives and :class:`FilterResult` collects (module docstring).
 _OUTPUT_FIELDS = ("output_means", "output_vars", "predicted_output_means", "predicted_output_vars", "innovations")
 
@@ -680,6 +715,9 @@ def ancestral_paths(filter_result):
     last step, and their normalised log-weights (N,). A cheap smoother whose paths degenerate (share a few
     ancestors) far back in time; :func:`backward_simulation` does not."""
     fr = _require_history(filter_result)
+    if fr.ancestors is None:
+        raise ValueError(f"filter_result: expected a particle filter's result with ancestors, got one of proposal "
+                         f"{fr.proposal!r}, whose particles have no parents (use backward_simulation)")
     X, anc = fr.particles_history, fr.ancestors
     T, N, d_x = X.shape
     paths = np.empty((N, T, d_x))

@@ -20,7 +20,9 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
 covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
 loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
-the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step.
+the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step. :func:`step_log_likelihoods` splits the filter's
+log-likelihood into its steps, and :func:`sample_smoothed` draws joint trajectories from p(x_{1:T} | y_{1:T}) by
+forward filtering, backward sampling.
 """
 from dataclasses import dataclass
 
@@ -136,6 +138,50 @@ def rts_smoother(params, result, m0, P0):
     if failed >= 0:
         raise np.linalg.LinAlgError("Singular matrix")
     return means, covs, cross
+
+
+def step_log_likelihoods(params, result, y):
+    """The increments log p(y_t | y_{1:t-1}) (T,) of the filter's ``result`` (a :class:`KalmanResult` over y (T,
+    d_y), NaN entries missing): log N(y_o; H_o m_{t|t-1}, H_o P_{t|t-1} H_o^T + R_oo) over the observed entries o,
+    0 where none is. Their sum is ``result.log_likelihood`` to rounding (the kernel sums the same terms)."""
+    H, R = params["H"], params["R"]
+    steps = np.zeros(len(y))
+    for k, y_t in enumerate(y):
+        observed = observed_part(y_t, H, R)
+        if observed is not None:
+            Ho, Ro, yo = observed
+            S = Ho @ result.pred_covs[k] @ Ho.T + Ro
+            steps[k] = gaussian_logpdf_chol(yo - Ho @ result.pred_means[k], cholesky(S, "transition"))
+    return steps
+
+
+def gaussian_draws(mean, cov, num_samples, rng):
+    """``num_samples`` draws (S, d) from N(mean (d,), cov (d, d)) for a positive semi-definite ``cov`` (through its
+    eigen-decomposition, negative eigenvalues of rounding clipped to 0): a state that only later outputs inform may
+    have a (near-)singular filtered covariance."""
+    lam, vec = np.linalg.eigh(symmetrise(cov))
+    return mean + rng.standard_normal((num_samples, len(mean))) @ (vec * np.sqrt(np.maximum(lam, 0.0))).T
+
+
+def sample_smoothed(params, result, num_samples, rng):
+    """``num_samples`` joint trajectories (S, T, d_x) of x_1..x_T drawn from p(x_{1:T} | y_{1:T}) given the filter's
+    ``result`` (a :class:`KalmanResult`), by forward filtering, backward sampling (Carter & Kohn 1994;
+    Fruehwirth-Schnatter 1994): x_T ~ N(m_{T|T}, P_{T|T}), then for t = T-1, ..., 1::
+
+        x_t | x_{t+1} ~ N(m_{t|t} + J_t (x_{t+1} - m_{t+1|t}), P_{t|t} - J_t F P_{t|t}),  J_t = P_{t|t} F^T P_{t+1|t}^{-1}
+
+    ``rng`` draws x_T first, then each earlier step."""
+    means, covs, pred_means, pred_covs = result.means, result.covs, result.pred_means, result.pred_covs
+    F = params["F"]
+    T, d = means.shape
+    states = np.empty((num_samples, T, d))
+    x = states[:, -1] = gaussian_draws(means[-1], covs[-1], num_samples, rng)
+    for k in range(T - 2, -1, -1):
+        FP = F @ covs[k]
+        J = np.linalg.solve(pred_covs[k + 1], FP).T  # P F^T P_pred^{-1} (both covariances symmetric)
+        x = states[:, k] = (gaussian_draws(np.zeros(d), covs[k] - J @ FP, num_samples, rng)
+                            + means[k] + (x - pred_means[k + 1]) @ J.T)
+    return states
 
 
 def predicted_moments(params, u, m, P):
