@@ -501,7 +501,8 @@ class GradientTrainedModel(StateSpaceModel):
         final particles). The filter starts from q(x0) (for a recognition network: applied to the first
         ``init_window`` steps, see :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal defaults
-        to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf"."""
+        to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf". A model that
+        is linear Gaussian may filter exactly instead (``GPSSM._filter``: the result's proposal is then "kalman")."""
         result = self._filter(self.filter_transition(), self._y_to_model(y), self._u_to_model(u), num_particles, seed,
                               init_window, **kwargs)
         if self.scaling_ is None:

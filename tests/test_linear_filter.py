@@ -92,6 +92,10 @@ def test_the_online_filter_reproduces_the_filter(floor_model):
     np.testing.assert_array_equal(means, result.output_means)
     np.testing.assert_array_equal(resumed.predicted_var, result.predicted_output_vars[-1])
     assert model.online_filter(proposal="adapted").state()["particles"].shape == (500, model.spec.dim_x)
+    # its forecast is the model's exact forecast from the filtered mean and covariance
+    end = resumed.state()
+    np.testing.assert_array_equal(resumed.predict(u[:20], seed=3).mean,
+                                  model.forecast(u[:20], x0=(end["mean"], end["cov"]), seed=3).mean)
 
 
 def test_the_smoother_draws_from_the_exact_smoothing_distribution(floor_model):
