@@ -278,6 +278,11 @@ def test_a_series_without_inputs_fits_and_forecasts(rng):
     y = np.cumsum(rng.normal(size=(120, 1)), axis=0) * 0.1 + np.sin(np.arange(120) / 5)[:, None]
     ds = datasets.from_arrays(y.tolist())
     assert ds.u_train.shape == (60, 0) and ds.u_mean.shape == (0,) and ds.name == "mine"
+    empty = datasets.from_arrays(y, np.zeros((120, 0)))  # no input columns: the same as u=None
+    np.testing.assert_array_equal(empty.y_train, ds.y_train)
+    assert empty.u_train.shape == (60, 0)
+    with pytest.raises(ValueError, match="u: expected 120 rows to match y, got 119"):
+        datasets.from_arrays(y, np.zeros((119, 0)))
     from gpssm_np import ARX
 
     model = ARX(na=2, dim_u=0).fit(ds.y_train, ds.u_train)

@@ -67,7 +67,7 @@ def from_arrays(y, u=None, train_fraction=0.5, name="mine"):
         Outputs in original units (arrays or nested lists, e.g. ``y.tolist()``).
     u : array_like, shape (N, d_u) or (N,), or None
         Inputs in original units aligned with ``y`` (row k of u acts on the step that produces row k of y), or None
-        for a series without inputs (d_u = 0).
+        for a series without inputs (d_u = 0); an (N, 0) array means the same, as it does for the models.
     train_fraction : float in (0, 1)
         Share of the rows, from the start, that form the training part.
     name : str
@@ -84,7 +84,8 @@ def from_arrays(y, u=None, train_fraction=0.5, name="mine"):
         fewer than :data:`MIN_ROWS` rows in a part, or a column that is constant in the training part.
     """
     y = _columns(y, "y")
-    u = np.zeros((len(y), 0)) if u is None else _columns(u, "u")
+    no_inputs = u is None or (np.ndim(u) == 2 and np.shape(u)[1] == 0)
+    u = np.zeros((len(y) if u is None else len(u), 0)) if no_inputs else _columns(u, "u")
     return _dataset(name, y, u, train_fraction)
 
 
