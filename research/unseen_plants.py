@@ -5,7 +5,8 @@ autonomous Van der Pol oscillator, a 120-step series, a bilinear plant, a satura
 trains. The default ODGPSSM (seed 0) beside ARX() and LGSSM(dim_x="auto") at their defaults on the same training
 half, scored by the causal and simulate protocols. One JSON line per (data, model), resumable.
 
-Run: python research/unseen_plants.py OUT.jsonl [--data name ...]
+Run: python research/unseen_plants.py OUT.jsonl [--data name ...]; ``--summary`` prints the Markdown table of OUT
+(docs/results/unseen_plants.md).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -108,11 +109,39 @@ SYSTEMS = {f.__name__: f for f in (delay12, mimo_linear, deadzone_backlash, van_
                                      saturating_sensor)}
 
 
+def summary(out):
+    """The Markdown table of the rows in ``out``: each protocol's standardised RMSE and the ratio of the default
+    ODGPSSM's to the better linear model's."""
+    by = {}
+    for r in map(json.loads, open(out)):
+        by.setdefault(r["data"], {})[r["model"]] = r
+    lines = ["Standardised RMSE on the test half, seed 0; ratio: ODGPSSM over the better of ARX and LGSSM (below 1: "
+             "ODGPSSM better).", "",
+             "| plant | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio | GP part kept "
+             "| fit s | code |", "|---" * 12 + "|"]
+    for name in SYSTEMS:
+        m = by.get(name, {})
+        if len(m) < 3:
+            continue
+        o, a, lin = m["odgpssm"], m["arx"], m["lgssm"]
+        cells = [name]
+        for p in ("causal", "simulate"):
+            ratio = o[p] / min(a[p], lin[p])
+            cells += [f"{o[p]:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{ratio:.3f}**"]
+        cells += ["yes" if o["selection"]["gp_part"] else "no", f"{o['fit_seconds']:.0f}", o["commit"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    print("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=list(SYSTEMS))
+    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
+    if args.summary:
+        summary(args.out)
+        return
     done = set()
     if os.path.exists(args.out):
         with open(args.out) as f:
