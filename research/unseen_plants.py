@@ -2,11 +2,12 @@
 alone (an input delay longer than the ARX's ten lags, a 2x2 linear plant, a dead zone with backlash, an
 autonomous Van der Pol oscillator, a 120-step series, a bilinear plant, a saturating sensor). Each: 1000 steps
 (the short one 120) driven by random steps of the input, output noise at 5 % of the output's spread, the first half
-trains. The default ODGPSSM (seed 0) beside ARX() and LGSSM(dim_x="auto") at their defaults on the same training
-half, scored by the causal and simulate protocols. One JSON line per (data, model), resumable.
+trains (the data are the same for every seed). The default ODGPSSM (each seed) beside ARX() and LGSSM(dim_x="auto")
+at their defaults on the same training half (they draw no random numbers: one row each), scored by the causal and
+simulate protocols. One JSON line per (data, model, seed), resumable.
 
-Run: python research/unseen_plants.py OUT.jsonl [--data name ...]; ``--summary`` prints the Markdown table of OUT
-(docs/results/unseen_plants.md).
+Run: python research/unseen_plants.py OUT.jsonl [--data name ...] [--seeds 0 1 ...]; ``--summary`` prints the
+Markdown table of OUT (docs/results/unseen_plants.md: means over the seeds run).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -114,21 +115,22 @@ def summary(out):
     ODGPSSM's to the better linear model's."""
     by = {}
     for r in map(json.loads, open(out)):
-        by.setdefault(r["data"], {})[r["model"]] = r
-    lines = ["Standardised RMSE on the test half, seed 0; ratio: ODGPSSM over the better of ARX and LGSSM (below 1: "
-             "ODGPSSM better).", "",
-             "| plant | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio | GP part kept "
-             "| fit s | code |", "|---" * 12 + "|"]
+        by.setdefault(r["data"], {}).setdefault(r["model"], []).append(r)
+    lines = ["Standardised RMSE on the test half, ODGPSSM's the mean over the seeds run; ratio: ODGPSSM over the "
+             "better of ARX and LGSSM (below 1: ODGPSSM better).", "",
+             "| plant | seeds | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
+             "| GP part kept | fit s | code |", "|---" * 13 + "|"]
     for name in SYSTEMS:
         m = by.get(name, {})
         if len(m) < 3:
             continue
-        o, a, lin = m["odgpssm"], m["arx"], m["lgssm"]
-        cells = [name]
+        fits, a, lin = m["odgpssm"], m["arx"][0], m["lgssm"][0]
+        cells = [name, str(len(fits))]
         for p in ("causal", "simulate"):
-            ratio = o[p] / min(a[p], lin[p])
-            cells += [f"{o[p]:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{ratio:.3f}**"]
-        cells += ["yes" if o["selection"]["gp_part"] else "no", f"{o['fit_seconds']:.0f}", o["commit"]]
+            mean = float(np.mean([o[p] for o in fits]))
+            cells += [f"{mean:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{mean / min(a[p], lin[p]):.3f}**"]
+        cells += [f"{sum(o['selection']['gp_part'] for o in fits)} of {len(fits)}",
+                  f"{np.mean([o['fit_seconds'] for o in fits]):.0f}", " ".join(sorted({o['commit'] for o in fits}))]
         lines.append("| " + " | ".join(cells) + " |")
     print("\n".join(lines))
 
@@ -137,6 +139,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=list(SYSTEMS))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
@@ -145,19 +148,20 @@ def main():
     done = set()
     if os.path.exists(args.out):
         with open(args.out) as f:
-            done = {(r["data"], r["model"]) for r in map(json.loads, f)}
+            done = {(r["data"], r["model"], r.get("seed", 0)) for r in map(json.loads, f)}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     for name in args.data:
         y, u = SYSTEMS[name](np.random.default_rng(2026))
         ds = gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
         dy, du = y.shape[1], u.shape[1]
-        for kind, model in {"arx": gp.ARX(dim_y=dy, dim_u=du), "lgssm": gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du),
-                            "odgpssm": gp.ODGPSSM(dim_y=dy, dim_u=du, seed=0)}.items():
-            if (name, kind) in done:
+        cells = [("arx", 0, gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", 0, gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du))]
+        cells += [("odgpssm", seed, gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)) for seed in args.seeds]
+        for kind, seed, model in cells:
+            if (name, kind, seed) in done:
                 continue
             start = time.perf_counter()
             model.fit(ds.y_train, ds.u_train)
-            row = {"data": name, "model": kind, "commit": commit, "fit_seconds": time.perf_counter() - start,
+            row = {"data": name, "model": kind, "seed": seed, "commit": commit, "fit_seconds": time.perf_counter() - start,
                    "repr": repr(model)}
             if kind == "odgpssm":
                 row["selection"] = {k: v for k, v in model.selection_.items() if isinstance(v, (str, bool, int, float))}
@@ -165,7 +169,7 @@ def main():
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            print(name, kind, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
+            print(name, kind, seed, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
                   flush=True)
 
 
