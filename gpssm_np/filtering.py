@@ -297,12 +297,11 @@ def _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng):
         return mean + np.sqrt(cov) * rng.standard_normal((N, d_x))
     if cov.shape != (d_x, d_x) or not np.allclose(cov, cov.T):
         raise ValueError(f"x0_cov: expected a symmetric ({d_x}, {d_x}) matrix, got shape {cov.shape}")
-    # eigen-decomposition so that a singular (e.g. deterministic) initial state is allowed
-    lam, vec = np.linalg.eigh(symmetrise(cov))
+    # a singular (e.g. deterministic) initial state is allowed: gaussian_draws goes through the eigen-decomposition
+    lam = np.linalg.eigvalsh(symmetrise(cov))
     if lam.min() < -1e-10 * max(1.0, lam.max()):
         raise ValueError("x0_cov: expected a positive semi-definite matrix")
-    root = vec * np.sqrt(np.maximum(lam, 0.0))
-    return mean + rng.standard_normal((N, d_x)) @ root.T
+    return gaussian_draws(mean, cov, N, rng)
 
 
 def _call_transition(transition, x, u_t, k):

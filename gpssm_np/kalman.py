@@ -20,8 +20,9 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
 covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
 loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
-the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step. :func:`step_log_likelihoods` splits the filter's
-log-likelihood into its steps, and :func:`sample_smoothed` draws joint trajectories from p(x_{1:T} | y_{1:T}) by
+the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step.
+:func:`step_log_likelihoods` splits the filter's log-likelihood into its steps, :func:`gaussian_draws` draws from a
+possibly singular Gaussian, and :func:`sample_smoothed` draws joint trajectories from p(x_{1:T} | y_{1:T}) by
 forward filtering, backward sampling.
 """
 from dataclasses import dataclass
@@ -168,7 +169,8 @@ def sample_smoothed(params, result, num_samples, rng):
     ``result`` (a :class:`KalmanResult`), by forward filtering, backward sampling (Carter & Kohn 1994;
     Fruehwirth-Schnatter 1994): x_T ~ N(m_{T|T}, P_{T|T}), then for t = T-1, ..., 1::
 
-        x_t | x_{t+1} ~ N(m_{t|t} + J_t (x_{t+1} - m_{t+1|t}), P_{t|t} - J_t F P_{t|t}),  J_t = P_{t|t} F^T P_{t+1|t}^{-1}
+        x_t | x_{t+1} ~ N(m_{t|t} + J_t (x_{t+1} - m_{t+1|t}), P_{t|t} - J_t F P_{t|t})
+        J_t = P_{t|t} F^T P_{t+1|t}^{-1}
 
     ``rng`` draws x_T first, then each earlier step."""
     means, covs, pred_means, pred_covs = result.means, result.covs, result.pred_means, result.pred_covs

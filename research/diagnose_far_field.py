@@ -35,13 +35,15 @@ def guards(self, floor, ys, us):
     kept["model"], kept["floor"], kept["guard"] = copy.deepcopy(self.model), as_floor, r
     return dict(r, passed=True)
 df.DefaultFit.guards = guards
-m = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed).fit(ds.y_train, ds.u_train, progress=False)
+m = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed)
+m.fit(ds.y_train, ds.u_train, progress=False)
 for who in ("model", "floor"):
     params = kept[who].params
     kept[who] = copy.deepcopy(m)
     kept[who].params = params
 g = kept["guard"]
-print(name, seed, "guard passed" if g["passed"] else "guard FAILED", {k: g[k] for k in ("model", "floor")}, g["far_field"])
+print(name, seed, "guard passed" if g["passed"] else "guard FAILED", {k: g[k] for k in ("model", "floor")},
+      g["far_field"])
 y, u = ds.y_train, ds.u_train
 T = len(y)
 for who in ("model", "floor"):

@@ -161,7 +161,8 @@ def main():
                 continue
             start = time.perf_counter()
             model.fit(ds.y_train, ds.u_train)
-            row = {"data": name, "model": kind, "seed": seed, "commit": commit, "fit_seconds": time.perf_counter() - start,
+            row = {"data": name, "model": kind, "seed": seed, "commit": commit,
+                   "fit_seconds": time.perf_counter() - start,
                    "repr": repr(model)}
             if kind == "odgpssm":
                 row["selection"] = {k: v for k, v in model.selection_.items() if isinstance(v, (str, bool, int, float))}
@@ -169,7 +170,8 @@ def main():
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            print(name, kind, seed, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
+            print(name, kind, seed, {p: round(row[p], 4) for p in ("causal", "simulate")},
+                  f"{row['fit_seconds']:.0f} s",
                   flush=True)
 
 

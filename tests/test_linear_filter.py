@@ -77,7 +77,8 @@ def test_the_filters_particles_are_draws_from_the_exact_filtered_distributions(f
     np.testing.assert_allclose(result.particles.mean(axis=0), exact.means[-1], rtol=0, atol=0.05 * sd[-1].max())
     with pytest.raises(ValueError, match="ancestors"):
         ancestral_paths(result)
-    assert backward_simulation(model.transition_moments(), result, sc.u_to_model(u), 3).shape == (3, 100, model.spec.dim_x)
+    paths = backward_simulation(model.transition_moments(), result, sc.u_to_model(u), 3)
+    assert paths.shape == (3, 100, model.spec.dim_x)
 
 
 def test_the_online_filter_reproduces_the_filter(floor_model):

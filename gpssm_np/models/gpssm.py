@@ -566,8 +566,7 @@ class GPSSM(GradientTrainedModel):
             return super()._filter(transition, y, u, num_particles, seed, init_window, **kwargs)
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         mean, var = self._q_x0()
-        return kalman_filter_result(params, y[0], u[0], mean, np.diag(var),
-                                    check.positive_int(num_particles, "num_particles"), np.random.default_rng(seed),
+        return kalman_filter_result(params, y[0], u[0], mean, np.diag(var), num_particles, np.random.default_rng(seed),
                                     store_particles=kwargs.get("store_particles", False))
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
