@@ -20,13 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 #: Summaries rebuilt from their JSON: file stem -> which module's ``markdown`` renders it.
-SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "table1_default": "table1", "qstudy": "table1",
-               "mimo": "table1", "car_tracking": "car_tracking", "table1_enkf": "table1",
-               "table1_prior_objective": "table1", "qstudy_mimo": "table1", "mimo5": "table1",
-               "mimo_auto": "table1", "table1_auto": "table1", "mimo_widen": "table1", "table1_widen": "table1",
-               "mimo_ws": "table1", "mimo_linear": "table1", "table1_linear": "table1",
-               "qstudy_steamgen_linear": "table1", "mimo_ema": "table1", "table1_ema": "table1",
-               "mimo_a21": "table1", "qstudy_steamgen_a21": "table1", "qstudy_winding_a21": "table1"}
+SWEEP_FILES = {"table1": "table1", "table1_prssm_style": "table1", "qstudy": "table1", "car_tracking": "car_tracking"}
 BLOCK = re.compile(r"(<!-- include (?P<path>\S+) -->\n).*?(<!-- end include -->)", re.S)
 
 
@@ -35,13 +29,14 @@ def demote(text):
     return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M)
 
 
-def rebuild_summaries(folder=os.path.join(HERE, "results")):
-    """Rewrite ``<stem>.md`` from ``<stem>.json`` for every file of :data:`SWEEP_FILES` present; returns the count."""
+def rebuild_summaries(folder=os.path.join(HERE, "results"), sweep_files=SWEEP_FILES):
+    """Rewrite ``<stem>.md`` from ``<stem>.json`` in ``folder`` for every file of ``sweep_files`` (stem -> module)
+    present; returns the count."""
     from gpssm_np.experiments import car_tracking, table1
 
     modules = {"table1": table1, "car_tracking": car_tracking}
     count = 0
-    for stem, module_name in SWEEP_FILES.items():
+    for stem, module_name in sweep_files.items():
         module = modules[module_name]
         document = module.read_document(os.path.join(folder, f"{stem}.json"))
         if document is None:
@@ -49,30 +44,17 @@ def rebuild_summaries(folder=os.path.join(HERE, "results")):
         with open(os.path.join(folder, f"{stem}.md"), "w") as fh:
             fh.write(module.markdown(document))
         count += 1
-    return count + rebuild_held_out_comparison(folder)
-
-
-def rebuild_held_out_comparison(folder):
-    """``ablation_linear.md``: the GP ablation's held-out scores beside the linear baselines' (``ablation.jsonl``,
-    ``ablation_linear.jsonl``); returns 1, or 0 when a file is missing."""
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "research"))
-    import ablation  # research/ablation.py, the research record's
-    from gpssm_np.experiments import runs
-
-    rows = {stem: runs.read_jsonl(os.path.join(folder, f"{stem}.jsonl")) for stem in ("ablation", "ablation_linear")}
-    if not all(rows.values()):
-        return 0
-    with open(os.path.join(folder, "ablation_linear.md"), "w") as fh:
-        fh.write(ablation.held_out_comparison(rows["ablation"], rows["ablation_linear"]))
-    return 1
+    return count
 
 
 def build(path=os.path.join(HERE, "results.md")):
+    """Fill every include block of the page ``path`` with its file (a path relative to the page's folder); returns
+    the number of blocks."""
     with open(path) as fh:
         page = fh.read()
 
     def fill(match):
-        with open(os.path.join(HERE, match.group("path"))) as fh:
+        with open(os.path.join(os.path.dirname(path), match.group("path"))) as fh:
             body = demote(fh.read().strip())
         return f"{match.group(1)}{body}\n{match.group(3)}"
 

@@ -1,5 +1,5 @@
-"""Amendment 21's decision (research/ablation_plan.md) from docs/results/ablation21.jsonl and the ``ema`` /
-``ema_slowlin`` rows of docs/results/ablation.jsonl, which part (a) must reproduce. Run from the repository root:
+"""Amendment 21's decision (research/ablation_plan.md) from research/results/history/ablation21.jsonl and the ``ema`` /
+``ema_slowlin`` rows of research/results/history/ablation.jsonl, which part (a) must reproduce. Run from the repository root:
 ``python research/decide_amendment21.py``.
 
 Rule: per fit, the slow linear part is kept only if its per-window validation RMSEs beat the default's by more
@@ -46,9 +46,9 @@ def check_package_default(runs):
 
 
 def main():
-    rows = read("docs/results/ablation21.jsonl")
+    rows = read("research/results/history/ablation21.jsonl")
     runs = {(r["dataset"], r["config"], r["seed"]): r for r in rows}
-    earlier = {(r["dataset"], r["config"], r["seed"]): r for r in read("docs/results/ablation.jsonl")
+    earlier = {(r["dataset"], r["config"], r["seed"]): r for r in read("research/results/history/ablation.jsonl")
                if r["config"] in ("ema", "ema_slowlin") and r["seed"] in (0, 1)}
     for key, r in runs.items():  # part (a) reproduces the ablation's rows
         if r["part"] == "a" and key in earlier:

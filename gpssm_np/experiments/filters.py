@@ -7,7 +7,7 @@ protocol (``protocols.py``: 100-step windows, at most 6, the state at each windo
 outputs before it) twice: with the fully adapted particle filter (1000 particles) and with the ensemble Kalman
 filter (1000 members). Reported: standardised RMSE, NLPD, 95 % coverage and the seconds the evaluation took.
 
-Run: ``python -m gpssm_np.experiments.filters --seeds 2 --out docs/results`` (JSON lines streamed to
+Run: ``python -m gpssm_np.experiments.filters --seeds 2 --out DIR`` (JSON lines streamed to
 ``filters.jsonl``, resumable; Markdown to ``filters.md``).
 """
 import argparse

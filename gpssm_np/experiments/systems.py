@@ -21,7 +21,7 @@ cross-validation) fitted on the same training part. Two GP models: ``ODGPSSM(dim
 (as a user who knows it would build it), and ``ODGPSSM(dim_y=..., dim_u=...)``, whose d_x the fit chooses
 (``dim_x="auto"``, the default; rows written before it was added show "-" for it).
 
-Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out docs/results`` (JSON lines streamed to
+Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out DIR`` (JSON lines streamed to
 ``systems.jsonl``, resumable; Markdown to ``systems.md``).
 """
 import argparse
