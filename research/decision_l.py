@@ -1,0 +1,125 @@
+"""Decision L of research/ablation_plan.md (the floor's kind by the one-standard-error rule), decided on fresh records
+of the simulated plants, which no choice has seen.
+
+Records: the 9 simulators of research/defaults_check.py with generator seeds s + 1000 r and the 7 plants of
+research/unseen_plants.py with generator seeds 2026 + r, r = 1-4; the first half trains. On each record V0 (the
+package's rule: the lower mean fold error) and L (the LGSSM unless the ARX's window errors beat it by more than one
+standard error: ``training.paired_t`` above ``Plan.switch_t``, as the acceptance stage) choose a kind on the training half, standardised as the GP fit does; ``ARX()``
+and ``LGSSM(dim_x="auto")`` at their defaults, fitted to the training half, are scored on the second half under
+causal and simulate. ``--cuts`` runs the same on the 70 % cuts of the nine real data sets (reported, deciding
+nothing). One JSON line per record, appended (resumable).
+
+Run: python research/decision_l.py research/results/decision_l.jsonl [--cuts]; add --decide to apply the rule.
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.datasets.folds import mean_error
+from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
+from gpssm_np.models.floor import fit_kind
+from gpssm_np.models.default_fit import Plan
+from gpssm_np.models.training import paired_t
+from gpssm_np.units import Scaling
+
+from defaults_check import DATA, SIMULATORS, dataset
+from unseen_plants import SYSTEMS
+
+REPLICATES = (1, 2, 3, 4)
+
+
+def records(cuts):
+    """(plant, r, Dataset) of every record (module docstring)."""
+    if cuts:
+        for name in DATA:
+            full = dataset(name)
+            yield name, 0, gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+        return
+    for name in SIMULATORS:
+        simulate, seed, _ = NONLINEAR_SYSTEMS[name]
+        for r in REPLICATES:
+            y, u, _ = simulate(T_TOTAL, seed=seed + 1000 * r)
+            yield name, r, gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
+    for name, make in SYSTEMS.items():
+        for r in REPLICATES:
+            y, u = make(np.random.default_rng(2026 + r))
+            yield name, r, gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
+
+
+def kinds(ds):
+    """(V0's kind, L's kind, {kind: mean fold error}, the paired t of the LGSSM's errors over the ARX's)."""
+    scaling = Scaling.of([ds.y_train], [ds.u_train])
+    ys, us = [scaling.y_to_model(ds.y_train)], [scaling.u_to_model(ds.u_train)]
+    errors = {kind: fit_kind(kind, ys, us).fold_errors_ for kind in ("arx", "lgssm")}
+    scores = {kind: mean_error(e or []) for kind, e in errors.items()}
+    v0 = "arx" if scores["arx"] <= scores["lgssm"] and np.isfinite(scores["arx"]) else "lgssm"
+    finite, t = {k for k, s in scores.items() if np.isfinite(s)}, None
+    if finite == {"arx", "lgssm"}:
+        t = paired_t(errors["lgssm"], errors["arx"])
+        l_kind = "arx" if t is not None and t > Plan().switch_t else "lgssm"
+    else:
+        l_kind = "arx" if finite == {"arx"} else "lgssm"
+    return v0, l_kind, scores, t
+
+
+def run(out, cuts):
+    done = set()
+    if os.path.exists(out):
+        done = {(r["data"], r["record"]) for r in map(json.loads, open(out))}
+    for name, r, ds in records(cuts):
+        if (name, r) in done:
+            continue
+        v0, l_kind, scores, t = kinds(ds)
+        dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+        held = {}
+        for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du))):
+            model.fit(ds.y_train, ds.u_train)
+            held[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in ("causal", "simulate")}
+        row = {"data": name, "record": r, "cut": cuts, "v0": v0, "l": l_kind, "scores": scores, "t": t,
+               "held_out": held}
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def decide(out):
+    rows = [json.loads(line) for line in open(out)]
+    for cuts in (False, True):
+        part = [r for r in rows if r["cut"] == cuts]
+        if not part:
+            continue
+        gmean = {}
+        for rule in ("v0", "l"):
+            for p in ("causal", "simulate"):
+                per_plant = {}
+                for r in part:
+                    ratio = r["held_out"][r[rule]][p] / min(h[p] for h in r["held_out"].values())
+                    per_plant.setdefault(r["data"], []).append(np.log(ratio))
+                gmean[rule, p] = float(np.exp(np.mean([np.mean(v) for v in per_plant.values()])))
+        changed = [r for r in part if r["v0"] != r["l"]]
+        for r in changed:
+            print(f"{r['data']:18s} {r['record']}  V0 {r['v0']:5s} -> L {r['l']:5s}  t {r['t'] if r['t'] is None else round(r['t'], 2)}  held-out "
+                  f"causal {r['held_out'][r['l']]['causal'] / r['held_out'][r['v0']]['causal']:.3f}, simulate "
+                  f"{r['held_out'][r['l']]['simulate'] / r['held_out'][r['v0']]['simulate']:.3f} (L over V0)")
+        causal, sim = gmean["l", "causal"] / gmean["v0", "causal"], gmean["l", "simulate"] / gmean["v0", "simulate"]
+        label = "70 % cuts of the real data sets (decide nothing)" if cuts else "fresh records of the 16 plants"
+        print(f"{label}: {len(part)} records, {len(changed)} with another kind; chosen over better, geometric mean: "
+              f"V0 causal {gmean['v0', 'causal']:.4f} simulate {gmean['v0', 'simulate']:.4f}; "
+              f"L causal {gmean['l', 'causal']:.4f} simulate {gmean['l', 'simulate']:.4f}")
+        if not cuts:
+            adopted = causal <= 0.99 and sim <= 1.01
+            print(f"L over V0: causal {causal:.4f} (rule: <= 0.99), simulate {sim:.4f} (rule: <= 1.01): "
+                  f"{'adopted' if adopted else 'not adopted'}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--cuts", action="store_true")
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    decide(args.out) if args.decide else run(args.out, args.cuts)
