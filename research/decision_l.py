@@ -4,9 +4,9 @@ of the simulated plants, which no choice has seen.
 Records: the 9 simulators of research/defaults_check.py with generator seeds s + 1000 r and the 7 plants of
 research/unseen_plants.py with generator seeds 2026 + r, r = 1-4; the first half trains. On each record V0 (the
 package's rule: the lower mean fold error) and L (the LGSSM unless the ARX's window errors beat it by more than one
-standard error: ``training.paired_t`` above ``Plan.switch_t``, as the acceptance stage) choose a kind on the training half, standardised as the GP fit does; ``ARX()``
-and ``LGSSM(dim_x="auto")`` at their defaults, fitted to the training half, are scored on the second half under
-causal and simulate. ``--cuts`` runs the same on the 70 % cuts of the nine real data sets (reported, deciding
+standard error: ``training.paired_t`` above ``Plan.switch_t``, as the acceptance stage) choose a kind on the
+training half, standardised as the GP fit does; ``ARX()`` and ``LGSSM(dim_x="auto")`` at their defaults, fitted to
+the training half, are scored on the second half under causal and simulate. ``--cuts`` runs the same on the 70 % cuts of the nine real data sets (reported, deciding
 nothing). One JSON line per record, appended (resumable).
 
 Run: python research/decision_l.py research/results/decision_l.jsonl [--cuts]; add --decide to apply the rule.
@@ -102,7 +102,8 @@ def decide(out):
                 gmean[rule, p] = float(np.exp(np.mean([np.mean(v) for v in per_plant.values()])))
         changed = [r for r in part if r["v0"] != r["l"]]
         for r in changed:
-            print(f"{r['data']:18s} {r['record']}  V0 {r['v0']:5s} -> L {r['l']:5s}  t {r['t'] if r['t'] is None else round(r['t'], 2)}  held-out "
+            t = r["t"] if r["t"] is None else round(r["t"], 2)
+            print(f"{r['data']:18s} {r['record']}  V0 {r['v0']:5s} -> L {r['l']:5s}  t {t}  held-out "
                   f"causal {r['held_out'][r['l']]['causal'] / r['held_out'][r['v0']]['causal']:.3f}, simulate "
                   f"{r['held_out'][r['l']]['simulate'] / r['held_out'][r['v0']]['simulate']:.3f} (L over V0)")
         causal, sim = gmean["l", "causal"] / gmean["v0", "causal"], gmean["l", "simulate"] / gmean["v0", "simulate"]
