@@ -6,8 +6,8 @@ research/unseen_plants.py with generator seeds 2026 + r, r = 1-4; the first half
 package's rule: the lower mean fold error) and L (the LGSSM unless the ARX's window errors beat it by more than one
 standard error: ``training.paired_t`` above ``Plan.switch_t``, as the acceptance stage) choose a kind on the
 training half, standardised as the GP fit does; ``ARX()`` and ``LGSSM(dim_x="auto")`` at their defaults, fitted to
-the training half, are scored on the second half under causal and simulate. ``--cuts`` runs the same on the 70 % cuts of the nine real data sets (reported, deciding
-nothing). One JSON line per record, appended (resumable).
+the training half, are scored on the second half under causal and simulate. ``--cuts`` runs the same on the 70 %
+cuts of the nine real data sets (reported, deciding nothing). One JSON line per record, appended (resumable).
 
 Run: python research/decision_l.py research/results/decision_l.jsonl [--cuts]; add --decide to apply the rule.
 This script is the research record's; nothing in the package imports it.
