@@ -1,0 +1,97 @@
+"""Decision M of research/ablation_plan.md (the iterates instead of their average), on training data only, by the
+held-out rule of decisions C-J.
+
+Each set's training half is cut at 70 % (the 18 sets of research/defaults_check.py and the 7 plants of
+research/unseen_plants.py); the default fit with ``plan={"average": None}`` (seed 0) is fitted to the first 70 % and
+scored on the last 30 % under causal and simulate. The default's scores on the same cuts are
+research/results/decision_i_default.jsonl (``model_causal``, ``model_simulate``) and the J rows of
+research/results/decision_j.jsonl (``causal``, ``simulate``). One JSON line per set, appended (resumable).
+
+Run: python research/decision_m.py research/results/decision_m.jsonl [--data name ...]; add --decide to apply the
+rule. This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+import gpssm_np as gp
+
+from decision_j import cut as unseen_cut
+from defaults_check import DATA, SIMULATORS, dataset
+from unseen_plants import SYSTEMS
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+NAMES = DATA + SIMULATORS + list(SYSTEMS)
+
+
+def held_out_cut(name):
+    if name in SYSTEMS:
+        return unseen_cut(name)
+    full = dataset(name)
+    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+
+
+def run(out, names):
+    done = {json.loads(line)["data"] for line in open(out)} if os.path.exists(out) else set()
+    for name in names:
+        if name in done:
+            continue
+        ds = held_out_cut(name)
+        start = time.perf_counter()
+        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
+        model.fit(ds.y_train, ds.u_train, plan={"average": None}, progress=False)
+        sel = model.selection_
+        row = {"data": name, "fit_seconds": time.perf_counter() - start, "gp_part": sel["gp_part"],
+               "step": sel["step"], "t": sel["t"], "lr_scale": sel["lr_scale"]}
+        for protocol in ("causal", "simulate"):
+            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def default_scores():
+    """The default's held-out scores on the 25 cuts: {name: {"causal": RMSE, "simulate": RMSE, "gp_part": bool}}."""
+    scores = {}
+    for line in open(os.path.join(RESULTS, "decision_i_default.jsonl")):
+        r = json.loads(line)
+        scores[r["data"]] = {"causal": r["model_causal"], "simulate": r["model_simulate"], "gp_part": r["gp_part"]}
+    for line in open(os.path.join(RESULTS, "decision_j.jsonl")):
+        r = json.loads(line)
+        if r["variant"] == "J":
+            scores[r["data"]] = {"causal": r["causal"], "simulate": r["simulate"], "gp_part": r["gp_part"]}
+    return scores
+
+
+def decide(out):
+    rows = {json.loads(line)["data"]: json.loads(line) for line in open(out)}
+    base = default_scores()
+    missing = [n for n in NAMES if n not in rows]
+    if missing:
+        print(f"not run yet: {missing}")
+    ratios = {"causal": [], "simulate": []}
+    for name in NAMES:
+        if name not in rows:
+            continue
+        r, b = rows[name], base[name]
+        for protocol in ratios:
+            ratios[protocol].append(r[protocol] / b[protocol])
+        print(f"{name:18s} GP part {b['gp_part']!s:5s} -> {r['gp_part']!s:5s}  causal {ratios['causal'][-1]:.4f}  "
+              f"simulate {ratios['simulate'][-1]:.4f}  (M over the default)")
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    worst = max(ratios["causal"])
+    adopted = not missing and geo["causal"] <= 1.01 and geo["simulate"] <= 1.01 and worst <= 1.05
+    print(f"over {len(ratios['causal'])} sets: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
+          f"causal {worst:.4f}: {'M adopted (the average removed)' if adopted else 'not adopted (the average stays)'}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--data", nargs="+", default=NAMES)
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    decide(args.out) if args.decide else run(args.out, args.data)
