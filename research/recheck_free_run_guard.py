@@ -1,0 +1,85 @@
+"""The free-run guard of the five-seed default check's cells that kept a GP part (research/results/defaults_v6.jsonl),
+applied again at the current code.
+
+Those rows were computed before a GP model without a GP residual forecast exactly (86ae05f). Stage 4's free-run guard
+compares the refitted model's free run of the training record with the floor's in the model's form (A = 0), and
+that floor now forecasts exactly, through the Kalman filter, where it forecast through particles before: the
+guard's reference changed although no fit did. This script recomputes the floor's free-run error on each training
+half as the guard does (``default_fit.free_run_check`` on the floor in the model's form, the cell's seed) and
+applies the guard to the model's recorded free-run error (its GP part forecasts through particles, as before) and
+its recorded far-field radii. Where the outcome changes, the current default returns the floor, and its test scores
+are those of the floor-only model (research/rescore_floor_only.py's shortcut, which ``--verify`` checks against
+the full default fit for the cells named). One JSON line per cell, appended (resumable).
+
+Run: python research/recheck_free_run_guard.py research/results/defaults_v8_guard.jsonl [--verify data:seed ...].
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+import os
+import subprocess
+
+import gpssm_np as gp
+from gpssm_np.models.default_fit import DefaultFit, Plan, free_run_check
+
+from defaults_check import PROTOCOLS, dataset
+from rescore_floor_only import SHORTCUT, same_model
+
+
+def floor_free_run_error(ds, seed):
+    """The floor's free-run error on the training half as stage 4's guard computes it (model units)."""
+    dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+    model = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)
+    ys, us = (list(part) for part in zip(*model._training_data(ds.y_train, ds.u_train)))
+    pipeline = DefaultFit(model, seed=seed)
+    floor = pipeline.floor(ys, us)
+    pipeline.start(model, floor.model, ys, us, seed, gp_share=0.0)
+    plan = Plan()
+    return free_run_check(model, model, ys, us, plan.free_run_factor, seed, plan.num_samples,
+                          plan.num_particles)["floor"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--verify", nargs="*", default=[])
+    args = parser.parse_args()
+    done = set()
+    if os.path.exists(args.out):
+        done = {(r["data"], r["seed"]) for r in map(json.loads, open(args.out))}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "defaults_v6.jsonl")
+    cells = [r for r in map(json.loads, open(source))
+             if r["model"] == "odgpssm" and r["selection"]["gp_part"] and (r["data"], r["seed"]) not in done]
+    for old in sorted(cells, key=lambda r: (r["data"], r["seed"])):
+        name, seed = old["data"], old["seed"]
+        ds = dataset(name)
+        guard = old["selection"]["free_run"]
+        floor_error = floor_free_run_error(ds, seed)
+        far = guard["far_field"]
+        far_passed = all(far["model"][k] < 1.0 or far["model"][k] <= far["floor"][k] for k in far["model"])
+        passed = bool(guard["model"] <= Plan().free_run_factor * floor_error and far_passed)
+        row = {"data": name, "seed": seed, "commit": commit, "model_error": guard["model"],
+               "floor_error_before": guard["floor"], "floor_error": floor_error, "passed": passed}
+        if not passed:
+            dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+            model = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, plan=SHORTCUT,
+                                                                   progress=False)
+            verified = f"{name}:{seed}" in args.verify
+            if verified:
+                full = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, progress=False)
+                if full.selection_["gp_part"] or not same_model(full, model):
+                    raise SystemExit(f"{name}:{seed}: the shortcut's model is not the default fit's")
+            row["verified_against_full_fit"] = verified
+            for protocol in PROTOCOLS:
+                r = gp.evaluate(model, ds, protocol, seed=seed)
+                row[protocol], row[protocol + "_orig"] = r["rmse"], r["rmse_original_units_per_output"]
+                row[protocol + "_before"] = old[protocol]
+        with open(args.out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps({k: row.get(k) for k in ("data", "seed", "model_error", "floor_error_before", "floor_error",
+                                                  "passed", "causal", "causal_before")}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
