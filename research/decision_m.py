@@ -3,9 +3,9 @@ held-out rule of decisions C-J.
 
 Each set's training half is cut at 70 % (the 18 sets of research/defaults_check.py and the 7 plants of
 research/unseen_plants.py); the default fit with ``plan={"average": None}`` (seed 0) is fitted to the first 70 % and
-scored on the last 30 % under causal and simulate. The default's scores on the same cuts are
-research/results/decision_i_default.jsonl (``model_causal``, ``model_simulate``) and the J rows of
-research/results/decision_j.jsonl (``causal``, ``simulate``). One JSON line per set, appended (resumable).
+scored on the last 30 % under causal and simulate. The current default's scores on the same cuts are decision K's
+seed-0 rows where its selection kept a GP part, otherwise research/results/decision_i_default.jsonl and the J rows of
+research/results/decision_j.jsonl (research/ablation_plan.md, decision M, the correction). One JSON line per set, appended (resumable).
 
 Run: python research/decision_m.py research/results/decision_m.jsonl [--data name ...]; add --decide to apply the
 rule. This script is the research record's; nothing in the package imports it.
@@ -54,7 +54,9 @@ def run(out, names):
 
 
 def default_scores():
-    """The default's held-out scores on the 25 cuts: {name: {"causal": RMSE, "simulate": RMSE, "gp_part": bool}}."""
+    """The current default's held-out scores on the 25 cuts: {name: {"causal": RMSE, "simulate": RMSE, "gp_part":
+    bool}}: decision K's seed-0 rows where the selection kept a GP part (the model, or the floor where the guards
+    drop the part), otherwise decision_i_default's (the 18) and decision_j's J rows (the 7)."""
     scores = {}
     for line in open(os.path.join(RESULTS, "decision_i_default.jsonl")):
         r = json.loads(line)
@@ -63,6 +65,12 @@ def default_scores():
         r = json.loads(line)
         if r["variant"] == "J":
             scores[r["data"]] = {"causal": r["causal"], "simulate": r["simulate"], "gp_part": r["gp_part"]}
+    for line in open(os.path.join(RESULTS, "decision_k.jsonl")):
+        r = json.loads(line)
+        if r["seed"] == 0 and r["gp_selected"]:
+            who = "gp" if r["radius_passed"] else "floor"
+            scores[r["data"]] = {"causal": r[who + "_causal"], "simulate": r[who + "_simulate"],
+                                 "gp_part": r["radius_passed"]}
     return scores
 
 
