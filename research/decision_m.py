@@ -5,7 +5,8 @@ Each set's training half is cut at 70 % (the 18 sets of research/defaults_check.
 research/unseen_plants.py); the default fit with ``plan={"average": None}`` (seed 0) is fitted to the first 70 % and
 scored on the last 30 % under causal and simulate. The current default's scores on the same cuts are decision K's
 seed-0 rows where its selection kept a GP part, otherwise research/results/decision_i_default.jsonl and the J rows of
-research/results/decision_j.jsonl (research/ablation_plan.md, decision M, the correction). One JSON line per set, appended (resumable).
+research/results/decision_j.jsonl (research/ablation_plan.md, decision M, the correction). One JSON line per set,
+appended (resumable).
 
 Run: python research/decision_m.py research/results/decision_m.jsonl [--data name ...]; add --decide to apply the
 rule. This script is the research record's; nothing in the package imports it.
