@@ -165,7 +165,9 @@ def main():
                    "fit_seconds": time.perf_counter() - start,
                    "repr": repr(model)}
             if kind == "odgpssm":
-                row["selection"] = {k: v for k, v in model.selection_.items() if isinstance(v, (str, bool, int, float))}
+                sel = model.selection_
+                row["selection"] = {k: v for k, v in sel.items() if isinstance(v, (str, bool, int, float))}
+                row["selection"].update(floor=sel["floor"], free_run=sel["free_run"])  # which guard dropped a part
             for protocol in ("causal", "simulate"):
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
             with open(args.out, "a") as f:
