@@ -22,8 +22,8 @@ import subprocess
 import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit, Plan, free_run_check
 
-from defaults_check import PROTOCOLS, dataset
-from rescore_floor_only import SHORTCUT, same_model
+from defaults_check import dataset
+from rescore_floor_only import add_scores, floor_only_model
 
 
 def floor_free_run_error(ds, seed):
@@ -62,19 +62,8 @@ def main():
         row = {"data": name, "seed": seed, "commit": commit, "model_error": guard["model"],
                "floor_error_before": guard["floor"], "floor_error": floor_error, "passed": passed}
         if not passed:
-            dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
-            model = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, plan=SHORTCUT,
-                                                                   progress=False)
-            verified = f"{name}:{seed}" in args.verify
-            if verified:
-                full = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, progress=False)
-                if full.selection_["gp_part"] or not same_model(full, model):
-                    raise SystemExit(f"{name}:{seed}: the shortcut's model is not the default fit's")
-            row["verified_against_full_fit"] = verified
-            for protocol in PROTOCOLS:
-                r = gp.evaluate(model, ds, protocol, seed=seed)
-                row[protocol], row[protocol + "_orig"] = r["rmse"], r["rmse_original_units_per_output"]
-                row[protocol + "_before"] = old[protocol]
+            row["verified_against_full_fit"] = f"{name}:{seed}" in args.verify
+            add_scores(row, floor_only_model(ds, seed, row["verified_against_full_fit"]), ds, seed, old)
         with open(args.out, "a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps({k: row.get(k) for k in ("data", "seed", "model_error", "floor_error_before", "floor_error",

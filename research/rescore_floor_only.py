@@ -31,6 +31,27 @@ def same_model(a, b):
             and np.array_equal(np.asarray(a.interval_scale_, dtype=float), np.asarray(b.interval_scale_, dtype=float)))
 
 
+def floor_only_model(ds, seed, verify=False):
+    """The floor-only model the default fit (``seed``) returns on ``ds`` when it keeps no GP part, by the shortcut
+    (module docstring); with ``verify``, the full default fit must give the same model, else the script stops."""
+    dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+    model = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, plan=SHORTCUT, progress=False)
+    if verify:
+        full = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, progress=False)
+        if full.selection_["gp_part"] or not same_model(full, model):
+            raise SystemExit(f"{ds.name}:{seed}: the shortcut's model is not the default fit's")
+    return model
+
+
+def add_scores(row, model, ds, seed, old):
+    """``row`` with ``model``'s scores on ``ds`` under every protocol beside ``old``'s (``<protocol>_before``)."""
+    for protocol in PROTOCOLS:
+        r = gp.evaluate(model, ds, protocol, seed=seed)
+        row[protocol], row[protocol + "_orig"] = r["rmse"], r["rmse_original_units_per_output"]
+        row[protocol + "_before"] = old[protocol]
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -49,22 +70,14 @@ def main():
     for old in sorted(cells, key=lambda r: (r["data"], r["seed"])):
         name, seed = old["data"], old["seed"]
         ds = dataset(name)
-        dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
-        model = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, plan=SHORTCUT, progress=False)
+        verified = f"{name}:{seed}" in args.verify
+        model = floor_only_model(ds, seed, verified)
         sel = model.selection_
         assert not sel["gp_part"] and model.linear_gaussian() is not None
         assert json.loads(json.dumps(sel["floor"])) == old["selection"]["floor"], (name, seed)
-        verified = f"{name}:{seed}" in args.verify
-        if verified:
-            full = gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed).fit(ds.y_train, ds.u_train, progress=False)
-            if full.selection_["gp_part"] or not same_model(full, model):
-                raise SystemExit(f"{name}:{seed}: the shortcut's model is not the default fit's")
         row = {k: old[k] for k in ("data", "seed", "model", "fit_seconds", "commit", "selection", "fold_rmse")}
         row.update(rescored_commit=commit, verified_against_full_fit=verified)
-        for protocol in PROTOCOLS:
-            r = gp.evaluate(model, ds, protocol, seed=seed)
-            row[protocol], row[protocol + "_orig"] = r["rmse"], r["rmse_original_units_per_output"]
-            row[protocol + "_before"] = old[protocol]
+        add_scores(row, model, ds, seed, old)
         with open(args.out, "a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps({k: row[k] for k in ("data", "seed", "causal", "causal_before", "simulate", "simulate_before",
