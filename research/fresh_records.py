@@ -1,0 +1,95 @@
+"""A check of the default fit on fresh records of the 16 simulated plants: the 9 simulators of
+research/defaults_check.py (``gpssm_np.experiments.systems.NONLINEAR_SYSTEMS``, generator seed s + 1000 R) and the 7
+plants of research/unseen_plants.py (generator seed 2026 + R), with R = 5: records no run has used (the default
+check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (seed 0), ``ARX()`` and
+``LGSSM(dim_x="auto")`` are fitted to the first half and scored on the second under causal and simulate. No choice
+is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
+
+Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...];
+``--summary`` prints the Markdown table. This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
+
+from defaults_check import SIMULATORS
+from unseen_plants import SYSTEMS
+
+NAMES = SIMULATORS + list(SYSTEMS)
+
+
+def record(name, r):
+    """The Dataset of plant ``name``'s record ``r`` (module docstring), the first half training."""
+    if name in SYSTEMS:
+        y, u = SYSTEMS[name](np.random.default_rng(2026 + r))
+    else:
+        simulate, seed, _ = NONLINEAR_SYSTEMS[name]
+        y, u, _ = simulate(T_TOTAL, seed=seed + 1000 * r)
+    return gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
+
+
+def run(out, r, names=NAMES):
+    done = set()
+    if os.path.exists(out):
+        done = {(x["data"], x["model"], x["record"]) for x in map(json.loads, open(out))}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    for name in names:
+        ds = record(name, r)
+        dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+        for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du)),
+                            ("odgpssm", gp.ODGPSSM(dim_y=dy, dim_u=du, seed=0))):
+            if (name, kind, r) in done:
+                continue
+            start = time.perf_counter()
+            model.fit(ds.y_train, ds.u_train)
+            row = {"data": name, "model": kind, "record": r, "commit": commit,
+                   "fit_seconds": time.perf_counter() - start, "repr": repr(model)}
+            if kind == "odgpssm":
+                sel = model.selection_
+                row["selection"] = {"floor": sel["floor"], "step": sel["step"], "t": sel["t"],
+                                    "gp_part": sel["gp_part"], "free_run": sel["free_run"]}
+            for protocol in ("causal", "simulate"):
+                row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
+            with open(out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            print(name, kind, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
+                  flush=True)
+
+
+def summary(out):
+    by = {}
+    for x in map(json.loads, open(out)):
+        by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
+    lines = ["Standardised RMSE on the second half of a fresh record; ratio: ODGPSSM over the better of ARX and LGSSM "
+             "(below 1: ODGPSSM better).", "",
+             "| plant | record | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
+             "| GP part kept | floor | fit s |", "|---" * 13 + "|"]
+    for (name, r), m in by.items():
+        if len(m) < 3:
+            continue
+        g, a, lin = m["odgpssm"], m["arx"], m["lgssm"]
+        cells = [name, str(r)]
+        for p in ("causal", "simulate"):
+            cells += [f"{g[p]:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{g[p] / min(a[p], lin[p]):.3f}**"]
+        floor = g["selection"]["floor"]
+        cells += ["yes" if g["selection"]["gp_part"] else "no", f"{floor['kind']} {tuple(floor['orders'])}",
+                  f"{g['fit_seconds']:.0f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--record", type=int, default=5)
+    parser.add_argument("--data", nargs="+", default=NAMES)
+    parser.add_argument("--summary", action="store_true")
+    args = parser.parse_args()
+    summary(args.out) if args.summary else run(args.out, args.record, args.data)
