@@ -71,7 +71,7 @@ def summary(out):
              "(below 1: ODGPSSM better).", "",
              "| plant | record | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
              "| GP part kept | floor | fit s |", "|---" * 13 + "|"]
-    for (name, r), m in by.items():
+    for (name, r), m in sorted(by.items(), key=lambda item: (NAMES.index(item[0][0]), item[0][1])):
         if len(m) < 3:
             continue
         g, a, lin = m["odgpssm"], m["arx"], m["lgssm"]
