@@ -6,7 +6,8 @@ check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (se
 is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
 
 Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...];
-``--summary`` prints the Markdown table. This script is the research record's; nothing in the package imports it.
+``--summary [--record 5 ...]`` prints the Markdown table of those records. This script is the research record's;
+nothing in the package imports it.
 """
 import argparse
 import json
@@ -63,9 +64,11 @@ def run(out, r, names=NAMES):
                   flush=True)
 
 
-def summary(out):
+def summary(out, records=None):
     by = {}
     for x in map(json.loads, open(out)):
+        if records and x["record"] not in records:
+            continue
         by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
     lines = ["Standardised RMSE on the second half of a fresh record; ratio: ODGPSSM over the better of ARX and LGSSM "
              "(below 1: ODGPSSM better).", "",
@@ -88,8 +91,9 @@ def summary(out):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--record", type=int, default=5)
+    parser.add_argument("--record", type=int, nargs="+", default=[5],
+                        help="the record to run (the first given), or the records to summarise")
     parser.add_argument("--data", nargs="+", default=NAMES)
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out, args.record, args.data)
+    summary(args.out, args.record) if args.summary else run(args.out, args.record[0], args.data)
