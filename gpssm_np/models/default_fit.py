@@ -412,12 +412,18 @@ class DefaultFit:
         self.refit_run = None
         report.close()
 
-    def guards(self, floor, ys, us):
-        """Stage 4's guards of the refitted model against the floor in the same form (a copy with the floor's
-        zero-residual parameters, forecast with the same random numbers): :func:`free_run_check` on the training
-        record and :func:`far_field_check` (module docstring); passed when both pass."""
+    def floor_form(self, floor, ys, us):
+        """A copy of the model with the ``floor``'s zero-residual parameters on ``ys``, ``us`` (A = 0): what stage 4
+        falls back to, and what its guards compare the refitted model with."""
         as_floor = copy.deepcopy(self.model)
         self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
+        return as_floor
+
+    def guards(self, floor, ys, us):
+        """Stage 4's guards of the refitted model against the floor in the same form (:meth:`floor_form`, forecast
+        with the same random numbers): :func:`free_run_check` on the training record and :func:`far_field_check`
+        (module docstring); passed when both pass."""
+        as_floor = self.floor_form(floor, ys, us)
         result = free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
                                 self.plan.num_samples, self.plan.num_particles)
         far = far_field_check(self.model, as_floor)
@@ -475,8 +481,12 @@ def far_field_check(model, floor):
     passed when each of the model's radii is below 1 or at most the floor's. Returns {"model": radii, "floor":
     radii, "passed": bool}."""
     radii = {"model": far_field_radii(model), "floor": far_field_radii(floor)}
-    passed = all(radii["model"][k] < 1.0 or radii["model"][k] <= radii["floor"][k] for k in radii["model"])
-    return dict(radii, passed=passed)
+    return dict(radii, passed=far_field_passes(radii["model"], radii["floor"]))
+
+
+def far_field_passes(model_radii, floor_radii):
+    """The rule of :func:`far_field_check` on radii (:func:`far_field_radii` of the model and of the floor)."""
+    return all(model_radii[k] < 1.0 or model_radii[k] <= floor_radii[k] for k in model_radii)
 
 
 #: The order of stage 4's numbers in a checkpoint's "free_run" array.
