@@ -1,6 +1,6 @@
-"""Amendment 21's decision (research/ablation_plan.md) from research/results/history/ablation21.jsonl and the ``ema`` /
-``ema_slowlin`` rows of research/results/history/ablation.jsonl, which part (a) must reproduce. Run from the repository root:
-``python research/decide_amendment21.py``.
+"""Amendment 21's decision (research/ablation_plan.md) from research/results/history/ablation21.jsonl and the
+``ema`` / ``ema_slowlin`` rows of research/results/history/ablation.jsonl, which part (a) must reproduce. Run from the
+repository root: ``python research/decide_amendment21.py``.
 
 Rule: per fit, the slow linear part is kept only if its per-window validation RMSEs beat the default's by more
 than two standard errors of the mean paired difference, over W // 2 effectively independent windows (W >= 2).

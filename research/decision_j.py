@@ -12,7 +12,6 @@ Run: python research/decision_j.py research/results/decision_j.jsonl; add --deci
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
-import copy
 import json
 import os
 import time
@@ -29,8 +28,7 @@ DEFAULT_GUARDS = df.DefaultFit.guards
 
 def guards_j(self, floor, ys, us):
     """Stage 4's guards with J's far-field rule; the default's outcome kept as ``default_passed``."""
-    as_floor = copy.deepcopy(self.model)
-    self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
+    as_floor = self.floor_form(floor, ys, us)
     result = df.free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
                                self.plan.num_samples, self.plan.num_particles)
     far = df.far_field_check(self.model, as_floor)

@@ -23,18 +23,13 @@ import gpssm_np as gp
 from gpssm_np.models import default_fit as df
 
 from decision_j import cut as unseen_cut
-from defaults_check import DATA, SIMULATORS, dataset
+from defaults_check import DATA, SIMULATORS, held_out_cut
 from unseen_plants import SYSTEMS
 
 DEFAULT_GUARDS = df.DefaultFit.guards
 DISPLACEMENTS = (5, 20)  # state standard deviations
-FACTOR = 2.0  # the free-run guard's factor, Plan.free_run_factor
+FACTOR = df.Plan().free_run_factor  # K's factor is the free-run guard's
 UNSEEN_SEEDS = (0, 1, 2, 3, 4)
-
-
-def set_cut(name):
-    full = dataset(name)
-    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
 
 
 def cells(part):
@@ -44,18 +39,18 @@ def cells(part):
                 yield name, seed, lambda name=name: unseen_cut(name)
     if part in ("sets", "all"):
         for name in DATA + SIMULATORS:
-            yield name, 0, lambda name=name: set_cut(name)
+            yield name, 0, lambda name=name: held_out_cut(name)
 
 
-def innovation_scores(model, y, u, num_particles, seed):
-    """K's score of ``model`` on the record (y, u) (original units) at each displacement: the root mean squared
-    innovation over the record's second half, its filter started from q(x0) with the mean displaced by k state
-    standard deviations (nan where it is not finite)."""
+def innovation_scores(model, y, u, num_particles, seed, displacements=DISPLACEMENTS):
+    """K's score of ``model`` on the record (y, u) (original units) at each of the ``displacements``: the root mean
+    squared innovation over the record's second half, its filter started from q(x0) with the mean displaced by k
+    state standard deviations (nan where it is not finite)."""
     mean0, var0 = model.q_x0()
     base = model.filter(y, u, num_particles=num_particles, seed=seed)
     sd = np.sqrt(np.diagonal(base.covs, axis1=1, axis2=2)).mean(0) + np.std(base.means, axis=0)
     T, scores = len(y), {}
-    for k in DISPLACEMENTS:
+    for k in displacements:
         f = model.online_filter(num_particles=num_particles, seed=seed, x0=(mean0 + k * sd, var0))
         squares = []
         with np.errstate(all="ignore"):
@@ -77,15 +72,15 @@ def recovery(model, floor_model, y, u, num_particles, seed):
     return dict(scores, passed=bool(passed))
 
 
-def fit_cell(ds, seed):
+def fit_bypassing_guards(ds, seed):
+    """The default ODGPSSM (``seed``) fitted to ``ds``'s training part with stage 4's guards recorded and bypassed:
+    (the model, a copy with the floor's zero-residual parameters (``DefaultFit.floor_form``), the guards' result or
+    None where the selection kept no GP part, the fit's seconds)."""
     kept = {}
 
     def guards(self, floor, ys, us):
-        result = DEFAULT_GUARDS(self, floor, ys, us)
-        as_floor = copy.deepcopy(self.model)
-        self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
-        kept["floor_params"], kept["guard"] = copy.deepcopy(as_floor.params), result
-        return dict(result, passed=True)
+        kept["floor_params"], kept["guard"] = self.floor_form(floor, ys, us).params, DEFAULT_GUARDS(self, floor, ys, us)
+        return dict(kept["guard"], passed=True)
 
     df.DefaultFit.guards = guards
     try:
@@ -95,13 +90,19 @@ def fit_cell(ds, seed):
         seconds = time.perf_counter() - start
     finally:
         df.DefaultFit.guards = DEFAULT_GUARDS
+    floor_model = None
+    if "floor_params" in kept:
+        floor_model = copy.deepcopy(model)
+        floor_model.params = kept["floor_params"]
+    return model, floor_model, kept.get("guard"), seconds
+
+
+def fit_cell(ds, seed):
+    model, floor_model, g, seconds = fit_bypassing_guards(ds, seed)
     sel = model.selection_
     row = {"fit_seconds": seconds, "step": sel["step"], "t": sel["t"], "gp_selected": sel["step"] > 0}
     if not row["gp_selected"]:
         return row
-    floor_model = copy.deepcopy(model)
-    floor_model.params = kept["floor_params"]
-    g = kept["guard"]
     free_run = bool(g["model"] <= FACTOR * g["floor"])
     radius = bool(g["passed"])  # the default's outcome: the free-run guard and the radius rule
     k_test = recovery(model, floor_model, ds.y_train, ds.u_train, df.Plan().num_particles, seed)

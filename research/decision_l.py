@@ -20,13 +20,13 @@ import numpy as np
 
 import gpssm_np as gp
 from gpssm_np.datasets.folds import mean_error
-from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
 from gpssm_np.models.floor import fit_kind
 from gpssm_np.models.default_fit import Plan
 from gpssm_np.models.training import paired_t
 from gpssm_np.units import Scaling
 
-from defaults_check import DATA, SIMULATORS, dataset
+from defaults_check import DATA, SIMULATORS, held_out_cut
+from fresh_records import record as fresh_record
 from unseen_plants import SYSTEMS
 
 REPLICATES = (1, 2, 3, 4)
@@ -36,18 +36,11 @@ def records(cuts):
     """(plant, r, Dataset) of every record (module docstring)."""
     if cuts:
         for name in DATA:
-            full = dataset(name)
-            yield name, 0, gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+            yield name, 0, held_out_cut(name)
         return
-    for name in SIMULATORS:
-        simulate, seed, _ = NONLINEAR_SYSTEMS[name]
+    for name in SIMULATORS + list(SYSTEMS):
         for r in REPLICATES:
-            y, u, _ = simulate(T_TOTAL, seed=seed + 1000 * r)
-            yield name, r, gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
-    for name, make in SYSTEMS.items():
-        for r in REPLICATES:
-            y, u = make(np.random.default_rng(2026 + r))
-            yield name, r, gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
+            yield name, r, fresh_record(name, r)
 
 
 def kinds(ds):

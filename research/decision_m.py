@@ -21,7 +21,7 @@ import numpy as np
 import gpssm_np as gp
 
 from decision_j import cut as unseen_cut
-from defaults_check import DATA, SIMULATORS, dataset
+from defaults_check import DATA, SIMULATORS, held_out_cut as set_cut
 from unseen_plants import SYSTEMS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -29,10 +29,7 @@ NAMES = DATA + SIMULATORS + list(SYSTEMS)
 
 
 def held_out_cut(name):
-    if name in SYSTEMS:
-        return unseen_cut(name)
-    full = dataset(name)
-    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+    return unseen_cut(name) if name in SYSTEMS else set_cut(name)
 
 
 def run(out, names):

@@ -7,7 +7,8 @@ record; until commit cc2bad7 this script wrapped ``ValidationScore.__call__`` to
 the package's default fit since amendment 21 (config ``default``), which must keep what the rule keeps.
 Run from the repository root with the package
 importable and GPSSM_NP_DATA set: ``python research/run_amendment21.py OUT.jsonl`` (resumable; two processes). Rows:
-``research/results/history/ablation21.jsonl`` (commit 076e09e); the decision is computed by ``research/decide_amendment21.py``.
+``research/results/history/ablation21.jsonl`` (commit 076e09e); the decision is computed by
+``research/decide_amendment21.py``.
 """
 import json
 import logging
