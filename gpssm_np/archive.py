@@ -3,7 +3,7 @@
 The models (for training checkpoints) and ``io`` (``save``/``load``, which knows the model classes) both use this
 module; it knows no model class itself: readers pass the classes they accept, by the name stored in the file.
 
-File layout (``FORMAT_VERSION`` 1), one ``np.savez_compressed`` archive:
+File layout (``FORMAT_VERSION`` 2), one ``np.savez_compressed`` archive:
 
 ``params/<name>``
     Each array of ``model.get_learned_params()`` (for the GP models and the DSSM the unconstrained parameters), float64.
@@ -34,6 +34,10 @@ archive without a model: numeric arrays under any names but ``__meta__`` (intege
 ``__meta__`` JSON object with the keys ``format_version``, ``kind`` (e.g. ``"default_fit_checkpoint"``),
 ``gpssm_np_version``, ``created_at``, ``checksum`` and ``state`` (plain JSON types).
 
+Format 2 differs from format 1 only in the parameters some models hold: a model class that changed them converts
+the parameters of an older file with ``params_from_format(params, version)`` (the GP models: a warm-started model's
+q(x0), stored by its variances ``x0_var`` in format 1, is a full Gaussian ``x0_sqrt`` since format 2).
+
 Files are written atomically (temporary file in the target's directory, fsync, ``os.replace``), so a failed
 write leaves any previous file at the path intact. Reading uses ``allow_pickle=False`` and picks the model class
 from the classes the caller passes, never by importing a name read from the file.
@@ -55,7 +59,7 @@ __all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "check_path", "read_c
            "read_state", "write_model", "write_state"]
 
 #: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _META = "__meta__"
 _PARAMS = "params/"
@@ -133,6 +137,8 @@ def read_model(path, classes):
     extra = {key[len(_EXTRA):]: value for key, value in arrays.items() if key.startswith(_EXTRA)}
     try:
         model = classes[name](**meta["config"])
+        if meta["format_version"] < FORMAT_VERSION and hasattr(model, "params_from_format"):
+            params = model.params_from_format(params, meta["format_version"])
         model.set_learned_params(params)
     except (TypeError, ValueError) as err:
         raise _invalid(path, f"its configuration or parameters do not fit a {name}: {err}") from None

@@ -67,6 +67,7 @@ from .datasets.windowing import sequence_lists, windows
 from .filtering import backward_simulation, particle_filter
 from .forecast import Forecast
 from .inference import finite_elbo
+from .kalman import as_covariance
 from .ops.threads import blas_single_threaded
 from .online import OnlineFilter
 from .optim import Adam
@@ -146,7 +147,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
     # -- data in original units -----------------------------------------------------------------------------
     def q_x0(self, y=None, u=None, **options):
         """Mean and variance, each (d_x,), of the initial state x_0 before the window ``y`` (T, d_y), ``u`` (T, d_u)
-        (original units; the state is the model's own)."""
+        (original units; the state is the model's own); ``full_cov=True`` (the LGSSM's and the GP models'
+        ``options``) gives the covariance (d_x, d_x) instead of the variances."""
         return self._q_x0(self._y_to_model(y), self._u_to_model(u), **options)
 
     def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
@@ -515,9 +517,9 @@ class GradientTrainedModel(StateSpaceModel):
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         kwargs.setdefault("proposal", self._default_proposal())
-        mean, var = self.filter_start(y[:init_window], u[:init_window])
+        mean, cov = as_covariance(*self.filter_start(y[:init_window], u[:init_window]))
         C, R = self.emission()
-        return particle_filter(transition, C, R, y, u if self.spec.dim_u else None, mean, np.diag(var),
+        return particle_filter(transition, C, R, y, u if self.spec.dim_u else None, mean, cov,
                                num_particles=check.positive_int(num_particles, "num_particles"),
                                rng=np.random.default_rng(seed), **kwargs)
 
@@ -526,8 +528,9 @@ class GradientTrainedModel(StateSpaceModel):
         return "enkf" if self.filter_method == "enkf" else "adapted"
 
     def filter_start(self, y, u):
-        """Mean and variance (each (d_x,)) of the state the particle filter starts from, before the first steps y
-        (T0, d_y), u (T0, d_u) of a sequence (model units), in which NaN outputs are missing.
+        """Mean (d_x,) and variances (d_x,) or covariance (d_x, d_x) of the state the particle filter starts from,
+        before the first steps y (T0, d_y), u (T0, d_u) of a sequence (model units), in which NaN outputs are
+        missing.
 
         A free q(x0) does not read them. A recognition network reads complete steps only: it is applied to the
         steps before the first one with a missing output, q(x0 | y_{1:k}, u_{1:k}), which is still a distribution
@@ -536,7 +539,7 @@ class GradientTrainedModel(StateSpaceModel):
         forecast without data does, and a warning says so.
         """
         if self.recognition is None:
-            return self._q_x0()
+            return self._free_x0()
         missing = np.flatnonzero(np.isnan(y).any(axis=1))
         complete = int(missing[0]) if len(missing) else len(y)
         needed = self.recognition.min_steps
@@ -619,11 +622,16 @@ class GradientTrainedModel(StateSpaceModel):
                                   self._default_proposal() if proposal is None else proposal)
 
     def _prior_x0(self):
-        """Mean and variance (d_x,) of the state where a run without data starts: q(x0) when it is a free Gaussian,
-        p(x0) = N(0, I) when a recognition network gives q(x0) from data."""
+        """Mean (d_x,) and variances (d_x,) or covariance (d_x, d_x) of the state where a run without data starts:
+        q(x0) when it is a free Gaussian, p(x0) = N(0, I) when a recognition network gives q(x0) from data."""
         if self.recognition is None:
-            return self._q_x0()
+            return self._free_x0()
         return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
+
+    def _free_x0(self):
+        """The free Gaussian q(x0) in the form the filters draw from: (mean (d_x,), variances (d_x,)); a model whose
+        q(x0) has a full covariance gives (mean, covariance (d_x, d_x))."""
+        return self._q_x0()
 
     def forecast_from_particles(self, particles, log_weights, u_future, num_samples, rng, origin):
         """The forecast (model units) from ``num_samples`` of the weighted ``particles`` (N, d_x) drawn by weight

@@ -4,7 +4,8 @@ KL terms (paper Eq. (11)), per latent GP q with M inducing outputs, S_q = L_S L_
 
     whitened   KL(N(mu, S) || N(0, I))   = 1/2 [tr S + mu^T mu - M - log|S|]
     unwhitened KL(N(mu, S) || N(0, Kzz)) = 1/2 [tr(Kzz^{-1} S) + mu^T Kzz^{-1} mu - M + log|Kzz| - log|S|]
-    q(x0)      KL(N(m, diag v) || N(0, I)) = 1/2 sum_d [v_d + m_d^2 - 1 - log v_d]
+    q(x0)      KL(N(m, diag v) || N(0, I)) = 1/2 sum_d [v_d + m_d^2 - 1 - log v_d]; a full q(x0) = N(m, L L^T) has
+               the whitened formula's (:func:`kl_inducing` with Q = 1)
 
 All in autograd.numpy: O(Q M^3), negligible next to the rollout.
 """

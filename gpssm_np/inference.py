@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import autograd.numpy as anp
 import numpy as np
 
-from .gp import kl_diag_standard_normal
+from .gp import kl_diag_standard_normal, kl_inducing
 from .ops.threads import run_blocks
 from .ops.likelihood import expected_log_lik, expected_log_lik_reference
 from .params import constrain
@@ -118,11 +118,24 @@ def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
 
 
 def q_x0(params, spec, y, u, backend="fused", recognition=None):
-    """q(x0) for each of the B sequences: (mean, var), each (B, d_x) or (1, d_x) for the free Gaussian."""
+    """q(x0) for each of the B sequences: (mean, var), each (B, d_x) or (1, d_x) for the free Gaussian; for a free
+    Gaussian with a full covariance (``spec.x0_covariance == "full"``), (mean (1, d_x), its Cholesky factor
+    (d_x, d_x))."""
     if recognition is not None:
         return recognition.q_x0(params, y, u, backend)
     p = constrain(params, spec)
-    return p["x0_mean"][None], p["x0_var"][None]
+    return p["x0_mean"][None], p["x0_sqrt" if spec.x0_covariance == "full" else "x0_var"][None]
+
+
+def initial_particles(m0, spread, eps0, num_sequences):
+    """x0 draws (N, d_x) from q(x0) = N(m0, diag v0) per sequence (``spread`` v0 (B or 1, d_x)) or N(m0, L L^T)
+    (``spread`` L (1, d_x, d_x)), with the standard normals ``eps0`` (N, d_x), and KL(q(x0) || N(0, I)) ((B,) or
+    (1,)). Particle n belongs to sequence n // S."""
+    repeats = eps0.shape[0] // m0.shape[0] if m0.shape[0] == num_sequences else eps0.shape[0]
+    if spread.ndim == 3:  # a full covariance, the same for every sequence
+        return m0 + eps0 @ spread[0].T, anp.reshape(kl_inducing(m0, spread), (1,))
+    x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(spread, repeats, axis=0)) * eps0
+    return x0, kl_diag_standard_normal(m0, spread)
 
 
 def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", num_windows=None, recognition=None,
@@ -148,13 +161,9 @@ def elbo(params, spec, y, u, noise, backend="fused", kl_weighting="unbiased", nu
     p = constrain(params, spec)
     transition = Transition(p, spec, backend)
     nseq, T = y.shape[:2]
-    S = noise.eps0.shape[0] // nseq
 
-    # q(x0) = N(m0, diag v0) per sequence; particle n belongs to sequence n // S
-    m0, v0 = q_x0(params, spec, y, u, backend, recognition) if x0 is None else x0  # (B or 1, d_x)
-    repeats = S if m0.shape[0] == nseq else S * nseq
-    x0 = anp.repeat(m0, repeats, axis=0) + anp.sqrt(anp.repeat(v0, repeats, axis=0)) * noise.eps0  # (N, d_x)
-    kl_x0 = kl_diag_standard_normal(m0, v0)  # (B,) or (1,)
+    m0, spread = q_x0(params, spec, y, u, backend, recognition) if x0 is None else x0
+    x0, kl_x0 = initial_particles(m0, spread, noise.eps0, nseq)  # (N, d_x); (B,) or (1,)
 
     if check_objective(objective) == "enkf":
         if noise.eps_y is None:

@@ -41,6 +41,12 @@ def not_positive_definite(name):
     return ValueError(f"{name}: expected symmetric positive-definite covariance matrices")
 
 
+def as_covariance(mean, spread):
+    """(mean, covariance) of a Gaussian given by its variances (d,) or its covariance (d, d) (``spread``), the two
+    forms ``x0`` and q(x0) take."""
+    return mean, (np.diag(spread) if np.ndim(spread) == 1 else spread)
+
+
 def cholesky(cov, name):
     """Lower Cholesky factors of the symmetric positive-definite matrices ``cov`` (..., d, d), symmetrised first;
     a ValueError naming ``name`` when one is not positive definite."""

@@ -12,7 +12,7 @@ import numpy as np
 from . import _names
 from . import _validation as check
 from .filtering import OnlineParticleFilter
-from .kalman import kalman_step
+from .kalman import as_covariance, kalman_step
 from .units import UNITS
 
 
@@ -111,7 +111,7 @@ class OnlineFilter(OnlineFilterBase):
         takes them."""
         C, R = model.emission()
         return cls(model, OnlineParticleFilter.start(
-            model.filter_transition(), C, R, mean, np.diag(var) if var.ndim == 1 else var,
+            model.filter_transition(), C, R, *as_covariance(mean, var),
             check.positive_int(num_particles, "num_particles"), np.random.default_rng(seed), ess_threshold, proposal))
 
     @classmethod
@@ -194,8 +194,8 @@ class KalmanOnlineFilter(OnlineFilterBase):
             return cls(model, params, mean, cov, check.non_negative_int(state["step"], "step"))
         if x0 is None:
             return cls(model, params, prior[0].copy(), prior[1].copy())
-        mean, spread = check.x0(x0, dx)
-        return cls(model, params, mean.copy(), np.diag(spread) if spread.ndim == 1 else spread.copy())
+        mean, cov = as_covariance(*check.x0(x0, dx))
+        return cls(model, params, mean.copy(), cov.copy())
 
     @property
     def step(self):

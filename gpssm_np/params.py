@@ -15,7 +15,8 @@ A               (d_x, Q)                 LMC mixing matrix (ODGPSSM only; PRSSM 
 process_noise   (d_x,)                   process-noise variances q = positive(raw)
 obs_noise       (d_y,)                   observation-noise variances r = positive(raw)
 x0_mean         (d_x,)                   mean of the free Gaussian q(x0) (absent with a recognition network)
-x0_var          (d_x,)                   its diagonal covariance = positive(raw)
+x0_var          (d_x,)                   its diagonal covariance = positive(raw) (``x0_covariance="diagonal"``)
+x0_sqrt         (d_x, d_x)               or its covariance's Cholesky factor (``"full"``; lower triangle used)
 F               (d_x, d_x)               linear mean mu = F x + G u + b (mean_function="linear" only)
 G               (d_x, d_u)               its input matrix
 b               (d_x,)                   its offset
@@ -45,6 +46,11 @@ def check_mean_function(mean_function):
     return mean_function
 
 
+#: Covariances of the free Gaussian q(x0) (:class:`GPSSMSpec`): diagonal (the authors'), or full, which a linear warm
+#: start needs to hold its stationary prior exactly (``models/warm_start.py``, step 4).
+X0_COVARIANCES = ("diagonal", "full")
+
+
 #: Initial values of the authors' code, as it behaves (docs/design.md, authors' code s3-4, s12): GPyTorch's raw
 #: zeros give softplus(0) = 0.693 for lengthscales, variances and the per-task noises; R adds the global noise 1.
 AUTHORS_INIT = {
@@ -71,6 +77,7 @@ class GPSSMSpec:
     shared_inducing: bool = True
     independent: bool = False  # A = I, Q = d_x (PRSSM)
     free_x0: bool = True  # q(x0) a free Gaussian (x0_mean, x0_var); False when a recognition network gives it
+    x0_covariance: str = "diagonal"  # of the free q(x0): "diagonal" (x0_var) or "full" (x0_sqrt)
     jitter: float = JITTER  # added to the diagonal of K(Z, Z); raised adaptively by fit on a failed Cholesky
 
     def __post_init__(self):
@@ -86,6 +93,8 @@ class GPSSMSpec:
             raise ValueError(f"jitter: expected a number in (0, 1), got {self.jitter!r}")
         if self.independent and self.num_latent != self.dim_x:
             raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
+        if self.x0_covariance not in X0_COVARIANCES:
+            raise ValueError(f"x0_covariance: expected one of {X0_COVARIANCES}, got {self.x0_covariance!r}")
         kernel_code(self.kernel)
         check_mean_function(self.mean_function)
 
@@ -108,7 +117,10 @@ class GPSSMSpec:
         }
         if self.free_x0:
             shapes["x0_mean"] = (self.dim_x,)
-            shapes["x0_var"] = (self.dim_x,)
+            if self.x0_covariance == "full":
+                shapes["x0_sqrt"] = (self.dim_x, self.dim_x)
+            else:
+                shapes["x0_var"] = (self.dim_x,)
         if not self.independent:
             shapes["A"] = (self.dim_x, Q)
         if self.mean_function == "linear":
@@ -135,10 +147,10 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
 
     Z ~ U[-inducing_range, inducing_range]; q_mu ~ 1e-3 N(0, 1) and q_sqrt = I (GPyTorch's first-call
     initialisation of a whitened q(u)); unwhitened q(u) starts at the prior, q_sqrt = chol(K(Z, Z)); A ~ N(0, 1);
-    q(x0) = N(0, x0_var I); the linear mean starts as the identity (F = I, G = 0, b = 0), i.e. as PR-SSM's residual
-    dynamics, until a warm start (``models/warm_start.py``) sets it. Scalars given for lengthscale, variance,
-    process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`. Any other keyword is a ValueError
-    (:func:`check_init_values`).
+    q(x0) = N(0, x0_var I) (x0_sqrt = sqrt(x0_var) I for a full q(x0)); the linear mean starts as the identity
+    (F = I, G = 0, b = 0), i.e. as PR-SSM's residual dynamics, until a warm start (``models/warm_start.py``) sets
+    it. Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`.
+    Any other keyword is a ValueError (:func:`check_init_values`).
     """
     check_init_values(unknown)
     values = dict(AUTHORS_INIT)
@@ -154,6 +166,8 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     }
     if spec.free_x0:
         params["x0_mean"] = np.zeros(spec.dim_x)
+        if spec.x0_covariance == "full":
+            params["x0_sqrt"] = np.sqrt(values["x0_var"]) * np.eye(spec.dim_x)
     if not spec.independent:
         params["A"] = rng.normal(size=shapes["A"])
     if spec.mean_function == "linear":
@@ -187,7 +201,10 @@ def constrain(params, spec):
     }
     if spec.free_x0:
         constrained["x0_mean"] = params["x0_mean"]
-        constrained["x0_var"] = positive(params["x0_var"])
+        if spec.x0_covariance == "full":
+            constrained["x0_sqrt"] = lower_triangle(params["x0_sqrt"])
+        else:
+            constrained["x0_var"] = positive(params["x0_var"])
     if spec.mean_function == "linear":
         constrained.update(F=params["F"], G=params["G"], b=params["b"])
     return constrained

@@ -32,7 +32,8 @@ def held_out_cut(name):
     return unseen_cut(name) if name in SYSTEMS else set_cut(name)
 
 
-def run(out, names):
+def run(out, names, plan=(("average", None),)):
+    """The variant's held-out rows: the default fit with the ``plan`` changes (pairs; M's by default) on each cut."""
     done = {json.loads(line)["data"] for line in open(out)} if os.path.exists(out) else set()
     for name in names:
         if name in done:
@@ -40,10 +41,10 @@ def run(out, names):
         ds = held_out_cut(name)
         start = time.perf_counter()
         model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
-        model.fit(ds.y_train, ds.u_train, plan={"average": None}, progress=False)
+        model.fit(ds.y_train, ds.u_train, plan=dict(plan), progress=False)
         sel = model.selection_
         row = {"data": name, "fit_seconds": time.perf_counter() - start, "gp_part": sel["gp_part"],
-               "step": sel["step"], "t": sel["t"], "lr_scale": sel["lr_scale"]}
+               "step": sel["step"], "t": sel["t"], "lr_scale": sel["lr_scale"], "floor": sel["floor"]["kind"]}
         for protocol in ("causal", "simulate"):
             row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
         with open(out, "a") as f:
@@ -72,7 +73,9 @@ def default_scores():
     return scores
 
 
-def decide(out):
+def decide(out, label="M", adopted_text="M adopted (the average removed)",
+           kept_text="not adopted (the average stays)"):
+    """M's rule (research/ablation_plan.md) on the variant's rows in ``out`` against :func:`default_scores`."""
     rows = {json.loads(line)["data"]: json.loads(line) for line in open(out)}
     base = default_scores()
     missing = [n for n in NAMES if n not in rows]
@@ -86,12 +89,12 @@ def decide(out):
         for protocol in ratios:
             ratios[protocol].append(r[protocol] / b[protocol])
         print(f"{name:18s} GP part {b['gp_part']!s:5s} -> {r['gp_part']!s:5s}  causal {ratios['causal'][-1]:.4f}  "
-              f"simulate {ratios['simulate'][-1]:.4f}  (M over the default)")
+              f"simulate {ratios['simulate'][-1]:.4f}  ({label} over the default)")
     geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
     worst = max(ratios["causal"])
     adopted = not missing and geo["causal"] <= 1.01 and geo["simulate"] <= 1.01 and worst <= 1.05
     print(f"over {len(ratios['causal'])} sets: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
-          f"causal {worst:.4f}: {'M adopted (the average removed)' if adopted else 'not adopted (the average stays)'}")
+          f"causal {worst:.4f}: {adopted_text if adopted else kept_text}")
 
 
 if __name__ == "__main__":

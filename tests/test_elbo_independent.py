@@ -11,7 +11,7 @@ params.py:
 * K = K(Z, Z) + jitter I = L L^T. Whitened q(v) = N(mu, S), u = L v: mean k^T L^-T mu, variance
   k(x,x) - k^T K^-1 k + k^T L^-T S L^-1 k. Unwhitened q(u) = N(mu, S): mean k^T K^-1 mu, variance
   k(x,x) - k^T K^-1 k + k^T K^-1 S K^-1 k (floored at 1e-10);
-* x_0 = m0 + sqrt(v0) eps0; h_q = mean_q + sqrt(var_q) eps_h; x_t = mu(x_{t-1}) + A h + sqrt(q) eps_x;
+* x_0 = m0 + sqrt(v0) eps0, or m0 + L eps0 for a full q(x0) (its factor L read through its lower triangle); h_q = mean_q + sqrt(var_q) eps_h; x_t = mu(x_{t-1}) + A h + sqrt(q) eps_x;
 * L = c_data sum_b [sum_t mean_s sum_{d<d_y} log N(y | x_d, r_d) - KL(q(x0)||N(0, I))] - c_u KL(q(u)||p(u)),
   (c_data, c_u) = (num_windows / B, 1) ("unbiased") or (1 / B, 1 / T) ("paper").
 
@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 import pytest
+from autograd import grad
 
 import gpssm_np as gp
 from gpssm_np.inference import draw_noise, elbo, transition_regression_elbo
@@ -67,7 +68,9 @@ def constrained(model):
         "process_var": positive(raw["process_noise"]),
         "obs_var": positive(raw["obs_noise"]),
     }
-    if spec.free_x0:
+    if spec.free_x0 and spec.x0_covariance == "full":
+        p["x0_mean"], p["x0_sqrt"] = raw["x0_mean"], np.tril(raw["x0_sqrt"])
+    elif spec.free_x0:
         p["x0_mean"], p["x0_var"] = raw["x0_mean"], positive(raw["x0_var"])
     if spec.mean_function == "linear":
         p["F"], p["G"], p["b"] = raw["F"], raw["G"], raw["b"]
@@ -130,6 +133,13 @@ def kl_x0(mean, var):
     return 0.5 * sum(v + m * m - 1.0 - math.log(v) for m, v in zip(mean, var))
 
 
+def kl_x0_full(mean, L):
+    """KL(N(m, L L^T) || N(0, I)) = 1/2 [tr(L L^T) + m^T m - d - log det(L L^T)]."""
+    d = len(mean)
+    trace = sum(L[i, j] ** 2 for i in range(d) for j in range(d))
+    return 0.5 * (trace + sum(m * m for m in mean) - d - sum(2.0 * math.log(abs(L[i, i])) for i in range(d)))
+
+
 def log_normal(y, mean, var):
     return -0.5 * (math.log(2.0 * math.pi * var) + (y - mean) ** 2 / var)
 
@@ -148,11 +158,16 @@ def independent_terms(model, y, u, noise):
     nsamp = noise.eps0.shape[0] // nseq
     data, klx = np.zeros(nseq), np.zeros(nseq)
     for b in range(nseq):
-        m0, v0 = p["x0_mean"], p["x0_var"]
-        klx[b] = kl_x0(m0, v0)
+        m0 = p["x0_mean"]
+        full = "x0_sqrt" in p
+        klx[b] = kl_x0_full(m0, p["x0_sqrt"]) if full else kl_x0(m0, p["x0_var"])
         for s in range(nsamp):
             n = b * nsamp + s
-            x = [m0[d] + math.sqrt(v0[d]) * noise.eps0[n, d] for d in range(spec.dim_x)]
+            if full:
+                x = [m0[d] + sum(p["x0_sqrt"][d, j] * noise.eps0[n, j] for j in range(spec.dim_x))
+                     for d in range(spec.dim_x)]
+            else:
+                x = [m0[d] + math.sqrt(p["x0_var"][d]) * noise.eps0[n, d] for d in range(spec.dim_x)]
             for t in range(steps):
                 gp_input = np.array(list(x) + list(u[b, t]))
                 h = []
@@ -180,10 +195,12 @@ def independent_elbo(model, y, u, noise, kl_weighting="unbiased", num_windows=No
 # ---------------------------------------------------------------------------------------------------------------
 # Test problems
 # ---------------------------------------------------------------------------------------------------------------
-def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp.ODGPSSM, seed=0, shared=True):
-    """A tiny model with every parameter moved away from its initial value, so that each term matters."""
+def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp.ODGPSSM, seed=0, shared=True,
+               init=None):
+    """A tiny model with every parameter moved away from its initial value, so that each term matters; a linear
+    warm start (``init``) gives it a full q(x0)."""
     options = dict(dim_x=DX, dim_y=DY, dim_u=DU, num_inducing=M, kernel=kernel_name, whiten=whiten,
-                   mean_function=mean_function, seed=seed, shared_inducing=shared, objective="prior")
+                   mean_function=mean_function, seed=seed, shared_inducing=shared, objective="prior", init=init)
     if cls is gp.ODGPSSM:
         options["num_latent"] = Q
     model = cls(**options)
@@ -205,7 +222,10 @@ def make_model(mean_function="zero", whiten=True, kernel_name="matern52", cls=gp
     params["process_noise"] = rng.normal(-1.5, 0.3, size=params["process_noise"].shape)
     params["obs_noise"] = rng.normal(-0.5, 0.3, size=params["obs_noise"].shape)
     params["x0_mean"] = rng.normal(size=params["x0_mean"].shape)
-    params["x0_var"] = rng.normal(-1.0, 0.3, size=params["x0_var"].shape)
+    if "x0_sqrt" in params:  # a full q(x0): correlated, with an upper triangle the model must ignore
+        params["x0_sqrt"] = np.diag(np.exp(rng.normal(-0.5, 0.3, DX))) + rng.normal(0.0, 0.4, (DX, DX))
+    else:
+        params["x0_var"] = rng.normal(-1.0, 0.3, size=params["x0_var"].shape)
     if mean_function == "linear":
         params["F"] = 0.8 * np.eye(DX) + 0.2 * rng.normal(size=(DX, DX))
         params["G"] = rng.normal(size=params["G"].shape)
@@ -254,6 +274,33 @@ def test_elbo_independent_kernels_models_and_inducing_sets(kernel_name, cls):
         for backend in BACKENDS:
             value = float(elbo(model.params, model.spec, y, u, noise, backend))
             assert close(value, expected), (backend, shared, value, expected)
+
+
+@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
+def test_elbo_independent_with_a_full_q_x0(cls):
+    """A linear warm start's full q(x0) = N(m0, L L^T): its draws and its KL, every backend, and the gradient with
+    respect to L (autograd through inference.initial_particles) against central finite differences."""
+    model = make_model("linear", cls=cls, seed=4, init="lgssm")
+    assert model.spec.x0_covariance == "full" and "x0_var" not in model.params
+    y, u = data(3)
+    noise = noise_for(model, seed=13)
+    expected = independent_elbo(model, y, u, noise)
+    for backend in BACKENDS:
+        value = float(elbo(model.params, model.spec, y, u, noise, backend))
+        assert close(value, expected), (backend, value, expected)
+    raw = model.get_learned_params()
+
+    def at(L):
+        return float(elbo(dict(raw, x0_sqrt=L), model.spec, y, u, noise, "reference"))
+
+    gradient = grad(lambda L: elbo(dict(raw, x0_sqrt=L), model.spec, y, u, noise, "reference"))(raw["x0_sqrt"])
+    h = 1e-6
+    for i, j in np.ndindex(DX, DX):
+        step = np.zeros((DX, DX))
+        step[i, j] = h
+        numeric = (at(raw["x0_sqrt"] + step) - at(raw["x0_sqrt"] - step)) / (2 * h)
+        assert abs(gradient[i, j] - numeric) <= 1e-5 * max(1.0, abs(numeric)), (i, j, gradient[i, j], numeric)
+    assert np.all(gradient[np.triu_indices(DX, 1)] == 0.0)  # the upper triangle is not used
 
 
 def test_model_elbo_draws_the_same_noise_as_draw_noise():

@@ -175,3 +175,32 @@ def test_the_default_fit_keeps_a_given_num_latent():
     assert gp.ODGPSSM(dim_y=1, dim_u=1, num_latent=2).initialise(y, u).spec.num_latent == 2
     model = gp.ODGPSSM(dim_y=1, dim_u=1).initialise(y, u)
     assert model.spec.num_latent == min(model.spec.dim_x, 5)
+
+
+def resonant_plant(T=600, seed=0):
+    """A lightly damped second-order plant seen through 30 % measurement noise: the LGSSM is the better floor (an
+    ARX's equation error cannot separate that noise), and its stationary prior has strongly correlated states."""
+    rng = np.random.default_rng(seed)
+    u = np.repeat(rng.uniform(-1, 1, T // 10 + 1), 10)[:T, None]
+    x, y = np.zeros(2), np.zeros((T, 1))
+    for t in range(T):
+        x = np.array([[1.6, -0.8], [1.0, 0.0]]) @ x + np.array([1.0, 0.0]) * u[t, 0] + 0.05 * rng.standard_normal(2)
+        y[t] = x[0]
+    return y + 0.3 * y.std() * rng.standard_normal((T, 1)), u
+
+
+def test_a_floor_only_fit_simulates_as_the_lgssm_it_holds_from_a_few_outputs():
+    """The simulate protocol reads 5 outputs, so the start state is mostly the prior: a floor-only fit's full q(x0)
+    is the LGSSM's stationary prior in the emission basis (warm_start.py, step 4), and its forecast from 5 outputs is
+    the LGSSM's, to 1e-10 (the diagonal of that prior alone moved it by 4 % of the outputs' scale)."""
+    y, u = resonant_plant()
+    lgssm = gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:500], u[:500])
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y[:500], u[:500], max_steps=2,
+                                                     plan=dict(eval_every=1, patience=1, switch_t=1e6))
+    assert model.selection_["floor"]["kind"] == "lgssm" and model.spec.x0_covariance == "full"
+    assert lgssm.spec.dim_x >= 2 and model.linear_gaussian() is not None
+    ours, theirs = (m.forecast(u[505:], y_past=y[500:505], u_past=u[500:505]).mean for m in (model, lgssm))
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10 * np.std(y))
+    L = model.constrained_params()["x0_sqrt"]
+    E = emission_basis(lgssm.get_learned_params()["H"], lgssm.get_learned_params()["Q"])
+    np.testing.assert_allclose(L @ L.T, E @ lgssm.get_learned_params()["P0"] @ E.T, rtol=1e-8, atol=1e-12)

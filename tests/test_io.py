@@ -81,6 +81,28 @@ def test_round_trip_restores_params_config_history_and_elbo(kind, tmp_path, rng)
     assert loaded.elbo(y, u, num_samples=5, seed=0) == model.elbo(y, u, num_samples=5, seed=0)
 
 
+def test_a_format_1_file_of_a_warm_started_model_loads_with_the_same_q_x0(tmp_path, rng):
+    """Format 1 stored every free q(x0) by its variances (x0_var); a warm-started GP model now holds a full q(x0)
+    (x0_sqrt), and its older file loads as the diagonal Gaussian it held."""
+    model = trained_like(MODELS["odgpssm-free-x0"](), rng)
+    assert model.spec.x0_covariance == "full"
+    path = tmp_path / "model.npz"
+    save(model, path)
+    variances_raw = np.array([0.3, -1.2])
+
+    def as_format_1(entries):
+        del entries["params/x0_sqrt"]
+        entries["params/x0_var"] = variances_raw
+        meta = json.loads(str(entries["__meta__"][()]))
+        meta.update(format_version=1, checksum=io.checksum(entries))
+        entries["__meta__"] = np.array(json.dumps(meta))
+
+    rewrite(path, as_format_1)
+    mean, cov = load(path).q_x0(full_cov=True)
+    np.testing.assert_allclose(cov, np.diag(np.log1p(np.exp(variances_raw)) + 1e-6), rtol=1e-12)
+    np.testing.assert_array_equal(mean, model.q_x0()[0])
+
+
 def test_meta_records_format_class_versions_and_documented_checksum(saved):
     model, path = saved
     with np.load(path, allow_pickle=False) as npz:
@@ -88,7 +110,7 @@ def test_meta_records_format_class_versions_and_documented_checksum(saved):
     meta_entry = entries.pop("__meta__")
     assert meta_entry.ndim == 0 and meta_entry.dtype.kind == "U"
     meta = json.loads(str(meta_entry[()]))
-    assert meta["format_version"] == FORMAT_VERSION == 1
+    assert meta["format_version"] == FORMAT_VERSION == 2
     assert meta["class"] == "ODGPSSM"
     assert meta["config"] == model.get_config()
     assert meta["gpssm_np_version"] == gp.__version__

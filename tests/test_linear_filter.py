@@ -26,9 +26,9 @@ def floor_model():
 
 def _kalman(model, y, u):
     sc = model.scaling_
-    m0, v0 = model.q_x0()
+    m0, P0 = model.q_x0(full_cov=True)
     params = model.linear_gaussian()
-    return params, kalman_filter(params, sc.y_to_model(y), sc.u_to_model(u), m0, np.diag(v0))
+    return params, kalman_filter(params, sc.y_to_model(y), sc.u_to_model(u), m0, P0)
 
 
 def test_the_filter_is_the_kalman_filter(floor_model):
@@ -66,8 +66,8 @@ def test_the_filters_particles_are_draws_from_the_exact_filtered_distributions(f
     model, y, u = floor_model
     params, exact = _kalman(model, y, u)
     sc = model.scaling_
-    m0, v0 = model.q_x0()
-    result = kalman_filter_result(params, sc.y_to_model(y), sc.u_to_model(u), m0, np.diag(v0), 20000, 0,
+    m0, P0 = model.q_x0(full_cov=True)
+    result = kalman_filter_result(params, sc.y_to_model(y), sc.u_to_model(u), m0, P0, 20000, 0,
                                   store_particles=True)
     sd = np.sqrt(np.diagonal(exact.covs, axis1=1, axis2=2))
     for k in (0, 40, 99):
@@ -102,8 +102,8 @@ def test_the_online_filter_reproduces_the_filter(floor_model):
 def test_the_smoother_draws_from_the_exact_smoothing_distribution(floor_model):
     model, y, u = floor_model
     params, exact = _kalman(model, y, u)
-    m0, v0 = model.q_x0()
-    means, covs, cross = rts_smoother(params, exact, m0, np.diag(v0))
+    m0, P0 = model.q_x0(full_cov=True)
+    means, covs, cross = rts_smoother(params, exact, m0, P0)
     trajectories = model.smooth(y, u, num_trajectories=4000, seed=1)
     assert trajectories.shape == (4000, 100, model.spec.dim_x)
     sd = np.sqrt(np.diagonal(covs[1:], axis1=1, axis2=2))

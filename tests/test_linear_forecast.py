@@ -26,8 +26,8 @@ def test_the_point_forecast_is_the_kalman_prediction(floor_model):
     model, y, u = floor_model
     params = model.linear_gaussian()
     sc = model.scaling_
-    m0, v0 = model.q_x0()
-    filtered = kalman_filter(params, sc.y_to_model(y[200:300]), sc.u_to_model(u[200:300]), m0, np.diag(v0))
+    m0, P0 = model.q_x0(full_cov=True)
+    filtered = kalman_filter(params, sc.y_to_model(y[200:300]), sc.u_to_model(u[200:300]), m0, P0)
     means, _ = predicted_moments(params, sc.u_to_model(u[300:360]), filtered.means[-1], filtered.covs[-1])
     expected = sc.y_to_original(means[:, :1])
     for seed in (0, 1):  # no Monte-Carlo error: every seed gives the same point forecast

@@ -41,7 +41,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..kalman import forecast_trajectories, kalman_filter, predicted_moments, rts_smoother
+from ..kalman import as_covariance, forecast_trajectories, kalman_filter, predicted_moments, rts_smoother
 from ..estimator import check_training_options
 from ..online import KalmanOnlineFilter
 from ..ops.linalg import symmetrise
@@ -454,8 +454,7 @@ class LGSSM(LinearBaseline):
         if x0 is None:
             y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if x0 is not None:
-            mean, cov = check.x0(x0, dx)
-            cov = np.diag(cov) if cov.ndim == 1 else cov
+            mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
             [(y_past, u_past)] = self._sequences(y_past, u_past)
             result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])

@@ -120,8 +120,9 @@ def num_latent_for(dim_x, dim_y):
 #: The label of the default fit's checkpoint files (``archive.write_state``).
 CHECKPOINT_KIND = "default_fit_checkpoint"
 #: The layout of the default fit's checkpoints, part of the fingerprint: raised whenever what a checkpoint holds
-#: changes (2: stage 4's far-field radii), so that one written by another layout is refused with a ValueError.
-CHECKPOINT_LAYOUT = 2
+#: changes (2: stage 4's far-field radii; 3: the full q(x0), x0_sqrt), so that one written by another layout is
+#: refused with a ValueError.
+CHECKPOINT_LAYOUT = 3
 #: The stages a checkpoint can be written in, in order (module docstring, "Checkpoints").
 STAGES = ("selection", "refit", "refitted", "checked", "done")
 

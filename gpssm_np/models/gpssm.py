@@ -21,7 +21,7 @@ from ..estimator import GradientTrainedModel
 from ..forecast import free_run
 from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..filtering import kalman_filter_result
-from ..kalman import forecast_trajectories, kalman_filter, sample_smoothed
+from ..kalman import as_covariance, forecast_trajectories, kalman_filter, sample_smoothed
 from ..online import KalmanOnlineFilter
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
@@ -29,6 +29,7 @@ from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..training_loop import EpochPlan, changed_plan, checked_field, without_frozen
+from ..transforms import positive
 from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
@@ -181,6 +182,15 @@ class GPSSM(GradientTrainedModel):
         if self.recognition is not None:
             shapes.update(self.recognition.param_shapes())
         return shapes
+
+    def params_from_format(self, params, version):
+        """``params`` read from a model file of an older ``version`` (``archive.py``) as this model holds them: in
+        format 1 every free q(x0) was diagonal (``x0_var``), so a warm-started model's full q(x0) (``x0_sqrt``)
+        becomes the diagonal factor of the same Gaussian."""
+        params = dict(params)
+        if version < 2 and "x0_var" in params and "x0_sqrt" in self.param_shapes():
+            params["x0_sqrt"] = np.diag(np.sqrt(positive(params.pop("x0_var"))))
+        return params
 
     def constrained_params(self):
         """The parameters as the model uses them (positive values, Z as (Q, M, D), A = I for PRSSM)."""
@@ -541,16 +551,11 @@ class GPSSM(GradientTrainedModel):
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
         y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
-        if x0 is not None:
-            mean, cov = check.x0(x0, spec.dim_x)
-            cov = np.diag(cov) if cov.ndim == 1 else cov
-        else:
-            m0, v0 = self._q_x0()
-            mean, cov = m0, np.diag(v0)
-            if y_past is not None:
-                y, u = check.sequences(y_past, u_past, spec.dim_y, spec.dim_u, allow_missing=True)
-                result = kalman_filter(params, y[0], u[0], mean, cov)
-                mean, cov = result.means[-1], result.covs[-1]
+        mean, cov = self._q_x0(full_cov=True) if x0 is None else as_covariance(*check.x0(x0, spec.dim_x))
+        if x0 is None and y_past is not None:
+            y, u = check.sequences(y_past, u_past, spec.dim_y, spec.dim_u, allow_missing=True)
+            result = kalman_filter(params, y[0], u[0], mean, cov)
+            mean, cov = result.means[-1], result.covs[-1]
         states = forecast_trajectories(params, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
 
@@ -565,8 +570,8 @@ class GPSSM(GradientTrainedModel):
         if params is None or set(kwargs) - {"store_particles"}:
             return super()._filter(transition, y, u, num_particles, seed, init_window, **kwargs)
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
-        mean, var = self._q_x0()
-        return kalman_filter_result(params, y[0], u[0], mean, np.diag(var), num_particles, np.random.default_rng(seed),
+        mean, cov = self._q_x0(full_cov=True)
+        return kalman_filter_result(params, y[0], u[0], mean, cov, num_particles, np.random.default_rng(seed),
                                     store_particles=kwargs.get("store_particles", False))
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
@@ -579,8 +584,8 @@ class GPSSM(GradientTrainedModel):
             return super().smooth(y, u, num_particles, num_trajectories, seed, init_window)
         y, u = check.sequences(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
                                allow_missing=True)
-        mean, var = self._q_x0()
-        result = kalman_filter(params, y[0], u[0], mean, np.diag(var))
+        mean, cov = self._q_x0(full_cov=True)
+        result = kalman_filter(params, y[0], u[0], mean, cov)
         return sample_smoothed(params, result, check.positive_int(num_trajectories, "num_trajectories"),
                                np.random.default_rng(check.seed(seed) + 1))
 
@@ -593,20 +598,31 @@ class GPSSM(GradientTrainedModel):
         particle_state = isinstance(state, dict) and "particles" in state
         if params is None or proposal is not None or particle_state:
             return super().online_filter(num_particles, seed, state, x0, ess_threshold, proposal)
-        mean, var = self._prior_x0()
-        return KalmanOnlineFilter.start(self, params, (mean, np.diag(var)), x0, state)
+        return KalmanOnlineFilter.start(self, params, self._q_x0(full_cov=True), x0, state)
 
-    def _q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None, full_cov=False):
         """Mean and variance (each (d_x,)) of q(x0): the free Gaussian, or the recognition network applied to the
-        window y (T, d_y) with inputs u (T, d_u) (model units)."""
+        window y (T, d_y) with inputs u (T, d_u) (model units); ``full_cov``: the covariance (d_x, d_x) instead of
+        the variances (diagonal but for a full free q(x0), ``spec.x0_covariance == "full"``)."""
         if self.recognition is None:
             p = constrain(self.params, self.spec)
-            return np.asarray(p["x0_mean"]), np.asarray(p["x0_var"])
+            if self.spec.x0_covariance == "full":
+                L = np.asarray(p["x0_sqrt"])
+                cov = L @ L.T
+                return np.asarray(p["x0_mean"]), (cov if full_cov else np.diag(cov).copy())
+            var = np.asarray(p["x0_var"])
+            return np.asarray(p["x0_mean"]), (np.diag(var) if full_cov else var)
         if y is None:
             raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
         mean, var = self.recognition.q_x0(self.params, y[:1], u[:1])
-        return np.asarray(mean)[0], np.asarray(var)[0]
+        mean, var = np.asarray(mean)[0], np.asarray(var)[0]
+        return mean, (np.diag(var) if full_cov else var)
+
+    def _free_x0(self):
+        """:meth:`GradientTrainedModel._free_x0`: the covariance of a full q(x0), else the variances (the particle
+        draws of a diagonal q(x0) as they always were)."""
+        return self._q_x0(full_cov=self.spec.x0_covariance == "full")
 
     # -- training --------------------------------------------------------------------------------------------
     def pretrain_transition(self, x_prev, x_next, u=None, iterations=500, lr=0.01, fixed=()):
@@ -625,8 +641,8 @@ class GPSSM(GradientTrainedModel):
                              f"and {x_next.shape}")
         u = check.inputs(u, (len(x_prev),), spec.dim_u, "x_prev")
         iterations = check.positive_int(iterations, "iterations")
-        frozen = self._check_fixed(fixed) + tuple(
-            name for name in self.params if name in ("obs_noise", "x0_mean", "x0_var") or name.startswith("rec_"))
+        frozen = self._check_fixed(fixed) + tuple(name for name in self.params
+                                                  if name.startswith(("obs_", "x0_", "rec_")))
         optimizer = Adam(lr=check.positive_float(lr, "lr"))
         scale = 1.0 / len(x_prev)
 
@@ -719,6 +735,14 @@ def resolve_settings(settings, mean_function, init):
     if init is None:
         init = chosen["init"] if mean_function == "linear" else "random"
     return mean_function, init
+
+
+def x0_covariance_of(init):
+    """The covariance of the free q(x0) (``GPSSMSpec.x0_covariance``) of a model started by ``init``: "full" with a
+    linear warm start, whose stationary prior N(E m0, E P0 E^T) it then holds exactly (``warm_start.py``, step 4),
+    so that a floor with a zero GP part filters and forecasts as the linear model does from any number of outputs;
+    "diagonal" with the authors' random start (their code's q(x0))."""
+    return "full" if init in WARM_STARTS else "diagonal"
 
 
 def make_recognition(kind, spec, options=None):

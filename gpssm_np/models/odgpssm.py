@@ -1,7 +1,7 @@
 """ODGPSSM: output-dependent GPSSM, Q latent GPs mixed by a learnable A (Lin et al., ICASSP 2023)."""
 from .._config import JITTER
 from ..params import GPSSMSpec, check_init_values
-from .gpssm import GPSSM, parse_dim_x, resolve_settings
+from .gpssm import GPSSM, parse_dim_x, resolve_settings, x0_covariance_of
 
 
 class ODGPSSM(GPSSM):
@@ -63,7 +63,7 @@ class ODGPSSM(GPSSM):
         spec = GPSSMSpec(dim_x=dim_x, dim_y=dim_y, dim_u=dim_u, num_latent=dim_x if num_latent is None else num_latent,
                          num_inducing=num_inducing, kernel=kernel, whiten=whiten,
                          mean_function=mean_function, shared_inducing=shared_inducing, independent=False,
-                         free_x0=recognition is None, jitter=jitter)
+                         free_x0=recognition is None, x0_covariance=x0_covariance_of(init), jitter=jitter)
         super().__init__(spec, seed=seed, backend=backend, kl_weighting=kl_weighting, recognition=recognition,
                          recognition_options=recognition_options, init=init, settings=settings,
                          initial_state=initial_state, objective=objective, filter_method=filter_method,

@@ -28,7 +28,9 @@ of the two forecasts better in the blocked cross-validation that chooses d_x (:f
    orthogonal matrix); its forecasts are the Kalman forecasts up to Monte-Carlo error. Scaling A rather than the
    kernel variance keeps the GP quick to learn: Adam moves A additively, while a tiny kernel variance would have
    to grow by orders of magnitude through its log-like parameter.
-4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(E m0, diag E P0 E^T).
+4. Observation noise R' = diag R_l; the free q(x0) is the LGSSM's stationary prior N(E m0, E P0 E^T), held
+   exactly by a full q(x0) (``x0_covariance="full"``, the GP models' with a warm start: a forecast that reads
+   only a few outputs, as the simulate protocol's, starts where the LGSSM's does), its diagonal by a diagonal one.
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
    smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
 6. Every training window gets its own initial state: the smoothed marginal N(x'_s, diag P'_s) of the state before
@@ -46,6 +48,7 @@ from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from ..kalman import rts_smoother
+from ..ops.linalg import symmetrise
 from ..transforms import positive, positive_inverse
 
 #: Smallest state dimension of ``dim_x="auto"`` with a fixed kind of warm start (below d_y no candidate exists
@@ -69,7 +72,7 @@ class WarmStart:
     F, G, b : (d_x, d_x), (d_x, d_u), (d_x,)   the transition x' = F x' + G u + b (b: the ARX's intercept)
     process_var : (d_x,)   diagonal of E Q_l E^T
     obs_var : (d_y,)
-    x0_mean, x0_var : (d_x,)   the stationary prior in the new basis
+    x0_mean, x0_cov : (d_x,), (d_x, d_x)   the stationary prior in the new basis
     smoothed_means, smoothed_vars : list of (T_i + 1, d_x)   x'_0..x'_T of each training sequence
     filtered_means, filtered_vars : list of (T_i + 1, d_x)   x'_s given y[:s] (0-based; row 0 the prior)
     lgssm : the fitted :class:`gpssm_np.baselines.LGSSM` (for ``kind="arx"`` the ARX's observer form)
@@ -83,7 +86,7 @@ class WarmStart:
     process_var: np.ndarray
     obs_var: np.ndarray
     x0_mean: np.ndarray
-    x0_var: np.ndarray
+    x0_cov: np.ndarray
     smoothed_means: list
     smoothed_vars: list
     filtered_means: list
@@ -235,7 +238,7 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
     G = E @ p["G"]
     G, b = (G[:, :-1], G[:, -1]) if bias_input else (G, np.zeros(len(E)))
     return WarmStart(basis=E, F=E @ p["F"] @ E_inv, G=G, b=b, process_var=np.diag(E @ p["Q"] @ E.T).copy(),
-                     obs_var=np.diag(p["R"]).copy(), x0_mean=E @ p["m0"], x0_var=np.diag(E @ p["P0"] @ E.T).copy(),
+                     obs_var=np.diag(p["R"]).copy(), x0_mean=E @ p["m0"], x0_cov=symmetrise(E @ p["P0"] @ E.T),
                      smoothed_means=[m for m, _ in smoothed], smoothed_vars=[v for _, v in smoothed],
                      filtered_means=[m for m, _ in filtered], filtered_vars=[v for _, v in filtered], lgssm=lgssm,
                      driven=driven)
@@ -301,6 +304,15 @@ def orthonormal_rows(d_x, Q, rng):
     return q[:d_x, :Q]
 
 
+def stationary_sqrt(cov):
+    """The Cholesky factor of the stationary prior's covariance ``cov`` (d_x, d_x), with _VAR_MIN on the diagonal
+    only when it is not positive definite in floating point (the prior is then kept exactly otherwise)."""
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return np.linalg.cholesky(cov + _VAR_MIN * np.eye(len(cov)))
+
+
 def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     """Unconstrained parameters of a ``mean_function="linear"`` GPSSM set from ``start`` (module docstring, steps 3-5);
     ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's). ``gp_share``
@@ -332,5 +344,8 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
     if spec.free_x0:
         new["x0_mean"] = start.x0_mean.copy()
-        new["x0_var"] = positive_inverse(np.maximum(start.x0_var, _VAR_MIN))
+        if spec.x0_covariance == "full":
+            new["x0_sqrt"] = stationary_sqrt(start.x0_cov)
+        else:
+            new["x0_var"] = positive_inverse(np.maximum(np.diag(start.x0_cov), _VAR_MIN))
     return new
