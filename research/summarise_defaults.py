@@ -6,10 +6,11 @@ Run: python research/summarise_defaults.py research/results/defaults_v3*.jsonl >
 (docs/build_results.py then copies it into docs/results.md). A later file's row replaces an earlier one's for the
 same (data, seed, model). ``--gp FILE ...``: the ODGPSSM rows come from these files only (the cells they hold),
 the linear models' from the others (e.g. a new default fit beside the linear rows of an earlier check).
+``--seeds S ...``: only the rows of these seeds.
 """
+import argparse
 import json
 import math
-import sys
 from collections import defaultdict
 
 SIMULATORS = {"tanks", "hammerstein", "wiener", "pendulum", "duffing", "quad_tanks", "two_mass", "reactor",
@@ -22,7 +23,7 @@ def number(x, digits):
     return f"{x:.{digits}f}" if abs(x) < 1000 else f"{x:.2e}"
 
 
-def main(paths, short=False, gp_paths=()):
+def main(paths, short=False, gp_paths=(), seeds=None):
     rows = [json.loads(line) for path in paths for line in open(path)]
     by = defaultdict(dict)
     for r in rows:
@@ -30,6 +31,7 @@ def main(paths, short=False, gp_paths=()):
             by[(r["data"], r["seed"])][r["model"]] = r
     for r in (json.loads(line) for path in gp_paths for line in open(path)):
         by[(r["data"], r["seed"])][r["model"]] = r
+    by = {key: models for key, models in by.items() if seeds is None or key[1] in seeds}
     cells = defaultdict(list)  # data -> complete seeds
     for (data, seed), models in by.items():
         if {"arx", "lgssm", "odgpssm"} <= set(models):
@@ -81,6 +83,10 @@ def main(paths, short=False, gp_paths=()):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--short"]
-    gp_paths = args[args.index("--gp") + 1:] if "--gp" in args else []
-    main(args[:args.index("--gp")] if "--gp" in args else args, short="--short" in sys.argv, gp_paths=gp_paths)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--gp", nargs="+", default=[])
+    parser.add_argument("--seeds", type=int, nargs="+", default=None)
+    parser.add_argument("--short", action="store_true")
+    args = parser.parse_args()
+    main(args.paths, short=args.short, gp_paths=args.gp, seeds=args.seeds)
