@@ -93,7 +93,7 @@ def main(argv=None):
     torch.set_num_threads(args.torch_threads)
     cfg = dict(SMALL if args.small else PAPER)
     cfg.update({key: value for key, value in (("T", args.T), ("M", args.M)) if value})
-    model, y, u = problem(cfg)
+    model, y, u = problem(cfg, mean_function="zero")  # the paper's model, which the torch ELBO writes out
     spec, S = model.spec, cfg["S"]
     noise_np = draw_noise(np.random.default_rng(0), cfg["B"], S, cfg["T"], spec.dim_x, spec.num_latent)
     noise = {k: torch.from_numpy(getattr(noise_np, k)) for k in ("eps0", "eps_h", "eps_x")}
