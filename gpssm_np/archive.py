@@ -36,7 +36,8 @@ archive without a model: numeric arrays under any names but ``__meta__`` (intege
 
 Format 2 differs from format 1 only in the parameters some models hold: a model class that changed them converts
 the parameters of an older file with ``params_from_format(params, version)`` (the GP models: a warm-started model's
-q(x0), stored by its variances ``x0_var`` in format 1, is a full Gaussian ``x0_sqrt`` since format 2).
+q(x0), stored by its variances ``x0_var`` in format 1, is a full Gaussian ``x0_sqrt`` since format 2); a training
+checkpoint whose parameters would need that is refused (its optimizer state is of the other parameters).
 
 Files are written atomically (temporary file in the target's directory, fsync, ``os.replace``), so a failed
 write leaves any previous file at the path intact. Reading uses ``allow_pickle=False`` and picks the model class
@@ -115,6 +116,11 @@ def read_checkpoint(path, classes):
     model, meta, arrays = read_model(path, classes)
     if "training" not in meta:
         raise _invalid(path, "it is a model file without training state, not a checkpoint")
+    stored = {key[len(_PARAMS):] for key in arrays if key.startswith(_PARAMS)}
+    if stored != set(model.params):  # converted from an older format: the optimizer's state is of other parameters
+        raise _invalid(path, f"it holds the parameters {sorted(stored - set(model.params))} of file format "
+                             f"{meta['format_version']}, which this gpssm_np holds otherwise; a checkpoint resumes "
+                             "only with the parameters it was written with: start the fit again")
     train = {key[len(_TRAIN):]: value for key, value in arrays.items() if key.startswith(_TRAIN)}
     return model, {"arrays": train, "info": meta["training"]}
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
-from gpssm_np import io
+from gpssm_np import archive, io
 from gpssm_np.io import FORMAT_VERSION, ModelFileError, load, save
 from gpssm_np.units import Scaling
 
@@ -101,6 +101,33 @@ def test_a_format_1_file_of_a_warm_started_model_loads_with_the_same_q_x0(tmp_pa
     mean, cov = load(path).q_x0(full_cov=True)
     np.testing.assert_allclose(cov, np.diag(np.log1p(np.exp(variances_raw)) + 1e-6), rtol=1e-12)
     np.testing.assert_array_equal(mean, model.q_x0()[0])
+
+
+def test_a_format_1_checkpoint_whose_parameters_changed_is_refused(tmp_path, rng):
+    """A training checkpoint resumes bit for bit only with the parameters (and Adam moments) it was written with: a
+    format-1 checkpoint of a warm-started model (x0_var, now x0_sqrt) is refused with a ModelFileError that says
+    to start again; a format-1 checkpoint of a model whose parameters did not change still reads."""
+    for kind, refused in (("odgpssm-free-x0", True), ("prssm-mlp", False)):
+        model = trained_like(MODELS[kind](), rng)
+        moments = {f"{s}:{k}": np.zeros_like(v) for k, v in model.get_learned_params().items() for s in "mv"}
+        path = tmp_path / f"{kind}.ckpt"
+        archive.write_model(model, type(model).__name__, path, training={"arrays": moments, "info": {"adam_t": 1}})
+
+        def as_format_1(entries):
+            if "params/x0_sqrt" in entries:
+                for key in ("params/x0_sqrt", "train/m:x0_sqrt", "train/v:x0_sqrt"):
+                    entries[key.replace("x0_sqrt", "x0_var")] = np.diag(entries.pop(key)).copy()
+            meta = json.loads(str(entries["__meta__"][()]))
+            meta.update(format_version=1, checksum=io.checksum(entries))
+            entries["__meta__"] = np.array(json.dumps(meta))
+
+        rewrite(path, as_format_1)
+        if refused:
+            with pytest.raises(ModelFileError, match="start the fit again"):
+                io.read_checkpoint(path)
+        else:
+            loaded, training = io.read_checkpoint(path)
+            assert set(training["arrays"]) == set(moments)
 
 
 def test_meta_records_format_class_versions_and_documented_checksum(saved):
