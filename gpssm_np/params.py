@@ -76,7 +76,7 @@ class GPSSMSpec:
     mean_function: str = "zero"  # "zero", "identity" or "linear" (transition.py)
     shared_inducing: bool = True
     independent: bool = False  # A = I, Q = d_x (PRSSM)
-    free_x0: bool = True  # q(x0) a free Gaussian (x0_mean, x0_var); False when a recognition network gives it
+    free_x0: bool = True  # q(x0) a free Gaussian (x0_mean and x0_var or x0_sqrt); False for a recognition network
     x0_covariance: str = "diagonal"  # of the free q(x0): "diagonal" (x0_var) or "full" (x0_sqrt)
     jitter: float = JITTER  # added to the diagonal of K(Z, Z); raised adaptively by fit on a failed Cholesky
 
