@@ -2,10 +2,11 @@
 
 The PyTorch version below is written here for the comparison: CPU, float64, all B S particles batched, one Python
 loop over time, autograd for the gradient and ``torch.optim.Adam`` (lr 0.01). It computes the ELBO of
-gpssm_np.inference for an ODGPSSM with the defaults used by bench_elbo (Matern-5/2, whitened q(u), shared inducing
-inputs, zero mean function, free Gaussian q(x0), unbiased KL weighting) from the same unconstrained parameters and the
-same noise, and the script checks that both give the same value and gradient before timing them. torch is not a
-dependency of gpssm_np: without it the script prints a message and exits with status 0. Usage::
+gpssm_np.inference for an ODGPSSM of bench_elbo's configuration with the paper's zero mean function (Matern-5/2,
+whitened q(u), shared inducing inputs, free diagonal Gaussian q(x0), unbiased KL weighting) from the same
+unconstrained parameters and the same noise, and the script checks that both give the same value and gradient
+before timing them. torch is not a dependency of gpssm_np: without it the script prints a message and exits with
+status 0. Usage::
 
     python bench/bench_torch.py [--json] [--small] [--repeats N] [--torch-threads 1] [--T 200 --M 64]
 """

@@ -606,18 +606,18 @@ class GPSSM(GradientTrainedModel):
         the variances (diagonal but for a full free q(x0), ``spec.x0_covariance == "full"``)."""
         if self.recognition is None:
             p = constrain(self.params, self.spec)
+            mean = np.asarray(p["x0_mean"])
             if self.spec.x0_covariance == "full":
                 L = np.asarray(p["x0_sqrt"])
                 cov = L @ L.T
-                return np.asarray(p["x0_mean"]), (cov if full_cov else np.diag(cov).copy())
+                return mean, (cov if full_cov else np.diag(cov).copy())
             var = np.asarray(p["x0_var"])
-            return np.asarray(p["x0_mean"]), (np.diag(var) if full_cov else var)
-        if y is None:
-            raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-        mean, var = self.recognition.q_x0(self.params, y[:1], u[:1])
-        mean, var = np.asarray(mean)[0], np.asarray(var)[0]
-        return mean, (np.diag(var) if full_cov else var)
+        else:
+            if y is None:
+                raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
+            y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
+            mean, var = (np.asarray(v)[0] for v in self.recognition.q_x0(self.params, y[:1], u[:1]))
+        return as_covariance(mean, var) if full_cov else (mean, var)
 
     def _free_x0(self):
         """:meth:`GradientTrainedModel._free_x0`: the covariance of a full q(x0), else the variances (the particle
