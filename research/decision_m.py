@@ -74,10 +74,11 @@ def default_scores():
 
 
 def decide(out, label="M", adopted_text="M adopted (the average removed)",
-           kept_text="not adopted (the average stays)"):
-    """M's rule (research/ablation_plan.md) on the variant's rows in ``out`` against :func:`default_scores`."""
+           kept_text="not adopted (the average stays)", base=None):
+    """M's rule (research/ablation_plan.md) on the variant's rows in ``out`` against ``base`` ({name: {"causal",
+    "simulate", "gp_part"}}; default :func:`default_scores`)."""
     rows = {json.loads(line)["data"]: json.loads(line) for line in open(out)}
-    base = default_scores()
+    base = default_scores() if base is None else base
     missing = [n for n in NAMES if n not in rows]
     if missing:
         print(f"not run yet: {missing}")
@@ -97,10 +98,20 @@ def decide(out, label="M", adopted_text="M adopted (the average removed)",
           f"causal {worst:.4f}: {adopted_text if adopted else kept_text}")
 
 
-if __name__ == "__main__":
+def cli(label, adopted_text, kept_text, plan=(), base=None):
+    """The command line of a decision on the 25 cuts by M's rule: ``OUT [--data name ...]`` runs the default fit
+    with the ``plan`` changes on each cut, ``--decide`` applies the rule against ``base`` (default
+    :func:`default_scores`)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=NAMES)
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out, args.data)
+    if args.decide:
+        decide(args.out, label, adopted_text, kept_text, base)
+    else:
+        run(args.out, args.data, plan)
+
+
+if __name__ == "__main__":
+    cli("M", "M adopted (the average removed)", "not adopted (the average stays)", plan=(("average", None),))

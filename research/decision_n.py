@@ -6,17 +6,7 @@ against the default before N (``decision_m.default_scores``). One JSON line per 
 Run: python research/decision_n.py research/results/decision_n.jsonl [--data name ...]; add --decide to apply the
 rule. This script is the research record's; nothing in the package imports it.
 """
-import argparse
-
 import decision_m
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=decision_m.NAMES)
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    if args.decide:
-        decision_m.decide(args.out, "N", "N adopted (the full q(x0))", "not adopted (the diagonal q(x0) stays)")
-    else:
-        decision_m.run(args.out, args.data, plan=())
+    decision_m.cli("N", "N adopted (the full q(x0))", "not adopted (the diagonal q(x0) stays)")
