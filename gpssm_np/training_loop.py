@@ -151,14 +151,11 @@ class AdamRun:
     windows per step, ``num_samples`` particles per window. ``average`` (a decay in (0, 1), or None): the
     parameters :meth:`params` gives are the exponential moving average of the iterates, theta_bar <- average
     theta_bar + (1 - average) theta after every step, from the initial ones (step 7 of ``models/training.py``); Adam
-    still steps the iterates. Parameters named in ``frozen`` never move (nor does their average). ``project`` (or
-    None): {name: function} applied to that parameter after every step, to the iterate and then to the average
-    (projected gradient steps onto a constraint set, e.g. a stable F: ``stability.py``)."""
+    still steps the iterates. Parameters named in ``frozen`` never move (nor does their average)."""
 
     def __init__(self, model, Y, U, x0, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
-                 average=None, project=None):
+                 average=None):
         self.model, self.average, self.frozen = model, average, frozen
-        self.project = {name: f for name, f in (project or {}).items() if name not in frozen}
         self.Y, self.U, self.x0, self.rng, self.optimizer = Y, U, x0, rng, optimizer
         self.batch_size, self.num_samples, self.max_rejections = batch_size, num_samples, max_rejections
         self.mean = model.get_learned_params() if average is not None else None
@@ -175,14 +172,10 @@ class AdamRun:
         self.model.train_step(self.Y[idx], self.U[idx], self.rng, self.num_samples, num_windows, self.optimizer,
                               self.frozen, self.max_rejections,
                               None if self.x0 is None else (self.x0[0][idx], self.x0[1][idx]))
-        for name, f in self.project.items():
-            self.model.params[name] = f(self.model.params[name])
         if self.mean is not None:
             for name, value in self.model.params.items():
                 if name not in self.frozen:  # a fixed parameter stays bit-identical
                     self.mean[name] = self.average * self.mean[name] + (1.0 - self.average) * value
-            for name, f in self.project.items():
-                self.mean[name] = f(self.mean[name])
         self.position += self.batch_size
         self.steps += 1
 
@@ -242,10 +235,10 @@ class GrowingRun(AdamRun):
     changes a new pass begins (a new permutation of the new windows). The other arguments are :class:`AdamRun`'s."""
 
     def __init__(self, model, cut, stages, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
-                 average=None, project=None):
+                 average=None):
         self.cut, self.stages = cut, tuple(stages)
         super().__init__(model, *cut(self.stages[0][1]), rng, optimizer, frozen, batch_size, num_samples,
-                         max_rejections, average, project)
+                         max_rejections, average)
 
     def step(self):
         for start, seq_len in self.stages[1:]:

@@ -45,7 +45,6 @@ from ..kalman import as_covariance, forecast_trajectories, kalman_filter, predic
 from ..estimator import check_training_options
 from ..online import KalmanOnlineFilter
 from ..ops.linalg import symmetrise
-from ..stability import clip_spectral_radius
 from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
 from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
@@ -292,8 +291,14 @@ class LGSSM(LinearBaseline):
 
     def stabilise(self, F):
         """F itself when its spectral radius is at most ``max_spectral_radius`` (or that is None); otherwise F with
-        every eigenvalue of larger modulus scaled back onto that circle (``stability.clip_spectral_radius``)."""
-        return clip_spectral_radius(F, self.max_spectral_radius)
+        every eigenvalue of larger modulus scaled back onto that circle, V diag(lambda') V^{-1}."""
+        if self.max_spectral_radius is None:
+            return F
+        values, vectors = np.linalg.eig(F)
+        if np.max(np.abs(values)) <= self.max_spectral_radius:
+            return F
+        scale = np.minimum(1.0, self.max_spectral_radius / np.abs(values))
+        return np.real(vectors @ np.diag(values * scale) @ np.linalg.inv(vectors))
 
     def set_stationary_prior(self, data):
         """Set m0, P0 to the mean and covariance of the smoothed states of ``data`` (a list of (y, u) in model

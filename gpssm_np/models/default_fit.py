@@ -79,7 +79,6 @@ from ..params import init_params
 from .floor import choose_floor
 from .._config import MAX_REJECTIONS
 from ..protocols import N_INIT
-from ..stability import clip_spectral_radius, spectral_radius
 from ..training_loop import GrowingRun
 from .training import ValidationScore, paired_t, widening_factors
 from .warm_start import floor_warm_start, initial_params
@@ -93,10 +92,7 @@ class Plan:
     floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
     step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every
     fold in the selection stage; ``seq_lens``: the training windows' lengths, each for an equal share of
-    ``max_steps`` (:meth:`DefaultFit.training_run`); ``max_spectral_radius``: after every Adam step the linear part
-    F of the transition's mean has its eigenvalues of larger modulus scaled back onto this circle (or onto the
-    floor's spectral radius where that is larger; None: F unconstrained; :meth:`DefaultFit.training_run`);
-    parameters named in ``fixed`` never move."""
+    ``max_steps`` (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
 
     origins: int = 5
     gp_folds: int = 2
@@ -113,7 +109,6 @@ class Plan:
     calibrate: bool = True
     num_particles: int = 200
     lr_scales: tuple = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
-    max_spectral_radius: float = 0.999
     fixed: tuple = ()
 
 
@@ -348,9 +343,7 @@ class DefaultFit:
         numbers from ``seed``: windows (stride 1) of ``plan.seq_lens[k]`` steps (at most the shortest sequence) from
         step k ``max_steps`` / len(``seq_lens``) on, each started from the floor's filtered state before its first
         output (``warm.filtered_states``, the :class:`warm_start.WarmStart` the model started from): N(m, diag P)
-        given the outputs before the window only, as a forecast starts (multiple shooting over growing horizons).
-        F stays stable: after every step its spectral radius is clipped to the larger of ``plan.max_spectral_radius``
-        and the warm start's, so that the floor itself is never moved (``stability.clip_spectral_radius``)."""
+        given the outputs before the window only, as a forecast starts (multiple shooting over growing horizons)."""
         plan = self.plan
         shortest = min(len(y) for y in ys)
 
@@ -361,12 +354,8 @@ class DefaultFit:
                                                    np.concatenate([v for _, v in moments])))
 
         stages = [(k * plan.max_steps // len(plan.seq_lens), n) for k, n in enumerate(plan.seq_lens)]
-        project = None
-        if plan.max_spectral_radius is not None:
-            bound = max(plan.max_spectral_radius, spectral_radius(np.asarray(model.params["F"])))
-            project = {"F": lambda F: clip_spectral_radius(np.asarray(F), bound)}
         return GrowingRun(model, cut, stages, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
-                          plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average, project)
+                          plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one

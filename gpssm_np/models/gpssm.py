@@ -683,8 +683,6 @@ def check_plan(plan, model):
                 expected = "in [0, 1)" if name in SHARES else ">= 0" if name in NON_NEGATIVE else "> 0"
                 raise ValueError(f"{name}: expected a number {expected}, got {value!r}")
             value = float(value)
-        elif name == "max_spectral_radius":
-            value = None if value is None else check.positive_float(value, name)
         elif name == "average":
             value = check_average(value)
         elif name == "refit":
