@@ -11,7 +11,6 @@ appended (resumable).
 Run: python research/decision_m.py research/results/decision_m.jsonl [--data name ...]; add --decide to apply the
 rule. This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 import time
@@ -21,7 +20,7 @@ import numpy as np
 import gpssm_np as gp
 
 from decision_j import cut as unseen_cut
-from defaults_check import DATA, SIMULATORS, held_out_cut as set_cut
+from defaults_check import DATA, SIMULATORS, decision_cli, held_out_cut as set_cut
 from unseen_plants import SYSTEMS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -73,8 +72,7 @@ def default_scores():
     return scores
 
 
-def decide(out, label="M", adopted_text="M adopted (the average removed)",
-           kept_text="not adopted (the average stays)", base=None):
+def decide(out, label, adopted_text, kept_text, base=None):
     """M's rule (research/ablation_plan.md) on the variant's rows in ``out`` against ``base`` ({name: {"causal",
     "simulate", "gp_part"}}; default :func:`default_scores`)."""
     rows = {json.loads(line)["data"]: json.loads(line) for line in open(out)}
@@ -99,18 +97,11 @@ def decide(out, label="M", adopted_text="M adopted (the average removed)",
 
 
 def cli(label, adopted_text, kept_text, plan=(), base=None):
-    """The command line of a decision on the 25 cuts by M's rule: ``OUT [--data name ...]`` runs the default fit
-    with the ``plan`` changes on each cut, ``--decide`` applies the rule against ``base`` (default
-    :func:`default_scores`)."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=NAMES)
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    if args.decide:
-        decide(args.out, label, adopted_text, kept_text, base)
-    else:
-        run(args.out, args.data, plan)
+    """The command line of a decision on the 25 cuts by M's rule (``defaults_check.decision_cli``): ``OUT [--data
+    name ...]`` runs the default fit with the ``plan`` changes on each cut, ``--decide`` applies the rule against
+    ``base`` (default :func:`default_scores`)."""
+    decision_cli(lambda out, names: run(out, names, plan),
+                 lambda out: decide(out, label, adopted_text, kept_text, base), NAMES)
 
 
 if __name__ == "__main__":

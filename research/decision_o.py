@@ -1,6 +1,7 @@
 """Decision O of research/ablation_plan.md (F kept stable during training), on training data only, by decision
-M's held-out rule: the current default fit (seed 0; the package's code, whose ``Plan.max_spectral_radius`` is
-0.999) on the first 70 % of each of the 25 training halves, scored on the last 30 % under causal and simulate,
+M's held-out rule: the default fit (seed 0) of the package's code at 1fdd77a, whose ``Plan.max_spectral_radius``
+was 0.999 (removed after the decision; run from a checkout of that commit to reproduce the rows), on the first
+70 % of each of the 25 training halves, scored on the last 30 % under causal and simulate,
 against the default before O: decision N's rows (research/results/decision_n.jsonl). One JSON line per set,
 appended (resumable).
 

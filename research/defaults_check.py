@@ -54,12 +54,12 @@ def held_out_cut(name):
     return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
 
 
-def decision_cli(run, decide):
-    """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)``,
-    ``--decide OUT`` applies its rule (``decide(out)``)."""
+def decision_cli(run, decide, names=DATA + SIMULATORS):
+    """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)`` (default
+    ``names``), ``--decide OUT`` applies its rule (``decide(out)``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
+    parser.add_argument("--data", nargs="+", default=names)
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     decide(args.out) if args.decide else run(args.out, args.data)
