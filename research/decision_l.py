@@ -32,21 +32,37 @@ from unseen_plants import SYSTEMS
 REPLICATES = (1, 2, 3, 4)
 
 
-def records(cuts):
-    """(plant, r, Dataset) of every record (module docstring)."""
+def records(cuts, replicates=REPLICATES):
+    """(plant, r, Dataset) of every record (module docstring; records ``replicates``)."""
     if cuts:
         for name in DATA:
             yield name, 0, held_out_cut(name)
         return
     for name in SIMULATORS + list(SYSTEMS):
-        for r in REPLICATES:
+        for r in replicates:
             yield name, r, fresh_record(name, r)
+
+
+def model_units(ds):
+    """The training half of ``ds`` as one-sequence lists in model units (standardised as the GP fit does)."""
+    scaling = Scaling.of([ds.y_train], [ds.u_train])
+    return [scaling.y_to_model(ds.y_train)], [scaling.u_to_model(ds.u_train)]
+
+
+def held_out(ds):
+    """{kind: {protocol: RMSE}}: ``ARX()`` and ``LGSSM(dim_x="auto")`` at their defaults, fitted to the training
+    half of ``ds`` and scored on its second half under causal and simulate."""
+    dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
+    held = {}
+    for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du))):
+        model.fit(ds.y_train, ds.u_train)
+        held[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in ("causal", "simulate")}
+    return held
 
 
 def kinds(ds):
     """(V0's kind, L's kind, {kind: mean fold error}, the paired t of the LGSSM's errors over the ARX's)."""
-    scaling = Scaling.of([ds.y_train], [ds.u_train])
-    ys, us = [scaling.y_to_model(ds.y_train)], [scaling.u_to_model(ds.u_train)]
+    ys, us = model_units(ds)
     errors = {kind: fit_kind(kind, ys, us).fold_errors_ for kind in ("arx", "lgssm")}
     scores = {kind: mean_error(e or []) for kind, e in errors.items()}
     v0 = "arx" if scores["arx"] <= scores["lgssm"] and np.isfinite(scores["arx"]) else "lgssm"
@@ -67,46 +83,43 @@ def run(out, cuts):
         if (name, r) in done:
             continue
         v0, l_kind, scores, t = kinds(ds)
-        dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
-        held = {}
-        for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du))):
-            model.fit(ds.y_train, ds.u_train)
-            held[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in ("causal", "simulate")}
         row = {"data": name, "record": r, "cut": cuts, "v0": v0, "l": l_kind, "scores": scores, "t": t,
-               "held_out": held}
+               "held_out": held_out(ds)}
         with open(out, "a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
 
 
-def decide(out):
+def decide(out, rule="l", label="L"):
+    """L's rule (research/ablation_plan.md) for the kind ``rule`` (a key of the rows) named ``label``, against V0."""
     rows = [json.loads(line) for line in open(out)]
     for cuts in (False, True):
         part = [r for r in rows if r["cut"] == cuts]
         if not part:
             continue
         gmean = {}
-        for rule in ("v0", "l"):
+        for kind in ("v0", rule):
             for p in ("causal", "simulate"):
                 per_plant = {}
                 for r in part:
-                    ratio = r["held_out"][r[rule]][p] / min(h[p] for h in r["held_out"].values())
+                    ratio = r["held_out"][r[kind]][p] / min(h[p] for h in r["held_out"].values())
                     per_plant.setdefault(r["data"], []).append(np.log(ratio))
-                gmean[rule, p] = float(np.exp(np.mean([np.mean(v) for v in per_plant.values()])))
-        changed = [r for r in part if r["v0"] != r["l"]]
+                gmean[kind, p] = float(np.exp(np.mean([np.mean(v) for v in per_plant.values()])))
+        changed = [r for r in part if r["v0"] != r[rule]]
         for r in changed:
-            t = r["t"] if r["t"] is None else round(r["t"], 2)
-            print(f"{r['data']:18s} {r['record']}  V0 {r['v0']:5s} -> L {r['l']:5s}  t {t}  held-out "
-                  f"causal {r['held_out'][r['l']]['causal'] / r['held_out'][r['v0']]['causal']:.3f}, simulate "
-                  f"{r['held_out'][r['l']]['simulate'] / r['held_out'][r['v0']]['simulate']:.3f} (L over V0)")
-        causal, sim = gmean["l", "causal"] / gmean["v0", "causal"], gmean["l", "simulate"] / gmean["v0", "simulate"]
-        label = "70 % cuts of the real data sets (decide nothing)" if cuts else "fresh records of the 16 plants"
-        print(f"{label}: {len(part)} records, {len(changed)} with another kind; chosen over better, geometric mean: "
+            t = "" if "t" not in r else f"  t {r['t'] if r['t'] is None else round(r['t'], 2)}"
+            print(f"{r['data']:18s} {r['record']}  V0 {r['v0']:5s} -> {label} {r[rule]:5s}{t}  held-out "
+                  f"causal {r['held_out'][r[rule]]['causal'] / r['held_out'][r['v0']]['causal']:.3f}, simulate "
+                  f"{r['held_out'][r[rule]]['simulate'] / r['held_out'][r['v0']]['simulate']:.3f} ({label} over V0)")
+        causal = gmean[rule, "causal"] / gmean["v0", "causal"]
+        sim = gmean[rule, "simulate"] / gmean["v0", "simulate"]
+        what = "70 % cuts of the real data sets (decide nothing)" if cuts else "fresh records of the 16 plants"
+        print(f"{what}: {len(part)} records, {len(changed)} with another kind; chosen over better, geometric mean: "
               f"V0 causal {gmean['v0', 'causal']:.4f} simulate {gmean['v0', 'simulate']:.4f}; "
-              f"L causal {gmean['l', 'causal']:.4f} simulate {gmean['l', 'simulate']:.4f}")
+              f"{label} causal {gmean[rule, 'causal']:.4f} simulate {gmean[rule, 'simulate']:.4f}")
         if not cuts:
             adopted = causal <= 0.99 and sim <= 1.01
-            print(f"L over V0: causal {causal:.4f} (rule: <= 0.99), simulate {sim:.4f} (rule: <= 1.01): "
+            print(f"{label} over V0: causal {causal:.4f} (rule: <= 0.99), simulate {sim:.4f} (rule: <= 1.01): "
                   f"{'adopted' if adopted else 'not adopted'}")
 
 
