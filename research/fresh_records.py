@@ -74,17 +74,27 @@ def summary(out, records=None):
              "(below 1: ODGPSSM better).", "",
              "| plant | record | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
              "| GP part kept | floor | fit s |", "|---" * 13 + "|"]
+    ratios = {"causal": [], "simulate": []}
     for (name, r), m in sorted(by.items(), key=lambda item: (NAMES.index(item[0][0]), item[0][1])):
         if len(m) < 3:
             continue
         g, a, lin = m["odgpssm"], m["arx"], m["lgssm"]
         cells = [name, str(r)]
         for p in ("causal", "simulate"):
-            cells += [f"{g[p]:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{g[p] / min(a[p], lin[p]):.3f}**"]
+            ratios[p].append(g[p] / min(a[p], lin[p]))
+            cells += [f"{g[p]:.4f}", f"{a[p]:.4f}", f"{lin[p]:.4f}", f"**{ratios[p][-1]:.3f}**"]
         floor = g["selection"]["floor"]
         cells += ["yes" if g["selection"]["gp_part"] else "no", f"{floor['kind']} {tuple(floor['orders'])}",
                   f"{g['fit_seconds']:.0f}"]
         lines.append("| " + " | ".join(cells) + " |")
+    n, causal, simulate = len(ratios["causal"]), np.array(ratios["causal"]), np.array(ratios["simulate"])
+    if n:
+        lines += ["", "| over the records | count |", "|---|---|",
+                  f"| causal <= 1.02 | {np.sum(causal <= 1.02)} of {n} |",
+                  f"| causal >= 10 % better | {np.sum(causal <= 0.9)} of {n} |",
+                  f"| simulate <= 1.00 | {np.sum(simulate <= 1.0)} of {n} |",
+                  f"| geometric mean of the ratios, causal / simulate | {np.exp(np.mean(np.log(causal))):.3f} / "
+                  f"{np.exp(np.mean(np.log(simulate))):.3f} |"]
     print("\n".join(lines))
 
 
