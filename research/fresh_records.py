@@ -6,7 +6,7 @@ check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (se
 is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
 
 Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...];
-``--summary [--record 5 ...]`` prints the Markdown table of those records. This script is the research record's;
+``OUT [OUT ...] --summary [--record 5 ...]`` prints the Markdown table of those records from those files. This script is the research record's;
 nothing in the package imports it.
 """
 import argparse
@@ -64,9 +64,11 @@ def run(out, r, names=NAMES):
                   flush=True)
 
 
-def summary(out, records=None):
+def summary(outs, records=None):
+    """The Markdown table of ``records`` (all when None) from the row files ``outs``, and the counts of the records
+    that meet each target."""
     by = {}
-    for x in map(json.loads, open(out)):
+    for x in (json.loads(line) for out in outs for line in open(out)):
         if records and x["record"] not in records:
             continue
         by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
@@ -100,10 +102,10 @@ def summary(out, records=None):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="+", help="the rows' file (for --summary: one or more)")
     parser.add_argument("--record", type=int, nargs="+", default=[5],
                         help="the record to run (the first given), or the records to summarise")
     parser.add_argument("--data", nargs="+", default=NAMES)
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
-    summary(args.out, args.record) if args.summary else run(args.out, args.record[0], args.data)
+    summary(args.out, args.record) if args.summary else run(args.out[0], args.record[0], args.data)
