@@ -11,7 +11,6 @@ outcomes differ, the default's fit runs too.
 Run: python research/decision_j.py research/results/decision_j.jsonl; add --decide to apply the rule.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 import time
@@ -20,6 +19,7 @@ import numpy as np
 
 import gpssm_np as gp
 from gpssm_np.models import default_fit as df
+from defaults_check import decision_cli
 from unseen_plants import SYSTEMS
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
@@ -111,8 +111,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out)
+    decision_cli(run, decide, names=None)

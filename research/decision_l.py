@@ -123,10 +123,16 @@ def decide(out, rule="l", label="L"):
                   f"{'adopted' if adopted else 'not adopted'}")
 
 
-if __name__ == "__main__":
+def cli(run, decide):
+    """The command line of a decision on the records of the kinds: ``OUT [--cuts]`` runs ``run(out, cuts)``,
+    ``--decide OUT`` applies its rule (``decide(out)``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--cuts", action="store_true")
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     decide(args.out) if args.decide else run(args.out, args.cuts)
+
+
+if __name__ == "__main__":
+    cli(run, decide)

@@ -13,7 +13,6 @@ on the second half under causal and simulate. ``--cuts`` runs the same on the 70
 Run: python research/decision_p.py research/results/decision_p.jsonl [--cuts]; add --decide to apply the rule.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 
@@ -23,7 +22,7 @@ from gpssm_np.datasets.folds import Fold, fold_errors, mean_error, rolling_origi
 from gpssm_np.models.default_fit import Plan
 from gpssm_np.models.floor import FLOOR_KINDS, fit_kind, floor_of
 
-from decision_l import decide, held_out, model_units, records
+from decision_l import cli, decide, held_out, model_units, records
 
 REPLICATES = (7, 8, 9, 10)
 
@@ -70,9 +69,4 @@ def run(out, cuts):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--cuts", action="store_true")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    decide(args.out, "p", "P") if args.decide else run(args.out, args.cuts)
+    cli(run, lambda out: decide(out, "p", "P"))

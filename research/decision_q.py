@@ -12,7 +12,6 @@ record's second half under causal and simulate. One JSON line per cell, appended
 Run: python research/decision_q.py research/results/decision_q.jsonl; add --decide to apply the rule.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 
@@ -23,6 +22,7 @@ from gpssm_np.models import default_fit as df
 
 from decision_k import FACTOR, fit_bypassing_guards, recovery
 from decision_m import RESULTS
+from defaults_check import decision_cli
 from fresh_records import record
 
 #: The current default's rows on the fresh records, and the records the decision reads.
@@ -90,8 +90,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out)
+    decision_cli(run, decide, names=None)

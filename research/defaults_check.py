@@ -56,13 +56,18 @@ def held_out_cut(name):
 
 def decision_cli(run, decide, names=DATA + SIMULATORS):
     """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)`` (default
-    ``names``), ``--decide OUT`` applies its rule (``decide(out)``)."""
+    ``names``; with ``names=None`` there is no ``--data`` and ``run(out)`` runs its own cells), ``--decide OUT``
+    applies its rule (``decide(out)``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=names)
+    if names is not None:
+        parser.add_argument("--data", nargs="+", default=names)
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
-    decide(args.out) if args.decide else run(args.out, args.data)
+    if args.decide:
+        decide(args.out)
+    else:
+        run(args.out) if names is None else run(args.out, args.data)
 
 
 def main():
