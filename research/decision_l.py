@@ -75,11 +75,11 @@ def kinds(ds):
     return v0, l_kind, scores, t
 
 
-def run(out, cuts):
+def run(out, cuts, replicates=REPLICATES):
     done = set()
     if os.path.exists(out):
         done = {(r["data"], r["record"]) for r in map(json.loads, open(out))}
-    for name, r, ds in records(cuts):
+    for name, r, ds in records(cuts, replicates):
         if (name, r) in done:
             continue
         v0, l_kind, scores, t = kinds(ds)
