@@ -6,8 +6,9 @@ check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (se
 is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
 
 Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...];
-``OUT [OUT ...] --summary [--record 5 ...]`` prints the Markdown table of those records from those files. This script is the research record's;
-nothing in the package imports it.
+``OUT [OUT ...] --summary [--record 5 ...]`` prints the Markdown table of those records from those files, and
+``--kept`` instead how often the selection kept a GP part, by the floor's kind and state dimension. This script is
+the research record's; nothing in the package imports it.
 """
 import argparse
 import json
@@ -64,14 +65,37 @@ def run(out, r, names=NAMES):
                   flush=True)
 
 
+def rows_by_record(outs, records=None):
+    """{(plant, record): {model: row}} of ``records`` (all when None) from the row files ``outs``."""
+    by = {}
+    for x in (json.loads(line) for out in outs for line in open(out)):
+        if not records or x["record"] in records:
+            by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
+    return by
+
+
+def kept(outs, records=None):
+    """The Markdown table of how often the default's selection kept a GP part on ``records``, by the floor's kind
+    and state dimension d_x, with the geometric mean of the causal ratio (as :func:`summary`) in each group."""
+    bands, groups = ("d_x <= 5", "d_x 6-11", "d_x >= 12"), {}
+    for m in rows_by_record(outs, records).values():
+        if len(m) < 3:
+            continue
+        g, floor = m["odgpssm"], m["odgpssm"]["selection"]["floor"]
+        band = bands[int(floor["dim_x"] > 5) + int(floor["dim_x"] > 11)]
+        ratio = g["causal"] / min(m["arx"]["causal"], m["lgssm"]["causal"])
+        groups.setdefault((floor["kind"], band), []).append((bool(g["selection"]["gp_part"]), ratio))
+    lines = ["| floor | state | records | GP part kept | causal ratio, geometric mean |", "|---" * 5 + "|"]
+    for (kind, band), v in sorted(groups.items(), key=lambda item: (item[0][0], bands.index(item[0][1]))):
+        lines.append(f"| {kind} | {band} | {len(v)} | {sum(k for k, _ in v)} | "
+                     f"{np.exp(np.mean(np.log([r for _, r in v]))):.3f} |")
+    print("\n".join(lines))
+
+
 def summary(outs, records=None):
     """The Markdown table of ``records`` (all when None) from the row files ``outs``, and the counts of the records
     that meet each target."""
-    by = {}
-    for x in (json.loads(line) for out in outs for line in open(out)):
-        if records and x["record"] not in records:
-            continue
-        by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
+    by = rows_by_record(outs, records)
     lines = ["Standardised RMSE on the second half of a fresh record; ratio: ODGPSSM over the better of ARX and LGSSM "
              "(below 1: ODGPSSM better).", "",
              "| plant | record | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
@@ -107,5 +131,9 @@ if __name__ == "__main__":
                         help="the record to run (the first given), or the records to summarise")
     parser.add_argument("--data", nargs="+", default=NAMES)
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--kept", action="store_true")
     args = parser.parse_args()
-    summary(args.out, args.record) if args.summary else run(args.out[0], args.record[0], args.data)
+    if args.summary or args.kept:
+        (kept if args.kept else summary)(args.out, args.record)
+    else:
+        run(args.out[0], args.record[0], args.data)
