@@ -3,8 +3,8 @@ kept), decided on the fresh records 5-10 of the 16 simulated plants.
 
 Cells: the records whose current default fit (rows of research/fresh_records.py: fresh_records_n.jsonl for records 5
 and 6, fresh_records_7_10.jsonl for 7-10) kept no GP part in the selection and whose other floor kind had a finite
-fold score. On each: the chosen floor's step-0 window errors (the default fit with ``max_steps=0``: the same floor,
-folds, windows and particles), the default fit (seed 0) with its floor held to the other kind
+fold score. On each: the chosen floor's step-0 window errors (the default fit cut to one step, ``max_steps=1``: its
+step 0 is the same floor, folds, windows and particles as the full fit's), the default fit (seed 0) with its floor held to the other kind
 (``choose_floor(kinds=(other,))``), and S's model: that fit where its own stages kept the GP part and, at its s*
 and step-size candidate, it beats the chosen floor's step 0 on the same windows by more than ``Plan.switch_t``
 standard errors (``training.paired_t``); otherwise the default's. Both are scored on the record's second half under
@@ -78,7 +78,7 @@ def run(out, reverse=False):
         ds = record(name, r)
         chosen = default_row["selection"]["floor"]["kind"]
         other = "lgssm" if chosen == "arx" else "arx"
-        step0, _ = fit_with_floor(ds, ("arx", "lgssm"), max_steps=0)
+        step0, _ = fit_with_floor(ds, ("arx", "lgssm"), max_steps=1, eval_every=1)
         floor_repeats = step0.selection_["floor"] == default_row["selection"]["floor"]
         reference = step0.selection_["record"][0]["windows"][0]
         model, seconds = fit_with_floor(ds, (other,))
