@@ -100,7 +100,7 @@ def run(out, reverse=False):
 
 
 def decide(out):
-    rows = [json.loads(line) for line in open(out)]
+    rows = list({(r["data"], r["record"]): r for r in map(json.loads, reversed(list(open(out))))}.values())[::-1]
     for r in rows:
         t = "-" if r["t_s"] is None else f"{r['t_s']:.2f}"
         print(f"{r['data']:18s} {r['record']:3d}  {r['chosen']:5s} -> {r['other']:5s}  own GP part "
