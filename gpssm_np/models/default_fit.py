@@ -25,6 +25,14 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    error is the one-standard-error rule of model selection (Hastie, Tibshirani and Friedman, The Elements of
    Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
    more than the noise of the estimate.
+3b. **the other floor** (:func:`fit`): where stage 3 kept no GP part, the pipeline runs once more with the floor
+   held to the kind not chosen (at the orders its own cross-validation chose; its folds, windows, seeds and plan
+   the same), and its model is returned instead where its own stages 3 and 4 keep a GP part and, at its s* and
+   step-size candidate, it beats the chosen floor's step 0 on the same windows by more than ``switch_t`` standard
+   errors: it beats both linear models the fit could fall back to. The GP part can learn from one linear model's
+   state what it cannot from the other's: the ARX's observer form holds n d_y states, up to 30 for a three-output
+   plant at 10 lags, where the LGSSM's are at most 10 (decision S of research/ablation_plan.md). It costs a second
+   selection only where the first kept nothing.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
    starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
    steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all
@@ -44,7 +52,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    (``training.ValidationScore.interval_scale``).
 
 What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the paired
-t, whether the GP part was kept, the calibration factors).
+t, whether the GP part was kept, the calibration factors, and stage 3b's record as "other_floor"; where stage 3b's
+model was returned, everything else is that pipeline's, the chosen floor in "other_floor"'s "chosen").
 
 **Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
@@ -76,7 +85,7 @@ from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import init_params
-from .floor import choose_floor
+from .floor import FLOOR_KINDS, choose_floor
 from .._config import MAX_REJECTIONS
 from ..protocols import N_INIT
 from ..training_loop import GrowingRun
@@ -132,9 +141,10 @@ class DefaultFit:
     mean) under ``plan``; :meth:`run` fits it to training sequences in model units. ``checkpoint``: a path written
     as the fit goes (module docstring, "Checkpoints"); ``resume``: continue from it where it exists."""
 
-    def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
+    def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS):
         self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, tuple(plan.fixed)
-        self.checkpoint, self.resume = checkpoint, resume
+        self.checkpoint, self.resume, self.kinds = checkpoint, resume, tuple(kinds)
+        self.floor_scores, self.accepted = {}, 0  # stage 1's fold scores by kind; stage 3's s*
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
         self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
@@ -159,6 +169,7 @@ class DefaultFit:
         folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
         runs, record = self.selection(floor, folds, saved)
         step, t, self.candidate = self.acceptance(record)
+        self.accepted = step
         if stage in (None, "selection", "refit"):
             self.refit(floor, ys, us, step, saved if stage == "refit" else None)
             self.save("refitted")
@@ -265,7 +276,8 @@ class DefaultFit:
     def floor(self, ys, us):
         report = Progress(0, enabled=self.progress)
         report.note("floor: ARX() and LGSSM(dim_x='auto') on rolling-origin folds")
-        floor = choose_floor(ys, us)
+        floor = choose_floor(ys, us, kinds=self.kinds)
+        self.floor_scores = dict(floor.scores)
         model = self.model
         d_x = floor.dim_x
         if model.spec.independent:  # PRSSM: one GP per state
@@ -382,6 +394,25 @@ class DefaultFit:
         step = best["step"]
         t = paired_t(record[0]["windows"][c], best["windows"][c])
         return (step, t, c) if t is not None and t > self.plan.switch_t else (0, t, 0)
+
+    # -- stage 3b --------------------------------------------------------------------------------------------
+    def other_kind(self):
+        """The floor kind stage 3b trains from (module docstring): the kind not chosen, where stage 3 kept no GP part
+        from the chosen floor (s* = 0 with folds to train on), both kinds were allowed and the other had a finite
+        fold score; None otherwise."""
+        if self.accepted or len(self.record) < 2 or set(self.kinds) != set(FLOOR_KINDS):
+            return None
+        other = next(kind for kind in self.kinds if kind != self.floor_choice["kind"])
+        return other if np.isfinite(self.floor_scores.get(other, np.inf)) else None
+
+    def t_over(self, first):
+        """The paired t (``training.paired_t``) of this fit's window errors at its final s* and step-size candidate
+        over ``first``'s step 0 (the floor ``first`` chose, forecast on the same windows by the same particles);
+        None where this fit returns no GP part."""
+        if not self.accepted or self.free_run is None or not self.free_run["passed"]:
+            return None
+        at = next(r for r in self.record if r["step"] == self.accepted)
+        return paired_t(first.record[0]["windows"][0], at["windows"][self.candidate])
 
     # -- stage 4 ---------------------------------------------------------------------------------------------
     def refit(self, floor, ys, us, steps, saved=None):
@@ -553,3 +584,29 @@ def restore_run(run, prefix, info, arrays):
     """Undo :func:`run_state`."""
     start = prefix + "run/"
     run.load_state(info, {key[len(start):]: value for key, value in arrays.items() if key.startswith(start)})
+
+
+def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
+    """The default fit of ``model`` on ``ys``, ``us`` (lists of (T_i, d), model units): stages 1-5
+    (:class:`DefaultFit`), with stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
+    parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record (None where it did not
+    run: {"kind", "step", "t", "kept"}, and with the chosen floor as "chosen" where its GP part was kept).
+    ``checkpoint``: stage 3b's pipeline writes its own beside it (the path with ".other" appended)."""
+    pristine = copy.deepcopy(model)  # stage 3b starts where stage 1 did
+    first = DefaultFit(model, plan, progress, seed, checkpoint, resume)
+    selection = first.run(ys, us)
+    other = first.other_kind()
+    if other is None:
+        return dict(selection, other_floor=None)
+    Progress(0, enabled=progress).note(f"stage 3b: no GP part kept from the {selection['floor']['kind']} floor; "
+                                       f"the selection again from the {other} floor")
+    path = None if checkpoint is None else os.fspath(checkpoint) + ".other"
+    second = DefaultFit(pristine, plan, progress, seed, path, resume, kinds=(other,))
+    theirs = second.run(ys, us)
+    t = second.t_over(first)
+    record = {"kind": other, "step": theirs["step"], "t": t, "kept": bool(t is not None and t > plan.switch_t)}
+    if not record["kept"]:
+        return dict(selection, other_floor=record)
+    for name in ("spec", "params", "history_", "training_log_", "interval_scale_"):
+        setattr(model, name, getattr(pristine, name))
+    return dict(theirs, other_floor=dict(record, chosen=selection["floor"]))

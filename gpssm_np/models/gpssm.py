@@ -34,6 +34,7 @@ from ..transition import Transition, check_backend
 from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_step_sizes,
                        check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
                        train_steps)
+from . import default_fit
 from .default_fit import DefaultFit, Plan
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
 
@@ -380,8 +381,7 @@ class GPSSM(GradientTrainedModel):
         if checkpoint is not None:
             archive.check_path(checkpoint)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        pipeline = DefaultFit(self, plan, progress, seed, checkpoint, bool(resume))
-        self._record_floor(pipeline.run(ys, us))
+        self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume)))
         self.validation_ = self.selection_["record"]
         self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
         self.refit_ = {"steps": self.selection_["step"], "seed": seed}
