@@ -36,6 +36,12 @@ def models(ds, seed):
             "odgpssm": gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)}
 
 
+def selection_row(selection):
+    """What a row keeps of a default fit's ``selection_``: the floor, s*, the paired t, whether the GP part was kept,
+    stage 4's guards, the step-size candidate and stage 3b's record."""
+    return {k: selection.get(k) for k in ("floor", "step", "t", "gp_part", "free_run", "lr_scale", "other_floor")}
+
+
 def held_out_cuts(out, names):
     """For each set of ``names`` without a row in ``out`` (a JSON-lines file, rows keyed by "data"): (name, the
     70/30 cut of its training half as a Dataset), the held-out data of the decisions in research/ablation_plan.md."""
@@ -101,9 +107,8 @@ def main():
                         row[protocol] = float("nan")
                         row[protocol + "_error"] = repr(err)
                 if kind == "odgpssm":
-                    sel = model.selection_
-                    row["selection"] = {k: sel.get(k) for k in ("floor", "step", "t", "gp_part", "free_run", "lr_scale")}
-                    row["fold_rmse"] = [(r["step"], r["rmse"], r.get("candidates")) for r in sel["record"]]
+                    row["selection"] = selection_row(model.selection_)
+                    row["fold_rmse"] = [(r["step"], r["rmse"], r.get("candidates")) for r in model.selection_["record"]]
                 elif kind == "arx":
                     row["orders"] = [model.na_, model.nb_]
                 else:

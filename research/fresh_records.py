@@ -21,7 +21,7 @@ import numpy as np
 import gpssm_np as gp
 from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
 
-from defaults_check import SIMULATORS
+from defaults_check import SIMULATORS, selection_row
 from unseen_plants import SYSTEMS
 
 NAMES = SIMULATORS + list(SYSTEMS)
@@ -54,9 +54,7 @@ def run(out, r, names=NAMES):
             row = {"data": name, "model": kind, "record": r, "commit": commit,
                    "fit_seconds": time.perf_counter() - start, "repr": repr(model)}
             if kind == "odgpssm":
-                sel = model.selection_
-                row["selection"] = {"floor": sel["floor"], "step": sel["step"], "t": sel["t"],
-                                    "gp_part": sel["gp_part"], "free_run": sel["free_run"]}
+                row["selection"] = selection_row(model.selection_)
             for protocol in ("causal", "simulate"):
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
             with open(out, "a") as f:

@@ -20,6 +20,8 @@ import numpy as np
 
 import gpssm_np as gp
 
+from defaults_check import selection_row
+
 
 def _steps(rng, T, d_u, hold=(5, 30), low=-1.0, high=1.0):
     """Random steps: each input holds a uniform level for a random 5-30 steps."""
@@ -165,9 +167,7 @@ def main():
                    "fit_seconds": time.perf_counter() - start,
                    "repr": repr(model)}
             if kind == "odgpssm":
-                sel = model.selection_
-                row["selection"] = {k: v for k, v in sel.items() if isinstance(v, (str, bool, int, float))}
-                row["selection"].update(floor=sel["floor"], free_run=sel["free_run"])  # which guard dropped a part
+                row["selection"] = selection_row(model.selection_)
             for protocol in ("causal", "simulate"):
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
             with open(args.out, "a") as f:
