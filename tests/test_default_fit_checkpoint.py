@@ -85,6 +85,31 @@ def test_resume_after_an_interruption_is_bit_identical(tmp_path, monkeypatch, un
     assert_identical(fit(checkpoint=path, resume=True), uninterrupted)
 
 
+# a GP part never beats the floor by 1e9 standard errors, so stage 3 keeps nothing and stage 3b runs the pipeline
+# again from the other kind's floor, checkpointing beside the first: 7 writes each (selection at steps 0, 2, 4, 6;
+# refitted; checked; done)
+NOTHING_KEPT = dict(SETTINGS, switch_t=1e9)
+
+
+def test_stage_3b_resumes_bit_identically(tmp_path, monkeypatch):
+    def fit_3b(**kwargs):
+        return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=NOTHING_KEPT, progress=False, **kwargs)
+
+    reference = fit_3b()
+    assert reference.selection_["other_floor"] is not None and not reference.selection_["gp_part"]
+    for k in (9, 14):  # inside stage 3b's selection; its last write
+        path = tmp_path / f"fit{k}.ckpt"
+        count = stop_after(monkeypatch, k)
+        with pytest.raises(Interrupted):
+            fit_3b(checkpoint=path)
+        monkeypatch.undo()
+        assert os.path.exists(str(path) + ".other") and count[0] == k
+        count = stop_after(monkeypatch, 0)
+        assert_identical(fit_3b(checkpoint=path, resume=True), reference)
+        assert count[0] == 14 - k  # resumed where it stopped (the finished first pipeline writes nothing)
+        monkeypatch.undo()
+
+
 def test_resume_twice(tmp_path, monkeypatch, uninterrupted):
     path = tmp_path / "fit.ckpt"
     stop_after(monkeypatch, 3)
