@@ -7,7 +7,9 @@ line per cell, appended (resumable); ``--reverse`` takes the cells from the slow
 the file (each skips the cells done).
 
 Run: python research/refit_stage_3b.py research/results/stage_3b_refits.jsonl [--reverse];
-``--summary OUT`` prints the Markdown table. This script is the research record's; nothing in the package imports
+``--summary OUT`` prints the Markdown table. The five-seed rows are defaults_check.py's (with "model"), so
+``summarise_defaults.py ... --gp research/results/defaults_v9*.jsonl research/results/stage_3b_refits.jsonl``
+gives the check's table with the cells refitted so far replaced. This script is the research record's; nothing in the package imports
 it.
 """
 import argparse
@@ -59,7 +61,7 @@ def run(out, reverse=False):
         model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed)
         start = time.perf_counter()
         model.fit(ds.y_train, ds.u_train, progress=False)
-        row = {"data": name, "seed": seed, "source": source, "commit": commit,
+        row = {"data": name, "seed": seed, "model": "odgpssm", "source": source, "commit": commit,
                "fit_seconds": time.perf_counter() - start, "selection": selection_row(model.selection_),
                "before": {p: before[p] for p in protocols}, "before_fit_seconds": before["fit_seconds"]}
         for p in protocols:
