@@ -589,8 +589,9 @@ def restore_run(run, prefix, info, arrays):
 def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
     """The default fit of ``model`` on ``ys``, ``us`` (lists of (T_i, d), model units): stages 1-5
     (:class:`DefaultFit`), with stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
-    parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record (None where it did not
-    run: {"kind", "step", "t", "kept"}, and with the chosen floor as "chosen" where its GP part was kept).
+    parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record: None where stage 3b
+    did not run, else {"kind", "step", "t", "kept"} ("t": over the chosen floor's step 0), with the chosen floor as
+    "chosen" where stage 3b's model was returned.
     ``checkpoint``: stage 3b's pipeline writes its own beside it (the path with ".other" appended)."""
     pristine = copy.deepcopy(model)  # stage 3b starts where stage 1 did
     first = DefaultFit(model, plan, progress, seed, checkpoint, resume)
