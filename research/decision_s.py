@@ -10,7 +10,9 @@ and step-size candidate, it beats the chosen floor's step 0 on the same windows 
 standard errors (``training.paired_t``); otherwise the default's. Both are scored on the record's second half under
 causal and simulate (the default's scores are its row's). One JSON line per cell, appended (resumable).
 
-Run: python research/decision_s.py research/results/decision_s.jsonl [--reverse]; add --decide to apply the rule.
+The rows were made with the package code before stage 3b (d7802d9), whose default fit is S's "default"; under
+later code the default fit itself runs stage 3b. Run: python research/decision_s.py
+research/results/decision_s.jsonl [--reverse]; add --decide to apply the rule.
 ``--reverse`` takes the cells from the last, so that two workers can share the file (each skips the cells done).
 This script is the research record's; nothing in the package imports it.
 """
