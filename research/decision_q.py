@@ -31,19 +31,24 @@ RECORDS = range(5, 11)
 PROTOCOLS = ("causal", "simulate")
 
 
-def cells():
-    """(plant, record, the default's row) of every cell (module docstring), in the rows' order."""
+def default_rows():
+    """The current default's rows (``DEFAULT_ROWS``: ODGPSSM, seed 0) on ``RECORDS``, in the files' order."""
     for name in DEFAULT_ROWS:
         path = os.path.join(RESULTS, name)
-        if not os.path.exists(path):
+        if os.path.exists(path):
+            yield from (row for row in map(json.loads, open(path))
+                        if row["model"] == "odgpssm" and row["record"] in RECORDS)
+
+
+def cells():
+    """(plant, record, the default's row) of every cell (module docstring), in the rows' order."""
+    for row in default_rows():
+        guard = row.get("selection", {}).get("free_run")
+        if guard is None:
             continue
-        for row in map(json.loads, open(path)):
-            guard = row.get("selection", {}).get("free_run") if row["model"] == "odgpssm" else None
-            if guard is None or row["record"] not in RECORDS:
-                continue
-            free_run = bool(guard["model"] <= FACTOR * guard["floor"])
-            if free_run and not df.far_field_passes(guard["far_field"]["model"], guard["far_field"]["floor"]):
-                yield row["data"], row["record"], row
+        free_run = bool(guard["model"] <= FACTOR * guard["floor"])
+        if free_run and not df.far_field_passes(guard["far_field"]["model"], guard["far_field"]["floor"]):
+            yield row["data"], row["record"], row
 
 
 def run(out):
@@ -77,14 +82,24 @@ def decide(out):
         print(f"{r['data']:18s} {r['record']:3d}  K {'passes' if r['k_passed'] else 'fails '}  causal "
               f"{r['q']['causal'] / r['default']['causal']:.3f}  simulate {r['q']['simulate'] / r['default']['simulate']:.3f}"
               f"  (Q over the default; guard repeats: {r['repeats']})")
+    second_opinion_rule(rows, "q", "k_passed", "K passes on")
+
+
+def second_opinion_rule(rows, variant, acted, counted):
+    """Q's rule (research/ablation_plan.md; decision S's too) on ``rows``, each with the variant's RMSEs under
+    ``variant`` and the default's under "default", and ``acted`` true where the variant returns another model than
+    the default: adopted when it acts on at least 3 cells, its geometric mean over the default's is at most 0.99
+    under causal and 1.00 under simulate, and no cell it acts on scores non-finite or above 1.5 times the default.
+    ``counted``: the words before the count of those cells in the printed line."""
     if not rows:
         print("no cells yet")
         return
-    kept = [r for r in rows if r["k_passed"]]
-    geo = {p: float(np.exp(np.mean([np.log(r["q"][p] / r["default"][p]) for r in rows]))) for p in PROTOCOLS}
-    safe = all(np.isfinite(r["q"][p]) and r["q"][p] <= 1.5 * r["default"][p] for r in kept for p in PROTOCOLS)
+    label = variant.upper()
+    kept = [r for r in rows if r[acted]]
+    geo = {p: float(np.exp(np.mean([np.log(r[variant][p] / r["default"][p]) for r in rows]))) for p in PROTOCOLS}
+    safe = all(np.isfinite(r[variant][p]) and r[variant][p] <= 1.5 * r["default"][p] for r in kept for p in PROTOCOLS)
     adopted = len(kept) >= 3 and geo["causal"] <= 0.99 and geo["simulate"] <= 1.0 and safe
-    print(f"{len(rows)} cells, K passes on {len(kept)}; Q over the default, geometric mean: causal "
+    print(f"{len(rows)} cells, {counted} {len(kept)}; {label} over the default, geometric mean: causal "
           f"{geo['causal']:.4f} (rule <= 0.99), simulate {geo['simulate']:.4f} (rule <= 1.00); no kept part "
           f"diverging: {safe}: {'adopted' if adopted else 'not adopted'}")
 

@@ -4,11 +4,12 @@ kept), decided on the fresh records 5-10 of the 16 simulated plants.
 Cells: the records whose current default fit (rows of research/fresh_records.py: fresh_records_n.jsonl for records 5
 and 6, fresh_records_7_10.jsonl for 7-10) kept no GP part in the selection and whose other floor kind had a finite
 fold score. On each: the chosen floor's step-0 window errors (the default fit cut to one step, ``max_steps=1``: its
-step 0 is the same floor, folds, windows and particles as the full fit's), the default fit (seed 0) with its floor held to the other kind
-(``choose_floor(kinds=(other,))``), and S's model: that fit where its own stages kept the GP part and, at its s*
-and step-size candidate, it beats the chosen floor's step 0 on the same windows by more than ``Plan.switch_t``
-standard errors (``training.paired_t``); otherwise the default's. Both are scored on the record's second half under
-causal and simulate (the default's scores are its row's). One JSON line per cell, appended (resumable).
+step 0 is the same floor, folds, windows and particles as the full fit's), the default fit (seed 0) with its floor
+held to the other kind (``choose_floor(kinds=(other,))``), and S's model: that fit where its own stages kept the GP
+part and, at its s* and step-size candidate, it beats the chosen floor's step 0 on the same windows by more than
+``Plan.switch_t`` standard errors (``training.paired_t``); otherwise the default's. Both are scored on the record's
+second half under causal and simulate (the default's scores are its row's). One JSON line per cell, appended
+(resumable). The records, the default's rows and the rule are decision Q's (research/decision_q.py).
 
 The rows were made with the package code before stage 3b (d7802d9), whose default fit is S's "default"; under
 later code the default fit itself runs stage 3b. Run: python research/decision_s.py
@@ -29,29 +30,20 @@ from gpssm_np.models import default_fit
 from gpssm_np.models.floor import choose_floor
 from gpssm_np.models.training import paired_t
 
-from decision_m import RESULTS
+from decision_q import PROTOCOLS, default_rows, second_opinion_rule
 from fresh_records import record
-
-#: The current default's rows on the fresh records, and the records the decision reads.
-DEFAULT_ROWS = ("fresh_records_n.jsonl", "fresh_records_7_10.jsonl")
-RECORDS = range(5, 11)
-PROTOCOLS = ("causal", "simulate")
 
 
 def cells():
     """(plant, record, the default's row) of every cell (module docstring), in the rows' order."""
-    for name in DEFAULT_ROWS:
-        path = os.path.join(RESULTS, name)
-        if not os.path.exists(path):
+    for row in default_rows():
+        if row["selection"]["gp_part"]:
             continue
-        for row in map(json.loads, open(path)):
-            if row["model"] != "odgpssm" or row["record"] not in RECORDS or row["selection"]["gp_part"]:
-                continue
-            if row["selection"]["step"] == 0 and row["selection"].get("free_run") is not None:
-                continue  # kept in the selection, dropped by stage 4: not a cell (s* > 0)
-            scores = row["selection"]["floor"]["scores"]
-            if len(scores) == 2 and all(np.isfinite(v) for v in scores.values()):
-                yield row["data"], row["record"], row
+        if row["selection"]["step"] == 0 and row["selection"].get("free_run") is not None:
+            continue  # kept in the selection, dropped by stage 4: not a cell (s* > 0)
+        scores = row["selection"]["floor"]["scores"]
+        if len(scores) == 2 and all(np.isfinite(v) for v in scores.values()):
+            yield row["data"], row["record"], row
 
 
 def fit_with_floor(ds, kinds, **changes):
@@ -107,19 +99,11 @@ def decide(out):
         t = "-" if r["t_s"] is None else f"{r['t_s']:.2f}"
         print(f"{r['data']:18s} {r['record']:3d}  {r['chosen']:5s} -> {r['other']:5s}  own GP part "
               f"{'kept' if r['other_fit']['gp_part'] else 'not kept'}, t over the chosen floor {t}: S "
-              f"{'keeps it' if r['s_keeps'] else 'is the default'}; causal {r['s']['causal'] / r['default']['causal']:.3f}"
-              f"  simulate {r['s']['simulate'] / r['default']['simulate']:.3f} (S over the default; floor repeats: "
+              f"{'keeps it' if r['s_keeps'] else 'is the default'}; causal "
+              f"{r['s']['causal'] / r['default']['causal']:.3f}  simulate "
+              f"{r['s']['simulate'] / r['default']['simulate']:.3f} (S over the default; floor repeats: "
               f"{r['floor_repeats']})")
-    if not rows:
-        print("no cells yet")
-        return
-    kept = [r for r in rows if r["s_keeps"]]
-    geo = {p: float(np.exp(np.mean([np.log(r["s"][p] / r["default"][p]) for r in rows]))) for p in PROTOCOLS}
-    safe = all(np.isfinite(r["s"][p]) and r["s"][p] <= 1.5 * r["default"][p] for r in kept for p in PROTOCOLS)
-    adopted = len(kept) >= 3 and geo["causal"] <= 0.99 and geo["simulate"] <= 1.0 and safe
-    print(f"{len(rows)} cells, S keeps a GP part on {len(kept)}; S over the default, geometric mean: causal "
-          f"{geo['causal']:.4f} (rule <= 0.99), simulate {geo['simulate']:.4f} (rule <= 1.00); no kept part "
-          f"diverging: {safe}: {'adopted' if adopted else 'not adopted'}")
+    second_opinion_rule(rows, "s", "s_keeps", "S keeps a GP part on")
 
 
 if __name__ == "__main__":
