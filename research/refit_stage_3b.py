@@ -7,7 +7,7 @@ line per cell, appended (resumable); ``--reverse`` takes the cells from the slow
 the file (each skips the cells done).
 
 Run: python research/refit_stage_3b.py research/results/stage_3b_refits.jsonl [--reverse];
-``--summary OUT`` prints the Markdown table. The five-seed rows are defaults_check.py's (with "model"), so
+``--summary`` prints the Markdown table of the rows in ``out``. The five-seed rows are defaults_check.py's (with "model"), so
 ``summarise_defaults.py ... --gp research/results/defaults_v9*.jsonl research/results/stage_3b_refits.jsonl``
 gives the check's table with the cells refitted so far replaced. This script is the research record's; nothing in the package imports
 it.
