@@ -87,6 +87,18 @@ def summary(out):
         lines.append(f"| {r['source']} | {r['data']} | {r['seed']} | {kept} | {other.get('kind', '')}{t} | "
                      f"{r['causal']:.4f} | {r['before']['causal']:.4f} | {r['simulate']:.4f} | "
                      f"{r['before']['simulate']:.4f} | {r['fit_seconds']:.0f} | {r['before_fit_seconds']:.0f} |")
+    lines.append("")
+    for source in sorted({r["source"] for r in rows}):
+        mine = [r for r in rows if r["source"] == source]
+        same = sum(all(r[p] == r["before"][p] for p in r["before"]) for r in mine)
+        kept = sum(bool((r["selection"].get("other_floor") or {}).get("kept")) for r in mine)
+        ratio = {p: np.array([r[p] / r["before"][p] for r in mine]) for p in ("causal", "simulate")}
+        finite = all(np.isfinite(r[p]) for r in mine for p in r["before"])
+        lines.append(f"{source}: {len(mine)} cells, {same} repeat the earlier row to every digit, stage 3b's model "
+                     f"returned on {kept}; stage 3b over before, geometric mean (range): "
+                     + ", ".join(f"{p} {np.exp(np.log(x).mean()):.3f} ({x.min():.3f}-{x.max():.3f})"
+                                 for p, x in ratio.items())
+                     + f"; every score finite: {'yes' if finite else 'no'}.")
     print("\n".join(lines))
 
 
