@@ -91,11 +91,11 @@ def summary(out):
     for source in sorted({r["source"] for r in rows}):
         mine = [r for r in rows if r["source"] == source]
         same = sum(all(r[p] == r["before"][p] for p in r["before"]) for r in mine)
-        kept = sum(bool((r["selection"].get("other_floor") or {}).get("kept")) for r in mine)
+        returned = sum(bool((r["selection"].get("other_floor") or {}).get("kept")) for r in mine)
         ratio = {p: np.array([r[p] / r["before"][p] for r in mine]) for p in ("causal", "simulate")}
         finite = all(np.isfinite(r[p]) for r in mine for p in r["before"])
         lines.append(f"{source}: {len(mine)} cells, {same} repeat the earlier row to every digit, stage 3b's model "
-                     f"returned on {kept}; stage 3b over before, geometric mean (range): "
+                     f"returned on {returned}; stage 3b over before, geometric mean (range): "
                      + ", ".join(f"{p} {np.exp(np.log(x).mean()):.3f} ({x.min():.3f}-{x.max():.3f})"
                                  for p, x in ratio.items())
                      + f"; every score finite: {'yes' if finite else 'no'}.")
