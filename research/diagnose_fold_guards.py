@@ -1,0 +1,51 @@
+"""Where stage 4's guards drop the refitted GP part, do the selection's fold models pass them? For each fit, the
+guards' result of the refitted model beside that of every fold model of the chosen step-size candidate at s*
+(trained on the data before its origin), each checked on the whole training record against the floor in the
+model's form (``default_fit.free_run_check`` and ``far_field_check``, the package's own). Training halves only
+(``defaults_check.dataset``); no test half is read. One JSON line per fit on stdout.
+
+Run: python research/diagnose_fold_guards.py ballbeam --seeds 0 1
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+
+import gpssm_np as gp
+from gpssm_np.models import default_fit
+
+from defaults_check import dataset
+
+GUARDS = default_fit.DefaultFit.guards
+
+
+def guards_with_folds(found):
+    """``DefaultFit.guards`` that also appends the fold models' guard results to ``found``."""
+    def guards(self, floor, ys, us):
+        result = GUARDS(self, floor, ys, us)
+        per = len(self.runs) // len(self.plan.lr_scales)
+        folds = []
+        for k in range(self.candidate * per, (self.candidate + 1) * per):
+            model = self.runs[k][0]
+            model.set_learned_params(self.kept[self.accepted][k])
+            as_floor = self.floor_form(floor, ys, us)
+            run = default_fit.free_run_check(model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
+                                             self.plan.num_samples, self.plan.num_particles)
+            far = default_fit.far_field_check(model, as_floor)
+            folds.append(dict(run, far_field={who: far[who] for who in ("model", "floor")}, far_passed=far["passed"]))
+        found.append({"kind": floor.kind, "step": self.accepted, "refit": result, "folds": folds})
+        return result
+    return guards
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("names", nargs="+")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    args = parser.parse_args()
+    for name in args.names:
+        ds = dataset(name)
+        for seed in args.seeds:
+            found = []
+            default_fit.DefaultFit.guards = guards_with_folds(found)
+            gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed).fit(ds.y_train, ds.u_train)
+            print(json.dumps({"data": name, "seed": seed, "guards": found}), flush=True)
