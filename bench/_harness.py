@@ -81,7 +81,16 @@ def measure(fn, repeats=5, min_time=0.0):
             "repeats": len(times)}
 
 
+#: The code version (``gpssm_np.experiments.runs.code_version``) when the script built its parser, before it
+#: measured anything: the result file names the code that ran, not the working tree when the run ended.
+_code_at_start = None
+
+
 def parser(description):
+    global _code_at_start
+    from gpssm_np.experiments import runs
+
+    _code_at_start = runs.code_version()
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--repeats", type=int, default=5, help="timed calls after the first (default 5)")
@@ -110,13 +119,14 @@ def emit(args, report, table_lines):
 def save_result(folder, report, script=None, argv=None):
     """Write ``report`` with its provenance to ``folder/<script>.json`` (atomically); returns the path. The
     document: script, argv (the options of the run), date (UTC), code (git commit, with a hash of uncommitted
-    changes; ``gpssm_np.experiments.runs.code_version``), machine, versions and the report itself."""
+    changes; ``gpssm_np.experiments.runs.code_version``, taken when the script started where it used
+    :func:`parser`), machine, versions and the report itself."""
     from gpssm_np.experiments import runs
 
     script = script or os.path.splitext(os.path.basename(sys.argv[0]))[0]
     document = {"script": script, "argv": list(sys.argv[1:] if argv is None else argv),
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "code": runs.code_version(), "machine": runs.machine(), "versions": versions(), "report": report}
+                "code": _code_at_start or runs.code_version(), "machine": runs.machine(), "versions": versions(), "report": report}
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{script}.json")
     tmp = f"{path}.tmp{os.getpid()}"

@@ -94,17 +94,3 @@ def test_refit_needs_a_validation_block_and_a_bool():
     assert model.refit_ is None  # nothing held back
     with pytest.raises(ValueError, match="refit"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan=dict(refit=1))
-
-
-def test_a_linear_refit_chooses_the_kept_warm_start_again_on_all_the_data():
-    """refit="linear": a kept warm start is the one init="linear" chooses on all the data (kind, d_x and
-    parameters)."""
-    y, u = linear_data(seed=3, T=700)
-    options = dict(dim_x=[2, 3, 4], dim_y=1, dim_u=1, init="linear", **SMALL)
-    refit = gp.ODGPSSM(**options).fit(y, u, plan=dict(BUDGET, refit="linear", min_delta=0.9))
-    on_all = gp.ODGPSSM(**options).initialise(y, u)
-    kept = gp.ODGPSSM(**options).fit(y, u, plan=dict(BUDGET, refit="warm_start", min_delta=0.9))
-    assert refit.warm_start_scores_ == on_all.warm_start_scores_ != kept.warm_start_scores_
-    assert (refit.warm_start_, refit.spec.dim_x) == (on_all.warm_start_, on_all.spec.dim_x)
-    for name in refit.params:
-        np.testing.assert_array_equal(refit.params[name], on_all.params[name])

@@ -5,7 +5,6 @@ t = 1..T, x_t = mu(x_{t-1}, u_t) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, dia
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
 (``transition.py``).
 """
-import itertools
 from dataclasses import replace
 from dataclasses import fields as dataclass_fields
 
@@ -31,9 +30,8 @@ from ..recognition import NETWORKS
 from ..training_loop import EpochPlan, changed_plan, checked_field, without_frozen
 from ..transforms import positive
 from ..transition import Transition, check_backend
-from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_step_sizes,
-                       check_switch, paired_t, selected_step, selected_windows, split_validation, switches,
-                       train_steps)
+from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_switch, paired_t,
+                       selected_step, selected_windows, split_validation, switches, train_steps)
 from . import default_fit
 from .default_fit import DefaultFit, Plan
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
@@ -329,8 +327,7 @@ class GPSSM(GradientTrainedModel):
         self.restart_scores_, self.lr_scale_tests_, kept = [], [], None
         for scales in candidates:
             best = None
-            rates = plan.lr if isinstance(plan.lr, tuple) else (plan.lr,)
-            for lr, restart in itertools.product(rates, range(plan.restarts)):  # step size by step size, seeds within
+            for restart in range(plan.restarts):
                 run_seed = seed + restart
                 x0 = self._initialise(train_ys, train_us, seq_len, plan.stride, run_seed)
                 self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
@@ -340,7 +337,7 @@ class GPSSM(GradientTrainedModel):
                     report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
                 with blas_single_threaded():
                     record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
-                                         Adam(lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
+                                         Adam(plan.lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
                                          max_steps, eval_every, plan.patience, plan.min_delta, plan.batch_size,
                                          plan.num_samples, plan.max_rejections, report, average)
                 report.close()
@@ -348,7 +345,7 @@ class GPSSM(GradientTrainedModel):
                 self.restart_scores_.append(value)
                 if best is None or (value is not None and value < best["score"]):
                     best = {"score": value, "params": self.get_learned_params(), "history": self.history_,
-                            "log": self.training_log_, "record": record, "seed": run_seed, "lr": lr, "scales": scales}
+                            "log": self.training_log_, "record": record, "seed": run_seed, "scales": scales}
             if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
                 pair = (selected_windows(kept["record"], plan.min_delta),
                         selected_windows(best["record"], plan.min_delta))
@@ -356,7 +353,7 @@ class GPSSM(GradientTrainedModel):
             if kept is None or self.lr_scale_tests_[-1]["kept"]:
                 kept = best
         self.history_, self.training_log_ = kept["history"], kept["log"]
-        self.validation_, self.lr_ = kept["record"], kept["lr"]
+        self.validation_, self.lr_ = kept["record"], plan.lr
         run_seed, scales = kept["seed"], kept["scales"]
         self.lr_scale_ = dict(scales)
         self.set_learned_params(kept["params"])
@@ -364,10 +361,8 @@ class GPSSM(GradientTrainedModel):
                                 if plan.calibrate and score else None)
         self.refit_ = None
         steps = selected_step(self.validation_, plan.min_delta)
-        if refit is True or (refit in ("warm_start", "linear") and steps == 0):
+        if refit is True or (refit == "warm_start" and steps == 0):
             self.refit_ = {"steps": steps, "seed": run_seed}
-            if refit == "linear" and self._chooses_warm_start():
-                self._choose_warm_start(ys, us, progress)
             self._refit(ys, us, seq_len, plan, steps, run_seed, Adam(self.lr_, clip_norm=plan.clip_norm,
                                                                         scales=scales), progress, average)
         self._remember_tail(list(zip(ys, us)))
@@ -662,19 +657,13 @@ NON_NEGATIVE = ("switch_t",)
 
 def check_plan(plan, model):
     """``plan`` (:class:`Plan`, :class:`BlockPlan` or :class:`EpochPlan`) with every field checked (a ValueError
-    naming the field and what it expects) and normalised (``fixed`` and ``lr_scale`` candidates as tuples, a
-    sequence ``lr`` (BlockPlan only) as a tuple, ``average`` False as None); parameter names are checked against
-    ``model``'s."""
+    naming the field and what it expects) and normalised (``fixed`` and ``lr_scale`` candidates as tuples,
+    ``average`` False as None); parameter names are checked against ``model``'s."""
     changes = {}
     for f in dataclass_fields(plan):
         name, value = f.name, getattr(plan, f.name)
         if name == "fixed":
             value = model._check_fixed(value)
-        elif name == "lr":
-            rates = check_step_sizes(value)
-            if len(rates) > 1 and not isinstance(plan, BlockPlan):
-                raise ValueError(f"lr: {type(plan).__name__} takes one step size, got {value!r}")
-            value = rates if len(rates) > 1 else rates[0]
         elif name in SHARES + NON_NEGATIVE + ("free_run_factor",):
             number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
             bad = (not number or not np.isfinite(value) or value < 0 or (name in SHARES and value >= 1)

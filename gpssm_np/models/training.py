@@ -25,10 +25,10 @@ fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tri
 3. The parameters with the lowest score are kept, starting with the initial ones (step 0), so the kept model is
    never worse there than where training started; training stops after ``patience`` scores without a relative
    improvement of ``min_delta``, or after ``max_steps``.
-4. ``restarts = N`` trains seeds seed .. seed + N - 1 (and every step size of a sequence ``lr``) and keeps the best.
-5. ``refit``: True fits the final model to all the training data for the selected number of steps; "warm_start"
-   refits only where that number is 0 (the warm start on all the data); "linear" as "warm_start" with the warm
-   start chosen again on all of it.
+4. ``restarts = N`` trains seeds seed .. seed + N - 1 and keeps the best.
+5. ``refit``: True fits the final model to all the training data for the selected number of steps (the warm
+   start, too, chosen on all of it); "warm_start" refits only where that number is 0 (the warm start on all the
+   data); False keeps the kept run's parameters.
 6. ``calibrate``: the interval factors above from the kept run's validation windows (True: both ways; "widen").
 7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
 8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
@@ -43,7 +43,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-from .. import _validation as check
 from .._config import MAX_REJECTIONS
 from ..datasets.windowing import window_starts
 from ..metrics import rmse
@@ -58,7 +57,7 @@ VALIDATION_HORIZON = 100
 @dataclass(frozen=True)
 class BlockPlan:
     """The settings of the validation-block loop (module docstring, steps 1-8): at most ``max_steps`` Adam steps of
-    ``lr`` (one step size or a sequence, each trained) on windows of ``seq_len`` steps at ``stride``, minibatches of
+    ``lr`` on windows of ``seq_len`` steps at ``stride``, minibatches of
     ``batch_size``, ``num_samples`` particles per window, gradient norm clipped at ``clip_norm`` (None: not),
     parameters named in ``fixed`` held; the last ``validation`` share held back and scored every ``eval_every``
     steps (``validation_windows``: "all" or how many), stopped after ``patience`` scores without a relative
@@ -233,7 +232,7 @@ def switches(kept, other):
 
 
 #: The values of ``fit(refit=...)`` (step 5 of the module docstring) and ``fit(calibrate=...)`` (step 6).
-REFITS = (False, True, "warm_start", "linear")
+REFITS = (False, True, "warm_start")
 CALIBRATIONS = (False, True, "widen")
 
 
@@ -245,14 +244,6 @@ def check_switch(value, name, choices):
     if isinstance(value, str) and value in choices[2:]:
         return value
     raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
-
-
-def check_step_sizes(lr):
-    """``fit``'s ``lr``: one Adam step size or a non-empty sequence of them, as a tuple of floats."""
-    rates = tuple(lr) if isinstance(lr, (list, tuple, np.ndarray)) else (lr,)
-    if not rates:
-        raise ValueError("lr: expected a positive step size or a non-empty sequence of them, got an empty sequence")
-    return tuple(check.positive_float(rate, "lr") for rate in rates)
 
 
 def check_average(average):
