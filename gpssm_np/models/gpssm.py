@@ -30,7 +30,7 @@ from ..recognition import NETWORKS
 from ..training_loop import EpochPlan, changed_plan, checked_field, without_frozen
 from ..transforms import positive
 from ..transition import Transition, check_backend
-from .training import (CALIBRATIONS, REFITS, BlockPlan, ValidationScore, check_average, check_switch, paired_t,
+from .training import (REFITS, BlockPlan, ValidationScore, check_average, check_switch, paired_t,
                        selected_step, selected_windows, split_validation, switches, train_steps)
 from . import default_fit
 from .default_fit import DefaultFit, Plan
@@ -357,8 +357,7 @@ class GPSSM(GradientTrainedModel):
         run_seed, scales = kept["seed"], kept["scales"]
         self.lr_scale_ = dict(scales)
         self.set_learned_params(kept["params"])
-        self.interval_scale_ = (score.interval_scale(self, widen_only=plan.calibrate == "widen")
-                                if plan.calibrate and score else None)
+        self.interval_scale_ = score.interval_scale(self) if plan.calibrate and score else None
         self.refit_ = None
         steps = selected_step(self.validation_, plan.min_delta)
         if refit is True or (refit == "warm_start" and steps == 0):
@@ -677,7 +676,7 @@ def check_plan(plan, model):
         elif name == "refit":
             value = check_switch(value, name, REFITS)
         elif name == "calibrate":
-            value = check_switch(value, name, CALIBRATIONS if isinstance(plan, BlockPlan) else (False, True))
+            value = check_switch(value, name, (False, True))
         elif name == "validation_windows":
             value = "all" if value == "all" else check.positive_int(value, name)
         elif name in ("lr_scale", "lr_scales"):

@@ -9,8 +9,8 @@ validation-block loop.
   particle-mean output, averaged over windows. The same random numbers at every call (common random numbers), so
   that scores of different parameters differ by the parameters. ``interval_scale`` and
   :func:`widening_factors`: per output, the 95 % quantile of |y - mean| / std over the windows divided by
-  1.959964 (a split-conformal recalibration of the predictive scale), clipped to [1, 100] (widening only) or
-  [0.1, 100].
+  1.959964 (a split-conformal recalibration of the predictive scale), clipped to [1, 100]: intervals are widened
+  where they were too narrow and otherwise left as the model has them.
 * :func:`paired_t`: the paired statistic of per-window differences between two sets of parameters
   (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
@@ -29,7 +29,7 @@ fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tri
 5. ``refit``: True fits the final model to all the training data for the selected number of steps (the warm
    start, too, chosen on all of it); "warm_start" refits only where that number is 0 (the warm start on all the
    data); False keeps the kept run's parameters.
-6. ``calibrate``: the interval factors above from the kept run's validation windows (True: both ways; "widen").
+6. ``calibrate``: the interval factors above from the kept run's validation windows (True; False: none).
 7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
 8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
    replaces the kept one only where it wins the paired test by more than :data:`SWITCH_STANDARD_ERRORS`.
@@ -81,7 +81,7 @@ class BlockPlan:
     max_rejections: int = MAX_REJECTIONS
     validation_windows: object = "all"
     refit: object = "warm_start"
-    calibrate: object = "widen"
+    calibrate: bool = True
     average: object = 0.99
     lr_scale: object = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
 
@@ -143,18 +143,17 @@ class ValidationScore:
     def __call__(self, model):
         return float(np.mean(self.window_scores(model)))
 
-    def interval_scale(self, model, widen_only=False):
-        """The calibration factors c (d_y,) of step 6 of the module docstring: per output, the 95 % quantile of
-        |y - mean| / std over the validation windows over the Gaussian's, clipped to [0.1, 100] (to [1, 100] with
-        ``widen_only``)."""
+    def interval_scale(self, model):
+        """The calibration factors c (d_y,) of step 6 of the module docstring (:func:`widening_factors` of the
+        validation windows' standardised errors)."""
         z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in self.forecasts(model)])
-        return widening_factors(z, widen_only)
+        return widening_factors(z)
 
 
-def widening_factors(z, widen_only=True):
+def widening_factors(z):
     """Step 6 of the module docstring: per output, the 95 % quantile of the standardised errors ``z`` (n, d_y) over
-    the Gaussian's, clipped to [1, 100] (``widen_only``) or [0.1, 100]."""
-    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0 if widen_only else 0.1, 100.0)
+    the Gaussian's, clipped to [1, 100] (the intervals only widen: research/ablation_plan.md, amendment 8)."""
+    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0, 100.0)
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
@@ -231,9 +230,8 @@ def switches(kept, other):
     return t is not None and t > SWITCH_STANDARD_ERRORS
 
 
-#: The values of ``fit(refit=...)`` (step 5 of the module docstring) and ``fit(calibrate=...)`` (step 6).
+#: The values of ``fit(refit=...)`` (step 5 of the module docstring).
 REFITS = (False, True, "warm_start")
-CALIBRATIONS = (False, True, "widen")
 
 
 def check_switch(value, name, choices):
