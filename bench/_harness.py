@@ -126,7 +126,8 @@ def save_result(folder, report, script=None, argv=None):
     script = script or os.path.splitext(os.path.basename(sys.argv[0]))[0]
     document = {"script": script, "argv": list(sys.argv[1:] if argv is None else argv),
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "code": _code_at_start or runs.code_version(), "machine": runs.machine(), "versions": versions(), "report": report}
+                "code": _code_at_start or runs.code_version(), "machine": runs.machine(), "versions": versions(),
+                "report": report}
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{script}.json")
     tmp = f"{path}.tmp{os.getpid()}"

@@ -6,8 +6,8 @@ on two cores the wall time is that of the longer of the two parts. The CPU secon
 too: their difference is the compile work in all, which a busy machine cannot run in parallel.
 
 The fit is ``ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan={"eval_every": 1})`` on 200 steps of the
-cascaded tanks (``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and LGSSM, the
-selection's training and scoring, the refit, the free-run guard, the calibration). Usage::
+cascaded tanks (``datasets.cascaded_tanks``, seed 0): every stage of the default fit runs once (the floor's ARX and
+LGSSM, the selection's training and scoring, the refit, the free-run guard, the calibration). Usage::
 
     python bench/bench_first_fit.py [--json]
 """

@@ -57,13 +57,12 @@ VALIDATION_HORIZON = 100
 @dataclass(frozen=True)
 class BlockPlan:
     """The settings of the validation-block loop (module docstring, steps 1-8): at most ``max_steps`` Adam steps of
-    ``lr`` on windows of ``seq_len`` steps at ``stride``, minibatches of
-    ``batch_size``, ``num_samples`` particles per window, gradient norm clipped at ``clip_norm`` (None: not),
-    parameters named in ``fixed`` held; the last ``validation`` share held back and scored every ``eval_every``
-    steps (``validation_windows``: "all" or how many), stopped after ``patience`` scores without a relative
-    improvement of ``min_delta``; ``restarts`` seeds; ``refit``, ``calibrate``, ``average``, ``lr_scale`` as in
-    steps 5-8 (the default ``lr_scale`` drops the candidates that name parameters the model lacks); training stops
-    after ``max_rejections`` consecutive non-finite steps."""
+    ``lr`` on windows of ``seq_len`` steps at ``stride``, minibatches of ``batch_size``, ``num_samples`` particles per
+    window, gradient norm clipped at ``clip_norm`` (None: not), parameters named in ``fixed`` held; the last
+    ``validation`` share held back and scored every ``eval_every`` steps (``validation_windows``: "all" or how many),
+    stopped after ``patience`` scores without a relative improvement of ``min_delta``; ``restarts`` seeds; ``refit``,
+    ``calibrate``, ``average``, ``lr_scale`` as in steps 5-8 (the default ``lr_scale`` drops the candidates that name
+    parameters the model lacks); training stops after ``max_rejections`` consecutive non-finite steps."""
 
     max_steps: int = 2000
     validation: float = 0.2
