@@ -114,15 +114,13 @@ def test_split_validation_and_score_read_only_the_past():
     np.testing.assert_array_equal(y_w, y[240:300])
 
 
-def test_how_many_validation_windows_are_scored():
+def test_every_validation_window_is_scored():
     y, u = standardised_linear_data(seed=1, T=2000)
     cuts = split_validation([y], [u], 0.2)[2]  # a 400-step block: windows of 100 at stride 50
-    assert len(ValidationScore([y], [u], cuts, max_windows=4).tasks) == 4
-    every = ValidationScore([y], [u], cuts).tasks  # the default: all (amendment 5)
+    every = ValidationScore([y], [u], cuts).tasks
     assert len(every) == 7 and every[-1][3].shape[0] == 100
+    np.testing.assert_array_equal(every[0][3], y[1600:1700])
     np.testing.assert_array_equal(every[-1][3], y[1900:2000])
-    with pytest.raises(ValueError, match="validation_windows"):
-        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=1, plan=dict(validation_windows="some"))
 
 
 def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():

@@ -318,8 +318,7 @@ class GPSSM(GradientTrainedModel):
             steps = epochs * -(-len(Y) // plan.batch_size)
             plan = replace(plan, max_steps=steps, eval_every=steps)
         max_steps, eval_every = plan.max_steps, plan.eval_every
-        score = ValidationScore(ys, us, cuts, seed=seed,
-                                max_windows=None if plan.validation_windows == "all" else plan.validation_windows)
+        score = ValidationScore(ys, us, cuts, seed=seed)
         candidates = list(plan.lr_scale)
         if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
             candidates = candidates[:1]
@@ -677,8 +676,6 @@ def check_plan(plan, model):
             value = check_switch(value, name, REFITS)
         elif name == "calibrate":
             value = check_switch(value, name, (False, True))
-        elif name == "validation_windows":
-            value = "all" if value == "all" else check.positive_int(value, name)
         elif name in ("lr_scale", "lr_scales"):
             value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale))
         elif name == "seq_lens":

@@ -20,8 +20,8 @@ fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tri
 
 1. The last ``validation`` share of every training sequence is held back (blocks under :data:`MIN_VALIDATION`
    steps are not cut: training then runs its whole budget and keeps the last parameters).
-2. Every ``eval_every`` steps the model forecasts the block's windows (horizon min(100, block), stride H / 2; all,
-   or the first ``validation_windows``) and :class:`ValidationScore` scores them.
+2. Every ``eval_every`` steps the model forecasts every window of the block (horizon min(100, block), stride H / 2)
+   and :class:`ValidationScore` scores them.
 3. The parameters with the lowest score are kept, starting with the initial ones (step 0), so the kept model is
    never worse there than where training started; training stops after ``patience`` scores without a relative
    improvement of ``min_delta``, or after ``max_steps``.
@@ -59,10 +59,10 @@ class BlockPlan:
     """The settings of the validation-block loop (module docstring, steps 1-8): at most ``max_steps`` Adam steps of
     ``lr`` on windows of ``seq_len`` steps at ``stride``, minibatches of ``batch_size``, ``num_samples`` particles per
     window, gradient norm clipped at ``clip_norm`` (None: not), parameters named in ``fixed`` held; the last
-    ``validation`` share held back and scored every ``eval_every`` steps (``validation_windows``: "all" or how many),
-    stopped after ``patience`` scores without a relative improvement of ``min_delta``; ``restarts`` seeds; ``refit``,
-    ``calibrate``, ``average``, ``lr_scale`` as in steps 5-8 (the default ``lr_scale`` drops the candidates that name
-    parameters the model lacks); training stops after ``max_rejections`` consecutive non-finite steps."""
+    ``validation`` share held back and scored every ``eval_every`` steps, stopped after ``patience`` scores without a
+    relative improvement of ``min_delta``; ``restarts`` seeds; ``refit``, ``calibrate``, ``average``, ``lr_scale`` as in
+    steps 5-8 (the default ``lr_scale`` drops the candidates that name parameters the model lacks); training stops after
+    ``max_rejections`` consecutive non-finite steps."""
 
     max_steps: int = 2000
     validation: float = 0.2
@@ -78,7 +78,6 @@ class BlockPlan:
     clip_norm: float = None
     fixed: tuple = ()
     max_rejections: int = MAX_REJECTIONS
-    validation_windows: object = "all"
     refit: object = "warm_start"
     calibrate: bool = True
     average: object = 0.99
@@ -105,15 +104,14 @@ def split_validation(ys, us, share):
 class ValidationScore:
     """The causal forecast score of the validation blocks (module docstring, step 2); call it with a model."""
 
-    def __init__(self, ys, us, cuts, burn_in=100, num_particles=200, num_samples=50, seed=0,
-                 max_windows=None):
+    def __init__(self, ys, us, cuts, burn_in=100, num_particles=200, num_samples=50, seed=0):
         self.tasks = []  # (y_past, u_past, u_window, y_window)
         for y, u, cut in zip(ys, us, cuts):
             if cut is None:
                 continue
             block = len(y) - cut
             horizon = min(VALIDATION_HORIZON, block)
-            for s in window_starts(block, horizon, max(1, horizon // 2))[:max_windows]:  # None: all
+            for s in window_starts(block, horizon, max(1, horizon // 2)):
                 g = cut + int(s)
                 past = slice(max(0, g - burn_in), g)
                 self.tasks.append((y[past], u[past], u[g:g + horizon], y[g:g + horizon]))
