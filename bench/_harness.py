@@ -22,6 +22,11 @@ import time
 
 import numpy as np
 
+from gpssm_np.experiments import runs
+
+#: The code version (``runs.code_version``) when the script imported this harness, before it measured anything: the
+#: result file names the code that ran, not the working tree when the run ended.
+CODE_AT_START = runs.code_version()
 #: The paper's configuration (docs/design.md, authors' code s12): B windows of T steps, S particles, Q latent GPs,
 #: M inducing points, Matern-5/2.
 PAPER = dict(B=16, T=50, S=50, Q=4, M=20, dim_x=4, dim_u=1, dim_y=1)
@@ -81,16 +86,7 @@ def measure(fn, repeats=5, min_time=0.0):
             "repeats": len(times)}
 
 
-#: The code version (``gpssm_np.experiments.runs.code_version``) when the script built its parser, before it
-#: measured anything: the result file names the code that ran, not the working tree when the run ended.
-_code_at_start = None
-
-
 def parser(description):
-    global _code_at_start
-    from gpssm_np.experiments import runs
-
-    _code_at_start = runs.code_version()
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--repeats", type=int, default=5, help="timed calls after the first (default 5)")
@@ -119,14 +115,11 @@ def emit(args, report, table_lines):
 def save_result(folder, report, script=None, argv=None):
     """Write ``report`` with its provenance to ``folder/<script>.json`` (atomically); returns the path. The
     document: script, argv (the options of the run), date (UTC), code (git commit, with a hash of uncommitted
-    changes; ``gpssm_np.experiments.runs.code_version``, taken when the script started where it used
-    :func:`parser`), machine, versions and the report itself."""
-    from gpssm_np.experiments import runs
-
+    changes; :data:`CODE_AT_START`), machine, versions and the report itself."""
     script = script or os.path.splitext(os.path.basename(sys.argv[0]))[0]
     document = {"script": script, "argv": list(sys.argv[1:] if argv is None else argv),
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "code": _code_at_start or runs.code_version(), "machine": runs.machine(), "versions": versions(),
+                "code": CODE_AT_START, "machine": runs.machine(), "versions": versions(),
                 "report": report}
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{script}.json")
