@@ -1,8 +1,8 @@
 """Where stage 4's guards drop the refitted GP part, do the selection's fold models pass them? For each fit, the
 guards' result of the refitted model beside that of every fold model of the chosen step-size candidate at s*
 (trained on the data before its origin), each checked on the whole training record against the floor in the
-model's form (``default_fit.free_run_check`` and ``far_field_check``, the package's own). Training halves only
-(``defaults_check.dataset``); no test half is read. One JSON line per fit on stdout.
+model's form (``DefaultFit.guards``, the package's own). Training halves only (``defaults_check.dataset``); no test
+half is read. One JSON line per fit on stdout.
 
 Run: python research/diagnose_fold_guards.py ballbeam --seeds 0 1
 This script is the research record's; nothing in the package imports it.
@@ -19,19 +19,17 @@ GUARDS = default_fit.DefaultFit.guards
 
 
 def guards_with_folds(found):
-    """``DefaultFit.guards`` that also appends the fold models' guard results to ``found``."""
+    """``DefaultFit.guards`` that also appends, to ``found``, the same guards' result for every fold model (each put
+    in the refitted model's place while they run)."""
     def guards(self, floor, ys, us):
         result = GUARDS(self, floor, ys, us)
-        per = len(self.runs) // len(self.plan.lr_scales)
+        refitted, per = self.model, len(self.runs) // len(self.plan.lr_scales)
         folds = []
         for k in range(self.candidate * per, (self.candidate + 1) * per):
-            model = self.runs[k][0]
-            model.set_learned_params(self.kept[self.accepted][k])
-            as_floor = self.floor_form(floor, ys, us)
-            run = default_fit.free_run_check(model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
-                                             self.plan.num_samples, self.plan.num_particles)
-            far = default_fit.far_field_check(model, as_floor)
-            folds.append(dict(run, far_field={who: far[who] for who in ("model", "floor")}, far_passed=far["passed"]))
+            self.model = self.runs[k][0]
+            self.model.set_learned_params(self.kept[self.accepted][k])
+            folds.append(GUARDS(self, floor, ys, us))
+        self.model = refitted
         found.append({"kind": floor.kind, "step": self.accepted, "refit": result, "folds": folds})
         return result
     return guards
