@@ -35,29 +35,17 @@ SMALL = dict(B=2, T=10, S=5, Q=2, M=5, dim_x=2, dim_u=1, dim_y=1)
 
 
 def versions():
-    import autograd
+    """The package's versions (``gpssm-np info``: numpy, scipy, numba, autograd, ...) with what a timing also
+    depends on: the machine's load, the thread settings and the BLAS pools."""
     import numba
-    import numpy
-    import scipy
 
-    import gpssm_np
-    from gpssm_np.ops.threads import kernel_threads
+    from gpssm_np._versions import versions as package_versions
 
-    info = {
-        "python": platform.python_version(),
-        "gpssm_np": gpssm_np.__version__,
-        "numpy": numpy.__version__,
-        "scipy": scipy.__version__,
-        "numba": numba.__version__,
-        "autograd": getattr(autograd, "__version__", "unknown"),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "kernel_threads": kernel_threads(),
-        "env_threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                                                       "GPSSM_NP_THREADS")},
-    }
+    info = dict(package_versions(), machine=platform.machine(),
+                load_average=os.getloadavg() if hasattr(os, "getloadavg") else None,
+                numba_threads=numba.config.NUMBA_NUM_THREADS,
+                env_threads={k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                             "MKL_NUM_THREADS", "GPSSM_NP_THREADS")})
     try:
         from threadpoolctl import threadpool_info
 
