@@ -94,6 +94,20 @@ def test_a_floor_only_fit_forecasts_as_the_arx_it_holds():
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=5e-4 * np.std(y))
 
 
+def test_a_floor_only_prssm_forecasts_as_the_arx_it_holds():
+    """PRSSM's zero residual (A = I fixed: q(u) at its prior, the kernel variances at the warm start's floor) is a
+    linear Gaussian model too, forecast exactly as ODGPSSM's above (through the particle filter it was off by up to
+    30 % of the floor's RMSE on a 10-state LGSSM floor: ``warm_start.zero_residual_variance``)."""
+    y, u = delayed_plant()
+    arx = gp.ARX(dim_y=1, dim_u=1).fit(y, u)
+    model = gp.PRSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, plan=dict(eval_every=1, patience=1, switch_t=1e6))
+    assert model.selection_["floor"]["kind"] == "arx" and model.selection_["gp_part"] is False
+    assert model.linear_gaussian() is not None
+    g, H = 600, 80
+    ours, theirs = (m.forecast(u[g:g + H], y_past=y[g - 100:g], u_past=u[g - 100:g]).mean for m in (model, arx))
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=5e-4 * np.std(y))
+
+
 class _Constant:
     """A stand-in model whose forecast mean is a constant (for the free-run guard)."""
 

@@ -1,5 +1,5 @@
-"""A GP model without a GP residual (A = 0: the default fit's floor) is a linear Gaussian state-space model, and
-forecasts exactly as one (``GPSSM.linear_gaussian``, ``kalman.forecast_trajectories``)."""
+"""A GP model without a GP residual (the default fit's floor: A = 0, or PRSSM's zero residual) is a linear Gaussian
+state-space model, and forecasts exactly as one (``GPSSM.linear_gaussian``, ``kalman.forecast_trajectories``)."""
 import numpy as np
 import pytest
 
@@ -64,3 +64,25 @@ def test_a_model_with_a_gp_residual_keeps_the_particle_forecast(floor_model):
     assert with_residual.linear_gaussian() is None
     a, b = (with_residual.forecast(u[300:340], y_past=y[200:300], u_past=u[200:300], seed=s).mean for s in (0, 1))
     assert not np.allclose(a, b, rtol=0, atol=1e-12)  # particles: the seed moves the point forecast
+
+
+def test_prssm_is_linear_only_with_its_zero_residual():
+    """PRSSM (A = I) is linear Gaussian when q(u) is at its prior with zero mean and the kernel variances at the
+    warm start's floor, with each state's process variance raised by that kernel variance; a nonzero q(u) mean, a
+    q(u) off its prior or a kernel variance above the floor (a warm start with the GP's share) keeps the particles."""
+    from gpssm_np.models.warm_start import _VAR_MIN, zero_residual_variance
+    from gpssm_np.params import constrain
+
+    y, u = delayed_plant(T=400, seed=2)
+    model = gp.PRSSM(dim_y=1, dim_u=1, dim_x=2, init="lgssm", seed=0).initialise(y, u)
+    spec, params = model.spec, model.params
+    assert zero_residual_variance(spec, params) is None  # the warm start's GP share is above the floor
+    floor = positive_inverse(np.full(spec.dim_x, _VAR_MIN))
+    model.params = dict(params, variance=floor)
+    lg = model.linear_gaussian()
+    p = constrain(model.params, spec)
+    np.testing.assert_allclose(np.diag(lg["Q"]), p["process_var"] + p["variance"], rtol=1e-15)
+    for name, value in (("q_mu", params["q_mu"] + 1e-3), ("q_sqrt", 0.5 * params["q_sqrt"]),
+                        ("variance", floor + 1.0)):
+        model.params = dict(dict(params, variance=floor), **{name: value})
+        assert model.linear_gaussian() is None, name

@@ -34,7 +34,7 @@ from .training import (REFITS, BlockPlan, ValidationScore, check_average, check_
                        selected_step, selected_windows, split_validation, switches, train_steps)
 from . import default_fit
 from .default_fit import DefaultFit, Plan
-from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start
+from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start, zero_residual_variance
 
 #: The two configurations of the GP models. ``"default"``: the linear mean, the linear floor chosen by every fit
 #: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
@@ -515,18 +515,22 @@ class GPSSM(GradientTrainedModel):
         """The model as the linear Gaussian state-space model of ``kalman.py`` when it is one: a dict F, G, b, H, Q,
         R; else None.
 
-        With A = 0 and the linear mean, the transition (paper Eq. (12)) is x_t = F x_{t-1} + G u_t + b + v_t, v_t ~
-        N(0, diag q), whatever q(u) holds, and y_t = C x_t + e_t, C = [I, 0] (H), e_t ~ N(0, R): the default fit's
-        floor with a zero GP residual (``models/default_fit.py``, stage 4) is such a model. None for a model with a
-        GP residual (A != 0, or PRSSM's fixed A = I), another mean function, or a recognition network (its q(x0) is
-        not one Gaussian a Kalman filter could start from)."""
+        With a zero GP residual and the linear mean, the transition (paper Eq. (12)) is x_t = F x_{t-1} + G u_t +
+        b + v_t, v_t ~ N(0, diag(q + s2)), and y_t = C x_t + e_t, C = [I, 0] (H), e_t ~ N(0, R): the default fit's
+        floor with a zero GP residual (``models/default_fit.py``, stage 4) is such a model. The zero residual is
+        ``warm_start.zero_residual_variance``'s: A = 0 for ODGPSSM (s2 = 0), whatever q(u) holds; for PRSSM
+        (A = I fixed) q(u) at its prior with zero mean and the kernel variances s2 at the warm start's floor. None
+        for a model with a GP residual, another mean function, or a recognition network (its q(x0) is not one
+        Gaussian a Kalman filter could start from)."""
         spec = self.spec
-        if (spec.independent or spec.mean_function != "linear" or self.recognition is not None
-                or np.any(self.params["A"] != 0)):
+        if spec.mean_function != "linear" or self.recognition is not None:
+            return None
+        residual_var = zero_residual_variance(spec, self.params)
+        if residual_var is None:
             return None
         p = constrain(self.params, spec)
         return {"F": np.asarray(p["F"]), "G": np.asarray(p["G"]), "b": np.asarray(p["b"]),
-                "H": np.eye(spec.dim_y, spec.dim_x), "Q": np.diag(np.asarray(p["process_var"])),
+                "H": np.eye(spec.dim_y, spec.dim_x), "Q": np.diag(np.asarray(p["process_var"]) + residual_var),
                 "R": np.diag(np.asarray(p["obs_var"]))}
 
     def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):

@@ -313,6 +313,26 @@ def stationary_sqrt(cov):
         return np.linalg.cholesky(cov + _VAR_MIN * np.eye(len(cov)))
 
 
+def zero_residual_variance(spec, params):
+    """The prior variance (d_x,) the GP residual adds to each state's process noise when ``params`` (unconstrained)
+    hold a zero GP residual, the one :func:`initial_params` writes with ``gp_share`` 0; None otherwise.
+
+    ODGPSSM: A = 0, so A h = 0 whatever q(u) holds (zeros). PRSSM (A = I fixed, one GP per state): q(u) at its
+    whitened prior with zero mean (q_mu = 0, q_sqrt = I), so that the residual's mean is 0 and its variance the
+    kernel's k(x, x) = s2_d at every input (both kernels are stationary): each step adds N(0, s2_d) to state d,
+    the model is linear Gaussian with process variance q_d + s2_d. The kernel variances must also be at the warm
+    start's floor (_VAR_MIN) or below, as the zero residual writes them: a warm start whose GP share is above that
+    floor holds the same prior but is the start of training, which the default fit's selection scores with the
+    particles of its later steps (common random numbers; ``models/default_fit.py``, stage 2)."""
+    if not spec.independent:
+        return np.zeros(spec.dim_x) if np.all(params["A"] == 0) else None
+    at_prior = (spec.whiten and np.all(params["q_mu"] == 0)
+                and np.array_equal(params["q_sqrt"], np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))))
+    if not at_prior or np.any(params["variance"] > positive_inverse(_VAR_MIN)):
+        return None
+    return positive(params["variance"])
+
+
 def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     """Unconstrained parameters of a ``mean_function="linear"`` GPSSM set from ``start`` (module docstring, steps 3-5);
     ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's). ``gp_share``
