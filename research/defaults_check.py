@@ -60,18 +60,25 @@ def held_out_cut(name):
     return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
 
 
-def decision_cli(run, decide, names=DATA + SIMULATORS):
+def decision_cli(run, decide, names=DATA + SIMULATORS, variants=None):
     """The command line of a held-out decision script: ``OUT [--data name ...]`` runs ``run(out, names)`` (default
     ``names``; with ``names=None`` there is no ``--data`` and ``run(out)`` runs its own cells), ``--decide OUT``
-    applies its rule (``decide(out)``)."""
+    applies its rule (``decide(out)``). ``variants``: the choices of a required ``--variant`` when running, passed
+    on as ``run(out, names, variant)``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     if names is not None:
         parser.add_argument("--data", nargs="+", default=names)
+    if variants is not None:
+        parser.add_argument("--variant", choices=variants)
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     if args.decide:
         decide(args.out)
+    elif variants is not None:
+        if args.variant is None:
+            parser.error("--variant is required to run")
+        run(args.out, args.data, args.variant)
     else:
         run(args.out) if names is None else run(args.out, args.data)
 

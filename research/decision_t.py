@@ -1,0 +1,95 @@
+"""Decision T of research/ablation_plan.md (the floor's step 0 of the selection forecast exactly), on training data
+only, by the held-out rule of decisions M and N: on the 70/30 cuts of the 25 training halves, seed 0, the current
+default fit and the default fit with T (every GP residual at its prior with zero mean taken for the linear Gaussian
+model it is, :func:`linear_gaussian_t`), each scored on the last 30 % under causal and simulate. One JSON line per
+cut and variant, appended (resumable; two workers can share the file with disjoint ``--variant``s).
+
+Run: python research/decision_t.py research/results/decision_t.jsonl --variant default|T [--data name ...]; then
+python research/decision_t.py research/results/decision_t.jsonl --decide. This script is the research record's;
+nothing in the package imports it.
+"""
+import json
+import os
+import time
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.models.gpssm import GPSSM
+from gpssm_np.params import constrain
+
+from decision_m import NAMES, held_out_cut
+from defaults_check import decision_cli
+
+PACKAGE_RULE = GPSSM.linear_gaussian
+
+
+def linear_gaussian_t(self):
+    """T's rule: the package's, and besides it every GP residual at its whitened prior with zero mean (q_mu = 0,
+    q_sqrt = I): the residual adds N(0, s2_q) per latent GP at every input (stationary kernels), so the transition
+    covariance is A diag(s2) A^T + diag(q) (A = I for PRSSM)."""
+    found = PACKAGE_RULE(self)
+    spec, params = self.spec, self.params
+    if found is not None or spec.mean_function != "linear" or self.recognition is not None or not spec.whiten:
+        return found
+    prior = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
+    if np.any(params["q_mu"] != 0) or not np.array_equal(params["q_sqrt"], prior):
+        return None
+    p = constrain(params, spec)
+    A = np.eye(spec.dim_x) if spec.independent else np.asarray(p["A"])
+    s2 = np.broadcast_to(np.asarray(p["variance"]), (A.shape[1],))
+    return {"F": np.asarray(p["F"]), "G": np.asarray(p["G"]), "b": np.asarray(p["b"]),
+            "H": np.eye(spec.dim_y, spec.dim_x), "Q": (A * s2) @ A.T + np.diag(np.asarray(p["process_var"])),
+            "R": np.diag(np.asarray(p["obs_var"]))}
+
+
+def run(out, names, variant):
+    done = set()
+    if os.path.exists(out):
+        done = {(r["data"], r["variant"]) for r in map(json.loads, open(out))}
+    GPSSM.linear_gaussian = linear_gaussian_t if variant == "T" else PACKAGE_RULE
+    for name in names:
+        if (name, variant) in done:
+            continue
+        ds = held_out_cut(name)
+        start = time.perf_counter()
+        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
+        model.fit(ds.y_train, ds.u_train, progress=False)
+        sel = model.selection_
+        row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
+               "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
+               "other_floor": sel["other_floor"], "step0": sel["record"][0]["rmse"]}
+        for protocol in ("causal", "simulate"):
+            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def decide(out):
+    """T's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of T's RMSE over the default's at
+    most 1.00 under causal and under simulate, and no cut more than 5 % worse under causal."""
+    rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(out))}
+    ratios = {"causal": [], "simulate": []}
+    missing = [n for n in NAMES if (n, "default") not in rows or (n, "T") not in rows]
+    for name in NAMES:
+        if name in missing:
+            continue
+        d, t = rows[name, "default"], rows[name, "T"]
+        for protocol in ratios:
+            ratios[protocol].append(t[protocol] / d[protocol])
+        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {t['gp_part']!s:5s}  step {d['step']:5d} -> {t['step']:5d}  "
+              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (T over the default)")
+    if missing:
+        print(f"not run yet: {missing}")
+    if not ratios["causal"]:
+        return
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    worst = max(ratios["causal"])
+    adopted = not missing and geo["causal"] <= 1.0 and geo["simulate"] <= 1.0 and worst <= 1.05
+    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
+          f"causal {worst:.4f}: {'T adopted' if adopted else 'not adopted (step 0 stays the particle forecast)'}")
+
+
+if __name__ == "__main__":
+    decision_cli(run, decide, NAMES, variants=("default", "T"))
