@@ -37,8 +37,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
    steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all
    process noise the floor's; PRSSM, whose A = I is fixed: q(u) at its prior, the kernel variances at the warm
-   start's floor, ``warm_start.zero_residual_variance``): a linear model in the GP model's form, which forecasts exactly, through the
-   Kalman filter (``GPSSM.linear_gaussian``), as the floor does.
+   start's floor, ``warm_start.zero_residual_variance``): a linear model in the GP model's form, which forecasts
+   exactly, through the Kalman filter (``GPSSM.linear_gaussian``), as the floor does.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
    sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the

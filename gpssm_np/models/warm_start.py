@@ -317,7 +317,7 @@ def zero_residual_variance(spec, params):
     """The prior variance (d_x,) the GP residual adds to each state's process noise when ``params`` (unconstrained)
     hold a zero GP residual, the one :func:`initial_params` writes with ``gp_share`` 0; None otherwise.
 
-    ODGPSSM: A = 0, so A h = 0 whatever q(u) holds (zeros). PRSSM (A = I fixed, one GP per state): q(u) at its
+    ODGPSSM: A = 0, so A h = 0 whatever q(u) holds, and the variance added is 0. PRSSM (A = I fixed, one GP per state): q(u) at its
     whitened prior with zero mean (q_mu = 0, q_sqrt = I), so that the residual's mean is 0 and its variance the
     kernel's k(x, x) = s2_d at every input (both kernels are stationary): each step adds N(0, s2_d) to state d,
     the model is linear Gaussian with process variance q_d + s2_d. The kernel variances must also be at the warm
