@@ -320,10 +320,10 @@ def zero_residual_variance(spec, params):
     ODGPSSM: A = 0, so A h = 0 whatever q(u) holds, and the variance added is 0. PRSSM (A = I fixed, one GP per
     state): q(u) at its whitened prior with zero mean (q_mu = 0, q_sqrt = I), so that the residual's mean is 0 and
     its variance the kernel's k(x, x) = s2_d at every input (both kernels are stationary): each step adds
-    N(0, s2_d) to state d, the model is linear Gaussian with process variance q_d + s2_d. The kernel variances must also be at the warm
-    start's floor (_VAR_MIN) or below, as the zero residual writes them: a warm start whose GP share is above that
-    floor holds the same prior but is the start of training, which the default fit's selection scores with the
-    particles of its later steps (common random numbers; ``models/default_fit.py``, stage 2)."""
+    N(0, s2_d) to state d, the model is linear Gaussian with process variance q_d + s2_d. The kernel variances must
+    also be at the warm start's floor (_VAR_MIN) or below, as the zero residual writes them: a warm start whose GP
+    share is above that floor holds the same prior but is the start of training, which the default fit's selection
+    scores with the particles of its later steps (common random numbers; ``models/default_fit.py``, stage 2)."""
     if not spec.independent:
         return np.zeros(spec.dim_x) if np.all(params["A"] == 0) else None
     at_prior = (spec.whiten and np.all(params["q_mu"] == 0)
