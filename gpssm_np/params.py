@@ -141,6 +141,11 @@ def check_init_values(values, constructor=None):
     return check.keywords(values, constructor, INIT_VALUES, owner=None if constructor else "init_params")
 
 
+def prior_q_sqrt(spec):
+    """The whitened q(u)'s square root at the prior, q_sqrt = I (M, M) for each of the Q latent GPs: (Q, M, M)."""
+    return np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
+
+
 def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, obs_noise=None, x0_var=None,
                 inducing_range=2.0, **unknown):
     """Initial unconstrained parameters, following the authors' code unless told otherwise.
@@ -162,7 +167,7 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     params = {
         "Z": rng.uniform(-inducing_range, inducing_range, size=shapes["Z"]),
         "q_mu": 1e-3 * rng.normal(size=shapes["q_mu"]),
-        "q_sqrt": np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1)),
+        "q_sqrt": prior_q_sqrt(spec),
     }
     if spec.free_x0:
         params["x0_mean"] = np.zeros(spec.dim_x)

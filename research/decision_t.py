@@ -16,7 +16,7 @@ import numpy as np
 
 import gpssm_np as gp
 from gpssm_np.models.gpssm import GPSSM
-from gpssm_np.params import constrain
+from gpssm_np.params import constrain, prior_q_sqrt
 
 from decision_m import NAMES, held_out_cut
 from defaults_check import decision_cli
@@ -32,8 +32,7 @@ def linear_gaussian_t(self):
     spec, params = self.spec, self.params
     if found is not None or spec.mean_function != "linear" or self.recognition is not None or not spec.whiten:
         return found
-    prior = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
-    if np.any(params["q_mu"] != 0) or not np.array_equal(params["q_sqrt"], prior):
+    if np.any(params["q_mu"] != 0) or not np.array_equal(params["q_sqrt"], prior_q_sqrt(spec)):
         return None
     p = constrain(params, spec)
     A = np.eye(spec.dim_x) if spec.independent else np.asarray(p["A"])

@@ -49,6 +49,7 @@ from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from ..kalman import rts_smoother
 from ..ops.linalg import symmetrise
+from ..params import prior_q_sqrt
 from ..transforms import positive, positive_inverse
 
 #: Smallest state dimension of ``dim_x="auto"`` with a fixed kind of warm start (below d_y no candidate exists
@@ -326,8 +327,7 @@ def zero_residual_variance(spec, params):
     scores with the particles of its later steps (common random numbers; ``models/default_fit.py``, stage 2)."""
     if not spec.independent:
         return np.zeros(spec.dim_x) if np.all(params["A"] == 0) else None
-    at_prior = (spec.whiten and np.all(params["q_mu"] == 0)
-                and np.array_equal(params["q_sqrt"], np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))))
+    at_prior = spec.whiten and np.all(params["q_mu"] == 0) and np.array_equal(params["q_sqrt"], prior_q_sqrt(spec))
     if not at_prior or np.any(params["variance"] > positive_inverse(_VAR_MIN)):
         return None
     return positive(params["variance"])
@@ -352,7 +352,7 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     spread = np.maximum(X.std(axis=0), 1e-3)
     new["lengthscale"] = np.broadcast_to(positive_inverse(spread), params["lengthscale"].shape).copy()
     new["q_mu"] = np.zeros(params["q_mu"].shape)
-    new["q_sqrt"] = np.tile(np.eye(spec.num_inducing), (spec.num_latent, 1, 1))
+    new["q_sqrt"] = prior_q_sqrt(spec)
     share = np.where(driven, g, 0.0)  # the GP's prior variance on each state
     if spec.independent:
         new["variance"] = positive_inverse(np.maximum(share, _VAR_MIN))
