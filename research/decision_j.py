@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import gpssm_np as gp
-from gpssm_np.models import default_fit as df
+from gpssm_np.models import default_fit as df, guards
 from defaults_check import decision_cli
 from unseen_plants import SYSTEMS
 
@@ -29,9 +29,9 @@ DEFAULT_GUARDS = df.DefaultFit.guards
 def guards_j(self, floor, ys, us):
     """Stage 4's guards with J's far-field rule; the default's outcome kept as ``default_passed``."""
     as_floor = self.floor_form(floor, ys, us)
-    result = df.free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
+    result = guards.free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
                                self.plan.num_samples, self.plan.num_particles)
-    far = df.far_field_check(self.model, as_floor)
+    far = guards.far_field_check(self.model, as_floor)
     limit = self.plan.free_run_factor ** (1.0 / max(len(y) for y in ys))
     far_j = all(far["model"][k] <= max(1.0, far["floor"][k], limit) for k in far["model"])
     return dict(result, far_field={k: far[k] for k in ("model", "floor")}, limit=limit,

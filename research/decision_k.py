@@ -3,7 +3,7 @@ record), on training data only, by the held-out rule of decisions C-J.
 
 Cells, in this order: the 70 % cuts of the 7 plants of research/unseen_plants.py with seeds 0-4, then the 70 % cuts
 of the 18 sets of research/defaults_check.py with seed 0. Each fit is the default's with stage 4's guards recorded
-and bypassed (the refitted GP part is kept); the free-run guard, the radius rule (``default_fit.far_field_check``)
+and bypassed (the refitted GP part is kept); the free-run guard, the radius rule (``guards.far_field_check``)
 and K's recovery test (:func:`recovery`) are applied to that model. Under each rule the cell's model is the refitted
 one when the free-run guard and the rule's far-field test pass, otherwise the floor in the model's form; both are
 scored on the held-out 30 % under causal and simulate. One JSON line per cell, appended (resumable).

@@ -3,7 +3,7 @@ drops a GP part), decided on the fresh records 5-10 of the 16 simulated plants.
 
 Cells: the records whose current default fit (rows of research/fresh_records.py: fresh_records_n.jsonl for records 5
 and 6, fresh_records_7_10.jsonl for 7-10) kept a GP part in the selection, passed the free-run guard and failed the
-radius rule (``default_fit.far_field_passes``). On each, the default fit (seed 0) is run again with stage 4's guards
+radius rule (``guards.far_field_passes``). On each, the default fit (seed 0) is run again with stage 4's guards
 recorded and bypassed (``decision_k.fit_bypassing_guards``; ``repeats`` says whether its guard numbers are the row's
 to every digit), K's recovery test is applied (``decision_k.recovery``), and Q's model (the refitted one where K
 passes, else the floor in the model's form, which is the default's model) and the default's are scored on the
@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 import gpssm_np as gp
-from gpssm_np.models import default_fit as df
+from gpssm_np.models import default_fit as df, guards
 
 from decision_k import FACTOR, fit_bypassing_guards, recovery
 from decision_m import RESULTS
@@ -47,7 +47,7 @@ def cells():
         if guard is None:
             continue
         free_run = bool(guard["model"] <= FACTOR * guard["floor"])
-        if free_run and not df.far_field_passes(guard["far_field"]["model"], guard["far_field"]["floor"]):
+        if free_run and not guards.far_field_passes(guard["far_field"]["model"], guard["far_field"]["floor"]):
             yield row["data"], row["record"], row
 
 

@@ -5,7 +5,7 @@ Those rows were computed before a GP model without a GP residual forecast exactl
 compares the refitted model's free run of the training record with the floor's in the model's form (A = 0), and
 that floor now forecasts exactly, through the Kalman filter, where it forecast through particles before: the
 guard's reference changed although no fit did. This script recomputes the floor's free-run error on each training
-half as the guard does (``default_fit.free_run_check`` on the floor in the model's form, the cell's seed) and
+half as the guard does (``guards.free_run_check`` on the floor in the model's form, the cell's seed) and
 applies the guard to the model's recorded free-run error (its GP part forecasts through particles, as before) and
 its recorded far-field radii. Where the outcome changes, the current default returns the floor, and its test scores
 are those of the floor-only model (research/rescore_floor_only.py's shortcut, which ``--verify`` checks against
@@ -20,7 +20,8 @@ import os
 import subprocess
 
 import gpssm_np as gp
-from gpssm_np.models.default_fit import DefaultFit, Plan, far_field_passes, free_run_check
+from gpssm_np.models.default_fit import DefaultFit, Plan
+from gpssm_np.models.guards import far_field_passes, free_run_check
 
 from defaults_check import dataset
 from rescore_floor_only import add_scores, floor_only_model

@@ -12,7 +12,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.datasets import cascaded_tanks
-from gpssm_np.models import default_fit
+from gpssm_np.models import checkpoint
 from gpssm_np.models.default_fit import DefaultFit
 
 # tiny settings under which the GP part is kept (s* = 6), so the refit runs too: 11 checkpoints in all (selection
@@ -134,7 +134,7 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
     with pytest.raises(ValueError, match="other data or settings.*plan"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(SETTINGS, eval_every=3),
                                          progress=False)
-    monkeypatch.setattr(default_fit, "CHECKPOINT_LAYOUT", default_fit.CHECKPOINT_LAYOUT + 1)  # a newer layout
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_LAYOUT", checkpoint.CHECKPOINT_LAYOUT + 1)  # a newer layout
     with pytest.raises(ValueError, match="other data or settings.*layout"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=SETTINGS, progress=False)
     monkeypatch.undo()

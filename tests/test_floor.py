@@ -119,7 +119,7 @@ class _Constant:
 
 
 def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
-    from gpssm_np.models.default_fit import free_run_check
+    from gpssm_np.models.guards import free_run_check
     y, u = np.zeros((50, 1)), np.zeros((50, 1))
 
     def check(model_value, floor_value):
@@ -147,7 +147,7 @@ class _FarField:
 def test_the_far_field_guard_drops_a_model_whose_filter_diverges_off_the_data():
     """A stable F whose filter is not: with R -> 0 and P = [[1, c], [c, 1]], K = (1, c) and (I - K C) F =
     [[0, 0], [-c a, d - c b]] has radius |d - c b| (the shape of a default model's transition on actuator)."""
-    from gpssm_np.models.default_fit import far_field_check, far_field_radii
+    from gpssm_np.models.guards import far_field_check, far_field_radii
     a, b, d, c = 0.9, -1.8, 0.5, 0.7
     F = [[a, b], [0.0, d]]
     coupled, diagonal = _FarField(F, [[1.0, c], [c, 1.0]]), _FarField(F, np.eye(2))

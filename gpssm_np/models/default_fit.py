@@ -46,7 +46,7 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    against a filter that diverges once the state leaves the data: far from the inducing inputs the model is the
    linear transition of ``Transition.far_field`` (F, P), and its free run (F) and its particle filter's error
    dynamics ((I - K C) F, the fully adapted proposal's gain K = P C^T (C P C^T + R)^-1) must be stable, or no less
-   stable than the floor's (:func:`far_field_radii`); otherwise the GP part is dropped too
+   stable than the floor's (``guards.far_field_radii``); otherwise the GP part is dropped too
    (``selection_["free_run"]``).
 5. **calibration**: per output, a factor on the predictive standard deviation so that the 95 % intervals of the
    selection's forecasts at s* would have covered 95 % of their outputs, only where that widens them
@@ -59,7 +59,7 @@ model was returned, everything else is that pipeline's, the chosen floor in "oth
 **Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
 selection, at the refit's start and every ``eval_every`` steps of it, and after the refit, the guard and the
-calibration (:data:`STAGES`). It holds every fold run's parameters, loss history, training log, jitter and
+calibration (``checkpoint.STAGES``). It holds every fold run's parameters, loss history, training log, jitter and
 :class:`training_loop.AdamRun` state (Adam's moments, step count and step size, the generator's state, the average, the
 pass's permutation and position), the record, the kept parameters and the evaluations since the best; from the
 refit on the model's. ``fit(..., checkpoint=path, resume=True)`` recomputes the floor (deterministic), restores
@@ -71,10 +71,9 @@ Assumptions: the later part of the training data says how a model will forecast 
 assumption); the number of gradient steps that helps on the folds' shorter data helps on all of it.
 """
 import copy
-import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -86,10 +85,12 @@ from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import init_params
-from .floor import FLOOR_KINDS, choose_floor
 from .._config import MAX_REJECTIONS
-from ..protocols import N_INIT
 from ..training_loop import GrowingRun
+from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guard_result, model_state, restore_model,
+                         restore_run, run_state)
+from .floor import FLOOR_KINDS, choose_floor
+from .guards import far_field_check, free_run_check
 from .training import ValidationScore, paired_t, widening_factors
 from .warm_start import floor_warm_start, initial_params
 
@@ -127,14 +128,6 @@ def num_latent_for(dim_x, dim_y):
     return min(dim_x, max(5, 3 * dim_y))
 
 
-#: The label of the default fit's checkpoint files (``archive.write_state``).
-CHECKPOINT_KIND = "default_fit_checkpoint"
-#: The layout of the default fit's checkpoints, part of the fingerprint: raised whenever what a checkpoint holds
-#: changes (2: stage 4's far-field radii; 3: the full q(x0), x0_sqrt), so that one written by another layout is
-#: refused with a ValueError.
-CHECKPOINT_LAYOUT = 3
-#: The stages a checkpoint can be written in, in order (module docstring, "Checkpoints").
-STAGES = ("selection", "refit", "refitted", "checked", "done")
 
 
 class DefaultFit:
@@ -202,7 +195,7 @@ class DefaultFit:
 
     # -- checkpoints -----------------------------------------------------------------------------------------
     def save(self, stage, refit_steps=None):
-        """Write the checkpoint of ``stage`` (:data:`STAGES`) when a path was given: the selection's state (every
+        """Write the checkpoint of ``stage`` (``checkpoint.STAGES``) when a path was given: the selection's state (every
         fold run's model and :class:`AdamRun`, the record, the kept parameters, the best score and the evaluations
         since), the model's from the refit on, the refit's run inside it, the guard's result and the
         calibration."""
@@ -454,7 +447,7 @@ class DefaultFit:
 
     def guards(self, floor, ys, us):
         """Stage 4's guards of the refitted model against the floor in the same form (:meth:`floor_form`, forecast
-        with the same random numbers): :func:`free_run_check` on the training record and :func:`far_field_check`
+        with the same random numbers): ``guards.free_run_check`` on the training record and ``guards.far_field_check``
         (module docstring); passed when both pass."""
         as_floor = self.floor_form(floor, ys, us)
         result = free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
@@ -475,116 +468,6 @@ class DefaultFit:
             model.set_learned_params(params)
             z += [np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(model)]
         return widening_factors(np.concatenate(z))
-
-
-def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num_particles=200):
-    """A guard against a transition whose long free runs leave the data: each training sequence of ``ys``, ``us``
-    is simulated from its first :data:`N_INIT` outputs over all the rest (the simulate protocol on the training
-    data) by ``model`` and by ``floor``; passed when the model's RMSE is at most ``factor`` times the floor's
-    (summed over sequences; an inf or NaN error fails). A detector of divergence, not a second selection (the folds
-    select): in-sample errors on the training record say little about finer differences. Returns {"model": RMSE,
-    "floor": RMSE, "passed": bool}."""
-    errors = {"model": 0.0, "floor": 0.0}
-    for y, u in zip(ys, us):
-        if len(y) <= 2 * N_INIT:
-            continue
-        for name, m in (("model", model), ("floor", floor)):
-            mean = m.forecast(u[N_INIT:], y_past=y[:N_INIT], u_past=u[:N_INIT], seed=seed, num_samples=num_samples,
-                              num_particles=num_particles).mean
-            with np.errstate(over="ignore", invalid="ignore"):
-                errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
-    return dict(errors, passed=bool(errors["model"] <= factor * errors["floor"]))  # False for inf or NaN too
-
-
-def far_field_radii(model):
-    """Where the state leaves the data, a GP model is the linear transition (F, P) of ``Transition.far_field``: the
-    spectral radii of F (its free run: stable below 1) and of (I - K C) F with K = P C^T (C P C^T + R)^-1 (the
-    error dynamics of its particle filter there: each particle of the fully adapted proposal moves to F x + K (y -
-    C F x) + noise; above 1 the filter's states grow while its outputs follow the data). Returns {"run": float,
-    "filter": float}."""
-    F, P = model.transition().far_field()
-    C, r = model.emission()
-    K = np.linalg.solve(C @ P @ C.T + np.diag(r), C @ P).T
-    radius = lambda M: float(np.max(np.abs(np.linalg.eigvals(M))))  # noqa: E731
-    return {"run": radius(F), "filter": radius((np.eye(len(F)) - K @ C) @ F)}
-
-
-def far_field_check(model, floor):
-    """Stage 4's guard against divergence off the data: :func:`far_field_radii` of ``model`` and ``floor``;
-    passed when each of the model's radii is below 1 or at most the floor's. Returns {"model": radii, "floor":
-    radii, "passed": bool}."""
-    radii = {"model": far_field_radii(model), "floor": far_field_radii(floor)}
-    return dict(radii, passed=far_field_passes(radii["model"], radii["floor"]))
-
-
-def far_field_passes(model_radii, floor_radii):
-    """The rule of :func:`far_field_check` on radii (:func:`far_field_radii` of the model and of the floor)."""
-    return all(model_radii[k] < 1.0 or model_radii[k] <= floor_radii[k] for k in model_radii)
-
-
-#: The order of stage 4's numbers in a checkpoint's "free_run" array.
-_GUARD_FIELDS = ("model", "floor", "passed", "model_run", "model_filter", "floor_run", "floor_filter")
-
-
-def guard_array(result):
-    """Stage 4's result as the checkpoint's array (:data:`_GUARD_FIELDS`)."""
-    far = result["far_field"]
-    return np.array([result["model"], result["floor"], float(result["passed"]), far["model"]["run"],
-                     far["model"]["filter"], far["floor"]["run"], far["floor"]["filter"]], dtype=np.float64)
-
-
-def guard_result(values):
-    """Undo :func:`guard_array`."""
-    v = dict(zip(_GUARD_FIELDS, (float(x) for x in values)))
-    far = {who: {"run": v[who + "_run"], "filter": v[who + "_filter"]} for who in ("model", "floor")}
-    return {"model": v["model"], "floor": v["floor"], "passed": bool(v["passed"]), "far_field": far}
-
-
-def fingerprint(model, ys, us, plan, seed, frozen):
-    """What a checkpoint must have been written for (plain JSON types): the layout (:data:`CHECKPOINT_LAYOUT`), the
-    data's shapes and the SHA-256 of its
-    arrays (model units), the plan, the seed, the frozen parameters and the model's class and configuration (the
-    state dimension, Q, the jitter and the kind of warm start, which a fit sets, left out)."""
-    digest = hashlib.sha256()
-    for array in (a for pair in zip(ys, us) for a in pair):
-        array = np.ascontiguousarray(array, dtype=np.float64)
-        digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
-    config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter", "init")}
-    return {"layout": CHECKPOINT_LAYOUT,
-            "shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
-            "plan": asdict(plan), "seed": int(seed), "frozen": list(frozen), "class": type(model).__name__,
-            "config": config}
-
-
-def model_state(model, prefix, arrays):
-    """A model's part of a checkpoint: its parameters and loss history into ``arrays`` under ``prefix``; returns
-    its training log and jitter (plain JSON types)."""
-    arrays.update({f"{prefix}params/{name}": np.asarray(value, dtype=np.float64)
-                   for name, value in model.params.items()})
-    arrays[prefix + "history"] = np.asarray(model.history_, dtype=np.float64).reshape(-1)
-    return {"training_log": model.training_log_, "jitter": float(model.spec.jitter)}
-
-
-def restore_model(model, prefix, info, arrays):
-    """Undo :func:`model_state`."""
-    model.params = {name: np.array(arrays[f"{prefix}params/{name}"], dtype=np.float64) for name in model.params}
-    model.history_ = arrays[prefix + "history"].tolist()
-    model.training_log_ = json.loads(json.dumps(info["training_log"]))
-    model.spec = replace(model.spec, jitter=float(info["jitter"]))
-
-
-def run_state(run, prefix, arrays):
-    """An :class:`AdamRun`'s part of a checkpoint (``AdamRun.state``): its arrays into ``arrays`` under
-    ``prefix``; returns its info."""
-    info, run_arrays = run.state()
-    arrays.update({prefix + "run/" + key: value for key, value in run_arrays.items()})
-    return info
-
-
-def restore_run(run, prefix, info, arrays):
-    """Undo :func:`run_state`."""
-    start = prefix + "run/"
-    run.load_state(info, {key[len(start):]: value for key, value in arrays.items() if key.startswith(start)})
 
 
 def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
