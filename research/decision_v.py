@@ -1,0 +1,104 @@
+"""Decision V of research/ablation_plan.md (the latest fold's model at s* instead of stage 4's refit), on training
+data only, by the held-out rule of decisions M, N and T: on the 70/30 cuts of the 25 training halves, seed 0, the
+default fit with V (:func:`refit_v`) and, where V acted (:func:`acted`), the default fit on the same machine,
+scored on the last 30 % under causal and simulate (research/ablation_plan.md, V's amendment: the rows of
+decision_t.jsonl came from another machine). One JSON line per cut and variant, appended (resumable; two workers can
+share the file with disjoint ``--data``).
+
+Run: python research/decision_v.py research/results/decision_v.jsonl --variant V|default [--data name ...]; then
+python research/decision_v.py research/results/decision_v.jsonl --decide. This script is the research record's;
+nothing in the package imports it.
+"""
+import copy
+import json
+import os
+import time
+from dataclasses import replace
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.models.default_fit import DefaultFit
+
+from decision_m import NAMES, held_out_cut
+from defaults_check import decision_cli
+
+PACKAGE_REFIT = DefaultFit.refit
+
+
+def refit_v(self, floor, ys, us, steps, saved=None):
+    """V's stage 4: with a GP part kept (``steps`` = s* > 0), the parameters of the latest fold's run of the chosen
+    step-size candidate at s* (what the selection scored there) and that run's jitter, no training; without, the
+    package's (the floor with a zero residual)."""
+    if not steps:
+        return PACKAGE_REFIT(self, floor, ys, us, steps, saved)
+    per_candidate = len(self.runs) // len(self.plan.lr_scales)
+    k = self.candidate * per_candidate + per_candidate - 1  # the runs of one candidate are consecutive, folds in order
+    fold_model = self.runs[k][0]
+    model = self.model
+    model.spec = replace(model.spec, jitter=fold_model.spec.jitter)
+    model.params = copy.deepcopy(fold_model.params)
+    model.set_learned_params(self.kept[steps][k])
+    model.history_ = list(fold_model.history_)
+    model.training_log_ = copy.deepcopy(fold_model.training_log_)
+
+
+def acted(row):
+    """Whether V changed stage 4 of the fit of ``row`` (a V row): a GP part was refitted in either pipeline (the
+    first selection's s* > 0, which runs the guards, or stage 3b's s* > 0)."""
+    return row["free_run"] is not None or bool(row["other_floor"] and row["other_floor"]["step"])
+
+
+def run(out, names, variant):
+    rows = list(map(json.loads, open(out))) if os.path.exists(out) else []
+    done = {(r["data"], r["variant"]) for r in rows}
+    if variant == "default":  # only where V acted; elsewhere V's row is the default's
+        acting = {r["data"] for r in rows if r["variant"] == "V" and acted(r)}
+        names = [n for n in names if n in acting]
+    DefaultFit.refit = refit_v if variant == "V" else PACKAGE_REFIT
+    for name in names:
+        if (name, variant) in done:
+            continue
+        ds = held_out_cut(name)
+        start = time.perf_counter()
+        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
+        model.fit(ds.y_train, ds.u_train, progress=False)
+        sel = model.selection_
+        row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
+               "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
+               "other_floor": sel["other_floor"], "free_run": sel["free_run"], "step0": sel["record"][0]["rmse"]}
+        for protocol in ("causal", "simulate"):
+            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def decide(out):
+    """V's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of V's RMSE over the default's at
+    most 1.01 under causal and under simulate, and no cut more than 5 % worse under causal."""
+    rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(out))}
+    ratios = {"causal": [], "simulate": []}
+    missing = [n for n in NAMES if (n, "V") not in rows or (acted(rows[n, "V"]) and (n, "default") not in rows)]
+    for name in NAMES:
+        if name in missing:
+            continue
+        v = rows[name, "V"]
+        d = rows[name, "default"] if acted(v) else v
+        for protocol in ratios:
+            ratios[protocol].append(v[protocol] / d[protocol])
+        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {v['gp_part']!s:5s}  step {d['step']:5d} -> {v['step']:5d}  "
+              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (V over the default)")
+    if missing:
+        print(f"not run yet: {missing}")
+    if not ratios["causal"]:
+        return
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    worst = max(ratios["causal"])
+    adopted = not missing and geo["causal"] <= 1.01 and geo["simulate"] <= 1.01 and worst <= 1.05
+    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
+          f"causal {worst:.4f}: {'V adopted' if adopted else 'not adopted (stage 4 refits)'}")
+
+
+if __name__ == "__main__":
+    decision_cli(run, decide, NAMES, variants=("V", "default"))
