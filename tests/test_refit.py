@@ -4,7 +4,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.datasets import cascaded_tanks, random_linear_system, simulate_linear
-from gpssm_np.models.training import selected_step
+from gpssm_np.models.training import refit_on_all, selected_step
 
 
 def linear_data(seed=0, T=500):
@@ -69,9 +69,9 @@ def test_a_refit_takes_the_selected_number_of_steps_from_the_selected_seed():
     forced = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL)
     forced.initialise(y, u)
     start = {k: v.copy() for k, v in forced.params.items()}
-    forced._refit([forced._y_to_model(y)], [forced._u_to_model(u)], 20,
-                  gp.BlockPlan(batch_size=8, num_samples=10, max_rejections=5), 10, 3,
-                  gp.optim.Adam(lr=0.01), False, None)
+    refit_on_all(forced, [forced._y_to_model(y)], [forced._u_to_model(u)], 20,
+                 gp.BlockPlan(batch_size=8, num_samples=10, max_rejections=5), 10, 3, gp.optim.Adam(lr=0.01), False,
+                 None)
     assert len(forced.history_) == 10 and not np.allclose(forced.params["q_mu"], start["q_mu"])
 
 

@@ -14,24 +14,21 @@ from autograd import value_and_grad
 from .. import _validation as check
 from .. import archive
 from .._config import MAX_JITTER
-from .._progress import Progress, check_progress, fit_started, note_compilation
-from ..datasets.windowing import window_starts, windows
+from .._progress import Progress, check_progress, fit_started
+from ..datasets.windowing import window_starts
 from ..estimator import GradientTrainedModel
 from ..forecast import free_run
 from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..filtering import kalman_filter_result
 from ..kalman import as_covariance, forecast_trajectories, kalman_filter, sample_smoothed
 from ..online import KalmanOnlineFilter
-from ..ops import kernels_on_disk
-from ..ops.threads import blas_single_threaded
 from ..optim import Adam
 from ..params import constrain, init_params
 from ..recognition import NETWORKS
 from ..training_loop import EpochPlan, changed_plan, checked_field, without_frozen
 from ..transforms import positive
 from ..transition import Transition, check_backend
-from .training import (REFITS, BlockPlan, ValidationScore, check_average, check_switch, paired_t,
-                       selected_step, selected_windows, split_validation, switches, train_steps)
+from .training import REFITS, BlockPlan, block_fit, check_average, check_switch
 from . import default_fit
 from .default_fit import DefaultFit, Plan
 from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start, zero_residual_variance
@@ -299,70 +296,10 @@ class GPSSM(GradientTrainedModel):
                 and self.recognition is None and self.initial_state == "shared")
 
     def _fit_block(self, y, u, plan, progress, seed):
-        """The validation-block loop (``models/training.py``) under ``plan`` (a checked :class:`BlockPlan`, or an
+        """The validation-block loop (``training.block_fit``) under ``plan`` (a checked :class:`BlockPlan`, or an
         :class:`EpochPlan` for a warm-started model: its epochs as steps over windows with no validation block)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        epochs = plan.epochs if isinstance(plan, EpochPlan) else None
-        if epochs is not None:  # the same loop over the epochs' steps (set below): no validation block, no average
-            plan = BlockPlan(validation=0.0, patience=1, seq_len=plan.seq_len, stride=plan.stride,
-                             batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
-                             clip_norm=plan.clip_norm, fixed=plan.fixed, max_rejections=plan.max_rejections,
-                             average=None, lr_scale=({},))
-        train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
-        refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
-        if self._chooses_warm_start():
-            self._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
-        seq_len = min(plan.seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
-        Y, U = windows(train_ys, train_us, seq_len, plan.stride)  # the same windows for every restart
-        if epochs is not None:  # every step of the epochs, scored (by nothing) once at the end
-            steps = epochs * -(-len(Y) // plan.batch_size)
-            plan = replace(plan, max_steps=steps, eval_every=steps)
-        max_steps, eval_every = plan.max_steps, plan.eval_every
-        score = ValidationScore(ys, us, cuts, seed=seed)
-        candidates = list(plan.lr_scale)
-        if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
-            candidates = candidates[:1]
-        average = plan.average
-        self.restart_scores_, self.lr_scale_tests_, kept = [], [], None
-        for scales in candidates:
-            best = None
-            for restart in range(plan.restarts):
-                run_seed = seed + restart
-                x0 = self._initialise(train_ys, train_us, seq_len, plan.stride, run_seed)
-                self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
-                report = Progress(max_steps, enabled=progress, unit="step")
-                note_compilation(report, kernels_on_disk())
-                if kept is not None:
-                    report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
-                with blas_single_threaded():
-                    record = train_steps(self, Y, U, x0, np.random.default_rng(run_seed),
-                                         Adam(plan.lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
-                                         max_steps, eval_every, plan.patience, plan.min_delta, plan.batch_size,
-                                         plan.num_samples, plan.max_rejections, report, average)
-                report.close()
-                value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
-                self.restart_scores_.append(value)
-                if best is None or (value is not None and value < best["score"]):
-                    best = {"score": value, "params": self.get_learned_params(), "history": self.history_,
-                            "log": self.training_log_, "record": record, "seed": run_seed, "scales": scales}
-            if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
-                pair = (selected_windows(kept["record"], plan.min_delta),
-                        selected_windows(best["record"], plan.min_delta))
-                self.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
-            if kept is None or self.lr_scale_tests_[-1]["kept"]:
-                kept = best
-        self.history_, self.training_log_ = kept["history"], kept["log"]
-        self.validation_, self.lr_ = kept["record"], plan.lr
-        run_seed, scales = kept["seed"], kept["scales"]
-        self.lr_scale_ = dict(scales)
-        self.set_learned_params(kept["params"])
-        self.interval_scale_ = score.interval_scale(self) if plan.calibrate and score else None
-        self.refit_ = None
-        steps = selected_step(self.validation_, plan.min_delta)
-        if refit is True or (refit == "warm_start" and steps == 0):
-            self.refit_ = {"steps": steps, "seed": run_seed}
-            self._refit(ys, us, seq_len, plan, steps, run_seed, Adam(self.lr_, clip_norm=plan.clip_norm,
-                                                                        scales=scales), progress, average)
+        block_fit(self, ys, us, plan, progress, seed)
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
@@ -406,24 +343,6 @@ class GPSSM(GradientTrainedModel):
             self._check_param_names(candidate, "lr_scale")
         return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
                 for candidate in candidates]
-
-    def _refit(self, ys, us, seq_len, plan, steps, seed, optimizer, progress, average):
-        """Step 5 of ``models/training.py``: the warm start on all the training sequences ``ys``, ``us``, then
-        ``steps`` gradient steps from ``seed`` under ``plan`` without a validation score (the last parameters are
-        kept)."""
-        seq_len = min(seq_len, min(len(t) for t in ys))
-        x0 = self._initialise(ys, us, seq_len, plan.stride, seed)
-        self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
-        if not steps:  # the warm start itself: no windows to cut
-            return
-        Y, U = windows(ys, us, seq_len, plan.stride)
-        report = Progress(steps, enabled=progress, unit="step")
-        report.note(f"refit on all the training data: {steps} steps")
-        with blas_single_threaded():
-            train_steps(self, Y, U, x0, np.random.default_rng(seed), optimizer, plan.fixed,
-                        ValidationScore([], [], []), steps, steps, 1, 0.0, plan.batch_size, plan.num_samples,
-                        plan.max_rejections, report, average)
-        report.close()
 
     def initialise(self, y, u=None, seed=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)

@@ -14,9 +14,9 @@ validation-block loop.
 * :func:`paired_t`: the paired statistic of per-window differences between two sets of parameters
   (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
-**The validation-block loop** (``fit(y, u, plan=BlockPlan(...))``, and the fits of configurations the default fit
-does not cover: a fixed ``dim_x`` or kind of warm start, a recognition network, smoothed initial states; the
-fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tried):
+**The validation-block loop** (:func:`block_fit`: ``fit(y, u, plan=BlockPlan(...))``, and the fits of
+configurations the default fit does not cover: a fixed ``dim_x`` or kind of warm start, a recognition network,
+smoothed initial states; the fields of :class:`BlockPlan`; research/ablation_plan.md records how each was tried):
 
 1. The last ``validation`` share of every training sequence is held back (blocks under :data:`MIN_VALIDATION`
    steps are not cut: training then runs its whole budget and keeps the last parameters).
@@ -38,15 +38,19 @@ The budget counts gradient steps, not epochs over stride-1 windows, so that long
 the steps are deterministic given the seed.
 """
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtri
 
 from .._config import MAX_REJECTIONS
-from ..datasets.windowing import window_starts
+from .._progress import Progress, note_compilation
+from ..datasets.windowing import window_starts, windows
 from ..metrics import rmse
-from ..training_loop import AdamRun
+from ..ops import kernels_on_disk
+from ..ops.threads import blas_single_threaded
+from ..optim import Adam
+from ..training_loop import AdamRun, EpochPlan
 
 #: Shortest validation block that is cut (steps).
 MIN_VALIDATION = 20
@@ -185,6 +189,93 @@ def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_
     model.set_learned_params(best_params)
     return record
 
+
+def block_fit(model, ys, us, plan, progress, seed):
+    """The validation-block loop (module docstring, steps 1-8) of ``model`` on ``ys``, ``us`` (lists of (T_i, d),
+    model units) under ``plan`` (a checked :class:`BlockPlan`, or an :class:`EpochPlan` for a warm-started model: its
+    epochs as steps over windows with no validation block); leaves the kept parameters and what the loop chose in
+    ``model`` (``validation_``, ``restart_scores_``, ``lr_scale_``, ``lr_scale_tests_``, ``refit_``,
+    ``interval_scale_``)."""
+    epochs = plan.epochs if isinstance(plan, EpochPlan) else None
+    if epochs is not None:  # the same loop over the epochs' steps (set below): no validation block, no average
+        plan = BlockPlan(validation=0.0, patience=1, seq_len=plan.seq_len, stride=plan.stride,
+                         batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
+                         clip_norm=plan.clip_norm, fixed=plan.fixed, max_rejections=plan.max_rejections,
+                         average=None, lr_scale=({},))
+    train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
+    refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
+    if model._chooses_warm_start():
+        model._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
+    seq_len = min(plan.seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
+    Y, U = windows(train_ys, train_us, seq_len, plan.stride)  # the same windows for every restart
+    if epochs is not None:  # every step of the epochs, scored (by nothing) once at the end
+        steps = epochs * -(-len(Y) // plan.batch_size)
+        plan = replace(plan, max_steps=steps, eval_every=steps)
+    max_steps, eval_every = plan.max_steps, plan.eval_every
+    score = ValidationScore(ys, us, cuts, seed=seed)
+    candidates = list(plan.lr_scale)
+    if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
+        candidates = candidates[:1]
+    average = plan.average
+    model.restart_scores_, model.lr_scale_tests_, kept = [], [], None
+    for scales in candidates:
+        best = None
+        for restart in range(plan.restarts):
+            run_seed = seed + restart
+            x0 = model._initialise(train_ys, train_us, seq_len, plan.stride, run_seed)
+            model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+            report = Progress(max_steps, enabled=progress, unit="step")
+            note_compilation(report, kernels_on_disk())
+            if kept is not None:
+                report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
+            with blas_single_threaded():
+                record = train_steps(model, Y, U, x0, np.random.default_rng(run_seed),
+                                     Adam(plan.lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
+                                     max_steps, eval_every, plan.patience, plan.min_delta, plan.batch_size,
+                                     plan.num_samples, plan.max_rejections, report, average)
+            report.close()
+            value = min((r["rmse"] for r in record if r["rmse"] is not None), default=None)
+            model.restart_scores_.append(value)
+            if best is None or (value is not None and value < best["score"]):
+                best = {"score": value, "params": model.get_learned_params(), "history": model.history_,
+                        "log": model.training_log_, "record": record, "seed": run_seed, "scales": scales}
+        if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
+            pair = (selected_windows(kept["record"], plan.min_delta),
+                    selected_windows(best["record"], plan.min_delta))
+            model.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
+        if kept is None or model.lr_scale_tests_[-1]["kept"]:
+            kept = best
+    model.history_, model.training_log_ = kept["history"], kept["log"]
+    model.validation_, model.lr_ = kept["record"], plan.lr
+    run_seed, scales = kept["seed"], kept["scales"]
+    model.lr_scale_ = dict(scales)
+    model.set_learned_params(kept["params"])
+    model.interval_scale_ = score.interval_scale(model) if plan.calibrate and score else None
+    model.refit_ = None
+    steps = selected_step(model.validation_, plan.min_delta)
+    if refit is True or (refit == "warm_start" and steps == 0):
+        model.refit_ = {"steps": steps, "seed": run_seed}
+        refit_on_all(model, ys, us, seq_len, plan, steps, run_seed, Adam(model.lr_, clip_norm=plan.clip_norm,
+                                                                    scales=scales), progress, average)
+
+
+def refit_on_all(model, ys, us, seq_len, plan, steps, seed, optimizer, progress, average):
+    """Step 5 of the module docstring: the warm start on all the training sequences ``ys``, ``us``, then
+    ``steps`` gradient steps from ``seed`` under ``plan`` without a validation score (the last parameters are
+    kept)."""
+    seq_len = min(seq_len, min(len(t) for t in ys))
+    x0 = model._initialise(ys, us, seq_len, plan.stride, seed)
+    model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+    if not steps:  # the warm start itself: no windows to cut
+        return
+    Y, U = windows(ys, us, seq_len, plan.stride)
+    report = Progress(steps, enabled=progress, unit="step")
+    report.note(f"refit on all the training data: {steps} steps")
+    with blas_single_threaded():
+        train_steps(model, Y, U, x0, np.random.default_rng(seed), optimizer, plan.fixed,
+                    ValidationScore([], [], []), steps, steps, 1, 0.0, plan.batch_size, plan.num_samples,
+                    plan.max_rejections, report, average)
+    report.close()
 
 def selected_step(record, min_delta):
     """The gradient step whose parameters :func:`train_steps` kept, from its ``record``: the first of the scores that
