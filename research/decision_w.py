@@ -1,0 +1,108 @@
+"""Decision W of research/ablation_plan.md (the other step-size candidate where stage 4's guards drop the chosen
+one), on training data only, by the held-out rule: on the 70/30 cuts where a GP part was selected in a pipeline
+(decision V's rows), seed 0, the default fit with W (:func:`guards_w`), scored on the last 30 % under causal and
+simulate, against the default's rows on this machine in research/results/decision_v.jsonl. One JSON line per cut,
+appended (resumable; two workers can share the file with disjoint ``--data``).
+
+Run: python research/decision_w.py research/results/decision_w.jsonl --variant W [--data name ...]; then
+python research/decision_w.py research/results/decision_w.jsonl --decide. This script is the research record's;
+nothing in the package imports it.
+"""
+import json
+import os
+import time
+
+import numpy as np
+
+import gpssm_np as gp
+from gpssm_np.models.default_fit import DefaultFit
+from gpssm_np.models.training import paired_t
+
+from decision_m import NAMES, RESULTS, held_out_cut
+from defaults_check import decision_cli
+
+PACKAGE_GUARDS = DefaultFit.guards
+#: How many other candidates :func:`guards_w` refitted in the current fit (either pipeline).
+W_TRIES = [0]
+
+
+def guards_w(self, floor, ys, us):
+    """W's stage 4 guards: the package's; where they fail, each other step-size candidate whose windows at s* beat
+    step 0 by more than ``switch_t`` standard errors is refitted for s* steps and guarded in turn, the first that
+    passes kept (``self.candidate`` then names it, for the calibration and ``lr_scale``)."""
+    result = PACKAGE_GUARDS(self, floor, ys, us)
+    if result["passed"]:
+        return result
+    at = next(r for r in self.record if r["step"] == self.accepted)
+    for c in range(len(self.plan.lr_scales)):
+        t = paired_t(self.record[0]["windows"][c], at["windows"][c])
+        if c == self.candidate or t is None or t <= self.plan.switch_t:
+            continue
+        W_TRIES[0] += 1
+        self.candidate = c
+        self.refit(floor, ys, us, self.accepted)
+        result = PACKAGE_GUARDS(self, floor, ys, us)
+        if result["passed"]:
+            return result
+    return result
+
+
+def acted_cuts():
+    """The cuts where a GP part was selected in a pipeline (decision V's rows), the only ones where guards run."""
+    return [r["data"] for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))
+            if r["variant"] == "V" and r["v_refits"] > 0]
+
+
+def run(out, names, variant):
+    done = {r["data"] for r in map(json.loads, open(out))} if os.path.exists(out) else set()
+    DefaultFit.guards = guards_w
+    acting = set(acted_cuts())
+    for name in names:
+        if name in done or name not in acting:
+            continue
+        ds = held_out_cut(name)
+        start, W_TRIES[0] = time.perf_counter(), 0
+        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
+        model.fit(ds.y_train, ds.u_train, progress=False)
+        sel = model.selection_
+        row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
+               "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
+               "other_floor": sel["other_floor"], "free_run": sel["free_run"], "lr_scale": sel["lr_scale"],
+               "w_tries": W_TRIES[0]}
+        for protocol in ("causal", "simulate"):
+            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+
+
+def decide(out):
+    """W's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of W's RMSE over the default's at
+    most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal."""
+    v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
+    rows = {r["data"]: r for r in map(json.loads, open(out))}
+    acting = set(acted_cuts())
+    ratios = {"causal": [], "simulate": []}
+    missing = [n for n in acting if n not in rows]
+    for name in NAMES:
+        if name in missing:
+            continue
+        d = v_rows[name, "default"] if name in acting else v_rows[name, "V"]  # V's rows are the default's there
+        w = rows[name] if name in acting else d
+        for protocol in ratios:
+            ratios[protocol].append(w[protocol] / d[protocol])
+        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {w['gp_part']!s:5s}  tries {w.get('w_tries', 0)}  "
+              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (W over the default)")
+    if missing:
+        print(f"not run yet: {missing}")
+    if not ratios["causal"]:
+        return
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    worst = max(ratios["causal"])
+    adopted = not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and worst <= 1.05
+    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
+          f"causal {worst:.4f}: {'W adopted' if adopted else 'not adopted (the floor where the guards fail)'}")
+
+
+if __name__ == "__main__":
+    decision_cli(run, decide, NAMES, variants=("W",))
