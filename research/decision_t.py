@@ -19,7 +19,7 @@ from gpssm_np.models.gpssm import GPSSM
 from gpssm_np.params import constrain, prior_q_sqrt
 
 from decision_m import NAMES, held_out_cut
-from defaults_check import decision_cli
+from defaults_check import decision_cli, held_out_rule
 
 PACKAGE_RULE = GPSSM.linear_gaussian
 
@@ -69,26 +69,9 @@ def decide(out):
     """T's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of T's RMSE over the default's at
     most 1.00 under causal and under simulate, and no cut more than 5 % worse under causal."""
     rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(out))}
-    ratios = {"causal": [], "simulate": []}
     missing = [n for n in NAMES if (n, "default") not in rows or (n, "T") not in rows]
-    for name in NAMES:
-        if name in missing:
-            continue
-        d, t = rows[name, "default"], rows[name, "T"]
-        for protocol in ratios:
-            ratios[protocol].append(t[protocol] / d[protocol])
-        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {t['gp_part']!s:5s}  step {d['step']:5d} -> {t['step']:5d}  "
-              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (T over the default)")
-    if missing:
-        print(f"not run yet: {missing}")
-    if not ratios["causal"]:
-        return
-    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
-    worst = max(ratios["causal"])
-    adopted = not missing and geo["causal"] <= 1.0 and geo["simulate"] <= 1.0 and worst <= 1.05
-    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
-          f"causal {worst:.4f}: {'T adopted' if adopted else 'not adopted (step 0 stays the particle forecast)'}")
-
+    pairs = [(n, rows[n, "default"], rows[n, "T"]) for n in NAMES if n not in missing]
+    held_out_rule(pairs, "T", 1.0, 1.0, missing, "step 0 stays the particle forecast")
 
 if __name__ == "__main__":
     decision_cli(run, decide, NAMES, variants=("default", "T"))

@@ -15,13 +15,12 @@ import os
 import time
 from dataclasses import replace
 
-import numpy as np
 
 import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit
 
 from decision_m import NAMES, held_out_cut
-from defaults_check import decision_cli
+from defaults_check import decision_cli, held_out_rule
 
 PACKAGE_REFIT = DefaultFit.refit
 #: How many times :func:`refit_v` took a fold model in the current fit (either pipeline).
@@ -82,27 +81,10 @@ def decide(out):
     """V's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of V's RMSE over the default's at
     most 1.01 under causal and under simulate, and no cut more than 5 % worse under causal."""
     rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(out))}
-    ratios = {"causal": [], "simulate": []}
     missing = [n for n in NAMES if (n, "V") not in rows or (acted(rows[n, "V"]) and (n, "default") not in rows)]
-    for name in NAMES:
-        if name in missing:
-            continue
-        v = rows[name, "V"]
-        d = rows[name, "default"] if acted(v) else v
-        for protocol in ratios:
-            ratios[protocol].append(v[protocol] / d[protocol])
-        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {v['gp_part']!s:5s}  step {d['step']:5d} -> {v['step']:5d}  "
-              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (V over the default)")
-    if missing:
-        print(f"not run yet: {missing}")
-    if not ratios["causal"]:
-        return
-    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
-    worst = max(ratios["causal"])
-    adopted = not missing and geo["causal"] <= 1.01 and geo["simulate"] <= 1.01 and worst <= 1.05
-    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
-          f"causal {worst:.4f}: {'V adopted' if adopted else 'not adopted (stage 4 refits)'}")
-
+    pairs = [(n, rows[n, "default"] if acted(rows[n, "V"]) else rows[n, "V"], rows[n, "V"]) for n in NAMES
+             if n not in missing]
+    held_out_rule(pairs, "V", 1.01, 1.01, missing, "stage 4 refits")
 
 if __name__ == "__main__":
     decision_cli(run, decide, NAMES, variants=("V", "default"))

@@ -12,14 +12,13 @@ import json
 import os
 import time
 
-import numpy as np
 
 import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.training import paired_t
 
 from decision_m import NAMES, RESULTS, held_out_cut
-from defaults_check import decision_cli
+from defaults_check import decision_cli, held_out_rule
 
 PACKAGE_GUARDS = DefaultFit.guards
 #: How many other candidates :func:`guards_w` refitted in the current fit (either pipeline).
@@ -82,27 +81,11 @@ def decide(out):
     v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
     rows = {r["data"]: r for r in map(json.loads, open(out))}
     acting = set(acted_cuts())
-    ratios = {"causal": [], "simulate": []}
-    missing = [n for n in acting if n not in rows]
-    for name in NAMES:
-        if name in missing:
-            continue
-        d = v_rows[name, "default"] if name in acting else v_rows[name, "V"]  # V's rows are the default's there
-        w = rows[name] if name in acting else d
-        for protocol in ratios:
-            ratios[protocol].append(w[protocol] / d[protocol])
-        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {w['gp_part']!s:5s}  tries {w.get('w_tries', 0)}  "
-              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  (W over the default)")
-    if missing:
-        print(f"not run yet: {missing}")
-    if not ratios["causal"]:
-        return
-    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
-    worst = max(ratios["causal"])
-    adopted = not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and worst <= 1.05
-    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
-          f"causal {worst:.4f}: {'W adopted' if adopted else 'not adopted (the floor where the guards fail)'}")
-
+    missing = [n for n in NAMES if n in acting and n not in rows]
+    # where no GP part was selected no guard runs: W's row is the default's, and V's rows there are the default's
+    pairs = [(n, v_rows[n, "default"], rows[n]) if n in acting else (n, v_rows[n, "V"], v_rows[n, "V"])
+             for n in NAMES if n not in missing]
+    held_out_rule(pairs, "W", 0.99, 1.00, missing, "the floor where the guards fail")
 
 if __name__ == "__main__":
     decision_cli(run, decide, NAMES, variants=("W",))
