@@ -31,6 +31,51 @@ def held_out_cut(name):
     return unseen_cut(name) if name in SYSTEMS else set_cut(name)
 
 
+def held_out_row(out, name, variant, extra=()):
+    """The default ODGPSSM fit (seed 0) on the 70/30 cut of ``name``'s training half (:func:`held_out_cut`),
+    scored on its last 30 % under causal and simulate: one row appended to ``out`` and printed, with what the
+    fit's ``selection_`` chose and the ``extra`` items (pairs of key and a function of nothing, called after the
+    fit: counters a variant keeps)."""
+    ds = held_out_cut(name)
+    start = time.perf_counter()
+    model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
+    model.fit(ds.y_train, ds.u_train, progress=False)
+    sel = model.selection_
+    row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
+           "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
+           "other_floor": sel["other_floor"], "free_run": sel["free_run"], "lr_scale": sel["lr_scale"],
+           "step0": sel["record"][0]["rmse"]}
+    row.update({key: value() for key, value in extra})
+    for protocol in ("causal", "simulate"):
+        row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row), flush=True)
+
+
+def held_out_rule(pairs, variant, causal_max, simulate_max, missing=(), otherwise="", worst_max=1.05):
+    """The held-out rule of the decisions in research/ablation_plan.md: ``pairs`` is a list of (cut, the default's
+    row, the variant's row); prints each cut's RMSE ratios (the variant over the default) and the verdict: adopted
+    when no cut is ``missing``, the geometric means over the cuts are at most ``causal_max`` under causal and
+    ``simulate_max`` under simulate, and no cut's causal ratio exceeds ``worst_max``. Returns whether adopted."""
+    ratios = {"causal": [], "simulate": []}
+    for name, d, v in pairs:
+        for protocol in ratios:
+            ratios[protocol].append(v[protocol] / d[protocol])
+        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {v['gp_part']!s:5s}  step {d['step']:5d} -> {v['step']:5d}  "
+              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  ({variant} over the default)")
+    if missing:
+        print(f"not run yet: {list(missing)}")
+    if not ratios["causal"]:
+        return False
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    worst = max(ratios["causal"])
+    adopted = not missing and geo["causal"] <= causal_max and geo["simulate"] <= simulate_max and worst <= worst_max
+    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
+          f"causal {worst:.4f}: {variant + ' adopted' if adopted else 'not adopted (' + otherwise + ')'}")
+    return adopted
+
+
 def run(out, names, plan=(("average", None),)):
     """The variant's held-out rows: the default fit with the ``plan`` changes (pairs; M's by default) on each cut."""
     done = {json.loads(line)["data"] for line in open(out)} if os.path.exists(out) else set()

@@ -10,16 +10,14 @@ nothing in the package imports it.
 """
 import json
 import os
-import time
 
 import numpy as np
 
-import gpssm_np as gp
 from gpssm_np.models.gpssm import GPSSM
 from gpssm_np.params import constrain, prior_q_sqrt
 
-from decision_m import NAMES, held_out_cut
-from defaults_check import decision_cli, held_out_rule
+from decision_m import NAMES, held_out_row, held_out_rule
+from defaults_check import decision_cli
 
 PACKAGE_RULE = GPSSM.linear_gaussian
 
@@ -50,19 +48,7 @@ def run(out, names, variant):
     for name in names:
         if (name, variant) in done:
             continue
-        ds = held_out_cut(name)
-        start = time.perf_counter()
-        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
-        model.fit(ds.y_train, ds.u_train, progress=False)
-        sel = model.selection_
-        row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
-               "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
-               "other_floor": sel["other_floor"], "step0": sel["record"][0]["rmse"]}
-        for protocol in ("causal", "simulate"):
-            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps(row), flush=True)
+        held_out_row(out, name, variant)
 
 
 def decide(out):

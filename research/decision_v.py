@@ -12,15 +12,13 @@ nothing in the package imports it.
 import copy
 import json
 import os
-import time
 from dataclasses import replace
 
 
-import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit
 
-from decision_m import NAMES, held_out_cut
-from defaults_check import decision_cli, held_out_rule
+from decision_m import NAMES, held_out_row, held_out_rule
+from defaults_check import decision_cli
 
 PACKAGE_REFIT = DefaultFit.refit
 #: How many times :func:`refit_v` took a fold model in the current fit (either pipeline).
@@ -61,20 +59,8 @@ def run(out, names, variant):
     for name in names:
         if (name, variant) in done:
             continue
-        ds = held_out_cut(name)
-        start, V_REFITS[0] = time.perf_counter(), 0
-        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
-        model.fit(ds.y_train, ds.u_train, progress=False)
-        sel = model.selection_
-        row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
-               "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
-               "other_floor": sel["other_floor"], "free_run": sel["free_run"], "step0": sel["record"][0]["rmse"],
-               "v_refits": V_REFITS[0]}
-        for protocol in ("causal", "simulate"):
-            row[protocol] = gp.evaluate(model, ds, protocol, seed=0)["rmse"]
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps(row), flush=True)
+        V_REFITS[0] = 0
+        held_out_row(out, name, variant, [("v_refits", lambda: V_REFITS[0])])
 
 
 def decide(out):

@@ -14,8 +14,6 @@ import os
 import subprocess
 import time
 
-import numpy as np
-
 import gpssm_np as gp
 from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, make_system
 
@@ -60,29 +58,6 @@ def held_out_cut(name):
     """The 70/30 cut of set ``name``'s training half as a Dataset (the first 70 % trains)."""
     full = dataset(name)
     return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
-
-
-def held_out_rule(pairs, variant, causal_max, simulate_max, missing=(), otherwise="", worst_max=1.05):
-    """The held-out rule of the decisions in research/ablation_plan.md: ``pairs`` is a list of (cut, the default's
-    row, the variant's row); prints each cut's RMSE ratios (the variant over the default) and the verdict: adopted
-    when no cut is ``missing``, the geometric means over the cuts are at most ``causal_max`` under causal and
-    ``simulate_max`` under simulate, and no cut's causal ratio exceeds ``worst_max``. Returns whether adopted."""
-    ratios = {"causal": [], "simulate": []}
-    for name, d, v in pairs:
-        for protocol in ratios:
-            ratios[protocol].append(v[protocol] / d[protocol])
-        print(f"{name:18s} GP part {d['gp_part']!s:5s} -> {v['gp_part']!s:5s}  step {d['step']:5d} -> {v['step']:5d}  "
-              f"causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  ({variant} over the default)")
-    if missing:
-        print(f"not run yet: {list(missing)}")
-    if not ratios["causal"]:
-        return False
-    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
-    worst = max(ratios["causal"])
-    adopted = not missing and geo["causal"] <= causal_max and geo["simulate"] <= simulate_max and worst <= worst_max
-    print(f"over {len(ratios['causal'])} cuts: causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}, worst "
-          f"causal {worst:.4f}: {variant + ' adopted' if adopted else 'not adopted (' + otherwise + ')'}")
-    return adopted
 
 
 def decision_cli(run, decide, names=DATA + SIMULATORS, variants=None):
