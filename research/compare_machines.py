@@ -1,0 +1,45 @@
+"""The current default's seed-0 cells of the five-seed check (docs/results.md, section 1) refitted on another machine
+with the same code, against the rows the table was made from: per cell the RMSE ratio (here over there) under causal
+and simulate, and whether the GP part, s* and the floor are the same. Nothing is chosen from it; it measures how far
+the table's numbers move with the machine (docs/results.md, "Reproducibility and statistics").
+
+Run: python research/compare_machines.py research/results/defaults_v9_machine2_s0_*.jsonl
+This script is the research record's; nothing in the package imports it.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+#: The files of the table's seed-0 rows, a later file's row replacing an earlier one's (as summarise_defaults.py).
+TABLE = ("defaults_v9.jsonl", "stage_3b_refits.jsonl")
+
+
+def rows_of(paths):
+    rows = {}
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("model", "odgpssm") == "odgpssm" and r.get("seed", 0) == 0:
+                rows[r["data"]] = r
+    return rows
+
+
+if __name__ == "__main__":
+    there = rows_of(os.path.join(RESULTS, name) for name in TABLE)
+    here = rows_of(sys.argv[1:])
+    ratios = {"causal": [], "simulate": []}
+    for name, r in here.items():
+        t = there[name]
+        for protocol in ratios:
+            ratios[protocol].append(r[protocol] / t[protocol])
+        same = {k: r["selection"][k] == t["selection"][k] for k in ("gp_part", "step")}
+        print(f"{name:14s} causal {ratios['causal'][-1]:.4f}  simulate {ratios['simulate'][-1]:.4f}  "
+              f"GP part {t['selection']['gp_part']!s:5s} -> {r['selection']['gp_part']!s:5s}  "
+              f"s* {t['selection']['step']} -> {r['selection']['step']}  same: {all(same.values())}")
+    geo = {p: float(np.exp(np.mean(np.log(v)))) for p, v in ratios.items()}
+    print(f"{len(here)} cells: geometric mean causal {geo['causal']:.4f}, simulate {geo['simulate']:.4f}; causal range "
+          f"{min(ratios['causal']):.3f}-{max(ratios['causal']):.3f}; equal to every digit under causal on "
+          f"{sum(v == 1.0 for v in ratios['causal'])}")
