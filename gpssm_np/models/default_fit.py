@@ -128,8 +128,6 @@ def num_latent_for(dim_x, dim_y):
     return min(dim_x, max(5, 3 * dim_y))
 
 
-
-
 class DefaultFit:
     """The pipeline of the module docstring for ``model`` (a :class:`gpssm_np.models.gpssm.GPSSM` with the linear
     mean) under ``plan``; :meth:`run` fits it to training sequences in model units. ``checkpoint``: a path written

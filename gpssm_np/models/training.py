@@ -255,8 +255,8 @@ def block_fit(model, ys, us, plan, progress, seed):
     steps = selected_step(model.validation_, plan.min_delta)
     if refit is True or (refit == "warm_start" and steps == 0):
         model.refit_ = {"steps": steps, "seed": run_seed}
-        refit_on_all(model, ys, us, seq_len, plan, steps, run_seed, Adam(model.lr_, clip_norm=plan.clip_norm,
-                                                                    scales=scales), progress, average)
+        optimizer = Adam(model.lr_, clip_norm=plan.clip_norm, scales=scales)
+        refit_on_all(model, ys, us, seq_len, plan, steps, run_seed, optimizer, progress, average)
 
 
 def refit_on_all(model, ys, us, seq_len, plan, steps, seed, optimizer, progress, average):
@@ -276,6 +276,7 @@ def refit_on_all(model, ys, us, seq_len, plan, steps, seed, optimizer, progress,
                     ValidationScore([], [], []), steps, steps, 1, 0.0, plan.batch_size, plan.num_samples,
                     plan.max_rejections, report, average)
     report.close()
+
 
 def selected_step(record, min_delta):
     """The gradient step whose parameters :func:`train_steps` kept, from its ``record``: the first of the scores that
