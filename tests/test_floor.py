@@ -5,7 +5,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.baselines import arx_simulate
-from gpssm_np.models.warm_start import emission_basis
+from gpssm_np.models.warm_start import emission_basis, floor_warm_start
 
 DELAY = 7  # y_t reads u_{t-7}: the ARX needs nb = 8 input lags, more than the 5 states the GP models once held
 
@@ -65,6 +65,27 @@ def test_before_any_step_the_default_model_is_the_better_linear_model():
         theirs = lgssm.scaling_.y_to_original(
             lgssm.predict_moments(u_future, state.means[-1], state.covs[-1])[2])
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10 * np.abs(theirs).max())
+
+
+def test_an_arx_floor_is_held_in_a_basis_whose_lag_states_are_white():
+    """``warm_start.whitened_basis`` (decision Y): the emission stays [I, 0], only the output states carry the ARX's
+    process noise and the noise is diagonal exactly, the lag states' covariance on the training data is I, and
+    the transition is the observer form's (a similarity transform)."""
+    y, u = delayed_plant()
+    ym, um = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # model units
+    arx = gp.ARX(dim_y=1, dim_u=1, standardize=False).fit(ym, um)
+    n = max(arx.na_, arx.nb_)
+    start = floor_warm_start(arx, [ym], [um])
+    E, p = start.basis, start.lgssm.get_learned_params()
+    np.testing.assert_array_equal(E[:1], np.eye(1, n))
+    np.testing.assert_allclose(E[1:, :1], 0.0, atol=1e-12)
+    noise = E @ p["Q"] @ E.T
+    np.testing.assert_allclose(noise - np.diag(np.diag(noise)), 0.0, atol=1e-12)
+    assert noise[0, 0] > 1e-3 and np.all(np.diag(noise)[1:] < 1e-5)
+    lag_cov = (E @ p["P0"] @ E.T)[1:, 1:]
+    np.testing.assert_allclose(lag_cov, np.eye(n - 1), atol=0.05)  # P0 recomputed with the new variance floor
+    np.testing.assert_allclose(start.F, E @ p["F"] @ np.linalg.inv(E), atol=1e-10)
+    assert np.linalg.cond(E @ p["P0"] @ E.T) < 1e-3 * np.linalg.cond(p["P0"])  # nearly collinear lags, now not
 
 
 def test_a_floor_that_is_not_beaten_is_returned_with_a_zero_residual():

@@ -11,9 +11,9 @@ import numpy as np
 #: The label of the default fit's checkpoint files (``archive.write_state``).
 CHECKPOINT_KIND = "default_fit_checkpoint"
 #: The layout of the default fit's checkpoints, part of the fingerprint: raised whenever what a checkpoint holds
-#: changes (2: stage 4's far-field radii; 3: the full q(x0), x0_sqrt), so that one written by another layout is
-#: refused with a ValueError.
-CHECKPOINT_LAYOUT = 3
+#: changes (2: stage 4's far-field radii; 3: the full q(x0), x0_sqrt; 4: an ARX floor's states in the basis of
+#: ``warm_start.whitened_basis``), so that one written by another layout is refused with a ValueError.
+CHECKPOINT_LAYOUT = 4
 #: The stages a checkpoint can be written in, in order (``models/default_fit.py``, "Checkpoints").
 STAGES = ("selection", "refit", "refitted", "checked", "done")
 #: The order of stage 4's numbers in a checkpoint's "free_run" array.

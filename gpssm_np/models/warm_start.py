@@ -5,8 +5,9 @@ second, is a strong model of most plants. The GP model starts exactly there and 
 say so. ``init="arx"`` starts from the ARX of order n = d_x / d_y instead, written as a state-space model whose
 states are the recent past (``baselines/arx_state_space.py``, observer form: H = [I, 0] already, so E = I in step
 2, and only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A
-and the PRSSM kernel variances of the other states start at 0 and at the floor). ``init="linear"`` takes whichever
-of the two forecasts better in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
+and the PRSSM kernel variances of the other states start at 0 and at the floor; the default fit's ARX floor takes
+the basis of :func:`whitened_basis` instead of E = I). ``init="linear"`` takes whichever of the two forecasts better
+in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
 
 1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
    model's d_x, on the training data.
@@ -247,9 +248,10 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
 
 def floor_warm_start(floor, ys, us):
     """The :class:`WarmStart` of a fitted linear floor (``models/floor.py``): an ``ARX`` (any na, nb, with its
-    intercept) in observer form with n = max(na, nb) blocks (``arx_state_space.observer_form``; the states and
-    their smoothed moments those of the observer form, its intercept b on the first block), or an ``LGSSM`` in the
-    emission basis. Both fitted with ``standardize=False`` on ``ys``, ``us`` (model units)."""
+    intercept) in observer form with n = max(na, nb) blocks (``arx_state_space.observer_form``, its intercept b on
+    the first block) written in the basis of :func:`whitened_basis` (the lag states' variance floor _VAR_MIN set in
+    that basis, so that its process noise is diagonal exactly), or an ``LGSSM`` in the emission basis. Both fitted
+    with ``standardize=False`` on ``ys``, ``us`` (model units)."""
     check_outputs_vary(ys)
     if not hasattr(floor, "coefficients"):  # an LGSSM
         return _in_emission_basis(floor, ys, us, None, np.ones(floor.spec.dim_x, dtype=bool))
@@ -264,11 +266,40 @@ def floor_warm_start(floor, ys, us):
     form = LGSSM(dim_x=n * d_y, dim_y=d_y, dim_u=d_u + 1, standardize=False)
     if not arx_is_stable(floor.theta_, floor.na_):  # an order refitted on other data than it was chosen on
         F = form.stabilise(F)
-    with_one = [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]
+    data = list(zip(ys, [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]))
     form.set_learned_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
                      "m0": np.zeros(n * d_y), "P0": np.eye(n * d_y)})
-    form.set_stationary_prior(list(zip(ys, with_one)))
-    return _in_emission_basis(form, ys, with_one, np.eye(n * d_y), np.arange(n * d_y) < d_y, bias_input=True)
+    form.set_stationary_prior(data)
+    E = whitened_basis(form.get_learned_params()["P0"], d_y)
+    if n > 1:  # the lag states' variance floor in the new basis, so that its process noise is diagonal exactly
+        E_inv = np.linalg.inv(E)
+        Q[d_y:, d_y:] = 0.0
+        Q += symmetrise(E_inv[:, d_y:] @ E_inv[:, d_y:].T) * _VAR_MIN
+        form.set_learned_params(dict(form.get_learned_params(), Q=Q)).set_stationary_prior(data)
+    return _in_emission_basis(form, [y for y, _ in data], [u for _, u in data], E, np.arange(n * d_y) < d_y,
+                              bias_input=True)
+
+
+def whitened_basis(P, d_y):
+    r"""The basis change E (d_x, d_x) of an ARX floor's observer form (``floor_warm_start``; decision Y of
+    research/ablation_plan.md): E = [C; N L^{-1}], C = [I_{d_y}, 0], P = L L^T the covariance of the observer form's
+    states on the training data (its stationary prior), the rows of N orthonormal and orthogonal to the first d_y
+    columns of L^{-1}.
+
+    The first block row keeps the emission [I, 0] (H E^{-1} = [I, 0]); the lower-left block N L^{-1} [I; 0] is 0,
+    so only the output states carry the ARX's process noise (no cross terms); the lower states' covariance is
+    N L^{-1} P L^{-T} N^T = I. Why: the observer form's lag states are nearly collinear (their covariance's
+    condition number was 2e5-5e6 on the ARX floors of the two masses' and dryer2's training halves), and a change
+    dF of F written in those states is, in states of unit covariance, the change L^{-1} dF L, up to
+    sqrt(cond P) times larger; Adam moves every entry of F by about its step, so a wide ARX floor's training left
+    the stable region within a few dozen steps. In this basis a step of Adam is a step of the same size against
+    the states' own scale. The floor's transition is the same model (x' = E x). With d_x = d_y, E = I."""
+    d_x = len(P)
+    if d_x == d_y:
+        return np.eye(d_x)
+    L_inv = np.linalg.inv(np.linalg.cholesky(P))
+    left = np.linalg.svd(L_inv[:, :d_y])[0]
+    return np.concatenate([np.eye(d_y, d_x), left[:, d_y:].T @ L_inv])
 
 
 def kmeans(points, k, rng, iterations=25):

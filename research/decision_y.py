@@ -1,0 +1,53 @@
+"""Decision Y of research/ablation_plan.md (the ARX floor's state in a whitened basis), on training data only, by the
+held-out rule: on the 70/30 cuts of the 25 training halves, seed 0, the default fit of the package code under test
+(run it with that code first on the path), scored on the last 30 % under causal and simulate, against the default's
+rows on this machine in research/results/decision_v.jsonl. Y acts only where an ARX floor with more than one block
+is chosen or is stage 3b's other floor; the other cuts take the default's rows. One JSON line per cut, appended
+(resumable; two workers can share the file with disjoint ``--data``).
+
+Run: PYTHONPATH=<Y's code>:. python research/decision_y.py research/results/decision_y.jsonl --variant Y
+[--data name ...]; then python research/decision_y.py research/results/decision_y.jsonl --decide. This script is
+the research record's; nothing in the package imports it.
+"""
+import json
+import os
+
+from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
+from defaults_check import decision_cli
+from decision_v import acted
+
+
+def default_rows():
+    """The default on this machine: decision V's "default" rows where V acted, its V rows (the default's) elsewhere."""
+    v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
+    return {n: v_rows[n, "default"] if acted(v_rows[n, "V"]) else v_rows[n, "V"] for n in NAMES}
+
+
+def arx_involved(row):
+    """Whether the default's fit on a cut met an ARX floor: chosen, or stage 3b's other floor."""
+    other = row["other_floor"]
+    return row["floor"] == "arx" or (isinstance(other, dict) and other.get("kind") == "arx")
+
+
+def run(out, names, variant):
+    done = {r["data"] for r in map(json.loads, open(out))} if os.path.exists(out) else set()
+    default = default_rows()
+    for name in names:
+        if name not in done and arx_involved(default[name]):
+            held_out_row(out, name, variant)
+
+
+def decide(out):
+    """Y's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of Y's RMSE over the default's at
+    most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal."""
+    default = default_rows()
+    rows = {r["data"]: r for r in map(json.loads, open(out))}
+    acting = [n for n in NAMES if arx_involved(default[n])]
+    missing = [n for n in acting if n not in rows]
+    rows.update({n: default[n] for n in NAMES if n not in acting})
+    held_out_rule([(n, default[n], rows[n]) for n in NAMES if n not in missing], "Y", 0.99, 1.00, missing,
+                  "the observer form's basis stays")
+
+
+if __name__ == "__main__":
+    decision_cli(run, decide, NAMES, variants=("Y",))
