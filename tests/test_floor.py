@@ -205,6 +205,29 @@ def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
     assert pipeline.acceptance(record([0.0, 0.0, 0.0, 0.1], other=[0.1, 0.3, 0.1, 0.3]))[::2] == (50, 1)
 
 
+def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chosen():
+    """A fold run whose forecasts are NaN (diverged) at the step where the other candidate is best: the evaluation
+    returns the other candidate's mean (the selection keeps that step's parameters) and stage 3 chooses that step;
+    with NaN the two disagreed and the calibration asked for parameters never kept (a KeyError after the refit)."""
+    from gpssm_np.models.default_fit import DefaultFit
+
+    class Run:
+        def __init__(self, errors):
+            self.errors = errors
+
+        def scored(self, window_scores):
+            return self.errors
+
+    pipeline, score = DefaultFit(None), type("Score", (), {"window_scores": None})
+    step0, diverged, good = [1.0, 1.0, 1.0], [np.nan, 2.0, 3.0], [0.5, 0.4, 0.6]
+    pipeline.runs, pipeline.record = [(None, Run(step0), score)] * 4, []  # 2 candidates x 2 folds
+    assert pipeline.evaluate(0) == 1.0
+    pipeline.runs = [(None, Run(diverged), score)] * 2 + [(None, Run(good), score)] * 2
+    assert pipeline.evaluate(50) == pytest.approx(0.5)
+    assert pipeline.record[-1]["candidates"][0] == np.inf
+    assert pipeline.acceptance(pipeline.record)[::2] == (50, 1)
+
+
 def test_the_default_fit_keeps_a_given_num_latent():
     y, u = delayed_plant(T=300)
     assert gp.ODGPSSM(dim_y=1, dim_u=1, num_latent=2).initialise(y, u).spec.num_latent == 2

@@ -363,14 +363,17 @@ class DefaultFit:
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
-        step-size candidate are consecutive in ``self.runs``); returns the lowest candidate's mean."""
+        step-size candidate are consecutive in ``self.runs``); returns the lowest candidate's mean. A candidate
+        whose forecasts are not finite (a run that diverged) scores inf: NaN would compare as neither better nor
+        worse, so that the step kept here and the step stage 3 chooses could differ."""
         candidates = len(self.plan.lr_scales)
         per_candidate = len(self.runs) // candidates
         errors = [run.scored(score.window_scores) for _, run, score in self.runs]
         groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
                   for c in range(candidates)]
-        self.record.append({"step": step, "rmse": min(float(np.mean(g)) for g in groups),
-                            "candidates": [float(np.mean(g)) for g in groups], "windows": groups})
+        means = [float(np.mean(g)) for g in groups]
+        means = [m if np.isfinite(m) else np.inf for m in means]
+        self.record.append({"step": step, "rmse": min(means), "candidates": means, "windows": groups})
         return self.record[-1]["rmse"]
 
     # -- stage 3 ---------------------------------------------------------------------------------------------
