@@ -266,7 +266,8 @@ def floor_warm_start(floor, ys, us):
     form = LGSSM(dim_x=n * d_y, dim_y=d_y, dim_u=d_u + 1, standardize=False)
     if not arx_is_stable(floor.theta_, floor.na_):  # an order refitted on other data than it was chosen on
         F = form.stabilise(F)
-    data = list(zip(ys, [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]))
+    with_one = [np.concatenate([u, np.ones((len(u), 1))], axis=1) for u in us]
+    data = list(zip(ys, with_one))
     form.set_learned_params({"F": F, "G": np.concatenate([G, bias[:, None]], axis=1), "H": H, "Q": Q, "R": R,
                      "m0": np.zeros(n * d_y), "P0": np.eye(n * d_y)})
     form.set_stationary_prior(data)
@@ -276,8 +277,7 @@ def floor_warm_start(floor, ys, us):
         Q[d_y:, d_y:] = 0.0
         Q += symmetrise(E_inv[:, d_y:] @ E_inv[:, d_y:].T) * _VAR_MIN
         form.set_learned_params(dict(form.get_learned_params(), Q=Q)).set_stationary_prior(data)
-    return _in_emission_basis(form, [y for y, _ in data], [u for _, u in data], E, np.arange(n * d_y) < d_y,
-                              bias_input=True)
+    return _in_emission_basis(form, ys, with_one, E, np.arange(n * d_y) < d_y, bias_input=True)
 
 
 def whitened_basis(P, d_y):
