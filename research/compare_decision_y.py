@@ -8,29 +8,13 @@ summarise_defaults.py). Prints a Markdown table; nothing is chosen from it.
 Run: python research/compare_decision_y.py
 This script is the research record's; nothing in the package imports it.
 """
-import glob
-import json
-import os
-
 import numpy as np
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+from compare_machines import rows_of
+
 PROTOCOLS = ("causal", "simulate")
 BEFORE = ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl", "stage_3b_refits.jsonl",
           "defaults_v9_machine2_s0_*.jsonl")
-
-
-def rows_of(patterns, models=("odgpssm",)):
-    """{(data, seed, model): row} of the five-seed check's rows in the files ``patterns`` match, a later file's row
-    replacing an earlier one's (unseen-plant rows left out)."""
-    rows = {}
-    for pattern in patterns:
-        for path in sorted(glob.glob(os.path.join(RESULTS, pattern))):
-            for r in map(json.loads, open(path)):
-                model = r.get("model", "odgpssm")
-                if model in models and r.get("source", "five-seed") == "five-seed":
-                    rows[r["data"], r.get("seed", 0), model] = r
-    return rows
 
 
 def describe(selection):

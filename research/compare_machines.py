@@ -6,6 +6,7 @@ the table's numbers move with the machine (docs/results.md, "Reproducibility and
 Run: python research/compare_machines.py research/results/defaults_v9_machine2_s0_*.jsonl
 This script is the research record's; nothing in the package imports it.
 """
+import glob
 import json
 import os
 import sys
@@ -17,19 +18,28 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 TABLE = ("defaults_v9.jsonl", "stage_3b_refits.jsonl")
 
 
-def rows_of(paths):
+def rows_of(patterns, models=("odgpssm",)):
+    """{(data, seed, model): row} of the five-seed check's rows of ``models`` in the files ``patterns`` match (paths,
+    or glob patterns under research/results), a later file's row replacing an earlier one's (as
+    summarise_defaults.py); unseen-plant rows are left out."""
     rows = {}
-    for path in paths:
-        for line in open(path):
-            r = json.loads(line)
-            if r.get("model", "odgpssm") == "odgpssm" and r.get("seed", 0) == 0:
-                rows[r["data"]] = r
+    for pattern in patterns:
+        for path in sorted(glob.glob(os.path.join(RESULTS, pattern))):
+            for r in map(json.loads, open(path)):
+                model = r.get("model", "odgpssm")
+                if model in models and r.get("source", "five-seed") == "five-seed":
+                    rows[r["data"], r.get("seed", 0), model] = r
     return rows
 
 
+def seed_0(rows):
+    """{data: row} of the seed-0 rows of :func:`rows_of`."""
+    return {data: r for (data, seed, _), r in rows.items() if seed == 0}
+
+
 if __name__ == "__main__":
-    there = rows_of(os.path.join(RESULTS, name) for name in TABLE)
-    here = rows_of(sys.argv[1:])
+    there = seed_0(rows_of(TABLE))
+    here = seed_0(rows_of(os.path.abspath(path) for path in sys.argv[1:]))
     ratios = {"causal": [], "simulate": []}
     for name, r in here.items():
         t = there[name]

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from gpssm_np.models.default_fit import DefaultFit
 
-from decision_m import NAMES, held_out_row, held_out_rule
+from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
 from defaults_check import decision_cli
 
 PACKAGE_REFIT = DefaultFit.refit
@@ -47,6 +47,13 @@ def acted(row):
     """Whether V changed stage 4 of the fit of ``row`` (a V row): a GP part was refitted in either pipeline (the
     first selection's s* > 0 or stage 3b's, whatever the guards then did)."""
     return row["v_refits"] > 0
+
+
+def default_rows():
+    """{cut: row} of the default on this machine, the baseline of decisions W, X and Y: this decision's "default"
+    rows where V acted, its V rows (the default's) elsewhere (research/results/decision_v.jsonl)."""
+    rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
+    return {n: rows[n, "default"] if acted(rows[n, "V"]) else rows[n, "V"] for n in NAMES}
 
 
 def run(out, names, variant):

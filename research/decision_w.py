@@ -11,12 +11,12 @@ nothing in the package imports it.
 import json
 import os
 
-
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.training import paired_t
 
 from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
 from defaults_check import decision_cli
+from decision_v import acted, default_rows
 
 PACKAGE_GUARDS = DefaultFit.guards
 #: How many other candidates :func:`guards_w` refitted in the current fit (either pipeline).
@@ -47,7 +47,7 @@ def guards_w(self, floor, ys, us):
 def acted_cuts():
     """The cuts where a GP part was selected in a pipeline (decision V's rows), the only ones where guards run."""
     return [r["data"] for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))
-            if r["variant"] == "V" and r["v_refits"] > 0]
+            if r["variant"] == "V" and acted(r)]
 
 
 def run(out, names, variant):
@@ -64,14 +64,14 @@ def run(out, names, variant):
 def decide(out):
     """W's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of W's RMSE over the default's at
     most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal."""
-    v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
     rows = {r["data"]: r for r in map(json.loads, open(out))}
     acting = set(acted_cuts())
     missing = [n for n in NAMES if n in acting and n not in rows]
-    # where no GP part was selected no guard runs: W's row is the default's, and V's rows there are the default's
-    pairs = [(n, v_rows[n, "default"], rows[n]) if n in acting else (n, v_rows[n, "V"], v_rows[n, "V"])
-             for n in NAMES if n not in missing]
+    default = default_rows()
+    # where no GP part was selected no guard runs: W's row is the default's
+    pairs = [(n, default[n], rows[n] if n in acting else default[n]) for n in NAMES if n not in missing]
     held_out_rule(pairs, "W", 0.99, 1.00, missing, "the floor where the guards fail")
+
 
 if __name__ == "__main__":
     decision_cli(run, decide, NAMES, variants=("W",))

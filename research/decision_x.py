@@ -11,9 +11,9 @@ nothing in the package imports it.
 import json
 import os
 
-from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
+from decision_m import NAMES, held_out_row, held_out_rule
 from defaults_check import decision_cli
-from decision_v import acted
+from decision_v import default_rows
 
 
 def run(out, names, variant):
@@ -26,11 +26,9 @@ def run(out, names, variant):
 def decide(out):
     """X's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of X's RMSE over the default's at
     most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal."""
-    v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
     rows = {r["data"]: r for r in map(json.loads, open(out))}
     missing = [n for n in NAMES if n not in rows]
-    # the default on this machine: decision V's "default" rows where V acted, its V rows (the default's) elsewhere
-    default = {n: v_rows[n, "default"] if acted(v_rows[n, "V"]) else v_rows[n, "V"] for n in NAMES}
+    default = default_rows()
     held_out_rule([(n, default[n], rows[n]) for n in NAMES if n not in missing], "X", 0.99, 1.00, missing,
                   "two origins stay")
 

@@ -12,15 +12,9 @@ the research record's; nothing in the package imports it.
 import json
 import os
 
-from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
+from decision_m import NAMES, held_out_row, held_out_rule
 from defaults_check import decision_cli
-from decision_v import acted
-
-
-def default_rows():
-    """The default on this machine: decision V's "default" rows where V acted, its V rows (the default's) elsewhere."""
-    v_rows = {(r["data"], r["variant"]): r for r in map(json.loads, open(os.path.join(RESULTS, "decision_v.jsonl")))}
-    return {n: v_rows[n, "default"] if acted(v_rows[n, "V"]) else v_rows[n, "V"] for n in NAMES}
+from decision_v import default_rows
 
 
 def arx_involved(row):
