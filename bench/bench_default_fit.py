@@ -11,6 +11,10 @@ first selection kept a GP part; otherwise the fit ran the pipeline a second time
 floor, and the seconds include it). Usage::
 
     python bench/bench_default_fit.py [--json] [--small] [--lengths 500 2000] [--datasets steamgen]
+                                      [--max-steps 500 ...]
+
+``--max-steps`` fits every series again with each smaller step budget given (``fit(y, u, max_steps=N)``, the
+selection's and so the refit's at most N steps): what a user trades in fold error for time.
 
 ``--datasets`` adds the default fit of a data set's training half (``gpssm_np.datasets.load``, needs
 GPSSM_NP_DATA) with as many inputs and outputs as it has (the steam generator's 4 800 training steps: within 10
@@ -35,23 +39,28 @@ def main(argv=None):
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--lengths", type=int, nargs="+", default=None, help="series lengths (default 500 2000)")
     p.add_argument("--datasets", nargs="+", default=[], help="data sets whose training half is fitted too")
+    p.add_argument("--max-steps", type=int, nargs="+", default=[],
+                   help="step budgets each series is fitted with besides the default's")
     args = p.parse_args(argv)
     lengths = args.lengths or ([200] if args.small else [500, 2000])
     fit_options = {"max_steps": 20, "plan": {"eval_every": 10}} if args.small else {}
+    budgets = [fit_options] + [dict(fit_options, max_steps=n) for n in args.max_steps]
     compile_seconds = gp.warmup()
     runs = []
     with blas_threads(args.blas_threads):
         problems = [(f"cascaded tanks, {T} steps", *series(T), {}) for T in lengths]
         problems += [(name, data.y_train, data.u_train, {}) for name, data in
                      ((name, gp.datasets.load(name)) for name in args.datasets)]
-        for name, y, u, dims in problems:
+        for (name, y, u, dims), options in ((problem, options) for problem in problems for options in budgets):
             start = time.perf_counter()
-            model = gp.ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=0, **dims).fit(y, u, **fit_options)
+            model = gp.ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=0, **dims).fit(y, u, **options)
             seconds = time.perf_counter() - start
             sel = model.selection_
             steps = sel["record"][-1]["step"]  # gradient steps of each fold run
             scores = [r["rmse"] for r in sel["record"]]
-            runs.append({"data": name, "T": len(y), "dim_x": model.spec.dim_x, "fit_seconds": seconds, "steps": steps,
+            runs.append({"data": name, "T": len(y), "max_steps": model.training_plan(options.get("plan"),
+                                                                                       options.get("max_steps")).max_steps,
+                         "dim_x": model.spec.dim_x, "fit_seconds": seconds, "steps": steps,
                          "seconds_per_step": seconds / max(steps, 1), "folds": len(sel["origins"]),
                          "candidates": len(sel["record"][0].get("candidates") or [None]),
                          "floor": sel["floor"]["kind"], "gp_part": sel["gp_part"], "refit_steps": sel["step"],
@@ -60,9 +69,9 @@ def main(argv=None):
     report = {"compile_or_cache_seconds": compile_seconds, "fit_options": fit_options, "runs": runs,
               "targets_seconds": {"500": 60, "2000": 180, "steamgen": 600}, "versions": versions()}
     lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
-             "   T   d_x   fit s   steps   ms/step   folds x candidates   fold RMSE (floor -> best)   GP part   data"]
+             "   T   budget   d_x   fit s   steps   ms/step   folds x candidates   fold RMSE (floor -> best)   GP part   data"]
     for r in runs:
-        lines.append(f"{r['T']:>5} {r['dim_x']:>5} {r['fit_seconds']:>7.1f} {r['steps']:>7d} "
+        lines.append(f"{r['T']:>5} {r['max_steps']:>8d} {r['dim_x']:>5} {r['fit_seconds']:>7.1f} {r['steps']:>7d} "
                      f"{1e3 * r['seconds_per_step']:>9.1f} {r['folds']:>9d} x {r['candidates']:<8d}   "
                      f"{r['floor_fold_rmse']:.4f} -> {r['selected_fold_rmse']:.4f}   "
                      f"{'kept' if r['gp_part'] else 'floor':>7}   {r['data']}")

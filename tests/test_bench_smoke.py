@@ -108,10 +108,12 @@ def test_bench_fit():
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(DATA, "dryer2")), reason="dryer2 data not available")
 def test_bench_default_fit():
-    report = run_json("bench_default_fit.py", "--datasets", "dryer2")
-    r, plant = report["runs"]
-    assert plant["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3 and plant["folds"] == 2
+    report = run_json("bench_default_fit.py", "--datasets", "dryer2", "--max-steps", "10")
+    r, r10, plant, plant10 = report["runs"]  # each series at the (small) default budget, then at 10 steps
+    assert plant["data"] == plant10["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3
+    assert plant["folds"] == 2 and (plant["max_steps"], plant10["max_steps"]) == (20, 10)
     assert r["T"] == 200 and 0 < r["steps"] <= 20 and r["fit_seconds"] > 0
+    assert r10["max_steps"] == 10 and 0 < r10["steps"] <= 10 and r10["data"] == r["data"]
     assert r["folds"] == 2 and r["candidates"] == 2 and r["floor"] in ("arx", "lgssm")
     assert isinstance(r["gp_part"], bool)
     assert r["selected_fold_rmse"] <= r["floor_fold_rmse"]
