@@ -58,9 +58,9 @@ def main(argv=None):
             sel = model.selection_
             steps = sel["record"][-1]["step"]  # gradient steps of each fold run
             scores = [r["rmse"] for r in sel["record"]]
-            runs.append({"data": name, "T": len(y), "max_steps": model.training_plan(options.get("plan"),
-                                                                                       options.get("max_steps")).max_steps,
-                         "dim_x": model.spec.dim_x, "fit_seconds": seconds, "steps": steps,
+            budget = model.training_plan(options.get("plan"), options.get("max_steps")).max_steps
+            runs.append({"data": name, "T": len(y), "max_steps": budget, "dim_x": model.spec.dim_x,
+                         "fit_seconds": seconds, "steps": steps,
                          "seconds_per_step": seconds / max(steps, 1), "folds": len(sel["origins"]),
                          "candidates": len(sel["record"][0].get("candidates") or [None]),
                          "floor": sel["floor"]["kind"], "gp_part": sel["gp_part"], "refit_steps": sel["step"],
@@ -69,7 +69,8 @@ def main(argv=None):
     report = {"compile_or_cache_seconds": compile_seconds, "fit_options": fit_options, "runs": runs,
               "targets_seconds": {"500": 60, "2000": 180, "steamgen": 600}, "versions": versions()}
     lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
-             "   T   budget   d_x   fit s   steps   ms/step   folds x candidates   fold RMSE (floor -> best)   GP part   data"]
+             "   T   budget   d_x   fit s   steps   ms/step   folds x candidates   fold RMSE (floor -> best)   GP part"
+             "   data"]
     for r in runs:
         lines.append(f"{r['T']:>5} {r['max_steps']:>8d} {r['dim_x']:>5} {r['fit_seconds']:>7.1f} {r['steps']:>7d} "
                      f"{1e3 * r['seconds_per_step']:>9.1f} {r['folds']:>9d} x {r['candidates']:<8d}   "
