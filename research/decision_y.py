@@ -18,9 +18,10 @@ from decision_v import RESULTS, default_rows
 
 
 def arx_involved(row):
-    """Whether the default's fit on a cut met an ARX floor: chosen, or stage 3b's other floor."""
-    other = row["other_floor"]
-    return row["floor"] == "arx" or (isinstance(other, dict) and other.get("kind") == "arx")
+    """Whether the default's fit on a cut met an ARX floor: chosen, or stage 3b's other floor (where stage 3b's
+    model was returned, ``floor`` is its kind and the first choice is ``other_floor["chosen"]``)."""
+    other = row["other_floor"] if isinstance(row["other_floor"], dict) else {}
+    return "arx" in (row["floor"], other.get("kind"), other.get("chosen", {}).get("kind"))
 
 
 def run(out, names, variant):
