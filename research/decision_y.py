@@ -32,21 +32,24 @@ def run(out, names, variant):
             held_out_row(out, name, variant)
 
 
+def y_rows(out):
+    """{cut: row} of Y's rows in ``out``."""
+    return {r["data"]: r for r in map(json.loads, open(out))}
+
+
 def current_rows(out=os.path.join(RESULTS, "decision_y.jsonl")):
     """{cut: row} of the default since Y on this machine, the baseline of decision Z: Y's rows in ``out`` where it
     acted, the default's before it elsewhere (:func:`decision_v.default_rows`)."""
-    rows = default_rows()
-    rows.update({r["data"]: r for r in map(json.loads, open(out))})
-    return rows
+    return {**default_rows(), **y_rows(out)}
 
 
 def decide(out):
     """Y's rule (research/ablation_plan.md): over the 25 cuts, the geometric mean of Y's RMSE over the default's at
-    most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal."""
-    default = default_rows()
-    rows = current_rows(out)
-    acting = [n for n in NAMES if arx_involved(default[n])]
-    missing = [n for n in acting if n not in rows or rows[n] is default[n]]
+    most 0.99 under causal and at most 1.00 under simulate, and no cut more than 5 % worse under causal. A cut where
+    Y acts and that has no row in ``out`` is missing (the rule then adopts nothing)."""
+    default, ys = default_rows(), y_rows(out)
+    missing = [n for n in NAMES if arx_involved(default[n]) and n not in ys]
+    rows = {**default, **ys}
     held_out_rule([(n, default[n], rows[n]) for n in NAMES if n not in missing], "Y", 0.99, 1.00, missing,
                   "the observer form's basis stays")
 
