@@ -13,12 +13,14 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    about its step, which can carry the floor's maximum-likelihood F out of its fit within a few dozen steps).
    The windows grow as training goes, 20, 40 and then 80 steps over the thirds of ``max_steps`` (``seq_lens``),
    each started from the floor's filtered state before its first output, N(m, diag P) given the outputs before
-   it (multiple shooting: the model learns free runs from where a forecast would start them, over horizons that
-   lengthen once the short ones fit; decision E of research/ablation_plan.md). Every ``eval_every`` steps each
-   copy forecasts causally every window after its origin (``training.ValidationScore``: a particle filter over
-   the past, then a free run; the same random numbers at every evaluation). The runs go in lockstep; the
-   (candidate, step) with the lowest mean error over its windows wins, and the runs stop after ``patience``
-   evaluations without a lower one (or ``max_steps``).
+   it, where a forecast would start (decision E of research/ablation_plan.md). Under EnVI's objective (the
+   default) every output of a window then updates its ensemble, so a window's length is how much data a step
+   sees, not a free-run horizon; the paper's prior objective, whose particles run free through each window, lost
+   more than 5 % on some held-out cuts in its place and as a second candidate (decisions AA and AB). Every
+   ``eval_every`` steps each copy forecasts causally every window after its origin (``training.ValidationScore``:
+   a particle filter over the past, then a free run; the same random numbers at every evaluation). The runs go
+   in lockstep; the (candidate, step) with the lowest mean error over its windows wins, and the runs stop after
+   ``patience`` evaluations without a lower one (or ``max_steps``).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
    floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
    of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
@@ -347,7 +349,7 @@ class DefaultFit:
         numbers from ``seed``: windows (stride 1) of ``plan.seq_lens[k]`` steps (at most the shortest sequence) from
         step k ``max_steps`` / len(``seq_lens``) on, each started from the floor's filtered state before its first
         output (``warm.filtered_states``, the :class:`warm_start.WarmStart` the model started from): N(m, diag P)
-        given the outputs before the window only, as a forecast starts (multiple shooting over growing horizons)."""
+        given the outputs before the window only, as a forecast starts."""
         plan = self.plan
         shortest = min(len(y) for y in ys)
 
