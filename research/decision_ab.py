@@ -51,8 +51,8 @@ def run(out, names, variant):
     done = {(r["data"], r["variant"]) for r in rows}
     for name in names:
         if (name, variant) not in done:
-            held_out_row(out, name, variant, plan={"lr_scales": CANDIDATES},
-                         inspect=[("objective", lambda model: model.objective)])
+            held_out_row(out, name, variant, [("objective", lambda model: model.objective)],
+                         plan={"lr_scales": CANDIDATES})
 
 
 def decide(out):

@@ -67,7 +67,7 @@ def run(out, names, variant):
         if (name, variant) in done:
             continue
         V_REFITS[0] = 0
-        held_out_row(out, name, variant, [("v_refits", lambda: V_REFITS[0])])
+        held_out_row(out, name, variant, [("v_refits", lambda model: V_REFITS[0])])
 
 
 def decide(out):

@@ -58,7 +58,7 @@ def run(out, names, variant):
         if name in done or name not in acting:
             continue
         W_TRIES[0] = 0
-        held_out_row(out, name, variant, [("w_tries", lambda: W_TRIES[0])])
+        held_out_row(out, name, variant, [("w_tries", lambda model: W_TRIES[0])])
 
 
 def decide(out):
