@@ -10,19 +10,18 @@ Run: PYTHONPATH=/work/main:. python research/decision_aa.py research/results/dec
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json
-import os
 
 from decision_m import NAMES, held_out_row, held_out_rule
 from decision_y import current_rows
 from defaults_check import decision_cli
+from rows import done_keys
 
 OPTIONS = {"AA": {"objective": "prior"}, "control": {}}
 CONTROL = ("short", "pendulum")  # a floor-only cut of Y's rows, a GP part of the rows before Y
 
 
 def run(out, names, variant):
-    rows = list(map(json.loads, open(out))) if os.path.exists(out) else []
-    done = {(r["data"], r["variant"]) for r in rows}
+    done = done_keys(out, "data", "variant")
     for name in names if variant == "AA" else [n for n in names if n in CONTROL]:
         if (name, variant) not in done:
             held_out_row(out, name, variant, options=OPTIONS[variant])

@@ -14,13 +14,13 @@ Run: PYTHONPATH=/work/main:. python research/decision_ab.py research/results/dec
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json
-import os
 
 from gpssm_np.models import default_fit
 
 from decision_m import NAMES, held_out_row, held_out_rule
 from decision_y import current_rows
 from defaults_check import decision_cli
+from rows import done_keys
 
 TENTH = {"F": 0.1, "G": 0.1, "b": 0.1}
 #: The candidates' step sizes and, in the same order, their objectives.
@@ -47,8 +47,7 @@ class ObjectiveCandidates(default_fit.DefaultFit):
 
 def run(out, names, variant):
     default_fit.DefaultFit = ObjectiveCandidates  # stage 3b's pipeline too (default_fit.fit builds it by name)
-    rows = list(map(json.loads, open(out))) if os.path.exists(out) else []
-    done = {(r["data"], r["variant"]) for r in rows}
+    done = done_keys(out, "data", "variant")
     for name in names:
         if (name, variant) not in done:
             held_out_row(out, name, variant, [("objective", lambda model: model.objective)],

@@ -21,6 +21,7 @@ import gpssm_np as gp
 from gpssm_np.models import default_fit as df, guards
 from defaults_check import decision_cli
 from unseen_plants import SYSTEMS
+from rows import done_keys
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 DEFAULT_GUARDS = df.DefaultFit.guards
@@ -66,9 +67,7 @@ def fit_and_score(ds, guards):
 
 
 def run(out):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["variant"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "variant")
     for name in SYSTEMS:
         ds = cut(name)
         if (name, "J") not in done:

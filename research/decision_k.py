@@ -14,7 +14,6 @@ the rule. This script is the research record's; nothing in the package imports i
 import argparse
 import copy
 import json
-import os
 import time
 
 import numpy as np
@@ -25,6 +24,7 @@ from gpssm_np.models import default_fit as df
 from decision_j import cut as unseen_cut
 from defaults_check import DATA, SIMULATORS, held_out_cut
 from unseen_plants import SYSTEMS
+from rows import done_keys
 
 DEFAULT_GUARDS = df.DefaultFit.guards
 DISPLACEMENTS = (5, 20)  # state standard deviations
@@ -120,9 +120,7 @@ def fit_cell(ds, seed):
 
 
 def run(out, part):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["seed"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "seed")
     for name, seed, make in cells(part):
         if (name, seed) in done:
             continue

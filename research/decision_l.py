@@ -14,7 +14,6 @@ This script is the research record's; nothing in the package imports it.
 """
 import argparse
 import json
-import os
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from gpssm_np.units import Scaling
 from defaults_check import DATA, SIMULATORS, held_out_cut
 from fresh_records import record as fresh_record
 from unseen_plants import SYSTEMS
+from rows import done_keys
 
 REPLICATES = (1, 2, 3, 4)
 
@@ -76,9 +76,7 @@ def kinds(ds):
 
 
 def run(out, cuts, replicates=REPLICATES):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["record"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "record")
     for name, r, ds in records(cuts, replicates):
         if (name, r) in done:
             continue

@@ -22,6 +22,7 @@ import gpssm_np as gp
 from decision_j import cut as unseen_cut
 from defaults_check import DATA, SIMULATORS, decision_cli, held_out_cut as set_cut
 from unseen_plants import SYSTEMS
+from rows import done_keys
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 NAMES = DATA + SIMULATORS + list(SYSTEMS)
@@ -79,7 +80,7 @@ def held_out_rule(pairs, variant, causal_max, simulate_max, missing=(), otherwis
 
 def run(out, names, plan=(("average", None),)):
     """The variant's held-out rows: the default fit with the ``plan`` changes (pairs; M's by default) on each cut."""
-    done = {json.loads(line)["data"] for line in open(out)} if os.path.exists(out) else set()
+    done = done_keys(out, "data")
     for name in names:
         if name in done:
             continue

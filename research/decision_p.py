@@ -14,7 +14,6 @@ Run: python research/decision_p.py research/results/decision_p.jsonl [--cuts]; a
 This script is the research record's; nothing in the package imports it.
 """
 import json
-import os
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from gpssm_np.models.default_fit import Plan
 from gpssm_np.models.floor import FLOOR_KINDS, fit_kind, floor_of
 
 from decision_l import cli, decide, held_out, model_units, records
+from rows import done_keys
 
 REPLICATES = (7, 8, 9, 10)
 
@@ -54,9 +54,7 @@ def kinds(ds):
 
 
 def run(out, cuts):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["record"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "record")
     for name, r, ds in records(cuts, REPLICATES):
         if (name, r) in done:
             continue

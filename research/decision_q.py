@@ -24,6 +24,7 @@ from decision_k import FACTOR, fit_bypassing_guards, recovery
 from decision_m import RESULTS
 from defaults_check import decision_cli
 from fresh_records import record
+from rows import done_keys
 
 #: The current default's rows on the fresh records, and the records the decision reads.
 DEFAULT_ROWS = ("fresh_records_n.jsonl", "fresh_records_7_10.jsonl")
@@ -52,9 +53,7 @@ def cells():
 
 
 def run(out):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["record"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "record")
     for name, r, default_row in cells():
         if (name, r) in done:
             continue

@@ -9,7 +9,6 @@ python research/decision_t.py research/results/decision_t.jsonl --decide. This s
 nothing in the package imports it.
 """
 import json
-import os
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from gpssm_np.params import constrain, prior_q_sqrt
 
 from decision_m import NAMES, held_out_row, held_out_rule
 from defaults_check import decision_cli
+from rows import done_keys
 
 PACKAGE_RULE = GPSSM.linear_gaussian
 
@@ -41,9 +41,7 @@ def linear_gaussian_t(self):
 
 
 def run(out, names, variant):
-    done = set()
-    if os.path.exists(out):
-        done = {(r["data"], r["variant"]) for r in map(json.loads, open(out))}
+    done = done_keys(out, "data", "variant")
     GPSSM.linear_gaussian = linear_gaussian_t if variant == "T" else PACKAGE_RULE
     for name in names:
         if (name, variant) in done:

@@ -17,6 +17,7 @@ from gpssm_np.models.training import paired_t
 from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
 from defaults_check import decision_cli
 from decision_v import acted, default_rows
+from rows import done_keys
 
 PACKAGE_GUARDS = DefaultFit.guards
 #: How many other candidates :func:`guards_w` refitted in the current fit (either pipeline).
@@ -51,7 +52,7 @@ def acted_cuts():
 
 
 def run(out, names, variant):
-    done = {r["data"] for r in map(json.loads, open(out))} if os.path.exists(out) else set()
+    done = done_keys(out, "data")
     DefaultFit.guards = guards_w
     acting = set(acted_cuts())
     for name in names:

@@ -9,15 +9,15 @@ python research/decision_x.py research/results/decision_x.jsonl --decide. This s
 nothing in the package imports it.
 """
 import json
-import os
 
 from decision_m import NAMES, held_out_row, held_out_rule
 from defaults_check import decision_cli
 from decision_v import default_rows
+from rows import done_keys
 
 
 def run(out, names, variant):
-    done = {r["data"] for r in map(json.loads, open(out))} if os.path.exists(out) else set()
+    done = done_keys(out, "data")
     for name in names:
         if name not in done:
             held_out_row(out, name, variant, plan={"gp_folds": 3})

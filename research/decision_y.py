@@ -15,6 +15,7 @@ import os
 from decision_m import NAMES, held_out_row, held_out_rule
 from defaults_check import decision_cli
 from decision_v import RESULTS, default_rows
+from rows import done_keys
 
 
 def arx_involved(row):
@@ -25,7 +26,7 @@ def arx_involved(row):
 
 
 def run(out, names, variant):
-    done = {r["data"] for r in map(json.loads, open(out))} if os.path.exists(out) else set()
+    done = done_keys(out, "data")
     default = default_rows()
     for name in names:
         if name not in done and arx_involved(default[name]):

@@ -8,20 +8,19 @@ Run: PYTHONPATH=/work/main:. python research/decision_z.py research/results/deci
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json
-import os
 
 import numpy as np
 
 from decision_m import NAMES, held_out_row, held_out_rule
 from decision_y import current_rows
 from defaults_check import decision_cli
+from rows import done_keys
 
 CANDIDATES = {"Z1": ({},), "Z2": ({"F": 0.1, "G": 0.1, "b": 0.1},)}
 
 
 def run(out, names, variant):
-    rows = list(map(json.loads, open(out))) if os.path.exists(out) else []
-    done = {(r["data"], r["variant"]) for r in rows}
+    done = done_keys(out, "data", "variant")
     for name in names:
         if (name, variant) not in done:
             held_out_row(out, name, variant, plan={"lr_scales": CANDIDATES[variant]})

@@ -10,12 +10,11 @@ This script is the research record's; nothing in the package imports it.
 """
 import argparse
 import json
-import os
-import subprocess
 import time
 
 import gpssm_np as gp
 from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, make_system
+from rows import done_keys, head_commit
 
 DATA = ["actuator", "ballbeam", "drive", "dryer", "gas_furnace", "cd_player_arm", "winding", "dryer2", "steamgen"]
 SIMULATORS = ["tanks", "hammerstein", "wiener", "pendulum", "duffing", "quad_tanks", "two_mass", "reactor",
@@ -45,10 +44,7 @@ def selection_row(selection):
 def held_out_cuts(out, names):
     """For each set of ``names`` without a row in ``out`` (a JSON-lines file, rows keyed by "data"): (name, the
     70/30 cut of its training half as a Dataset), the held-out data of the decisions in research/ablation_plan.md."""
-    done = set()
-    if os.path.exists(out):
-        with open(out) as f:
-            done = {json.loads(line)["data"] for line in f}
+    done = done_keys(out, "data")
     for name in names:
         if name not in done:
             yield name, held_out_cut(name)
@@ -90,11 +86,8 @@ def main():
     parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
     parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     args = parser.parse_args()
-    done = set()
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            done = {(r["data"], r["seed"], r["model"]) for r in map(json.loads, f)}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    done = done_keys(args.out, "data", "seed", "model")
+    commit = head_commit()
     for seed in args.seeds:
         for name in args.data:
             ds = dataset(name)

@@ -17,11 +17,11 @@ This script is the research record's; nothing in the package imports it.
 """
 import argparse
 import json
-import os
 import time
 
 import gpssm_np as gp
 from defaults_check import dataset
+from rows import done_keys
 
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
 VARIANTS = {
@@ -37,10 +37,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=["two_mass", "three_tanks", "dryer2", "steamgen"])
     args = parser.parse_args()
-    done = set()
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            done = {(r["data"], r["variant"]) for r in map(json.loads, f)}
+    done = done_keys(args.out, "data", "variant")
     for name in args.data:
         ds = dataset(name)
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]

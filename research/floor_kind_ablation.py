@@ -20,6 +20,7 @@ from gpssm_np.models.warm_start import check_outputs_vary
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from defaults_check import DATA, SIMULATORS, dataset  # noqa: E402
+from rows import done_keys
 
 
 def past(values, name, width, count, fill):
@@ -75,9 +76,7 @@ def score(model, kind, windows):
 
 
 def main(out):
-    done = set()
-    if os.path.exists(out):
-        done = {json.loads(line)["data"] for line in open(out)}
+    done = done_keys(out, "data")
     for name in DATA + SIMULATORS:
         if name in done:
             continue

@@ -12,8 +12,6 @@ the research record's; nothing in the package imports it.
 """
 import argparse
 import json
-import os
-import subprocess
 import time
 
 import numpy as np
@@ -23,6 +21,7 @@ from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
 
 from defaults_check import SIMULATORS, selection_row
 from unseen_plants import SYSTEMS
+from rows import done_keys, head_commit
 
 NAMES = SIMULATORS + list(SYSTEMS)
 
@@ -38,10 +37,8 @@ def record(name, r):
 
 
 def run(out, r, names=NAMES):
-    done = set()
-    if os.path.exists(out):
-        done = {(x["data"], x["model"], x["record"]) for x in map(json.loads, open(out))}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    done = done_keys(out, "data", "model", "record")
+    commit = head_commit()
     for name in names:
         ds = record(name, r)
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]

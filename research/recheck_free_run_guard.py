@@ -17,7 +17,6 @@ This script is the research record's; nothing in the package imports it.
 import argparse
 import json
 import os
-import subprocess
 
 import gpssm_np as gp
 from gpssm_np.models.default_fit import DefaultFit, Plan
@@ -25,6 +24,7 @@ from gpssm_np.models.guards import far_field_passes, free_run_check
 
 from defaults_check import dataset
 from rescore_floor_only import add_scores, floor_only_model
+from rows import done_keys, head_commit
 
 
 def floor_free_run_error(ds, seed):
@@ -44,10 +44,8 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--verify", nargs="*", default=[])
     args = parser.parse_args()
-    done = set()
-    if os.path.exists(args.out):
-        done = {(r["data"], r["seed"]) for r in map(json.loads, open(args.out))}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    done = done_keys(args.out, "data", "seed")
+    commit = head_commit()
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "defaults_v6.jsonl")
     cells = [r for r in map(json.loads, open(source))
              if r["model"] == "odgpssm" and r["selection"]["gp_part"] and (r["data"], r["seed"]) not in done]

@@ -15,7 +15,6 @@ it.
 import argparse
 import json
 import os
-import subprocess
 import time
 
 import numpy as np
@@ -25,6 +24,7 @@ import gpssm_np as gp
 from decision_m import RESULTS
 from defaults_check import PROTOCOLS, dataset, selection_row
 from unseen_plants import SYSTEMS
+from rows import done_keys, head_commit
 
 #: The current default's rows: the five-seed check's, then the unseen plants'.
 SOURCES = {"five-seed": ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl"),
@@ -43,15 +43,11 @@ def cells():
     return sorted(found, key=lambda cell: cell[1]["fit_seconds"])
 
 
-def done(out):
-    return {(r["data"], r["seed"]) for r in map(json.loads, open(out))} if os.path.exists(out) else set()
-
-
 def run(out, reverse=False):
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = head_commit()
     for source, before in (reversed if reverse else iter)(cells()):
         name, seed = before["data"], before["seed"]
-        if (name, seed) in done(out):
+        if (name, seed) in done_keys(out, "data", "seed"):
             continue
         if source == "unseen":
             y, u = SYSTEMS[name](np.random.default_rng(2026))

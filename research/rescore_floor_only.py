@@ -16,12 +16,12 @@ Run: python research/rescore_floor_only.py research/results/defaults_v7_floor_on
 import argparse
 import json
 import os
-import subprocess
 
 import numpy as np
 
 import gpssm_np as gp
 from defaults_check import PROTOCOLS, dataset
+from rows import done_keys, head_commit
 
 SHORTCUT = dict(max_steps=1, eval_every=1, patience=1, switch_t=1e300)
 
@@ -59,11 +59,8 @@ def main():
     parser.add_argument("--data", nargs="+")
     parser.add_argument("--verify", nargs="*", default=[])
     args = parser.parse_args()
-    done = set()
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            done = {(r["data"], r["seed"]) for r in map(json.loads, f)}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    done = done_keys(args.out, "data", "seed")
+    commit = head_commit()
     source = [json.loads(line) for line in open(args.source)]
     cells = [r for r in source if r["model"] == "odgpssm" and not r["selection"]["gp_part"]
              and (args.data is None or r["data"] in args.data) and (r["data"], r["seed"]) not in done]

@@ -27,6 +27,7 @@ from gpssm_np.ops.threads import use_threads
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ablation  # noqa: E402 (research/ablation.py)
+from rows import done_keys
 
 SLOW = {"F": 0.1, "G": 0.1, "b": 0.1}
 #: fit's lr_scale of each configuration: one step for all, the slow linear part, the package's default (both, the
@@ -79,10 +80,7 @@ def system_cell(name, config, seed):
 def main(out):
     """Run every cell not yet in ``out`` (JSON lines), two processes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    done = set()
-    if os.path.exists(out):
-        with open(out) as fh:
-            done = {(r["dataset"], r["config"], r["seed"]) for r in map(json.loads, fh)}
+    done = done_keys(out, "dataset", "config", "seed")
     parts = ((set_cell, ("steamgen", "winding", "cd_player_arm"), ("ema", "ema_slowlin")),
              (system_cell, tuple(NEW), ("ema", "ema_slowlin", "default")))
     cells = [(f, d, c, s) for f, names, configs in parts for d in names for s in (0, 1) for c in configs

@@ -12,8 +12,6 @@ This script is the research record's; nothing in the package imports it.
 """
 import argparse
 import json
-import os
-import subprocess
 import time
 
 import numpy as np
@@ -21,6 +19,7 @@ import numpy as np
 import gpssm_np as gp
 
 from defaults_check import selection_row
+from rows import done_keys, head_commit
 
 
 def _steps(rng, T, d_u, hold=(5, 30), low=-1.0, high=1.0):
@@ -147,11 +146,8 @@ def main():
     if args.summary:
         summary(args.out)
         return
-    done = set()
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            done = {(r["data"], r["model"], r.get("seed", 0)) for r in map(json.loads, f)}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    done = done_keys(args.out, "data", "model", "seed", missing=0)
+    commit = head_commit()
     for name in args.data:
         y, u = SYSTEMS[name](np.random.default_rng(2026))
         ds = gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
