@@ -32,18 +32,18 @@ def held_out_cut(name):
     return unseen_cut(name) if name in SYSTEMS else set_cut(name)
 
 
-def held_out_row(out, name, variant, extra=(), plan=None, options=None):
-    """The default ODGPSSM fit (seed 0; ``plan``: a dict of changes to the default plan; ``options``: a dict of
-    constructor options) on the 70/30 cut of ``name``'s training half (:func:`held_out_cut`), scored on its last 30 %
-    under causal and simulate: one row appended to ``out`` and printed, with what the fit's ``selection_`` chose and
-    the ``extra`` items (pairs of key and a function of the fitted model, called after the fit: what a variant
-    records, such as its counters)."""
+def held_out_row(out, name, variant, extra=(), plan=None, options=None, seed=0):
+    """The default ODGPSSM fit (training seed ``seed``; ``plan``: a dict of changes to the default plan; ``options``: a
+    dict of constructor options) on the 70/30 cut of ``name``'s training half (:func:`held_out_cut`), scored on its
+    last 30 % under causal and simulate (the scoring's random numbers: seed 0): one row appended to ``out`` and
+    printed, with what the fit's ``selection_`` chose and the ``extra`` items (pairs of key and a function of the
+    fitted model, called after the fit: what a variant records, such as its counters)."""
     ds = held_out_cut(name)
     start = time.perf_counter()
-    model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0, **(options or {}))
+    model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed, **(options or {}))
     model.fit(ds.y_train, ds.u_train, plan=plan, progress=False)
     sel = model.selection_
-    row = {"data": name, "variant": variant, "fit_seconds": time.perf_counter() - start,
+    row = {"data": name, "variant": variant, "seed": seed, "fit_seconds": time.perf_counter() - start,
            "gp_part": sel["gp_part"], "step": sel["step"], "t": sel["t"], "floor": sel["floor"]["kind"],
            "other_floor": sel["other_floor"], "free_run": sel["free_run"], "lr_scale": sel["lr_scale"],
            "step0": sel["record"][0]["rmse"]}

@@ -1,0 +1,101 @@
+"""Decision AC of research/ablation_plan.md (the held-out rule's resolution, and decision Z's variant Z2 replicated
+on new seeds), on training data only: on the 70/30 cuts of the 25 training halves, training seeds 1 and 2, the
+current default (variant "default") and the default fit with the step-size candidate F, G, b at a tenth alone
+(variant "AC"), scored on the last 30 % under causal and simulate. One JSON line per (cut, variant, seed), appended
+(resumable; two workers can share the file with disjoint seeds).
+
+Run: PYTHONPATH=/work/main:. python research/decision_ac.py research/results/decision_ac.jsonl --seed 1
+[--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import json
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from decision_m import NAMES, held_out_row
+from decision_y import current_rows
+from rows import done_keys
+
+PLANS = {"default": None, "AC": {"lr_scales": ({"F": 0.1, "G": 0.1, "b": 0.1},)}}
+SEEDS = (1, 2)
+BOUND = 1.02
+
+
+def run(out, names, seed):
+    """Both variants on every cut of ``names`` with training seed ``seed``, cut by cut (the pairs finish together)."""
+    done = done_keys(out, "data", "variant", "seed")
+    for name in names:
+        for variant, plan in PLANS.items():
+            if (name, variant, seed) not in done:
+                held_out_row(out, name, variant, plan=plan, seed=seed)
+
+
+def upper_bound(d):
+    """The one-sided 95 % upper confidence bound of exp(mean d) over the cuts' log-ratios ``d`` (t, n - 1 df)."""
+    d = np.asarray(d)
+    return float(np.exp(d.mean() + student_t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))))
+
+
+def statistics(label, pairs):
+    """Print, under causal and simulate, the geometric mean of the ratios ``pairs`` ({cut: [(numerator row,
+    denominator row), ...]}: each cut's ratios averaged in log), its upper bound (:func:`upper_bound`), the worst cut
+    and how many cuts are more than 5 % worse; returns {protocol: upper bound}."""
+    bounds = {}
+    for protocol in ("causal", "simulate"):
+        d = {c: np.mean([np.log(a[protocol] / b[protocol]) for a, b in p]) for c, p in pairs.items()}
+        ratios = np.exp(np.array(list(d.values())))
+        worst = max(d, key=d.get)
+        bounds[protocol] = upper_bound(list(d.values()))
+        print(f"{label}, {protocol}: {len(d)} cuts, geometric mean {np.exp(np.mean(list(d.values()))):.4f}, upper "
+              f"bound {bounds[protocol]:.4f}, worst {worst} {np.exp(d[worst]):.4f}, more than 5 % worse on "
+              f"{int(np.sum(ratios > 1.05))}, changed on {int(np.sum(np.abs(ratios - 1) > 1e-12))}")
+    return bounds
+
+
+def decide(out):
+    """AC's rule (research/ablation_plan.md): adopted if every (cut, variant, seed) of seeds 1 and 2 has a row and,
+    under causal and under simulate, the upper bound of AC's geometric-mean ratio over the default is at most
+    :data:`BOUND`. Beside it, deciding nothing: the default's seed 2 over its seed 1, and each over seed 0's rows."""
+    rows = {(r["data"], r["variant"], r["seed"]): r for r in map(json.loads, open(out))}
+    missing = [(n, v, s) for n in NAMES for v in PLANS for s in SEEDS if (n, v, s) not in rows]
+    names = [n for n in NAMES if all((n, v, s) in rows for v in PLANS for s in SEEDS)]
+    for n in names:
+        cells = [f"{s}: {rows[n, 'default', s]['step']:4d}/{rows[n, 'AC', s]['step']:4d} "
+                 f"{rows[n, 'AC', s]['causal'] / rows[n, 'default', s]['causal']:.3f}" for s in SEEDS]
+        print(f"{n:18s} seed, s* default/AC, causal AC over default: " + "; ".join(cells))
+    if not names:
+        print("no complete cut yet")
+        return
+    bounds = statistics("AC over the default", {n: [(rows[n, "AC", s], rows[n, "default", s]) for s in SEEDS]
+                                                 for n in names})
+    seed0 = current_rows()
+    statistics("null: the default's seed 2 over its seed 1", {n: [(rows[n, "default", 2], rows[n, "default", 1])]
+                                                             for n in names})
+    for s in SEEDS:
+        statistics(f"null: the default's seed {s} over its seed 0", {n: [(rows[n, "default", s], seed0[n])]
+                                                                    for n in names})
+    seconds = [rows[n, "AC", s]["fit_seconds"] / rows[n, "default", s]["fit_seconds"] for n in names for s in SEEDS]
+    print(f"fit seconds, AC over the default: geometric mean {np.exp(np.mean(np.log(seconds))):.3f} (not a clean "
+          "timing)")
+    if missing:
+        print(f"not run yet: {len(missing)} fits; nothing adopted")
+    elif all(b <= BOUND for b in bounds.values()):
+        print("AC adopted")
+    else:
+        print("AC not adopted: the default keeps both candidates")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--data", nargs="+", default=NAMES)
+    parser.add_argument("--seed", type=int, choices=SEEDS)
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    if args.decide:
+        decide(args.out)
+    elif args.seed is None:
+        parser.error("--seed is required to run")
+    else:
+        run(args.out, args.data, args.seed)
