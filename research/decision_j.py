@@ -20,8 +20,8 @@ import numpy as np
 import gpssm_np as gp
 from gpssm_np.models import default_fit as df, guards
 from defaults_check import decision_cli
-from unseen_plants import SYSTEMS
 from rows import done_keys
+from unseen_plants import SYSTEMS
 
 RESULTS = os.path.join(os.path.dirname(__file__), "results")
 DEFAULT_GUARDS = df.DefaultFit.guards

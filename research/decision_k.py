@@ -23,8 +23,8 @@ from gpssm_np.models import default_fit as df
 
 from decision_j import cut as unseen_cut
 from defaults_check import DATA, SIMULATORS, held_out_cut
-from unseen_plants import SYSTEMS
 from rows import done_keys
+from unseen_plants import SYSTEMS
 
 DEFAULT_GUARDS = df.DefaultFit.guards
 DISPLACEMENTS = (5, 20)  # state standard deviations

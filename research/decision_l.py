@@ -26,8 +26,8 @@ from gpssm_np.units import Scaling
 
 from defaults_check import DATA, SIMULATORS, held_out_cut
 from fresh_records import record as fresh_record
-from unseen_plants import SYSTEMS
 from rows import done_keys
+from unseen_plants import SYSTEMS
 
 REPLICATES = (1, 2, 3, 4)
 

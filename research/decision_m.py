@@ -21,8 +21,8 @@ import gpssm_np as gp
 
 from decision_j import cut as unseen_cut
 from defaults_check import DATA, SIMULATORS, decision_cli, held_out_cut as set_cut
-from unseen_plants import SYSTEMS
 from rows import done_keys
+from unseen_plants import SYSTEMS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 NAMES = DATA + SIMULATORS + list(SYSTEMS)

@@ -15,8 +15,8 @@ from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.training import paired_t
 
 from decision_m import NAMES, RESULTS, held_out_row, held_out_rule
-from defaults_check import decision_cli
 from decision_v import acted, default_rows
+from defaults_check import decision_cli
 from rows import done_keys
 
 PACKAGE_GUARDS = DefaultFit.guards

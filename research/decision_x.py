@@ -11,8 +11,8 @@ nothing in the package imports it.
 import json
 
 from decision_m import NAMES, held_out_row, held_out_rule
-from defaults_check import decision_cli
 from decision_v import default_rows
+from defaults_check import decision_cli
 from rows import done_keys
 
 

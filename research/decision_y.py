@@ -13,8 +13,8 @@ import json
 import os
 
 from decision_m import NAMES, held_out_row, held_out_rule
-from defaults_check import decision_cli
 from decision_v import RESULTS, default_rows
+from defaults_check import decision_cli
 from rows import done_keys
 
 

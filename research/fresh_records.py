@@ -20,8 +20,8 @@ import gpssm_np as gp
 from gpssm_np.experiments.systems import NONLINEAR_SYSTEMS, T_TOTAL
 
 from defaults_check import SIMULATORS, selection_row
-from unseen_plants import SYSTEMS
 from rows import done_keys, head_commit
+from unseen_plants import SYSTEMS
 
 NAMES = SIMULATORS + list(SYSTEMS)
 

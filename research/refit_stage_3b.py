@@ -23,8 +23,8 @@ import gpssm_np as gp
 
 from decision_m import RESULTS
 from defaults_check import PROTOCOLS, dataset, selection_row
-from unseen_plants import SYSTEMS
 from rows import done_keys, head_commit
+from unseen_plants import SYSTEMS
 
 #: The current default's rows: the five-seed check's, then the unseen plants'.
 SOURCES = {"five-seed": ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl"),
