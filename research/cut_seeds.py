@@ -1,0 +1,29 @@
+"""The current default on the 70/30 cuts of the 25 training halves (decision M's held-out cuts) with further
+training seeds: the baseline a decision with several seeds per cut compares with, and the training seed's spread on
+the cuts (research/ablation_plan.md, decision AC, which ran seeds 1 and 2 in research/results/decision_ac.jsonl).
+One JSON line per (cut, seed), variant "default", appended (resumable; two workers can share the file with
+disjoint seeds). No choice is made from it.
+
+Run: PYTHONPATH=/work/main:. python research/cut_seeds.py research/results/cut_seeds.jsonl --seed 3 [--data ...].
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+
+from decision_m import NAMES, held_out_row
+from rows import done_keys
+
+
+def run(out, names, seed):
+    done = done_keys(out, "data", "seed")
+    for name in names:
+        if (name, seed) not in done:
+            held_out_row(out, name, "default", seed=seed)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--data", nargs="+", default=NAMES)
+    args = parser.parse_args()
+    run(args.out, args.data, args.seed)
