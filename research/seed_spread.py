@@ -1,11 +1,13 @@
 """How much the default's test-half scores move with the training seed alone: the five-seed check's ODGPSSM rows
 (the files of docs/results.md, section 1, a later file's row replacing an earlier one's), each seed k = 1-4 against
 seed 0, and two seeds against two others (each set's two ratios averaged in log): the number of sets that change,
-the geometric mean of the ratios, the worst set and how many are more than 5 % worse. The background of decision AC
-in research/ablation_plan.md; nothing is chosen from it.
+the geometric mean of the ratios, the worst set and how many are more than 5 % worse. ``--cuts``: the same on the
+25 held-out cuts of the decisions (seed 0: ``decision_y.current_rows()``; seeds 1 and 2: decision AC's "default"
+rows; seeds 3 and 4: research/results/cut_seeds.jsonl), over the seeds present. The background of decision AC in
+research/ablation_plan.md; nothing is chosen from it.
 
-Run: python research/seed_spread.py [--protocol causal]. This script is the research record's; nothing in the
-package imports it.
+Run: python research/seed_spread.py [--protocol causal] [--cuts]. This script is the research record's; nothing in
+the package imports it.
 """
 import argparse
 import json
@@ -31,26 +33,44 @@ def scores(protocol):
     return by
 
 
-def line(label, ratios):
+def cut_scores(protocol):
+    """{(cut, seed): RMSE} of the default on the held-out cuts under ``protocol`` (module docstring, ``--cuts``)."""
+    from decision_y import current_rows
+    by = {(name, 0): row[protocol] for name, row in current_rows().items()}
+    for name, seeds in (("decision_ac.jsonl", (1, 2)), ("cut_seeds.jsonl", (3, 4))):
+        path = os.path.join(RESULTS, name)
+        if os.path.exists(path):
+            by.update({(r["data"], r["seed"]): r[protocol] for r in map(json.loads, open(path))
+                       if r["variant"] == "default" and r["seed"] in seeds})
+    return by
+
+
+def line(label, ratios, noun="sets"):
     geo = math.exp(sum(math.log(x) for x in ratios.values()) / len(ratios))
     worst = max(ratios, key=ratios.get)
     changed = sum(abs(x - 1.0) > 1e-9 for x in ratios.values())
-    print(f"{label}: {len(ratios)} sets, {changed} changed, geometric mean {geo:.3f}, worst {worst} "
+    print(f"{label}: {len(ratios)} {noun}, {changed} changed, geometric mean {geo:.3f}, worst {worst} "
           f"{ratios[worst]:.3f}, more than 5 % worse on {sum(x > 1.05 for x in ratios.values())}")
 
 
-def main(protocol):
-    by = scores(protocol)
+def main(protocol, cuts=False):
+    by, noun = (cut_scores(protocol), "cuts") if cuts else (scores(protocol), "sets")
     sets = sorted({d for d, _ in by})
     for k in (1, 2, 3, 4):
-        line(f"seed {k} over seed 0", {d: by[d, k] / by[d, 0] for d in sets if (d, k) in by and (d, 0) in by})
+        ratios = {d: by[d, k] / by[d, 0] for d in sets if (d, k) in by and (d, 0) in by}
+        if ratios:
+            line(f"seed {k} over seed 0", ratios, noun)
     for (a, b), (c, d) in PAIRINGS:
+        if not any(all((s, k) in by for k in (a, b, c, d)) for s in sets):
+            continue
         line(f"seeds {a}, {b} over seeds {c}, {d}",
              {s: math.sqrt(by[s, a] / by[s, c] * by[s, b] / by[s, d]) for s in sets
-              if all((s, k) in by for k in (a, b, c, d))})
+              if all((s, k) in by for k in (a, b, c, d))}, noun)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--protocol", default="causal", choices=("causal", "simulate"))
-    main(parser.parse_args().protocol)
+    parser.add_argument("--cuts", action="store_true")
+    args = parser.parse_args()
+    main(args.protocol, args.cuts)
