@@ -9,16 +9,8 @@ This script is the research record's; nothing in the package imports it.
 """
 import argparse
 
-from decision_m import NAMES, held_out_row
-from rows import done_keys
-
-
-def run(out, names, seed):
-    done = done_keys(out, "data", "seed")
-    for name in names:
-        if (name, seed) not in done:
-            held_out_row(out, name, "default", seed=seed)
-
+from decision_ac import run
+from decision_m import NAMES
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
@@ -26,4 +18,4 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--data", nargs="+", default=NAMES)
     args = parser.parse_args()
-    run(args.out, args.data, args.seed)
+    run(args.out, args.data, args.seed, {"default": None})

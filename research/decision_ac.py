@@ -22,11 +22,12 @@ SEEDS = (1, 2)
 BOUND = 1.02
 
 
-def run(out, names, seed):
-    """Both variants on every cut of ``names`` with training seed ``seed``, cut by cut (the pairs finish together)."""
+def run(out, names, seed, plans=PLANS):
+    """Every variant of ``plans`` (name -> plan changes; both of :data:`PLANS` by default) on every cut of ``names``
+    with training seed ``seed``, cut by cut (a cut's variants finish together)."""
     done = done_keys(out, "data", "variant", "seed")
     for name in names:
-        for variant, plan in PLANS.items():
+        for variant, plan in plans.items():
             if (name, variant, seed) not in done:
                 held_out_row(out, name, variant, plan=plan, seed=seed)
 

@@ -61,11 +61,10 @@ def main(protocol, cuts=False):
         if ratios:
             line(f"seed {k} over seed 0", ratios, noun)
     for (a, b), (c, d) in PAIRINGS:
-        if not any(all((s, k) in by for k in (a, b, c, d)) for s in sets):
-            continue
-        line(f"seeds {a}, {b} over seeds {c}, {d}",
-             {s: math.sqrt(by[s, a] / by[s, c] * by[s, b] / by[s, d]) for s in sets
-              if all((s, k) in by for k in (a, b, c, d))}, noun)
+        ratios = {s: math.sqrt(by[s, a] / by[s, c] * by[s, b] / by[s, d]) for s in sets
+                  if all((s, k) in by for k in (a, b, c, d))}
+        if ratios:
+            line(f"seeds {a}, {b} over seeds {c}, {d}", ratios, noun)
 
 
 if __name__ == "__main__":
