@@ -232,8 +232,8 @@ class GrowingRun(AdamRun):
     of n_k steps from step s_k on, each set cut by ``cut(n)`` -> (Y, U, x0) (x0: per-window q(x0) moments, or None).
     Short windows first let the gradient see short stretches while the model is far from the data, longer ones
     then more of each sequence per window (under the prior objective, whose particles run free through a window,
-    longer free runs: multiple shooting over growing horizons). Where the length
-    changes a new pass begins (a new permutation of the new windows). The other arguments are :class:`AdamRun`'s."""
+    longer free runs: multiple shooting over growing horizons). Where the length changes a new pass begins (a new
+    permutation of the new windows). The other arguments are :class:`AdamRun`'s."""
 
     def __init__(self, model, cut, stages, rng, optimizer, frozen, batch_size, num_samples, max_rejections,
                  average=None):
