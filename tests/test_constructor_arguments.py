@@ -50,7 +50,7 @@ def test_get_params_are_the_constructor_arguments_and_rebuild_the_model(model):
 
 
 def test_get_params_keep_the_initial_values_a_gp_model_takes_as_keywords():
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, lengthscale=1.5, obs_noise=0.3)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4, lengthscale=1.5, obs_noise=0.3, init="random")
     assert model.get_params()["lengthscale"] == 1.5 and model.get_params()["obs_noise"] == 0.3
     assert "lengthscale" not in gp.ODGPSSM(dim_x=2, dim_y=1, num_inducing=4).get_params()
 

@@ -232,3 +232,30 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
             fitted(lr_scale=bad)
     with pytest.raises(ValueError, match=r"plan: EpochPlan has no field \['lr_scale'\]"):
         gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, plan=dict(lr_scale={"F": 0.1}))
+
+
+@pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])
+def test_a_given_lengthscale_is_the_warm_starts_and_the_default_fits(cls):
+    """The constructor's ``lengthscale`` is where the lengthscales start under a warm start too (otherwise the spread
+    of each GP input); the transition's moments at the start do not depend on it, so the floor is held either way."""
+    y, u = standardised_linear_data(seed=2, T=300)
+    given = cls(dim_x=3, dim_y=1, dim_u=1, seed=0, init="lgssm", lengthscale=2.5).initialise(y, u)
+    np.testing.assert_allclose(given.constrained_params()["lengthscale"], 2.5, rtol=1e-12)
+    spread = cls(dim_x=3, dim_y=1, dim_u=1, seed=0, init="lgssm").initialise(y, u)
+    assert np.abs(spread.constrained_params()["lengthscale"] - 2.5).min() > 0.1
+    for name in ("F", "A", "process_noise", "obs_noise", "x0_mean", "Z"):
+        if name in given.params:
+            np.testing.assert_array_equal(given.params[name], spread.params[name])
+    fitted = cls(dim_y=1, dim_u=1, seed=0, lengthscale=2.5).fit(y, u, max_steps=1, progress=False)
+    assert not fitted.selection_["gp_part"]  # the floor with a zero residual: its lengthscales are the start's
+    np.testing.assert_allclose(fitted.constrained_params()["lengthscale"], 2.5, rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls, names", [(gp.ODGPSSM, ("process_noise", "obs_noise", "x0_var", "inducing_range")),
+                                        (gp.PRSSM, ("variance",))])
+def test_an_initial_value_the_warm_start_sets_is_a_value_error(cls, names):
+    for name in names:
+        with pytest.raises(ValueError, match=f"{name}: the linear warm start \\(init='linear'\\) sets this initial"):
+            cls(dim_x=2, dim_y=1, **{name: 0.5})
+        cls(dim_x=2, dim_y=1, init="random", **{name: 0.5})  # the random start takes it
+    gp.ODGPSSM(dim_x=2, dim_y=1, variance=0.5)  # ODGPSSM's kernel variance scales A under a warm start

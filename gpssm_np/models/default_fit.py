@@ -291,7 +291,9 @@ class DefaultFit:
         rng = np.random.default_rng(seed)
         params = init_params(model.spec, rng, **model.init_values)
         start = floor_warm_start(floor_model, ys, us)
-        kwargs = {} if gp_share is None else {"gp_share": gp_share}
+        kwargs = {"lengthscale": model.init_values.get("lengthscale")}
+        if gp_share is not None:
+            kwargs["gp_share"] = gp_share
         model.params = initial_params(model.spec, params, start, us, rng, **kwargs)
         return start
 

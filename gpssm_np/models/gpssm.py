@@ -31,7 +31,8 @@ from ..transition import Transition, check_backend
 from .training import REFITS, BlockPlan, block_fit, check_average, check_switch
 from . import default_fit
 from .default_fit import DefaultFit, Plan
-from .warm_start import WARM_START_KINDS, choose_warm_start, initial_params, warm_start, zero_residual_variance
+from .warm_start import (WARM_START_KINDS, WARM_START_SETS, choose_warm_start, initial_params, warm_start,
+                         zero_residual_variance)
 
 #: The two configurations of the GP models. ``"default"``: the linear mean, the linear floor chosen by every fit
 #: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
@@ -93,7 +94,10 @@ class GPSSM(GradientTrainedModel):
         start's smoothed state before the window ("smoothed", needs a warm start and no recognition network).
     **init_values
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
-        obs_noise, x0_var, inducing_range).
+        obs_noise, x0_var, inducing_range). Under a linear warm start (``init`` other than "random") the noises,
+        x0_var and inducing_range come from the linear model (``warm_start.WARM_START_SETS``; PRSSM's variance
+        too), and giving one is a ValueError; a lengthscale given replaces the warm start's (the spread of each GP
+        input), a variance scales ODGPSSM's A.
 
     Attributes
     ----------
@@ -119,6 +123,13 @@ class GPSSM(GradientTrainedModel):
         if init in WARM_STARTS and spec.mean_function != "linear":
             raise ValueError(f"init: the {init!r} warm start needs mean_function='linear', got "
                              f"{spec.mean_function!r}")
+        if init in WARM_STARTS:
+            set_by_start = [name for name in WARM_START_SETS + ("variance",) * spec.independent if name in init_values]
+            if set_by_start:
+                one = len(set_by_start) == 1
+                raise ValueError(f"{', '.join(set_by_start)}: the linear warm start (init={init!r}) sets "
+                                 f"{'this initial value' if one else 'these initial values'} from the linear model "
+                                 f"it starts from; give {'it' if one else 'them'} with init='random'")
         if init == "arx" and dim_x_choice is None and spec.dim_x % spec.dim_y:
             raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {spec.dim_y}, got {spec.dim_x}")
         if initial_state is None:
@@ -397,7 +408,7 @@ class GPSSM(GradientTrainedModel):
             self.params = params
             return None
         start = warm_start(ys, us, self.spec.dim_x, seed, self.warm_start_)
-        self.params = initial_params(self.spec, params, start, us, rng)
+        self.params = initial_params(self.spec, params, start, us, rng, lengthscale=self.init_values.get("lengthscale"))
         if self.initial_state == "shared":
             return None
         moments = [start.initial_states(i, window_starts(len(y), seq_len, stride)) for i, y in enumerate(ys)]

@@ -57,6 +57,11 @@ from ..transforms import positive, positive_inverse
 #: anyway): a GP model cannot recover states its warm start lacks.
 AUTO_MIN_DIM_X = 4
 
+#: The initial values (``params.INIT_VALUES``) a warm start sets from the linear model it starts from, so that the
+#: GP model holds that model exactly: a constructor keyword for one of them would be ignored (PRSSM's kernel
+#: ``variance`` too, which holds the GP's share of the process noise there).
+WARM_START_SETS = ("process_noise", "obs_noise", "x0_var", "inducing_range")
+
 #: Share of the smallest process-noise variance given to the GP residual's prior variance at the start.
 GP_SHARE = 0.5
 
@@ -364,11 +369,15 @@ def zero_residual_variance(spec, params):
     return positive(params["variance"])
 
 
-def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
+def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE, lengthscale=None):
     """Unconstrained parameters of a ``mean_function="linear"`` GPSSM set from ``start`` (module docstring, steps 3-5);
     ``params`` gives the names, shapes and any parameter not set here (e.g. a recognition network's). ``gp_share``
     0: a zero GP residual (A = 0 for ODGPSSM, the kernel variances at the floor for PRSSM), all of the process
-    noise the linear model's: the GP model is then the linear model itself."""
+    noise the linear model's: the GP model is then the linear model itself. ``lengthscale``: every ARD lengthscale's
+    initial value where the user gave one (the constructor's keyword); None: the spread of each GP input (step 5).
+    The lengthscales leave the transition's moments at the start unchanged (k(x, x) = s2 for any lengthscale), so
+    the warm start holds the linear model either way; the noises, q(x0) and Z it sets itself
+    (:data:`WARM_START_SETS`)."""
     if spec.mean_function != "linear":
         raise ValueError(f"mean_function: the LGSSM warm start needs mean_function='linear', got "
                          f"{spec.mean_function!r}")
@@ -380,7 +389,7 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE):
     X = gp_inputs(start, us)
     centres = kmeans(X, spec.num_inducing, rng)
     new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
-    spread = np.maximum(X.std(axis=0), 1e-3)
+    spread = np.maximum(X.std(axis=0), 1e-3) if lengthscale is None else lengthscale
     new["lengthscale"] = np.broadcast_to(positive_inverse(spread), params["lengthscale"].shape).copy()
     new["q_mu"] = np.zeros(params["q_mu"].shape)
     new["q_sqrt"] = prior_q_sqrt(spec)
