@@ -38,6 +38,14 @@ def upper_bound(d):
     return float(np.exp(d.mean() + student_t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))))
 
 
+def print_cuts(variant, pairs, seeds):
+    """One line per cut of ``pairs`` ({cut: [(the variant's row, the default's row) for each of ``seeds``]}): each
+    seed's s* under both and the variant's causal RMSE over the default's."""
+    for name, p in pairs.items():
+        cells = [f"{s}: {d['step']:4d}/{v['step']:4d} {v['causal'] / d['causal']:.3f}" for s, (v, d) in zip(seeds, p)]
+        print(f"{name:18s} seed, s* default/{variant}, causal {variant} over default: " + "; ".join(cells))
+
+
 def statistics(label, pairs):
     """Print, under causal and simulate, the geometric mean of the ratios ``pairs`` ({cut: [(numerator row,
     denominator row), ...]}: each cut's ratios averaged in log), its upper bound (:func:`upper_bound`), the worst cut
@@ -61,15 +69,12 @@ def decide(out):
     rows = {(r["data"], r["variant"], r["seed"]): r for r in map(json.loads, open(out))}
     missing = [(n, v, s) for n in NAMES for v in PLANS for s in SEEDS if (n, v, s) not in rows]
     names = [n for n in NAMES if all((n, v, s) in rows for v in PLANS for s in SEEDS)]
-    for n in names:
-        cells = [f"{s}: {rows[n, 'default', s]['step']:4d}/{rows[n, 'AC', s]['step']:4d} "
-                 f"{rows[n, 'AC', s]['causal'] / rows[n, 'default', s]['causal']:.3f}" for s in SEEDS]
-        print(f"{n:18s} seed, s* default/AC, causal AC over default: " + "; ".join(cells))
+    pairs = {n: [(rows[n, "AC", s], rows[n, "default", s]) for s in SEEDS] for n in names}
+    print_cuts("AC", pairs, SEEDS)
     if not names:
         print("no complete cut yet")
         return
-    bounds = statistics("AC over the default", {n: [(rows[n, "AC", s], rows[n, "default", s]) for s in SEEDS]
-                                                 for n in names})
+    bounds = statistics("AC over the default", pairs)
     seed0 = current_rows()
     statistics("null: the default's seed 2 over its seed 1", {n: [(rows[n, "default", 2], rows[n, "default", 1])]
                                                              for n in names})
@@ -87,11 +92,13 @@ def decide(out):
         print("AC not adopted: the default keeps both candidates")
 
 
-if __name__ == "__main__":
+def seeded_cli(run, decide, seeds):
+    """The command line of a decision with several training seeds per cut: ``OUT --seed S [--data name ...]`` runs
+    ``run(OUT, names, S)``; ``OUT --decide`` runs ``decide(OUT)``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=NAMES)
-    parser.add_argument("--seed", type=int, choices=SEEDS)
+    parser.add_argument("--seed", type=int, choices=seeds)
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     if args.decide:
@@ -100,3 +107,7 @@ if __name__ == "__main__":
         parser.error("--seed is required to run")
     else:
         run(args.out, args.data, args.seed)
+
+
+if __name__ == "__main__":
+    seeded_cli(run, decide, SEEDS)

@@ -7,7 +7,6 @@ seed), appended (resumable; two workers can share the file with disjoint seeds).
 Run: PYTHONPATH=/work/main:. python research/decision_ad.py research/results/decision_ad.jsonl --seed 1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 
@@ -16,7 +15,7 @@ import numpy as np
 from gpssm_np.models import default_fit
 from gpssm_np.transforms import positive, positive_inverse
 
-from decision_ac import statistics
+from decision_ac import print_cuts, seeded_cli, statistics
 from decision_m import NAMES, RESULTS, held_out_row
 from rows import done_keys
 
@@ -58,14 +57,11 @@ def decide(out):
     default = default_rows()
     names = [n for n in NAMES if all((n, s) in ad for s in SEEDS)]
     missing = [(n, s) for n in NAMES for s in SEEDS if (n, s) not in ad]
-    for n in names:
-        cells = [f"{s}: {default[n, s]['step']:4d}/{ad[n, s]['step']:4d} "
-                 f"{ad[n, s]['causal'] / default[n, s]['causal']:.3f}" for s in SEEDS]
-        print(f"{n:18s} seed, s* default/AD, causal AD over default: " + "; ".join(cells))
+    pairs = {n: [(ad[n, s], default[n, s]) for s in SEEDS] for n in names}
+    print_cuts("AD", pairs, SEEDS)
     if not names:
         print("no complete cut yet")
         return
-    pairs = {n: [(ad[n, s], default[n, s]) for s in SEEDS] for n in names}
     bounds = statistics("AD over the default", pairs)
     statistics("AD over the default, seeds 1-2 alone", {n: p[:2] for n, p in pairs.items()})
     kept = {label: sum(rows[n, s]["gp_part"] for n in names for s in SEEDS) for label, rows in
@@ -82,15 +78,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--data", nargs="+", default=NAMES)
-    parser.add_argument("--seed", type=int, choices=SEEDS)
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    if args.decide:
-        decide(args.out)
-    elif args.seed is None:
-        parser.error("--seed is required to run")
-    else:
-        run(args.out, args.data, args.seed)
+    seeded_cli(run, decide, SEEDS)
