@@ -8,9 +8,22 @@ Run: PYTHONPATH=/work/main:. python research/cut_seeds.py research/results/cut_s
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
+import json
+import os
 
 from decision_ac import run
-from decision_m import NAMES
+from decision_m import NAMES, RESULTS
+
+
+def default_rows():
+    """{(cut, seed): row} of the default on seeds 1-4: decision AC's "default" rows (seeds 1, 2) and this script's
+    (seeds 3, 4), the baseline of decisions with several seeds per cut."""
+    rows = {}
+    for name, seeds in (("decision_ac.jsonl", (1, 2)), ("cut_seeds.jsonl", (3, 4))):
+        rows.update({(r["data"], r["seed"]): r for r in map(json.loads, open(os.path.join(RESULTS, name)))
+                     if r["variant"] == "default" and r["seed"] in seeds})
+    return rows
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

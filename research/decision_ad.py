@@ -8,15 +8,15 @@ Run: PYTHONPATH=/work/main:. python research/decision_ad.py research/results/dec
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json
-import os
 
 import numpy as np
 
 from gpssm_np.models import default_fit
 from gpssm_np.transforms import positive, positive_inverse
 
+from cut_seeds import default_rows
 from decision_ac import print_cuts, seeded_cli, statistics
-from decision_m import NAMES, RESULTS, held_out_row
+from decision_m import NAMES, held_out_row
 from rows import done_keys
 
 SEEDS = (1, 2, 3, 4)
@@ -39,15 +39,6 @@ def run(out, names, seed):
     for name in names:
         if (name, "AD", seed) not in done:
             held_out_row(out, name, "AD", seed=seed)
-
-
-def default_rows():
-    """{(cut, seed): row} of the default on seeds 1-4 (decision AC's "default" rows, research/cut_seeds.py's)."""
-    rows = {}
-    for name, seeds in (("decision_ac.jsonl", (1, 2)), ("cut_seeds.jsonl", (3, 4))):
-        rows.update({(r["data"], r["seed"]): r for r in map(json.loads, open(os.path.join(RESULTS, name)))
-                     if r["variant"] == "default" and r["seed"] in seeds})
-    return rows
 
 
 def decide(out):
