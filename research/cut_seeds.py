@@ -11,7 +11,9 @@ import argparse
 import json
 import os
 
-from decision_ac import run
+import numpy as np
+
+from decision_ac import print_cuts, run, statistics
 from decision_m import NAMES, RESULTS
 
 
@@ -23,6 +25,28 @@ def default_rows():
         rows.update({(r["data"], r["seed"]): r for r in map(json.loads, open(os.path.join(RESULTS, name)))
                      if r["variant"] == "default" and r["seed"] in seeds})
     return rows
+
+
+def against_default(variant, out, seeds=(1, 2, 3, 4)):
+    """The rows of ``variant`` in ``out`` (keys data, seed) beside the default's (:func:`default_rows`) on
+    ``seeds``: prints each complete cut's line and the statistics of the variant over the default, on all the
+    seeds and on the first two alone (``decision_ac.print_cuts``, ``statistics``). Returns (pairs, missing, bounds,
+    geo): {cut: [(variant's row, default's row) per seed]} of the complete cuts, the (cut, seed) without a row, and
+    the upper bounds and geometric means by protocol (None while no cut is complete)."""
+    rows = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
+    default = default_rows()
+    names = [n for n in NAMES if all((n, s) in rows for s in seeds)]
+    missing = [(n, s) for n in NAMES for s in seeds if (n, s) not in rows]
+    pairs = {n: [(rows[n, s], default[n, s]) for s in seeds] for n in names}
+    print_cuts(variant, pairs, seeds)
+    if not names:
+        print("no complete cut yet")
+        return pairs, missing, None, None
+    bounds = statistics(f"{variant} over the default", pairs)
+    statistics(f"{variant} over the default, seeds {seeds[0]}-{seeds[1]} alone", {n: p[:2] for n, p in pairs.items()})
+    geo = {p: float(np.exp(np.mean([np.mean([np.log(a[p] / b[p]) for a, b in pairs[n]]) for n in names])))
+           for p in ("causal", "simulate")}
+    return pairs, missing, bounds, geo
 
 
 if __name__ == "__main__":

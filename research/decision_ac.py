@@ -81,15 +81,25 @@ def decide(out):
     for s in SEEDS:
         statistics(f"null: the default's seed {s} over its seed 0", {n: [(rows[n, "default", s], seed0[n])]
                                                                     for n in names})
-    seconds = [rows[n, "AC", s]["fit_seconds"] / rows[n, "default", s]["fit_seconds"] for n in names for s in SEEDS]
-    print(f"fit seconds, AC over the default: geometric mean {np.exp(np.mean(np.log(seconds))):.3f} (not a clean "
-          "timing)")
+    fit_seconds("AC", pairs)
+    verdict("AC", missing, all(b <= BOUND for b in bounds.values()), "the default keeps both candidates")
+
+
+def fit_seconds(variant, pairs):
+    """Print the geometric mean of the variant's fit seconds over the default's in ``pairs`` (:func:`print_cuts`)."""
+    seconds = [v["fit_seconds"] / d["fit_seconds"] for p in pairs.values() for v, d in p]
+    print(f"fit seconds, {variant} over the default: geometric mean {np.exp(np.mean(np.log(seconds))):.3f} (not a "
+          "clean timing)")
+
+
+def verdict(variant, missing, passed, otherwise):
+    """Print a decision's verdict: nothing adopted while fits are ``missing``, else adopted when ``passed``."""
     if missing:
         print(f"not run yet: {len(missing)} fits; nothing adopted")
-    elif all(b <= BOUND for b in bounds.values()):
-        print("AC adopted")
+    elif passed:
+        print(f"{variant} adopted")
     else:
-        print("AC not adopted: the default keeps both candidates")
+        print(f"{variant} not adopted: {otherwise}")
 
 
 def seeded_cli(run, decide, seeds):

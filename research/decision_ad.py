@@ -7,16 +7,14 @@ seed), appended (resumable; two workers can share the file with disjoint seeds).
 Run: PYTHONPATH=/work/main:. python research/decision_ad.py research/results/decision_ad.jsonl --seed 1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
-import json
-
 import numpy as np
 
 from gpssm_np.models import default_fit
 from gpssm_np.transforms import positive, positive_inverse
 
-from cut_seeds import default_rows
-from decision_ac import print_cuts, seeded_cli, statistics
-from decision_m import NAMES, held_out_row
+from cut_seeds import against_default
+from decision_ac import seeded_cli, verdict
+from decision_m import held_out_row
 from rows import done_keys
 
 SEEDS = (1, 2, 3, 4)
@@ -44,28 +42,14 @@ def run(out, names, seed):
 def decide(out):
     """AD's rule (research/ablation_plan.md): adopted if all 100 fits have rows and, under causal and under
     simulate, the geometric-mean ratio of AD over the default is below 1 and its upper bound at most :data:`BOUND`."""
-    ad = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
-    default = default_rows()
-    names = [n for n in NAMES if all((n, s) in ad for s in SEEDS)]
-    missing = [(n, s) for n in NAMES for s in SEEDS if (n, s) not in ad]
-    pairs = {n: [(ad[n, s], default[n, s]) for s in SEEDS] for n in names}
-    print_cuts("AD", pairs, SEEDS)
-    if not names:
-        print("no complete cut yet")
+    pairs, missing, bounds, geo = against_default("AD", out, SEEDS)
+    if bounds is None:
         return
-    bounds = statistics("AD over the default", pairs)
-    statistics("AD over the default, seeds 1-2 alone", {n: p[:2] for n, p in pairs.items()})
-    kept = {label: sum(rows[n, s]["gp_part"] for n in names for s in SEEDS) for label, rows in
-            (("default", default), ("AD", ad))}
-    print(f"fits that kept a GP part: default {kept['default']}, AD {kept['AD']} of {len(names) * len(SEEDS)}")
-    geo = {p: float(np.exp(np.mean([np.mean([np.log(a[p] / b[p]) for a, b in pairs[n]]) for n in names])))
-           for p in ("causal", "simulate")}
-    if missing:
-        print(f"not run yet: {len(missing)} fits; nothing adopted")
-    elif all(geo[p] < 1 and bounds[p] <= BOUND for p in geo):
-        print("AD adopted")
-    else:
-        print("AD not adopted: the lengthscales stay at the spread")
+    cells = [cell for p in pairs.values() for cell in p]
+    print(f"fits that kept a GP part: default {sum(d['gp_part'] for _, d in cells)}, AD "
+          f"{sum(a['gp_part'] for a, _ in cells)} of {len(cells)}")
+    verdict("AD", missing, all(geo[p] < 1 and bounds[p] <= BOUND for p in geo),
+            "the lengthscales stay at the spread")
 
 
 if __name__ == "__main__":
