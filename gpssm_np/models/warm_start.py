@@ -33,7 +33,8 @@ in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
    exactly by a full q(x0) (``x0_covariance="full"``, the GP models' with a warm start: a forecast that reads
    only a few outputs, as the simulate protocol's, starts where the LGSSM's does), its diagonal by a diagonal one.
 5. Inducing inputs Z: k-means (k-means++ seeding, Lloyd iterations) of the GP inputs [x'_{t-1}, u_t] built from the
-   smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points.
+   smoothed state means; ARD lengthscales = the standard deviation of each GP input dimension over those points
+   (a ``lengthscale`` given to the constructor instead).
 6. Every training window gets its own initial state: the smoothed marginal N(x'_s, diag P'_s) of the state before
    its first output (:class:`WarmStart.initial_states`), or the filtered one given the outputs before the window
    only (:class:`WarmStart.filtered_states`, the default fit's).
