@@ -11,8 +11,6 @@ import argparse
 import json
 import os
 
-import numpy as np
-
 from decision_ac import print_cuts, run, statistics
 from decision_m import NAMES, RESULTS
 
@@ -42,10 +40,8 @@ def against_default(variant, out, seeds=(1, 2, 3, 4)):
     if not names:
         print("no complete cut yet")
         return pairs, missing, None, None
-    bounds = statistics(f"{variant} over the default", pairs)
+    bounds, geo = statistics(f"{variant} over the default", pairs)
     statistics(f"{variant} over the default, seeds {seeds[0]}-{seeds[1]} alone", {n: p[:2] for n, p in pairs.items()})
-    geo = {p: float(np.exp(np.mean([np.mean([np.log(a[p] / b[p]) for a, b in pairs[n]]) for n in names])))
-           for p in ("causal", "simulate")}
     return pairs, missing, bounds, geo
 
 

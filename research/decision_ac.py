@@ -49,17 +49,18 @@ def print_cuts(variant, pairs, seeds):
 def statistics(label, pairs):
     """Print, under causal and simulate, the geometric mean of the ratios ``pairs`` ({cut: [(numerator row,
     denominator row), ...]}: each cut's ratios averaged in log), its upper bound (:func:`upper_bound`), the worst cut
-    and how many cuts are more than 5 % worse; returns {protocol: upper bound}."""
-    bounds = {}
+    and how many cuts are more than 5 % worse; returns ({protocol: upper bound}, {protocol: geometric mean})."""
+    bounds, means = {}, {}
     for protocol in ("causal", "simulate"):
         d = {c: np.mean([np.log(a[protocol] / b[protocol]) for a, b in p]) for c, p in pairs.items()}
         ratios = np.exp(np.array(list(d.values())))
         worst = max(d, key=d.get)
         bounds[protocol] = upper_bound(list(d.values()))
-        print(f"{label}, {protocol}: {len(d)} cuts, geometric mean {np.exp(np.mean(list(d.values()))):.4f}, upper "
+        means[protocol] = float(np.exp(np.mean(list(d.values()))))
+        print(f"{label}, {protocol}: {len(d)} cuts, geometric mean {means[protocol]:.4f}, upper "
               f"bound {bounds[protocol]:.4f}, worst {worst} {np.exp(d[worst]):.4f}, more than 5 % worse on "
               f"{int(np.sum(ratios > 1.05))}, changed on {int(np.sum(np.abs(ratios - 1) > 1e-12))}")
-    return bounds
+    return bounds, means
 
 
 def decide(out):
@@ -74,7 +75,7 @@ def decide(out):
     if not names:
         print("no complete cut yet")
         return
-    bounds = statistics("AC over the default", pairs)
+    bounds, _ = statistics("AC over the default", pairs)
     seed0 = current_rows()
     statistics("null: the default's seed 2 over its seed 1", {n: [(rows[n, "default", 2], rows[n, "default", 1])]
                                                              for n in names})

@@ -35,13 +35,10 @@ def scores(protocol):
 
 def cut_scores(protocol):
     """{(cut, seed): RMSE} of the default on the held-out cuts under ``protocol`` (module docstring, ``--cuts``)."""
+    from cut_seeds import default_rows
     from decision_y import current_rows
     by = {(name, 0): row[protocol] for name, row in current_rows().items()}
-    for name, seeds in (("decision_ac.jsonl", (1, 2)), ("cut_seeds.jsonl", (3, 4))):
-        path = os.path.join(RESULTS, name)
-        if os.path.exists(path):
-            by.update({(r["data"], r["seed"]): r[protocol] for r in map(json.loads, open(path))
-                       if r["variant"] == "default" and r["seed"] in seeds})
+    by.update({key: row[protocol] for key, row in default_rows().items()})
     return by
 
 
