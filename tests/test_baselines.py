@@ -230,6 +230,24 @@ def test_subspace_then_em_reach_the_true_likelihood(rng):
     assert np.all(np.abs(np.linalg.eigvals(em.params_["F"])) <= 0.999 + 1e-9)
 
 
+def test_an_input_without_spread_gets_zero_coefficients(rng):
+    """A constant input column (standardised to zeros) leaves the M-step's normal equations singular: LGSSM fits
+    anyway, with that input's column of G zero (as ARX's least squares leave it), forecasts as the fit without that
+    column does, and the default GP fit, whose floor is such an LGSSM, runs through."""
+    import gpssm_np as gp
+    p = random_lgssm(rng, dx=2, dy=1, du=1)
+    y, u = simulate_lgssm(p, 300, rng)
+    u2 = np.hstack([u, np.full_like(u, 3.0)])
+    both = LGSSM(dim_x=2, dim_u=2, method="em", num_iters=10).fit(y, u2)
+    alone = LGSSM(dim_x=2, method="em", num_iters=10).fit(y, u)
+    np.testing.assert_array_equal(both.params_["G"][:, 1], 0.0)
+    np.testing.assert_allclose(both.params_["G"][:, :1], alone.params_["G"], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(both.predict(u2[:20], y[:50], u2[:50]), alone.predict(u[:20], y[:50], u[:50]),
+                               rtol=1e-8, atol=1e-10)
+    model = gp.ODGPSSM(dim_y=1, dim_u=2, seed=0).fit(y, u2, max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert np.all(np.isfinite(model.predict(u2[:20], y[:50], u2[:50])))
+
+
 def test_stability_projection(rng):
     m = LGSSM(dim_x=2, max_spectral_radius=0.9)
     F = np.array([[1.1, 0.3], [0.0, 0.5]])

@@ -80,6 +80,17 @@ def _regress(targets, inputs):
     return W, symmetrise(resid.T @ resid / len(resid))
 
 
+def normal_solve(gram, cross):
+    """W with W ``gram`` = ``cross``: the M-step's normal equations (``gram`` = E sum z z^T, symmetric positive
+    semi-definite; ``cross`` = E sum x z^T). Where ``gram`` is singular, as an input without spread makes it (after
+    standardisation its column is zero, and so is its row of ``gram`` and column of ``cross``), the minimum-norm
+    solution: that input's coefficients are zero, as ARX's least squares leave them."""
+    try:
+        return np.linalg.solve(gram, cross.T).T
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(gram, cross.T, rcond=None)[0].T
+
+
 class LGSSM(LinearBaseline):
     """Linear Gaussian state-space model, identified by subspace identification or EM (module docstring).
 
@@ -279,10 +290,10 @@ class LGSSM(LinearBaseline):
             Syx = Syx + y.T @ means[1:]
             Syy = Syy + y.T @ y
             n += len(y)
-        FG = np.linalg.solve(Phi, Psi.T).T
+        FG = normal_solve(Phi, Psi)
         F = self.stabilise(FG[:, :dx])
         if F is not FG[:, :dx] and du:  # F was projected: the best G given that F
-            FG = np.concatenate([F, np.linalg.solve(Phi[dx:, dx:], (Psi[:, dx:] - F @ Phi[:dx, dx:]).T).T], axis=1)
+            FG = np.concatenate([F, normal_solve(Phi[dx:, dx:], Psi[:, dx:] - F @ Phi[:dx, dx:])], axis=1)
         H = np.linalg.solve(Sxx, Syx.T).T
         Q = Sxx - FG @ Psi.T - Psi @ FG.T + FG @ Phi @ FG.T  # E sum (x_t - [F G] z_t)(x_t - [F G] z_t)^T
         self.params_ = dict(p, F=FG[:, :dx], G=FG[:, dx:], H=H, Q=symmetrise(Q) / n + COV_FLOOR * np.eye(dx),
