@@ -97,46 +97,49 @@ def columns(x, dim, name):
     return np.asarray(x)[:, None]  # dtype and values are the caller's check
 
 
-def sequences(y, u, dim_y, dim_u, allow_missing=False):
+def sequences(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     """Check outputs y ((T, d_y) or (B, T, d_y); (T,) when d_y = 1) and inputs u (same leading shape; (T,) when
-    d_u = 1; None when d_u = 0).
+    d_u = 1; None when d_u = 0), named ``names`` in the messages (the caller's arguments, e.g. y_past and u_past).
 
     Returns y and u as float64 arrays of shape (B, T, d_y) and (B, T, d_u); u is (B, T, 0) when d_u = 0.
     ``allow_missing`` admits NaN (not inf) in y, for the particle filter. When d_y != d_u and y has d_u columns
     and u d_y, the ValueError says that y and u look swapped.
     """
-    y = finite_array(columns(y, dim_y, "y"), "y", (2, 3),
+    yn, un = names
+    y = finite_array(columns(y, dim_y, yn), yn, (2, 3),
                      "; missing outputs are not supported in training: remove or impute them (the particle filter, "
                      "model.filter, accepts NaN as missing)", allow_nan=allow_missing)
     given = y.shape  # for the messages: the shape the caller passed, before the batch axis is added
     if y.ndim == 2:
         y = y[None]
-    u = columns(u, dim_u, "u")
+    u = columns(u, dim_u, un)
     if y.shape[2] == dim_u != dim_y and u is not None and np.shape(u)[-1:] == (dim_y,):
-        raise ValueError(f"y, u: y has shape {y.shape[1:]} and u {np.shape(u)[-2:]}, but the model has dim_y = "
-                         f"{dim_y} and dim_u = {dim_u}: y and u look swapped; the outputs come first, as in fit(y, u)")
+        raise ValueError(f"{yn}, {un}: {yn} has shape {y.shape[1:]} and {un} {np.shape(u)[-2:]}, but the model has "
+                         f"dim_y = {dim_y} and dim_u = {dim_u}: {yn} and {un} look swapped; the outputs come first, "
+                         "as in fit(y, u)")
     if y.shape[2] != dim_y:
-        raise ValueError(f"y: expected dim_y = {dim_y} columns (last axis), got shape {given}")
-    return y, inputs(u, y.shape[:2], dim_u, "y")
+        raise ValueError(f"{yn}: expected dim_y = {dim_y} columns (last axis), got shape {given}")
+    return y, inputs(u, y.shape[:2], dim_u, yn, un)
 
 
-def inputs(u, leading_shape, dim_u, matched="y"):
-    """Check inputs u of shape leading_shape + (d_u,) (a missing leading batch axis is added); None, or an array
-    of zero width, when d_u = 0. Returns a float64 array with the leading shape, of zero width when d_u = 0."""
+def inputs(u, leading_shape, dim_u, matched="y", name="u"):
+    """Check inputs u (named ``name`` in the messages) of shape leading_shape + (d_u,) (a missing leading batch axis
+    is added); None, or an array of zero width, when d_u = 0. Returns a float64 array with the leading shape, of
+    zero width when d_u = 0."""
     leading_shape = tuple(leading_shape)
     if dim_u == 0 and u is not None and np.shape(u) in (leading_shape + (0,), leading_shape[1:] + (0,)):
         u = None  # e.g. the (T, 0) inputs of a Dataset without inputs: nothing to check
     if u is None:
         if dim_u > 0:
-            raise ValueError(f"u: the model has dim_u = {dim_u} inputs, got u=None (a model without inputs is built "
-                             "with dim_u=0)")
+            raise ValueError(f"{name}: the model has dim_u = {dim_u} inputs, got {name}=None (a model without inputs "
+                             "is built with dim_u=0)")
         return np.zeros(leading_shape + (0,))
-    u = finite_array(u, "u", (len(leading_shape), len(leading_shape) + 1))
+    u = finite_array(u, name, (len(leading_shape), len(leading_shape) + 1))
     if u.ndim == len(leading_shape):
         u = u[None]
     expected = leading_shape + (dim_u,)
     if u.shape != expected:
-        raise ValueError(f"u: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
+        raise ValueError(f"{name}: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
     return u
 
 

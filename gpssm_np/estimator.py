@@ -287,14 +287,15 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         if data_name is not None:
             self._record_data_name(str(data_name[()]))
 
-    def _sequences(self, y, u):
-        """y, u (one sequence or lists) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
+    def _sequences(self, y, u, names=("y", "u")):
+        """y, u (one sequence or lists; named ``names`` in the messages) checked, as a list of (y (T, d_y),
+        u (T, d_u)) pairs."""
         out = []
         for yi, ui in zip(*sequence_lists(y, u)):
-            yi, ui = check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u)
+            yi, ui = check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u, names=names)
             if yi.shape[0] != 1:
-                raise ValueError(f"y: expected a sequence (T, {self.spec.dim_y}) or a list of them, got shape "
-                                 f"{yi.shape}")
+                raise ValueError(f"{names[0]}: expected a sequence (T, {self.spec.dim_y}) or a list of them, got "
+                                 f"shape {yi.shape}")
             out.append((yi[0], ui[0]))
         return out
 
@@ -598,6 +599,9 @@ class GradientTrainedModel(StateSpaceModel):
         it filters, if any: "x0" (given), "y_past" (the data given), "end of the training data" (the
         :data:`DATA_TAIL` steps kept by ``fit``) or "q(x0)" (no data)."""
         origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
+        if origin == "y_past":  # checked here so that a message names the argument given (the filter's say y, u)
+            check.sequences(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
+                            names=("y_past", "u_past"))
         if origin == "q(x0)" and self.data_tail_ is not None:
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
         return y_past, u_past, origin

@@ -467,7 +467,7 @@ class LGSSM(LinearBaseline):
         if x0 is not None:
             mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
-            [(y_past, u_past)] = self._sequences(y_past, u_past)
+            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"))
             result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])
             mean, cov = result.means[-1], result.covs[-1]
         else:
