@@ -265,7 +265,9 @@ def _standardise(train, test, argname, names=None):
     if np.any(std == 0.0):
         column = int(np.flatnonzero(std == 0.0)[0])
         label = repr(names[column]) if names is not None else str(column)
-        raise ValueError(f"{argname}: column {label} is constant in the training part, so it cannot be standardised")
+        hint = "; leave it out of the inputs (it tells the models nothing there)" if argname == "u" else ""
+        raise ValueError(f"{argname}: column {label} is constant in the training part, so it cannot be "
+                         f"standardised{hint}")
     return (train - mean) / std, (test - mean) / std, mean, std
 
 
