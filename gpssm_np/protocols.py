@@ -332,8 +332,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     """
     functions = {"causal": evaluate_causal, "simulate": evaluate_simulate, "freerun": evaluate_freerun,
                  "envi": evaluate_envi, "paper": evaluate_paper}
-    if protocol not in functions:
-        raise ValueError(f"protocol: expected one of {PROTOCOLS}, got {protocol!r}")
+    if not isinstance(protocol, str) or protocol not in functions:  # a list is unhashable: one protocol a call
+        raise ValueError(f"protocol: expected one of {PROTOCOLS} (one per call), got {protocol!r}")
     check.keywords(options, allowed=PROTOCOL_OPTIONS[protocol], owner=f"evaluate(protocol={protocol!r})")
     data = evaluation_data(model, dataset, history)
     return functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)
