@@ -12,7 +12,10 @@ and the counts of the targets' thresholds (causal at most 1.02, at least 10 % be
 default loses to the linear models on data no test half enters, the place a decision can aim at.
 
 Run: PYTHONPATH=/work/main:. python research/cut_targets.py research/results/cut_targets.jsonl [--data name ...];
-then ``--summary``. This script is the research record's; nothing in the package imports it.
+then ``--summary``; ``--summary --rows FILE:VARIANT ...`` puts a decision's rows (keys data, variant, seed) in place
+of the default's where they exist (e.g. ``--rows research/results/decision_ac.jsonl:AC
+research/results/decision_af.jsonl:AF``: decision AF's variant on seeds 1-4), so that a variant's targets on the
+cuts can be read beside the default's. This script is the research record's; nothing in the package imports it.
 """
 import argparse
 import json
@@ -64,10 +67,21 @@ def run(out, names):
             print(json.dumps(row), flush=True)
 
 
-def summary(out):
-    """The table and counts of the module docstring for every cut with both linear rows and four default rows."""
+def variant_rows(specs):
+    """{(cut, seed): row} of the ``FILE:VARIANT`` specs (a later spec's row replaces an earlier one's)."""
+    rows = {}
+    for spec in specs:
+        path, variant = spec.rsplit(":", 1)
+        with open(path) as f:
+            rows.update({(r["data"], r["seed"]): r for r in map(json.loads, f) if r.get("variant") == variant})
+    return rows
+
+
+def summary(out, specs=()):
+    """The table and counts of the module docstring for every cut with both linear rows and four rows of the
+    default (or of the variant of ``specs``, :func:`variant_rows`, where it has them)."""
     linear = {(r["data"], r["model"]): r for r in map(json.loads, open(out))}
-    default = default_rows()
+    default = {**default_rows(), **variant_rows(specs)}
     names = [n for n in NAMES if all((n, w) in linear for w in LINEAR + ("floor",))
              and all((n, s) in default for s in SEEDS)]
     print("| cut | causal: default | ARX | LGSSM | ratio | simulate: default | ARX | LGSSM | ratio | GP part kept | "
@@ -104,8 +118,9 @@ if __name__ == "__main__":
     parser.add_argument("out")
     parser.add_argument("--data", nargs="+", default=NAMES)
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--rows", nargs="+", default=(), metavar="FILE:VARIANT")
     args = parser.parse_args()
     if args.summary:
-        summary(args.out)
+        summary(args.out, args.rows)
     else:
         run(args.out, args.data)
