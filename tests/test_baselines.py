@@ -11,10 +11,10 @@ from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, arx_simulate, kalman_f
 from gpssm_np.datasets import load
 from gpssm_np.forecast import Forecast
 from gpssm_np.protocols import evaluate
+from tests.data_dir import DATA_DIR
 
-DATA_DIR = os.environ.get("GPSSM_NP_DATA") or "/work/shared/data"
 needs_data = pytest.mark.skipif(not os.path.isfile(os.path.join(DATA_DIR, "actuator", "actuator.mat")),
-                                reason="the benchmark data are not in GPSSM_NP_DATA or /work/shared/data")
+                                reason=f"the benchmark data are not in {DATA_DIR}")
 A_TRUE, B_TRUE, C_TRUE = np.array([1.2, -0.5]), np.array([0.8, 0.4]), 0.1
 
 

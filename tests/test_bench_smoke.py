@@ -8,9 +8,10 @@ import tempfile
 
 import pytest
 
+from tests.data_dir import DATA_DIR as DATA
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
-DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(ROOT), "shared", "data")
 
 
 def run(script, *args, timeout=300, results_dir=None):

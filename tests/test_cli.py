@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from gpssm_np.cli import main
-
-DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+from tests.data_dir import DATA_DIR as DATA
 
 
 def test_info(capsys):

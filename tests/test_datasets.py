@@ -16,10 +16,11 @@ from gpssm_np.datasets import (
     window_starts,
     windows,
 )
+from tests.data_dir import DATA_DIR
 
-SHARED_DATA = Path("/work/shared/data")
+SHARED_DATA = Path(DATA_DIR)
 needs_data = pytest.mark.skipif(not (SHARED_DATA / "actuator" / "actuator.mat").is_file(),
-                                reason="shared benchmark data not available")
+                                reason=f"the benchmark data are not in {DATA_DIR}")
 
 # name -> (N, training-half y mean, y sd, u mean, u sd), from shared/data/SOURCES.md
 EXPECTED = {

@@ -11,10 +11,10 @@ from gpssm_np.inference import draw_noise
 from gpssm_np.models.dssm import DSSM, STD_FLOOR
 from gpssm_np.protocols import evaluate
 from gpssm_np.transforms import positive
+from tests.data_dir import DATA_DIR
 
-DATA_DIR = os.environ.get("GPSSM_NP_DATA") or "/work/shared/data"
 needs_data = pytest.mark.skipif(not os.path.isfile(os.path.join(DATA_DIR, "actuator", "actuator.mat")),
-                                reason="the benchmark data are not in GPSSM_NP_DATA or /work/shared/data")
+                                reason=f"the benchmark data are not in {DATA_DIR}")
 SMALL = {"dim_x": 3, "dim_y": 1, "dim_u": 1, "hidden": 4, "rnn_hidden": 5}
 
 

@@ -5,8 +5,9 @@ import sys
 
 import pytest
 
+from tests.data_dir import DATA_DIR as DATA
+
 ROOT = os.path.join(os.path.dirname(__file__), "..")
-DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(ROOT, "..", "shared", "data")
 
 
 @pytest.mark.parametrize("script, expected", [("car_tracking.py", "car_tracking_states.png"),

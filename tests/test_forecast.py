@@ -5,15 +5,12 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.forecast import Forecast
 from gpssm_np.protocols import causal_forecasts, evaluate, scored_windows
+from tests.data_dir import DATA_DIR
 
 
 @pytest.fixture(scope="module")
 def actuator(request):
-    import os
-
-    data_dir = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared",
-                                                                 "data")
-    return gp.datasets.load("actuator", data_dir)
+    return gp.datasets.load("actuator", DATA_DIR)
 
 
 def small_model(**kwargs):

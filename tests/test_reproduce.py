@@ -1,15 +1,13 @@
 """Smoke tests of the reproduction commands: tiny sweeps that check the files they write and resuming."""
 import json
-import os
-
 import numpy as np
 import pytest
 
 import gpssm_np as gp
 from gpssm_np.cli import main
 from gpssm_np.experiments import table1
+from tests.data_dir import DATA_DIR as DATA
 
-DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 TINY = {"epochs": 1, "num_samples": 4, "eval_num_samples": 4, "eval_num_particles": 50}
 
 

@@ -3,16 +3,13 @@ ever become non-finite, and every run must either finish or stop with TrainingEr
 
 Run with ``python -m pytest -m slow tests/test_soak.py``; its last result is recorded in the README.
 """
-import os
-
 import numpy as np
 import pytest
 
 import gpssm_np as gp
 from gpssm_np.experiments.table1 import make_model
 from gpssm_np.estimator import TrainingError
-
-DATA = os.environ.get("GPSSM_NP_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+from tests.data_dir import DATA_DIR as DATA
 
 
 @pytest.mark.slow
