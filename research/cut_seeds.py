@@ -4,7 +4,7 @@ the cuts (research/ablation_plan.md, decision AC, which ran seeds 1 and 2 in res
 One JSON line per (cut, seed), variant "default", appended (resumable; two workers can share the file with
 disjoint seeds). No choice is made from it.
 
-Run: PYTHONPATH=/work/main:. python research/cut_seeds.py research/results/cut_seeds.jsonl --seed 3 [--data ...].
+Run: python research/cut_seeds.py research/results/cut_seeds.jsonl --seed 3 [--data ...].
 This script is the research record's; nothing in the package imports it.
 """
 import argparse

@@ -11,7 +11,7 @@ the better linear model under both protocols, which floor the fits chose and on 
 and the counts of the targets' thresholds (causal at most 1.02, at least 10 % better, simulate at most 1): where the
 default loses to the linear models on data no test half enters, the place a decision can aim at.
 
-Run: PYTHONPATH=/work/main:. python research/cut_targets.py research/results/cut_targets.jsonl [--data name ...];
+Run: python research/cut_targets.py research/results/cut_targets.jsonl [--data name ...];
 then ``--summary``; ``--summary --rows FILE:VARIANT ...`` puts a decision's rows (keys data, variant, seed) in place
 of the default's where they exist (e.g. ``--rows research/results/decision_ac.jsonl:AC
 research/results/decision_af.jsonl:AF``: decision AF's variant on seeds 1-4), so that a variant's targets on the

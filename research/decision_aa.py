@@ -6,7 +6,7 @@ machine (:func:`decision_y.current_rows`). The variant "control" refits the defa
 this machine repeats the baseline's rows. One JSON line per (cut, variant), appended (resumable; two workers can
 share the file with disjoint ``--data``).
 
-Run: PYTHONPATH=/work/main:. python research/decision_aa.py research/results/decision_aa.jsonl --variant AA
+Run: python research/decision_aa.py research/results/decision_aa.jsonl --variant AA
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json

@@ -10,7 +10,7 @@ The variant is written here, not in the package: :class:`ObjectiveCandidates` se
 candidate's objective before the run is built. A row's "objective" is the returned model's (EnVI's where no GP part
 was kept: the floor-only fit trains nothing).
 
-Run: PYTHONPATH=/work/main:. python research/decision_ab.py research/results/decision_ab.jsonl --variant AB
+Run: python research/decision_ab.py research/results/decision_ab.jsonl --variant AB
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json

@@ -4,7 +4,7 @@ current default (variant "default") and the default fit with the step-size candi
 (variant "AC"), scored on the last 30 % under causal and simulate. One JSON line per (cut, variant, seed), appended
 (resumable; two workers can share the file with disjoint seeds).
 
-Run: PYTHONPATH=/work/main:. python research/decision_ac.py research/results/decision_ac.jsonl --seed 1
+Run: python research/decision_ac.py research/results/decision_ac.jsonl --seed 1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import argparse

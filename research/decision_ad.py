@@ -4,7 +4,7 @@ seeds 1-4, the default fit with AD (variant "AD"), scored on the last 30 % under
 default's rows of the same cuts and seeds (decision AC's and research/cut_seeds.py's). One JSON line per (cut,
 seed), appended (resumable; two workers can share the file with disjoint seeds).
 
-Run: PYTHONPATH=/work/main:. python research/decision_ad.py research/results/decision_ad.jsonl --seed 1
+Run: python research/decision_ad.py research/results/decision_ad.jsonl --seed 1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import numpy as np

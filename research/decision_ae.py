@@ -4,7 +4,7 @@ default fit with V (variant "AE"), scored on the last 30 % under causal and simu
 of the same cuts and seeds (``cut_seeds.default_rows``). One JSON line per (cut, seed), appended (resumable; two
 workers can share the file with disjoint seeds).
 
-Run: PYTHONPATH=/work/main:. python research/decision_ae.py research/results/decision_ae.jsonl --seed 1
+Run: python research/decision_ae.py research/results/decision_ae.jsonl --seed 1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 from gpssm_np.models.default_fit import DefaultFit

@@ -5,7 +5,7 @@ simulate; seeds 1 and 2 are decision AC's rows of the same plan. Against the def
 seeds (``cut_seeds.default_rows``). One JSON line per (cut, seed), appended (resumable; two workers can share the
 file with disjoint seeds).
 
-Run: PYTHONPATH=/work/main:. python research/decision_af.py research/results/decision_af.jsonl --seed 3
+Run: python research/decision_af.py research/results/decision_af.jsonl --seed 3
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json

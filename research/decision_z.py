@@ -4,7 +4,7 @@ candidate (Z1: the plain step; Z2: F, G, b at a tenth), scored on the last 30 % 
 the current default's rows on this machine (:func:`decision_y.current_rows`). One JSON line per (cut, variant),
 appended (resumable; two workers can share the file with disjoint ``--data`` or variants).
 
-Run: PYTHONPATH=/work/main:. python research/decision_z.py research/results/decision_z.jsonl --variant Z1
+Run: python research/decision_z.py research/results/decision_z.jsonl --variant Z1
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 import json

@@ -3,7 +3,7 @@
 training half of its fresh record 12 (research/fresh_records.py), printing the fold error of each step-size
 candidate by step and, for the cut, the held-out 30 % (training data of the five-seed check). No test half is read.
 
-Run: PYTHONPATH=/work/main:. python research/diagnose_patience.py cut|r12
+Run: python research/diagnose_patience.py cut|r12
 This script is the research record's; nothing in the package imports it.
 """
 import json
