@@ -5,8 +5,9 @@ under causal and simulate (the scoring's random numbers: seed 0).
 
 The linear models draw no random numbers; this script fits them (one JSON line per (cut, model), appended,
 resumable), and records the floor the default fit chooses on the cut (``models/floor.choose_floor`` on the cut's
-training part in model units, as the fit runs it: model "floor", with both kinds' mean fold errors). The default's rows are its training seeds 1-4 on the same cuts (``cut_seeds.default_rows``), each cut's
-four seeds averaged in log, as the multi-seed decisions average them. ``--summary`` prints, per cut, the default over
+training part in model units, as the fit runs it: model "floor", with both kinds' mean fold errors). The default's
+rows are its training seeds 1-4 on the same cuts (``cut_seeds.default_rows``), each cut's four seeds averaged in
+log, as the multi-seed decisions average them. ``--summary`` prints, per cut, the default over
 the better linear model under both protocols, which floor the fits chose and on how many seeds a GP part was kept,
 and the counts of the targets' thresholds (causal at most 1.02, at least 10 % better, simulate at most 1): where the
 default loses to the linear models on data no test half enters, the place a decision can aim at.
