@@ -44,6 +44,18 @@ def test_a_constant_output_is_named_before_the_warm_start():
     warm_start([y[:, :1]], [u], 4)  # the varying output alone is fine
 
 
+def test_linearly_dependent_outputs_are_named_as_such():
+    """Two outputs that are copies of each other leave the LGSSM's emission H without full row rank; the default
+    fit says the outputs are dependent (the message named init before, which a default user never set)."""
+    y, u = standardised_linear_data()
+    y = np.concatenate([y, y], axis=1)
+    with pytest.raises(ValueError, match=r"^y: the linear warm start's emission matrix H has rank 1 < dim_y = 2: "
+                                         r"the outputs are linearly dependent"):
+        gp.ODGPSSM(dim_y=2, dim_u=1, seed=0).fit(y, u, max_steps=1, progress=False)
+    with pytest.raises(ValueError, match="linearly dependent"):
+        emission_basis(np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]), np.eye(3))
+
+
 def test_kmeans_and_orthonormal_rows():
     rng = np.random.default_rng(1)
     points = np.concatenate([rng.normal(size=(50, 2)) * 0.05 + c for c in ([0, 0], [3, 0], [0, 3])])

@@ -119,8 +119,11 @@ def emission_basis(H, Q_l):
     d_y, d_x = H.shape
     if d_y > d_x:
         raise ValueError(f"dim_x: the warm start needs dim_x >= dim_y, got {d_x} < {d_y}")
-    if np.linalg.matrix_rank(H) < d_y:
-        raise ValueError("init: the LGSSM's emission matrix H lacks full row rank; use init='random'")
+    rank = np.linalg.matrix_rank(H)
+    if rank < d_y:  # H has a row per output: dependent rows are outputs that move together on the training data
+        raise ValueError(f"y: the linear warm start's emission matrix H has rank {rank} < dim_y = {d_y}: the outputs "
+                         "are linearly dependent on the training data (one a copy or a combination of others); drop "
+                         "the redundant outputs, or use init='random'")
     if d_x == d_y:
         return H.copy()
     _, _, vt = np.linalg.svd(H @ Q_l)
