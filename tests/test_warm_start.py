@@ -29,7 +29,7 @@ def test_emission_basis_gives_identity_emission_and_block_diagonal_noise():
         np.testing.assert_allclose(off, 0.0, atol=1e-10)
     with pytest.raises(ValueError, match="dim_x"):
         emission_basis(np.ones((2, 1)), np.eye(1))
-    with pytest.raises(ValueError, match="row rank"):
+    with pytest.raises(ValueError, match="has rank 1 < dim_y = 2: the outputs are linearly dependent"):
         emission_basis(np.ones((2, 3)), np.eye(3))
 
 
@@ -52,8 +52,6 @@ def test_linearly_dependent_outputs_are_named_as_such():
     with pytest.raises(ValueError, match=r"^y: the linear warm start's emission matrix H has rank 1 < dim_y = 2: "
                                          r"the outputs are linearly dependent"):
         gp.ODGPSSM(dim_y=2, dim_u=1, seed=0).fit(y, u, max_steps=1, progress=False)
-    with pytest.raises(ValueError, match="linearly dependent"):
-        emission_basis(np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]), np.eye(3))
 
 
 def test_kmeans_and_orthonormal_rows():
