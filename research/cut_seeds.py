@@ -15,23 +15,27 @@ from decision_ac import print_cuts, run, statistics
 from decision_m import NAMES, RESULTS
 
 
+def rows_of(path, variant=None, seeds=None):
+    """{(cut, seed): row} of the row file ``path`` (keys data, seed): only ``variant``'s rows and those of ``seeds``
+    where given."""
+    with open(path) as f:
+        return {(r["data"], r["seed"]): r for r in map(json.loads, f)
+                if (variant is None or r.get("variant") == variant) and (seeds is None or r["seed"] in seeds)}
+
+
 def default_rows():
     """{(cut, seed): row} of the default on seeds 1-4: decision AC's "default" rows (seeds 1, 2) and this script's
     (seeds 3, 4), the baseline of decisions with several seeds per cut."""
-    rows = {}
-    for name, seeds in (("decision_ac.jsonl", (1, 2)), ("cut_seeds.jsonl", (3, 4))):
-        rows.update({(r["data"], r["seed"]): r for r in map(json.loads, open(os.path.join(RESULTS, name)))
-                     if r["variant"] == "default" and r["seed"] in seeds})
-    return rows
+    return {**rows_of(os.path.join(RESULTS, "decision_ac.jsonl"), "default", (1, 2)),
+            **rows_of(os.path.join(RESULTS, "cut_seeds.jsonl"), "default", (3, 4))}
 
 
-def against_default(variant, out, seeds=(1, 2, 3, 4)):
-    """The rows of ``variant`` in ``out`` (keys data, seed) beside the default's (:func:`default_rows`) on
+def against_default(variant, rows, seeds=(1, 2, 3, 4)):
+    """A variant's ``rows`` ({(cut, seed): row}, :func:`rows_of`) beside the default's (:func:`default_rows`) on
     ``seeds``: prints each complete cut's line and the statistics of the variant over the default, on all the
     seeds and on the first two alone (``decision_ac.print_cuts``, ``statistics``). Returns (pairs, missing, bounds,
     geo): {cut: [(variant's row, default's row) per seed]} of the complete cuts, the (cut, seed) without a row, and
     the upper bounds and geometric means by protocol (None while no cut is complete)."""
-    rows = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
     default = default_rows()
     names = [n for n in NAMES if all((n, s) in rows for s in seeds)]
     missing = [(n, s) for n in NAMES for s in seeds if (n, s) not in rows]

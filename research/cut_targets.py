@@ -27,7 +27,7 @@ import numpy as np
 import gpssm_np as gp
 from gpssm_np.models.floor import choose_floor
 
-from cut_seeds import default_rows
+from cut_seeds import default_rows, rows_of
 from decision_m import NAMES, held_out_cut
 from rows import done_keys
 
@@ -72,9 +72,7 @@ def variant_rows(specs):
     """{(cut, seed): row} of the ``FILE:VARIANT`` specs (a later spec's row replaces an earlier one's)."""
     rows = {}
     for spec in specs:
-        path, variant = spec.rsplit(":", 1)
-        with open(path) as f:
-            rows.update({(r["data"], r["seed"]): r for r in map(json.loads, f) if r.get("variant") == variant})
+        rows.update(rows_of(*spec.rsplit(":", 1)))
     return rows
 
 

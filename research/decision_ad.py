@@ -12,7 +12,7 @@ import numpy as np
 from gpssm_np.models import default_fit
 from gpssm_np.transforms import positive, positive_inverse
 
-from cut_seeds import against_default
+from cut_seeds import against_default, rows_of
 from decision_ac import seeded_cli, verdict
 from decision_m import held_out_row
 from rows import done_keys
@@ -42,7 +42,7 @@ def run(out, names, seed):
 def decide(out):
     """AD's rule (research/ablation_plan.md): adopted if all 100 fits have rows and, under causal and under
     simulate, the geometric-mean ratio of AD over the default is below 1 and its upper bound at most :data:`BOUND`."""
-    pairs, missing, bounds, geo = against_default("AD", out, SEEDS)
+    pairs, missing, bounds, geo = against_default("AD", rows_of(out), SEEDS)
     if bounds is None:
         return
     cells = [cell for p in pairs.values() for cell in p]

@@ -9,7 +9,7 @@ Run: python research/decision_ae.py research/results/decision_ae.jsonl --seed 1
 """
 from gpssm_np.models.default_fit import DefaultFit
 
-from cut_seeds import against_default
+from cut_seeds import against_default, rows_of
 from decision_ac import fit_seconds, seeded_cli, verdict
 from decision_m import held_out_row
 from decision_v import V_REFITS, refit_v
@@ -35,7 +35,7 @@ def decide(out):
     """AE's rule (research/ablation_plan.md): adopted if all 100 fits have rows and, under causal and under simulate,
     the upper bound of AE's geometric-mean ratio over the default is at most :data:`BOUND`; beside it, the check that
     rows where AE did not act equal the default's."""
-    pairs, missing, bounds, _ = against_default("AE", out, SEEDS)
+    pairs, missing, bounds, _ = against_default("AE", rows_of(out), SEEDS)
     if bounds is None:
         return
     cells = [cell for p in pairs.values() for cell in p]

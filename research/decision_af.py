@@ -8,12 +8,11 @@ file with disjoint seeds).
 Run: python research/decision_af.py research/results/decision_af.jsonl --seed 3
 [--data name ...]; then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
-import json
 import os
 
-from cut_seeds import default_rows
-from decision_ac import PLANS, fit_seconds, print_cuts, run as run_plans, seeded_cli, statistics, verdict
-from decision_m import NAMES, RESULTS
+from cut_seeds import against_default, rows_of
+from decision_ac import PLANS, fit_seconds, run as run_plans, seeded_cli, statistics, verdict
+from decision_m import RESULTS
 
 SEEDS = (1, 2, 3, 4)
 NEW_SEEDS = (3, 4)  # fitted by this script; seeds 1 and 2 are decision AC's rows
@@ -30,10 +29,7 @@ def run(out, names, seed):
 
 def af_rows(out):
     """{(cut, seed): row} of AF: this script's rows (seeds 3, 4) and decision AC's "AC" rows (seeds 1, 2)."""
-    rows = {(r["data"], r["seed"]): r for r in map(json.loads, open(out)) if r["seed"] in NEW_SEEDS}
-    with open(os.path.join(RESULTS, "decision_ac.jsonl")) as f:
-        rows.update({(r["data"], r["seed"]): r for r in map(json.loads, f) if r["variant"] == "AC"})
-    return rows
+    return {**rows_of(os.path.join(RESULTS, "decision_ac.jsonl"), "AC"), **rows_of(out, seeds=NEW_SEEDS)}
 
 
 def decide(out):
@@ -41,19 +37,11 @@ def decide(out):
     simulate, the upper bound of AF's geometric-mean ratio over the default on seeds 1-4 is at most :data:`BOUND`
     and its geometric mean on seeds 3-4 alone at most 1; beside it, the check that the new rows equal the default's
     where the default kept the tenth's part from its own floor."""
-    rows, default = af_rows(out), default_rows()
-    missing = [(n, s) for n in NAMES for s in SEEDS if (n, s) not in rows]
-    names = [n for n in NAMES if all((n, s) in rows for s in SEEDS)]
-    pairs = {n: [(rows[n, s], default[n, s]) for s in SEEDS] for n in names}
-    print_cuts("AF", pairs, SEEDS)
-    if not names:
-        print("no complete cut yet")
+    pairs, missing, bounds, _ = against_default("AF", af_rows(out), SEEDS)
+    if bounds is None:
         return
-    bounds, _ = statistics("AF over the default, seeds 1-4", pairs)
-    statistics("AF over the default, seeds 1-2 alone (decision AC's)", {n: p[:2] for n, p in pairs.items()})
     _, fresh = statistics("AF over the default, seeds 3-4 alone", {n: p[2:] for n, p in pairs.items()})
-    same = [(rows[n, s], default[n, s]) for n in NAMES for s in NEW_SEEDS if (n, s) in rows
-            and default[n, s]["lr_scale"] == TENTH and default[n, s]["other_floor"] is None]
+    same = [(af, d) for p in pairs.values() for af, d in p[2:] if d["lr_scale"] == TENTH and d["other_floor"] is None]
     unequal = [af["data"] for af, d in same if any(af[p] != d[p] for p in ("causal", "simulate"))]
     print(f"new rows where the default kept the tenth's part: {len(same)}, equal to the default's to every digit on "
           f"{len(same) - len(unequal)}" + (f" (not: {unequal})" if unequal else ""))
