@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from tests.data_dir import DATA_DIR as DATA
+from tests.data_dir import DATA_DIR
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
@@ -17,7 +17,7 @@ BENCH = os.path.join(ROOT, "bench")
 def run(script, *args, timeout=300, results_dir=None):
     """stdout of the script at its --small size; its result file goes to ``results_dir`` (default: a temporary
     folder, never bench/results)."""
-    env = dict(os.environ, GPSSM_NP_DATA=DATA, MPLBACKEND="Agg")
+    env = dict(os.environ, GPSSM_NP_DATA=DATA_DIR, MPLBACKEND="Agg")
     env["PYTHONPATH"] = os.pathsep.join([ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run([sys.executable, os.path.join(BENCH, script), "--small", "--results-dir",
@@ -98,7 +98,7 @@ def test_bench_readme_is_rendered_from_the_result_files():
         assert block in fh.read()  # bench/README.md is up to date with the committed result files
 
 
-@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA, "actuator")), reason="actuator data not available")
+@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA_DIR, "actuator")), reason="actuator data not available")
 def test_bench_fit():
     report = run_json("bench_fit.py")
     assert report["steps"] > 0 and report["fit_seconds"] < 30
@@ -107,7 +107,7 @@ def test_bench_fit():
     assert report["peak_rss_mb"] >= report["rss_before_fit_mb"] > 0
 
 
-@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA, "dryer2")), reason="dryer2 data not available")
+@pytest.mark.skipif(not os.path.isdir(os.path.join(DATA_DIR, "dryer2")), reason="dryer2 data not available")
 def test_bench_default_fit():
     report = run_json("bench_default_fit.py", "--datasets", "dryer2", "--max-steps", "10")
     r, r10, plant, plant10 = report["runs"]  # each series at the (small) default budget, then at 10 steps

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from gpssm_np.cli import main
-from tests.data_dir import DATA_DIR as DATA
+from tests.data_dir import DATA_DIR
 
 
 def test_info(capsys):
@@ -30,25 +30,25 @@ def test_demo_quick_writes_png_and_json(tmp_path, capsys):
 
 def test_fit_evaluate_forecast(tmp_path, capsys):
     model = tmp_path / "m.npz"
-    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA, "--epochs", "1", "--num-samples", "5",
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--epochs", "1", "--num-samples", "5",
                  "--out", str(model)]) == 0
     assert model.exists()
     printed = capsys.readouterr()
     assert " warm start, d_x = " in printed.out and " chosen from 4-5" in printed.out  # dim_x="auto", one output
     assert " warm start, dim_x = " in printed.err and "validation RMSE of each candidate: lgssm 4: " in printed.err
     out = tmp_path / "eval.json"
-    assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--num-samples", "5",
+    assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--num-samples", "5",
                  "--out", str(out)]) == 0
     results = json.loads(out.read_text())["results"]
     assert set(results) == {"causal", "simulate", "freerun"}
-    assert main(["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--steps", "20",
+    assert main(["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--steps", "20",
                  "--num-samples", "5", "--out", str(tmp_path / "fc")]) == 0
     fc = json.loads((tmp_path / "fc" / "forecast.json").read_text())
     assert len(fc["mean"]) == 20 and (tmp_path / "fc" / "forecast.png").exists()
 
 
 def test_errors_are_reported_not_raised(tmp_path, capsys):
-    assert main(["evaluate", str(tmp_path / "missing.npz"), "--dataset", "actuator", "--data-dir", DATA]) == 2
+    assert main(["evaluate", str(tmp_path / "missing.npz"), "--dataset", "actuator", "--data-dir", DATA_DIR]) == 2
     assert "error" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["fit", "--dataset", "actuator", "--model", "lstm"])
@@ -63,7 +63,7 @@ def test_forecast_beyond_the_test_half_is_an_error(tmp_path, capsys):
     import gpssm_np as gp
 
     model = gp.save(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4), tmp_path / "m.npz")
-    args = ["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--out", str(tmp_path / "fc")]
+    args = ["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--out", str(tmp_path / "fc")]
     assert main(args + ["--start", "140", "--steps", "20"]) == 2  # the test half has 148 steps
     err = capsys.readouterr().err
     assert "--steps: the test half of gas_furnace has 8 steps from --start 140 on" in err and "got --steps 20" in err
@@ -124,7 +124,7 @@ def test_evaluate_and_forecast_take_a_csv_file(tmp_path, tanks_csv, capsys):
     assert len(fc["mean"]) == 50 and (tmp_path / "fc" / "forecast.png").stat().st_size > 10_000
     # a model of the tanks scored on another data set of the same shape: said, not refused
     with pytest.warns(UserWarning, match="fitted on 'tanks' but is evaluated on 'gas_furnace'"):
-        assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA, "--protocol", "causal",
+        assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--protocol", "causal",
                      "--num-samples", "3"]) == 0
     assert gp.load(model).data_name_ == "tanks"
 
@@ -132,7 +132,7 @@ def test_evaluate_and_forecast_take_a_csv_file(tmp_path, tanks_csv, capsys):
 def test_csv_arguments_are_checked(tmp_path, tanks_csv, capsys):
     assert main(["fit", "--csv", tanks_csv, "--inputs", "inflow", "--model", "arx"]) == 2
     assert "--outputs: name the output columns" in capsys.readouterr().err
-    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA, "--outputs", "y", "--model", "arx"]) == 2
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--outputs", "y", "--model", "arx"]) == 2
     assert "--outputs, --inputs: these name the columns of a --csv file" in capsys.readouterr().err
     assert main(["fit", "--csv", tanks_csv, "--outputs", "height", "--model", "arx"]) == 2
     assert "no column 'height'" in capsys.readouterr().err
@@ -153,7 +153,7 @@ def test_the_demo_writes_into_a_named_folder_not_the_working_directory(tmp_path,
 def test_fit_names_the_kept_model(capsys, tmp_path):
     """The last lines of a default fit say what was kept: the GP part after its steps, or the linear floor, with
     the fold errors they were chosen on."""
-    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA, "--max-steps", "2", "--num-samples", "5",
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--max-steps", "2", "--num-samples", "5",
                  "--out", str(tmp_path / "gf.npz")]) == 0
     out = capsys.readouterr().out
     assert "floor " in out and "kept: " in out and "fold RMSE" in out

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tests.data_dir import DATA_DIR as DATA
+from tests.data_dir import DATA_DIR
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
@@ -13,7 +13,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..")
 @pytest.mark.parametrize("script, expected", [("car_tracking.py", "car_tracking_states.png"),
                                               ("actuator.py", "actuator_forecast.png")])
 def test_example_quick(script, expected, tmp_path):
-    env = dict(os.environ, GPSSM_NP_DATA=DATA, MPLBACKEND="Agg")
+    env = dict(os.environ, GPSSM_NP_DATA=DATA_DIR, MPLBACKEND="Agg")
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", script), "--quick", "--out", str(tmp_path)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -6,7 +6,7 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.cli import main
 from gpssm_np.experiments import table1
-from tests.data_dir import DATA_DIR as DATA
+from tests.data_dir import DATA_DIR
 
 TINY = {"epochs": 1, "num_samples": 4, "eval_num_samples": 4, "eval_num_particles": 50}
 
@@ -14,7 +14,7 @@ TINY = {"epochs": 1, "num_samples": 4, "eval_num_samples": 4, "eval_num_particle
 def test_table1_tiny_sweep_writes_json_and_markdown_and_resumes(tmp_path):
     out = str(tmp_path)
     doc = table1.sweep(datasets=["gas_furnace"], models=["odgpssm", "prssm"], seeds=1, settings=TINY, out=out,
-                       data_dir=DATA)
+                       data_dir=DATA_DIR)
     runs = json.loads((tmp_path / "table1.json").read_text())["runs"]
     assert len(runs) == 2 * 5 == len(doc["runs"])  # two models, five protocols
     for row in runs:
@@ -24,19 +24,19 @@ def test_table1_tiny_sweep_writes_json_and_markdown_and_resumes(tmp_path):
     assert "0.3225" in md and "Protocol `causal`" in md
     # a second call finds every run done and does not redo it
     again = table1.sweep(datasets=["gas_furnace"], models=["odgpssm", "prssm"], seeds=1, settings=TINY, out=out,
-                         data_dir=DATA)
+                         data_dir=DATA_DIR)
     assert again["runs"] == doc["runs"]
 
 
 def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
     out = str(tmp_path)
-    table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=2, settings=TINY, out=out, data_dir=DATA)
+    table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=2, settings=TINY, out=out, data_dir=DATA_DIR)
     path = tmp_path / "table1.json"
     doc = json.loads(path.read_text())
     kept = [r for r in doc["runs"] if not (r["seed"] == 1 and r["protocol"] == "freerun")]  # seed 1 half-written
     path.write_text(json.dumps(dict(doc, runs=kept)))
     resumed = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=2, settings=TINY, out=out,
-                           data_dir=DATA)
+                           data_dir=DATA_DIR)
     seed0 = [r for r in resumed["runs"] if r["seed"] == 0]
     assert seed0 == [r for r in doc["runs"] if r["seed"] == 0]  # untouched
     assert len(resumed["runs"]) == 10
@@ -45,7 +45,7 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
 def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch):
     monkeypatch.setitem(table1.SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
     assert main(["reproduce", "qstudy", "--datasets", "gas_furnace", "--models", "odgpssm_q1", "odgpssm_q2",
-                 "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA]) == 0
+                 "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA_DIR]) == 0
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
 
 
@@ -61,12 +61,12 @@ def test_dask_local_cluster(tmp_path):
                                                                 "(CI) installs it")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster:
         doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=TINY, out=str(tmp_path),
-                           data_dir=DATA, scheduler=cluster.scheduler_address)
+                           data_dir=DATA_DIR, scheduler=cluster.scheduler_address)
     assert len(doc["runs"]) == 5  # one run, five protocols
 
 
 def test_prssm_style_settings_build_residual_models():
-    ds = __import__("gpssm_np").datasets.load("gas_furnace", DATA)
+    ds = __import__("gpssm_np").datasets.load("gas_furnace", DATA_DIR)
     model = table1.make_model("odgpssm", ds, 0, table1.PRSSM_STYLE_SETTINGS)
     assert model.spec.mean_function == "identity" and model.constrained_params()["process_var"][0] < 1e-4
     assert table1.make_model("prssm", ds, 0).spec.mean_function == "zero"
@@ -75,12 +75,12 @@ def test_prssm_style_settings_build_residual_models():
 
 
 def test_default_settings_build_the_package_defaults(tmp_path):
-    ds = gp.datasets.load("gas_furnace", DATA)
+    ds = gp.datasets.load("gas_furnace", DATA_DIR)
     model = table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS)
     assert model.settings == "default" and model.spec.mean_function == "linear" and model.init == "linear"
     assert table1.make_model("odgpssm", ds, 0).settings == "authors"
     doc = table1.sweep(datasets=["gas_furnace"], models=["prssm"], seeds=1, settings=dict(TINY, epochs=1),
-                       out=str(tmp_path), data_dir=DATA, base="default")
+                       out=str(tmp_path), data_dir=DATA_DIR, base="default")
     assert {r["protocol"] for r in doc["runs"]} == {"paper", "causal", "freerun", "envi", "simulate"}
     assert table1.make_model("odgpssm", ds, 0, table1.DEFAULT_SETTINGS).objective == "enkf"
     assert table1.make_model("odgpssm", ds, 0).objective == "prior"  # the authors' settings
@@ -91,7 +91,7 @@ def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
     # its warm start; this epoch loop has no validation block)
     monkeypatch.setitem(table1.SETTINGS, "default", dict(table1.DEFAULT_SETTINGS, **TINY, lr=1e-4))
     assert main(["reproduce", "mimo", "--datasets", "dryer2", "--models", "odgpssm", "lgssm", "arx", "--seeds", "1",
-                 "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA]) == 0
+                 "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA_DIR]) == 0
     runs = json.loads((tmp_path / "mimo.json").read_text())["runs"]
     assert {r["model"] for r in runs} == {"odgpssm", "lgssm", "arx"} and {r["dataset"] for r in runs} == {"dryer2"}
     for row in runs:

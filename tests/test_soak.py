@@ -9,7 +9,7 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.experiments.table1 import make_model
 from gpssm_np.estimator import TrainingError
-from tests.data_dir import DATA_DIR as DATA
+from tests.data_dir import DATA_DIR
 
 
 @pytest.mark.slow
@@ -17,7 +17,7 @@ from tests.data_dir import DATA_DIR as DATA
 @pytest.mark.parametrize("model_name", ["odgpssm", "prssm"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_aggressive_training_never_produces_non_finite_parameters(dataset, model_name, seed):
-    ds = gp.datasets.load(dataset, DATA)
+    ds = gp.datasets.load(dataset, DATA_DIR)
     model = make_model(model_name, ds, seed)
     original_step = model.train_step
     checked = {"steps": 0}
