@@ -15,7 +15,8 @@ geometric mean over the cuts of the picked kind's held-out error over the better
 * last fold: the lower error on the latest origin's windows alone;
 * ARX always, LGSSM always; oracle (1 by definition).
 
-Run: python research/kind_evidence.py research/results/kind_evidence.jsonl [--data name ...]; then ``--summary``.
+Run: python research/kind_evidence.py research/results/kind_evidence.jsonl [--data name ...]; then
+``OUT [OUT ...] --summary`` (the rows of two workers: research/results/kind_evidence_a.jsonl and _b.jsonl).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -80,8 +81,8 @@ def picks(row):
             "ARX always": "arx", "LGSSM always": "lgssm"}
 
 
-def summary(out):
-    rows = [json.loads(line) for line in open(out)]
+def summary(outs):
+    rows = [json.loads(line) for out in outs for line in open(out)]
     rules = list(picks(rows[0]))
     for protocol in PROTOCOLS:
         print(f"\n{protocol}: per cut, ARX and LGSSM held-out RMSE and each rule's pick")
@@ -105,14 +106,14 @@ def summary(out):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="+")
     parser.add_argument("--data", nargs="+", default=DATA)
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         summary(args.out)
     else:
-        run(args.out, args.data)
+        run(args.out[0], args.data)
 
 
 if __name__ == "__main__":
