@@ -9,7 +9,7 @@ Run: python research/decision_ah.py research/results/decision_ah.jsonl --seed 1 
 then ``--decide``. This script is the research record's; nothing in the package imports it.
 """
 from cut_seeds import against_default, default_rows, rows_of
-from decision_ac import fit_seconds, run as run_plans, seeded_cli, verdict
+from decision_ac import fit_seconds, run as run_plans, seeded_cli, statistics, verdict
 
 SEEDS = (1, 2, 3, 4)
 BOUND = 1.02
@@ -42,6 +42,7 @@ def decide(out):
     pairs, missing, bounds, _ = against_default("AH", rows_of(out, "AH", SEEDS), SEEDS)
     if bounds is None:
         return
+    statistics("AH over the default, seeds 3-4 alone", {n: p[2:] for n, p in pairs.items()})
     fit_seconds("AH", pairs)
     passed = all(bounds[p] <= BOUND for p in ("causal", "simulate"))
     verdict("AH", missing, passed, "the default keeps minibatches of 16")
