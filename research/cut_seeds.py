@@ -4,7 +4,9 @@ the cuts (research/ablation_plan.md, decision AC, which ran seeds 1 and 2 in res
 One JSON line per (cut, seed), variant "default", appended (resumable; two workers can share the file with
 disjoint seeds). No choice is made from it.
 
-Run: python research/cut_seeds.py research/results/cut_seeds.jsonl --seed 3 [--data ...].
+Run: python research/cut_seeds.py research/results/cut_seeds.jsonl --seed 3 [--data ...]. Seeds 3 and 4 are in
+research/results/cut_seeds.jsonl (:func:`default_rows`' baseline); seeds 5 and 6, run for decisions that need more
+seeds per cut (research/ablation_plan.md, after decision AH), in research/results/cut_seeds_56.jsonl.
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
