@@ -23,6 +23,7 @@ import gpssm_np as gp
 from gpssm_np.baselines import lgssm as lgssm_module
 from gpssm_np.models.floor import choose_floor
 
+from cut_targets import linear_model
 from decision_l import model_units
 from defaults_check import DATA
 from fresh_records import NAMES, record as fresh_record
@@ -58,8 +59,7 @@ def records(cuts, names):
 
 
 def linear(kind, ds):
-    dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
-    model = gp.ARX(dim_y=dy, dim_u=du) if kind == "arx" else gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du)
+    model = linear_model(kind, ds.y_train.shape[1], ds.u_train.shape[1])
     start = time.perf_counter()
     model.fit(ds.y_train, ds.u_train)
     scores = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}

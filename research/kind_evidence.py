@@ -26,9 +26,10 @@ import time
 import numpy as np
 
 import gpssm_np as gp
-from gpssm_np.datasets.folds import rolling_origin
+from gpssm_np.datasets.folds import mean_error, rolling_origin
 from gpssm_np.models.training import paired_t
 
+from cut_targets import linear_model
 from defaults_check import DATA, dataset
 from rows import done_keys
 
@@ -53,8 +54,7 @@ def run(out, names):
             row = {"data": name, "fraction": fraction}
             for kind in KINDS:
                 d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
-                model = (gp.ARX(dim_y=d_y, dim_u=d_u) if kind == "arx" else
-                         gp.LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u)).fit(ds.y_train, ds.u_train)
+                model = linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train)
                 row[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
                 row[kind]["fold_errors"] = model.fold_errors_
             y, u = ds.y_train, ds.u_train
@@ -66,18 +66,14 @@ def run(out, names):
             print(json.dumps({k: row[k] for k in ("data", "fraction", "seconds")}), flush=True)
 
 
-def mean(errors):
-    return float(np.mean(errors)) if errors and np.all(np.isfinite(errors)) else np.inf
-
-
 def picks(row):
     """{rule: kind} for one row."""
     arx, lgssm = row["arx"]["fold_errors"] or [], row["lgssm"]["fold_errors"] or []
     last = row["fold_windows"][-1] if row["fold_windows"] else 0
     t = paired_t(lgssm, arx) if len(arx) == len(lgssm) and len(arx) > 1 else None
-    return {"folds": "arx" if mean(arx) <= mean(lgssm) else "lgssm",
+    return {"folds": "arx" if mean_error(arx) <= mean_error(lgssm) else "lgssm",
             "one SE": "arx" if t is not None and t > 1.0 else "lgssm",
-            "last fold": "arx" if mean(arx[-last:]) <= mean(lgssm[-last:]) else "lgssm",
+            "last fold": "arx" if mean_error(arx[-last:]) <= mean_error(lgssm[-last:]) else "lgssm",
             "ARX always": "arx", "LGSSM always": "lgssm"}
 
 
@@ -96,7 +92,7 @@ def summary(outs):
                 ratios[rule].append(errors[kind] / best)
                 right[rule] += errors[kind] == best
             print(f"  {row['data']:>14} {row['fraction']:.1f}  ARX {errors['arx']:.4f}  LGSSM {errors['lgssm']:.4f}  "
-                  f"fold means {mean(row['arx']['fold_errors']):.4f} {mean(row['lgssm']['fold_errors']):.4f}  " +
+                  f"fold means {mean_error(row['arx']['fold_errors']):.4f} {mean_error(row['lgssm']['fold_errors']):.4f}  " +
                   " ".join(f"{rule}:{kind}" for rule, kind in chosen.items()))
         for rule in rules:
             geo = float(np.exp(np.mean(np.log(ratios[rule]))))
