@@ -91,8 +91,9 @@ def summary(outs):
             for rule, kind in chosen.items():
                 ratios[rule].append(errors[kind] / best)
                 right[rule] += errors[kind] == best
+            folds = [mean_error(row[k]["fold_errors"] or []) for k in KINDS]
             print(f"  {row['data']:>14} {row['fraction']:.1f}  ARX {errors['arx']:.4f}  LGSSM {errors['lgssm']:.4f}  "
-                  f"fold means {mean_error(row['arx']['fold_errors']):.4f} {mean_error(row['lgssm']['fold_errors']):.4f}  " +
+                  f"fold means {folds[0]:.4f} {folds[1]:.4f}  " +
                   " ".join(f"{rule}:{kind}" for rule, kind in chosen.items()))
         for rule in rules:
             geo = float(np.exp(np.mean(np.log(ratios[rule]))))
