@@ -25,9 +25,9 @@ from gpssm_np.models.floor import choose_floor
 
 from cut_targets import linear_model
 from decision_l import model_units
-from defaults_check import DATA
+from defaults_check import DATA, held_out_cut as cut
 from fresh_records import NAMES, record as fresh_record
-from kind_evidence import FRACTIONS, cut
+from kind_evidence import FRACTIONS
 from rows import done_keys, head_commit
 
 REPLICATES = (15, 16, 17, 18)

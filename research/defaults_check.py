@@ -50,10 +50,11 @@ def held_out_cuts(out, names):
             yield name, held_out_cut(name)
 
 
-def held_out_cut(name):
-    """The 70/30 cut of set ``name``'s training half as a Dataset (the first 70 % trains)."""
+def held_out_cut(name, fraction=0.7):
+    """The cut of set ``name``'s training half at ``fraction`` as a Dataset (the first ``fraction`` trains; 70 %: the
+    held-out cut of the decisions)."""
     full = dataset(name)
-    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=0.7, name=name)
+    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=fraction, name=name)
 
 
 def decision_cli(run, decide, names=DATA + SIMULATORS, variants=None):

@@ -30,17 +30,13 @@ from gpssm_np.datasets.folds import mean_error, rolling_origin
 from gpssm_np.models.training import paired_t
 
 from cut_targets import linear_model
-from defaults_check import DATA, dataset
+from decision_l import model_units
+from defaults_check import DATA, held_out_cut as cut
 from rows import done_keys
 
 FRACTIONS = (0.5, 0.6, 0.7, 0.8)
 KINDS = ("arx", "lgssm")
 PROTOCOLS = ("causal", "simulate")
-
-
-def cut(name, fraction):
-    full = dataset(name)
-    return gp.datasets.from_arrays(full.y_train, full.u_train, train_fraction=fraction, name=name)
 
 
 def run(out, names):
@@ -57,8 +53,7 @@ def run(out, names):
                 model = linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train)
                 row[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
                 row[kind]["fold_errors"] = model.fold_errors_
-            y, u = ds.y_train, ds.u_train
-            folds = rolling_origin([(y - y.mean(0)) / y.std(0)], [(u - u.mean(0)) / u.std(0)])
+            folds = rolling_origin(*model_units(ds))
             row["fold_windows"] = [len(f.windows) for f in folds]
             row["seconds"] = time.perf_counter() - start
             with open(out, "a") as f:
