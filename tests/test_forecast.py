@@ -173,7 +173,7 @@ def test_evaluate_rejects_bad_arguments(actuator):
     with pytest.raises(ValueError, match="protocol"):
         evaluate(small_model(), actuator, "oracle")
     with pytest.raises(ValueError, match=r"^protocol: expected one of .* \(one per call\), got \['causal'\]"):
-        evaluate(small_model(), actuator, ["causal"])  # a list (unhashable) was a TypeError
+        evaluate(small_model(), actuator, ["causal"])  # a list of protocols: one protocol a call
     with pytest.raises(ValueError, match="dataset"):
         evaluate(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=0, num_inducing=4), actuator, "paper")
 

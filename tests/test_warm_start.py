@@ -46,7 +46,7 @@ def test_a_constant_output_is_named_before_the_warm_start():
 
 def test_linearly_dependent_outputs_are_named_as_such():
     """Two outputs that are copies of each other leave the LGSSM's emission H without full row rank; the default
-    fit says the outputs are dependent (the message named init before, which a default user never set)."""
+    fit names y and says the outputs are dependent (not init, an argument a default user never sets)."""
     y, u = standardised_linear_data()
     y = np.concatenate([y, y], axis=1)
     with pytest.raises(ValueError, match=r"^y: the linear warm start's emission matrix H has rank 1 < dim_y = 2: "
