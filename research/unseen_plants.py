@@ -7,7 +7,7 @@ at their defaults on the same training half (they draw no random numbers: one ro
 simulate protocols. One JSON line per (data, model, seed), resumable.
 
 Run: python research/unseen_plants.py OUT.jsonl [--data name ...] [--seeds 0 1 ...]; ``--summary`` prints the
-Markdown table of OUT (docs/results/unseen_plants.md: means over the seeds run).
+Markdown table of OUT (docs/results/unseen_plants_n.md for the current default: means over the seeds run).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
