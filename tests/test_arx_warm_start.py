@@ -134,6 +134,32 @@ def test_linear_init_chooses_the_better_cross_validated_warm_start():
     assert kind == "lgssm" and set(scores) == {"lgssm"}
 
 
+
+def noisy_state_space_data(T=800, noise=0.5, seed=0):
+    """A two-state linear plant seen through output noise of std ``noise`` (where an ARX of two lags is biased)."""
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal((T, 1))
+    x, y = np.zeros(2), np.zeros((T, 1))
+    A = np.array([[0.9, 0.2], [-0.2, 0.9]])
+    for t in range(T):
+        y[t] = x[0] + noise * rng.standard_normal()
+        x = A @ x + np.array([0.5, 0.0]) * u[t] + 0.1 * rng.standard_normal(2)
+    return y, u
+
+
+def test_a_fixed_state_dimension_still_compares_both_kinds():
+    """With one d_x (``dim_x=2``, ``init="linear"``) both kinds are scored on the folds and the lower score wins: on a
+    plant with output noise the LGSSM's, not the ARX's by default. ``LGSSM(dim_x=[2])`` alone still skips the
+    cross-validation, having nothing to choose."""
+    y, u = noisy_state_space_data()
+    kind, d_x, scores = choose_warm_start([y], [u], ("lgssm", "arx"), [2])
+    assert np.isfinite(scores["lgssm"][2]) and np.isfinite(scores["arx"][2])
+    assert scores["lgssm"][2] < scores["arx"][2] and (kind, d_x) == ("lgssm", 2)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, seed=0).initialise(y, u)
+    assert model.warm_start_ == "lgssm" and model.spec.dim_x == 2
+    alone = gp.LGSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y, u)
+    assert alone.spec.dim_x == 2 and np.isnan(alone.dim_x_scores_[2])
+
 def test_arx_warm_start_arguments():
     assert arx_candidates([4, 5, 6, 7, 8], 2) == [4, 6, 8]
     with pytest.raises(ValueError, match="multiple of dim_y"):

@@ -335,7 +335,11 @@ class LGSSM(LinearBaseline):
         if self.method == "subspace" or self.init == "subspace":
             self._check_length(data)  # before the d_x selection, whose folds are shorter
         if self.dim_x_auto:
-            chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, self.dim_x_candidates)
+            candidates = self.dim_x_candidates
+            if candidates is not None and len(candidates) == 1:  # a list of one: nothing to choose
+                chosen, self.dim_x_scores_, self.fold_errors_ = candidates[0], {candidates[0]: np.nan}, None
+            else:
+                chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, candidates)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"
@@ -353,16 +357,15 @@ class LGSSM(LinearBaseline):
     def select_dim_x(self, y, u=None, candidates=None):
         """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
         ``u`` (T, d_u) or lists of them, by rolling-origin cross-validation of causal forecasts (``lgssm_order.py``),
-        among ``candidates`` (default: ``lgssm_order.dim_x_candidates(dim_y)``); nothing is fitted to the model
-        itself (and the data are z-scored first when ``standardize``)."""
+        among ``candidates`` (default: ``lgssm_order.dim_x_candidates(dim_y)``), each scored, also a single one (which
+        ``fit`` takes without scoring); nothing is fitted to the model itself (and the data are z-scored first when
+        ``standardize``)."""
         data = self._sequences(y, u)
         return self._select_dim_x(Scaling.of(*zip(*data)).to_model(data) if self.standardize else data,
                                   candidates)[:2]
 
     def _select_dim_x(self, data, candidates=None):
         candidates = dim_x_candidates(self.spec.dim_y) if candidates is None else candidates
-        if len(candidates) == 1:  # nothing to choose
-            return candidates[0], {candidates[0]: np.nan}, None
         fallback = min(max(4, self.spec.dim_y), max(candidates))
         return select_dim_x(data, self._fit_for_selection, candidates,
                             fallback if fallback in candidates else min(candidates))
