@@ -191,8 +191,8 @@ def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
     :func:`gp_dim_x_candidates`) or of a list of candidates, and of ``init="linear"`` (``kinds`` both of
     :data:`WARM_START_KINDS`): the lowest score of the LGSSM's rolling-origin cross-validation of causal forecasts on
     the training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units; every candidate of
-    every kind is scored, also a single d_x), ties to the LGSSM and the smaller d_x; when nothing can be scored, the LGSSM's fallback (or for the ARX alone its smallest
-    candidate). ValueError when no candidate suits the ARX (none a multiple of d_y)."""
+    every kind is scored, also a single d_x), ties to the LGSSM and the smaller d_x; when nothing can be scored, the
+    LGSSM's fallback (or for the ARX alone its smallest candidate). ValueError when no candidate suits the ARX (none a multiple of d_y)."""
     check_outputs_vary(ys)
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     candidates = gp_dim_x_candidates(d_y) if candidates is None else list(candidates)
