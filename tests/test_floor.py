@@ -67,6 +67,26 @@ def test_before_any_step_the_default_model_is_the_better_linear_model():
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10 * np.abs(theirs).max())
 
 
+
+@pytest.mark.parametrize("kind", ["arx", "lgssm"])
+def test_a_named_kind_holds_the_floor_to_it(kind):
+    """``init="arx"`` or ``"lgssm"`` (``dim_x="auto"``): the default fit with its floor held to that kind at the
+    orders the package's own model chooses (the ARX's 8 lags here, where the warm start alone once held at most 5),
+    and no stage 3b (there is no other kind to try)."""
+    y, u = delayed_plant()
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init=kind, seed=0)
+    assert isinstance(model.training_plan(), gp.Plan)
+    model.initialise(y, u)
+    floor = model.selection_["floor"]
+    assert floor["kind"] == model.warm_start_ == kind and set(floor["scores"]) == {kind}
+    if kind == "arx":
+        arx = gp.ARX(dim_y=1, dim_u=1).fit(y, u)
+        assert model.spec.dim_x == max(arx.na_, arx.nb_) >= DELAY + 1
+    else:
+        assert model.spec.dim_x == gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u).spec.dim_x
+    fitted = gp.ODGPSSM(dim_y=1, dim_u=1, init=kind, seed=0).fit(y, u, max_steps=2, plan={"eval_every": 1})
+    assert fitted.selection_["floor"]["kind"] == kind and fitted.selection_["other_floor"] is None
+
 def test_an_arx_floor_is_held_in_a_basis_whose_lag_states_are_white():
     """``warm_start.whitened_basis`` (decision Y): the emission stays [I, 0], only the output states carry the ARX's
     process noise and the noise is diagonal exactly, the lag states' covariance on the training data is I, and

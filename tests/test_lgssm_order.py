@@ -6,6 +6,7 @@ import pytest
 from gpssm_np import ODGPSSM, PRSSM, datasets, io
 from gpssm_np.baselines import LGSSM
 from gpssm_np.baselines.lgssm_order import dim_x_candidates
+from gpssm_np.models.default_fit import num_latent_for
 from gpssm_np.models.warm_start import gp_dim_x_candidates
 
 
@@ -13,6 +14,7 @@ def test_candidates():
     assert dim_x_candidates(1) == list(range(1, 11))  # as many states as the ARX's 10 lags of one output
     assert dim_x_candidates(2) == list(range(2, 11))
     assert dim_x_candidates(4) == list(range(4, 13))
+    assert gp_dim_x_candidates(1) == [4, 5]  # smoothed initial states' "auto": at least max(4, d_y) states
 
 
 @pytest.mark.parametrize("true_dim", [2, 3])
@@ -56,23 +58,21 @@ def test_too_short_data_falls_back_to_four_states():
 
 @pytest.mark.parametrize("cls", [ODGPSSM, PRSSM])
 def test_gp_models_take_dim_x_from_the_warm_start(cls):
+    """``init="lgssm"`` with ``dim_x="auto"``: the default fit's floor held to the LGSSM, so d_x is
+    ``LGSSM(dim_x="auto")``'s on the same (standardised) data, fit's and initialise's alike."""
     system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
     y, u, _ = datasets.simulate_linear(system, 800, seed=0)
-    model = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm")  # the LGSSM's d_x (init="linear": tests of the ARX)
+    model = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm")
     assert model.get_config()["dim_x"] == "auto"
     model.initialise(y, u)
-    assert gp_dim_x_candidates(1) == [4, 5]  # the floor of amendment 4: never fewer states than max(4, d_y)
-    chosen, scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1).select_dim_x(y, u, [4, 5])
-    assert model.spec.dim_x == chosen and model.dim_x_scores_ == scores
-    assert model.spec.num_latent == chosen
-    assert model.constrained_params()["F"].shape == (chosen, chosen)
-    assert model.get_config()["dim_x"] == chosen
-    # fit chooses on the training part only (the validation block held back)
+    lgssm = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u)
+    assert model.spec.dim_x == lgssm.spec.dim_x == 2  # the true order
+    assert model.dim_x_scores_ == {2: lgssm.dim_x_scores_[2]} and model.selection_["floor"]["kind"] == "lgssm"
+    assert model.spec.num_latent == (2 if cls is PRSSM else num_latent_for(2, 1))
+    assert model.constrained_params()["F"].shape == (2, 2)
+    assert model.get_config()["dim_x"] == 2
     fitted = cls(dim_x="auto", dim_y=1, dim_u=1, init="lgssm").fit(y, u, max_steps=2, plan=dict(eval_every=1))
-    ys, us = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # fit's units: all of its data z-scored
-    _, part_scores = LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False).select_dim_x(ys[:640], us[:640],
-                                                                                        [4, 5])
-    assert fitted.dim_x_scores_ == part_scores
+    assert fitted.spec.dim_x == 2 and fitted.selection_["floor"] == model.selection_["floor"]
     rebuilt = cls(**fitted.get_config())
     assert rebuilt.spec.dim_x == fitted.spec.dim_x and rebuilt.dim_x_choice is None
 

@@ -269,7 +269,9 @@ class DefaultFit:
     # -- stage 1 ---------------------------------------------------------------------------------------------
     def floor(self, ys, us):
         report = Progress(0, enabled=self.progress)
-        report.note("floor: ARX() and LGSSM(dim_x='auto') on rolling-origin folds")
+        names = {"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"}
+        report.note("floor: " + " and ".join(names[kind] for kind in FLOOR_KINDS if kind in self.kinds)
+                    + " on rolling-origin folds")
         floor = choose_floor(ys, us, kinds=self.kinds)
         self.floor_scores = dict(floor.scores)
         model = self.model
@@ -475,15 +477,16 @@ class DefaultFit:
         return widening_factors(np.concatenate(z))
 
 
-def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False):
+def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS):
     """The default fit of ``model`` on ``ys``, ``us`` (lists of (T_i, d), model units): stages 1-5
-    (:class:`DefaultFit`), with stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
+    (:class:`DefaultFit`) with the floor of one of ``kinds`` (a GP model's ``init="arx"`` or ``"lgssm"`` allows
+    one), and, where both are allowed, stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
     parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record: None where stage 3b
     did not run, else {"kind", "step", "t", "kept"} ("t": over the chosen floor's step 0), with the chosen floor as
     "chosen" where stage 3b's model was returned.
     ``checkpoint``: stage 3b's pipeline writes its own beside it (the path with ".other" appended)."""
     pristine = copy.deepcopy(model)  # stage 3b starts where stage 1 did
-    first = DefaultFit(model, plan, progress, seed, checkpoint, resume)
+    first = DefaultFit(model, plan, progress, seed, checkpoint, resume, kinds)
     selection = first.run(ys, us)
     other = first.other_kind()
     if other is None:

@@ -234,12 +234,13 @@ class GPSSM(GradientTrainedModel):
         * :class:`gpssm_np.models.default_fit.Plan`: **the default fit** (``models/default_fit.py``: floor,
           selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
           ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
-          floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition network).
+          floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
+          it to that one; ``dim_x="auto"``, the shared q(x0), no recognition network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
-          configurations the default fit does not cover (a fixed ``dim_x`` or kind of warm start, a recognition
-          network, smoothed initial states). The kept run's scores are in ``validation_``, the kept step-size
-          candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best score in
+          configurations the default fit does not cover (a fixed ``dim_x`` or a list of them, ``init="random"``,
+          a recognition network, smoothed initial states). The kept run's scores are in ``validation_``, the kept
+          step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best score in
           ``restart_scores_``, the refit's steps and seed in ``refit_``.
         * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
           (``settings="authors"``, or ``epochs`` given): :meth:`gpssm_np.estimator.GradientTrainedModel.fit`. With
@@ -288,8 +289,9 @@ class GPSSM(GradientTrainedModel):
             raise ValueError(f"plan: expected None, a dict of changes, Plan, BlockPlan or EpochPlan, got {plan!r}")
         if not isinstance(changes, dict):
             if isinstance(changes, Plan) and not self._fits_by_default_pipeline():
-                raise ValueError("plan: the default fit (Plan) needs settings='default', init='linear', "
-                                 "dim_x='auto', initial_state='shared' and no recognition network; use BlockPlan")
+                raise ValueError("plan: the default fit (Plan) needs settings='default', a linear init ('linear', "
+                                 "'arx' or 'lgssm'), dim_x='auto', initial_state='shared' and no recognition "
+                                 "network; use BlockPlan")
             plan, changes = changes, {}
         elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
             plan = EpochPlan()
@@ -301,10 +303,14 @@ class GPSSM(GradientTrainedModel):
 
     def _fits_by_default_pipeline(self):
         """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
-        the linear floor chosen by the fit (``init="linear"``, ``dim_x="auto"``, the shared q(x0), no recognition
-        network)."""
-        return (self.settings == "default" and self.init == "linear" and self.dim_x_choice == "auto"
+        the linear floor and its orders chosen by the fit (a linear ``init``, ``dim_x="auto"``, the shared q(x0), no
+        recognition network)."""
+        return (self.settings == "default" and self.init in WARM_STARTS and self.dim_x_choice == "auto"
                 and self.recognition is None and self.initial_state == "shared")
+
+    def _floor_kinds(self):
+        """The linear kinds the default fit's floor may take: both for ``init="linear"``, else the one named."""
+        return WARM_START_KINDS if self.init == "linear" else (self.init,)
 
     def _fit_block(self, y, u, plan, progress, seed):
         """The validation-block loop (``training.block_fit``) under ``plan`` (a checked :class:`BlockPlan`, or an
@@ -322,7 +328,8 @@ class GPSSM(GradientTrainedModel):
         if checkpoint is not None:
             archive.check_path(checkpoint)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
-        self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume)))
+        self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume),
+                                           self._floor_kinds()))
         self.validation_ = self.selection_["record"]
         self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
         self.refit_ = {"steps": self.selection_["step"], "seed": seed}
@@ -362,7 +369,8 @@ class GPSSM(GradientTrainedModel):
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
         if self._fits_by_default_pipeline():  # the default fit's floor (models/floor.py)
-            pipeline = DefaultFit(self, seed=self.seed if seed is None else check.seed(seed))
+            seed = self.seed if seed is None else check.seed(seed)
+            pipeline = DefaultFit(self, seed=seed, kinds=self._floor_kinds())
             floor = pipeline.floor(ys, us)
             pipeline.start(self, floor.model, ys, us, pipeline.seed)
             self._record_floor({"floor": floor.summary()})
@@ -383,7 +391,7 @@ class GPSSM(GradientTrainedModel):
         ``dim_x_scores_`` those of the chosen kind. ``progress``: say so (it can take a minute or two)."""
         choice = self.dim_x_choice
         candidates = [self.spec.dim_x] if choice is None else None if choice == "auto" else choice
-        kinds = WARM_START_KINDS if self.init == "linear" else (self.init,)
+        kinds = self._floor_kinds()
         report = Progress(0, enabled=progress)
         report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
         self.warm_start_, d_x, self.warm_start_scores_ = choose_warm_start(ys, us, kinds, candidates)

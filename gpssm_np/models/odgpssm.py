@@ -10,10 +10,10 @@ class ODGPSSM(GPSSM):
     Parameters
     ----------
     dim_x : int, "auto", list of int or None
-        State dimension. ``"auto"`` (the default with the linear floor, ``init="linear"``): every ``fit`` takes it
-        from the floor it chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x); with
-        a fixed kind of warm start (``init="lgssm"`` or ``"arx"``) "auto" or a list chooses among
-        ``models.warm_start.gp_dim_x_candidates(dim_y)`` or the list's entries by the warm start's fold
+        State dimension. ``"auto"`` (the default with a linear warm start): every ``fit`` takes it from the floor it
+        chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x, of either kind with
+        ``init="linear"``, else of the kind named); with smoothed initial states "auto" chooses among
+        ``models.warm_start.gp_dim_x_candidates(dim_y)``, and a list among its entries, by the warm start's fold
         cross-validation. ``get_config`` then gives the chosen d_x. None: "auto" with a linear warm start, else
         max(4, dim_y) (the authors' 4). The outputs are the first states, so a nonlinear measurement must be
         carried by the transition in spare states (research/results_history.md, section 5.3, the Wiener system).

@@ -7,7 +7,8 @@ states are the recent past (``baselines/arx_state_space.py``, observer form: H =
 2, and only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A
 and the PRSSM kernel variances of the other states start at 0 and at the floor; the default fit's ARX floor takes
 the basis of :func:`whitened_basis` instead of E = I). ``init="linear"`` takes whichever of the two forecasts better
-in the blocked cross-validation that chooses d_x (:func:`choose_warm_start`).
+in the rolling-origin cross-validation that chooses d_x (:func:`choose_warm_start`; with ``dim_x="auto"`` the default
+fit's floor, ``models/floor.py``, chooses instead).
 
 1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
    model's d_x, on the training data.
@@ -54,7 +55,7 @@ from ..ops.linalg import symmetrise
 from ..params import prior_q_sqrt
 from ..transforms import positive, positive_inverse
 
-#: Smallest state dimension of ``dim_x="auto"`` with a fixed kind of warm start (below d_y no candidate exists
+#: Smallest state dimension of ``dim_x="auto"`` with smoothed initial states (below d_y no candidate exists
 #: anyway): a GP model cannot recover states its warm start lacks.
 AUTO_MIN_DIM_X = 4
 
@@ -150,9 +151,9 @@ def check_outputs_vary(ys):
 
 
 def gp_dim_x_candidates(dim_y):
-    """The state dimensions a fixed-kind warm start (``init="lgssm"`` or ``"arx"``, or ``init="linear"`` with the
-    validation-block options) tries for ``dim_x="auto"``: max(:data:`AUTO_MIN_DIM_X`, d_y) .. max(d_y + 4, 3 d_y).
-    The default fit chooses its state from the linear floor instead (``models/floor.py``)."""
+    """The state dimensions the warm start tries for ``dim_x="auto"`` with smoothed initial states (which the
+    default fit does not cover): max(:data:`AUTO_MIN_DIM_X`, d_y) .. max(d_y + 4, 3 d_y). The default fit, every
+    other linear ``init`` with ``dim_x="auto"``, takes its state from the linear floor (``models/floor.py``)."""
     return list(range(max(AUTO_MIN_DIM_X, dim_y), max(dim_y + 4, 3 * dim_y) + 1))
 
 
@@ -192,7 +193,8 @@ def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
     :data:`WARM_START_KINDS`): the lowest score of the LGSSM's rolling-origin cross-validation of causal forecasts on
     the training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units; every candidate of
     every kind is scored, also a single d_x), ties to the LGSSM and the smaller d_x; when nothing can be scored, the
-    LGSSM's fallback (or for the ARX alone its smallest candidate). ValueError when no candidate suits the ARX (none a multiple of d_y)."""
+    LGSSM's fallback (or for the ARX alone its smallest candidate). ValueError when no candidate suits the ARX (none a
+    multiple of d_y)."""
     check_outputs_vary(ys)
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     candidates = gp_dim_x_candidates(d_y) if candidates is None else list(candidates)
