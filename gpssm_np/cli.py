@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from ._versions import versions
+from .datasets.files import DATASET_NAMES
 from .models.registry import MODELS  # the models `fit` trains and saves: every model of the package
 from .protocols import PROTOCOLS
 
@@ -94,6 +95,17 @@ def cmd_demo(args):
 
 
 # -- fit / evaluate / forecast ----------------------------------------------------------------------------------
+def fraction(text):
+    """``--train-fraction``: a number strictly between 0 and 1 (argparse reports the option's name otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
+    return value
+
+
 def _load_data(args):
     """The data set of ``--dataset NAME``, or of ``--csv FILE --outputs ... --inputs ...``."""
     from . import datasets
@@ -327,13 +339,13 @@ def make_parser():
 
     def data_args(p):
         source = p.add_mutually_exclusive_group(required=True)
-        source.add_argument("--dataset", help="a benchmark: actuator, ballbeam, drive, dryer, gas_furnace, "
-                                              "cd_player_arm, winding, steamgen or dryer2")
+        source.add_argument("--dataset", choices=DATASET_NAMES, metavar="NAME",
+                            help="a benchmark: " + ", ".join(DATASET_NAMES))
         source.add_argument("--csv", metavar="FILE", help="your own data: a CSV file with a header row of column "
                                                           "names (gpssm_np.datasets.from_csv), with --outputs")
         p.add_argument("--outputs", nargs="+", metavar="NAME", help="with --csv: the output columns")
         p.add_argument("--inputs", nargs="*", metavar="NAME", help="with --csv: the input columns (none: no inputs)")
-        p.add_argument("--train-fraction", type=float, default=0.5,
+        p.add_argument("--train-fraction", type=fraction, default=0.5,
                        help="with --csv: the share of rows, from the top, that is the training part (default 0.5)")
         p.add_argument("--data-dir", default=None, help="data folder (default: $GPSSM_NP_DATA)")
         p.add_argument("--seed", type=int, default=0)

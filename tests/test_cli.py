@@ -140,6 +140,11 @@ def test_csv_arguments_are_checked(tmp_path, tanks_csv, capsys):
         main(["fit", "--csv", tanks_csv, "--dataset", "gas_furnace", "--outputs", "level"])
     with pytest.raises(SystemExit):  # at least one
         main(["fit", "--model", "arx"])
+    for bad, option in ((["--dataset", "nope"], "--dataset"), (["--csv", tanks_csv, "--outputs", "level",
+                                                                  "--train-fraction", "1.5"], "--train-fraction")):
+        with pytest.raises(SystemExit):  # argparse names the option, not the function argument behind it
+            main(["fit", *bad, "--model", "arx"])
+        assert f"argument {option}" in capsys.readouterr().err
 
 
 def test_the_demo_writes_into_a_named_folder_not_the_working_directory(tmp_path, monkeypatch):
