@@ -218,10 +218,14 @@ def checksum(arrays):
 
 
 # -- writing ---------------------------------------------------------------------------------------------------
-def check_path(path):
-    """``path`` if it is a str or os.PathLike, else a ValueError."""
+def check_path(path, name="path"):
+    """``path`` if it is a str or os.PathLike and not a folder, else a ValueError naming the argument ``name`` (a
+    folder's temporary file would go to its parent, and the rename onto the folder fail)."""
     if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")
+        raise ValueError(f"{name}: expected a str or os.PathLike file path, got {type(path).__name__}")
+    if os.path.isdir(path):
+        raise ValueError(f"{name}: {os.fspath(path)!r} is a folder; expected a file path in it, such as "
+                         f"{os.path.join(os.fspath(path), 'model.npz')!r}")
     return path
 
 

@@ -59,7 +59,7 @@ from dataclasses import replace
 import numpy as np
 from autograd import value_and_grad
 
-from . import _names
+from . import _names, archive
 from . import _validation as check
 from ._progress import check_progress, fit_started
 from .arguments import ConstructorArguments
@@ -685,6 +685,8 @@ class GradientTrainedModel(StateSpaceModel):
             raise ValueError("resume: needs checkpoint=path to resume from")
         if plan.checkpoint_steps is not None and checkpoint is None:
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
+        if checkpoint is not None:
+            archive.check_path(checkpoint, "checkpoint")
         data = self._training_data(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))

@@ -229,6 +229,21 @@ def test_saving_into_a_missing_folder_names_the_given_path(tmp_path):
     assert not (tmp_path / "missing").exists()
 
 
+def test_saving_to_a_folder_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="path: .* is a folder; expected a file path in it") as info:
+        save(gp.ARX(), tmp_path)
+    assert repr(str(tmp_path)) in str(info.value) and os.listdir(tmp_path) == []
+    assert not [name for name in os.listdir(tmp_path.parent) if name.startswith("." + tmp_path.name)]  # no temp file
+    with pytest.raises(ValueError, match="is a folder"):
+        load(tmp_path)
+    y, u = np.zeros((60, 1)), np.zeros((60, 1))
+    y[:, 0] = np.sin(np.arange(60))
+    for model, options in ((gp.ODGPSSM(dim_y=1, dim_u=1), {}), (gp.ODGPSSM(dim_y=1, dim_u=1, settings="authors"),
+                                                               {"epochs": 1})):
+        with pytest.raises(ValueError, match="checkpoint: .* is a folder"):  # before any training
+            model.fit(y, u, checkpoint=tmp_path, progress=False, **options)
+
+
 def test_truncated_file_is_refused(saved):
     _, path = saved
     raw = path.read_bytes()
