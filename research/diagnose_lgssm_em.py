@@ -23,7 +23,7 @@ if __name__ == "__main__":
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
         row = {"data": name}
         for iters in (20, 50):
-            lgssm.SELECTION_ITERS = iters  # read by LGSSM._fit_for_selection at each call
+            lgssm.SELECTION_ITERS = iters  # read by LGSSM.fit_for_selection at each call
             start = time.perf_counter()
             model = gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du).fit(ds.y_train, ds.u_train)
             row[f"lgssm_{iters}"] = [model.spec.dim_x, round(mean_error(model.fold_errors_), 4),

@@ -90,13 +90,13 @@ def test_arx_warm_start_drives_only_the_first_block():
     start = warm_start([y], [u], 4, kind="arx")
     np.testing.assert_array_equal(start.driven, [True, True, False, False])
     np.testing.assert_allclose(start.basis, np.eye(4))
-    od = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
+    od = gp.ODGPSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
     A, s2 = od.params["A"], positive(od.params["variance"])
     np.testing.assert_allclose(A[2:], 0.0)
     transition_var = (A * s2) @ A.T + np.diag(positive(od.params["process_noise"]))
     np.testing.assert_allclose(np.diag(transition_var)[:2], start.process_var[:2], rtol=1e-6)
     assert np.all(np.diag(transition_var)[2:] < 1e-4)
-    pr = gp.PRSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
+    pr = gp.PRSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
     variances = positive(pr.params["variance"])
     assert np.all(variances[:2] > 100 * variances[2:])
 
@@ -105,7 +105,7 @@ def test_arx_warm_started_model_forecasts_like_the_arx():
     """Before any gradient step the ODGPSSM is the ARX's observer form: the same causal forecasts up to the
     Monte-Carlo error of the particle filter."""
     y, u = arx_data()
-    model = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y[:600], u[:600])
+    model = gp.ODGPSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y[:600], u[:600])
     form = warm_start([y[:600]], [u[:600]], 4, kind="arx").lgssm
     g = 650
     past = slice(g - 60, g)

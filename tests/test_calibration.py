@@ -29,8 +29,8 @@ def test_std_scale_multiplies_the_predictive_std_not_the_samples():
 
 def test_the_factors_widen_the_validation_intervals_to_cover_95_percent():
     y, u = two_output_data(seed=1)
-    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=False))
-    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
+    plain = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=False))
+    model = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
     assert plain.interval_scale_ is None and model.interval_scale_.shape == (2,)
     # the same run (calibration changes no parameter); its validation forecasts, in the fit's units
     for name in plain.params:
@@ -60,8 +60,8 @@ def test_widening_factors_widen_too_narrow_intervals_to_95_percent_and_leave_wid
 
 def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):
     y, u = two_output_data(seed=2)
-    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
-    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True, refit=True))
+    model = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
+    refitted = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True, refit=True))
     np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
     refitted.fit(y, u, plan=dict(BUDGET, calibrate=False))  # a fit without calibration forgets the former one
     assert refitted.interval_scale_ is None
@@ -69,6 +69,6 @@ def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(
     loaded = load(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate="yes"))
+        gp.PRSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate="yes"))
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate=1))
+        gp.PRSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate=1))

@@ -5,6 +5,8 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.baselines import arx_simulate
+from gpssm_np.baselines.arx import order_errors
+from gpssm_np.datasets.folds import mean_error
 from gpssm_np.models.warm_start import emission_basis, floor_warm_start
 
 DELAY = 7  # y_t reads u_{t-7}: the ARX needs nb = 8 input lags, more than the 5 states the GP models once held
@@ -86,6 +88,27 @@ def test_a_named_kind_holds_the_floor_to_it(kind):
         assert model.spec.dim_x == gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u).spec.dim_x
     fitted = gp.ODGPSSM(dim_y=1, dim_u=1, init=kind, seed=0).fit(y, u, max_steps=2, plan={"eval_every": 1})
     assert fitted.selection_["floor"]["kind"] == kind and fitted.selection_["other_floor"] is None
+
+
+def test_a_fixed_state_dimension_is_the_floors():
+    """``dim_x=8`` (an int): the default fit with the floor at that d_x, the better on the same folds of the LGSSM
+    with 8 states and the ARX of 8 lags of output and input, each scored as its own order selection scores a
+    candidate; with two outputs and an odd d_x no ARX in observer form fits, and the floor is the LGSSM."""
+    y, u = delayed_plant()
+    model = gp.ODGPSSM(dim_x=8, dim_y=1, dim_u=1, seed=0)
+    assert isinstance(model.training_plan(), gp.Plan)
+    model.initialise(y, u)
+    ym, um = model.scaling_.y_to_model(y), model.scaling_.u_to_model(u)
+    lgssm = gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1, standardize=False)
+    scores = {"arx": mean_error(order_errors([(ym, um)], 8, 8)),
+              "lgssm": lgssm.select_dim_x(ym, um, [8])[1][8]}
+    floor = model.selection_["floor"]
+    assert floor["scores"] == pytest.approx(scores, rel=1e-12) and model.spec.dim_x == floor["dim_x"] == 8
+    assert floor["kind"] == min(scores, key=scores.get)
+    assert floor["orders"] == ([8, 8] if floor["kind"] == "arx" else [8])
+    two = np.hstack([y, 0.5 * y + np.random.default_rng(1).standard_normal(y.shape)])
+    odd = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, seed=0).initialise(two, u)
+    assert odd.selection_["floor"]["kind"] == "lgssm" and set(odd.selection_["floor"]["scores"]) == {"lgssm"}
 
 def test_an_arx_floor_is_held_in_a_basis_whose_lag_states_are_white():
     """``warm_start.whitened_basis`` (decision Y): the emission stays [I, 0], only the output states carry the ARX's

@@ -20,7 +20,7 @@ def data(T):
 
 
 def model():
-    return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6)
+    return gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6)
 
 
 def test_paired_t_is_the_mean_difference_over_its_standard_error():

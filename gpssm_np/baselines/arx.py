@@ -390,6 +390,17 @@ class ARX(LinearBaseline):
         return np.concatenate([np.tile(fill, (count - len(values), 1)), values])
 
 
+def order_errors(data, na, nb, origins=5):
+    """The per-window errors with which ``ARX.fit`` scores the orders (``na``, ``nb``) on the rolling-origin folds
+    of ``data`` (a list of (y, u) in the units the ARX is fitted in; ``origins`` folds): None when no sequence is
+    long enough for a fold, inf where the orders cannot be fitted to all of the data or give an unstable model."""
+    folds = rolling_origin([y for y, _ in data], [u for _, u in data], origins)
+    if not folds:
+        return None
+    d_y, d_u = data[0][0].shape[1], data[0][1].shape[1]
+    _, errors = ARX(na=na, nb=nb, dim_y=d_y, dim_u=d_u, standardize=False)._score(data, folds, na, nb)
+    return [np.inf] if errors is None else errors
+
 class ARXOnlineFilter(OnlineFilterBase):
     """The ARX one measurement at a time (``ARX.online_filter``; the surface of ``online.OnlineFilterBase``): it
     keeps the last na outputs and nb - 1 inputs (model units). An update with y_t and u_t predicts y_t from them,

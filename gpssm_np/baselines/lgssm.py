@@ -367,10 +367,10 @@ class LGSSM(LinearBaseline):
     def _select_dim_x(self, data, candidates=None):
         candidates = dim_x_candidates(self.spec.dim_y) if candidates is None else candidates
         fallback = min(max(4, self.spec.dim_y), max(candidates))
-        return select_dim_x(data, self._fit_for_selection, candidates,
+        return select_dim_x(data, self.fit_for_selection, candidates,
                             fallback if fallback in candidates else min(candidates))
 
-    def _fit_for_selection(self, dim_x, ys, us):
+    def fit_for_selection(self, dim_x, ys, us):
         """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us
         (model units; ``lgssm_order.py``)."""
         config = dict(self.get_config(), dim_x=dim_x, num_iters=min(self.num_iters, SELECTION_ITERS),

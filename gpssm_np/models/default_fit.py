@@ -5,7 +5,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
 1. **floor** (``models/floor.py``): the better of ``ARX()`` and ``LGSSM(dim_x="auto")``, each at the orders its own
    rolling-origin cross-validation chooses, on the same folds (``datasets/folds.py``). The GP model takes the
    floor's state dimension (d_x = n d_y for an ARX of n = max(na, nb) lags) and Q = min(d_x, max(5, 3 d_y))
-   latent GPs.
+   latent GPs. A GP model's ``init="arx"`` or ``"lgssm"`` holds the floor to that kind, and a fixed ``dim_x`` to
+   that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs).
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
@@ -135,9 +136,10 @@ class DefaultFit:
     mean) under ``plan``; :meth:`run` fits it to training sequences in model units. ``checkpoint``: a path written
     as the fit goes (module docstring, "Checkpoints"); ``resume``: continue from it where it exists."""
 
-    def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS):
+    def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS,
+                 dim_x=None):
         self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, tuple(plan.fixed)
-        self.checkpoint, self.resume, self.kinds = checkpoint, resume, tuple(kinds)
+        self.checkpoint, self.resume, self.kinds, self.dim_x = checkpoint, resume, tuple(kinds), dim_x
         self.floor_scores, self.accepted = {}, 0  # stage 1's fold scores by kind; stage 3's s*
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
@@ -272,7 +274,7 @@ class DefaultFit:
         names = {"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"}
         report.note("floor: " + " and ".join(names[kind] for kind in FLOOR_KINDS if kind in self.kinds)
                     + " on rolling-origin folds")
-        floor = choose_floor(ys, us, kinds=self.kinds)
+        floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x)
         self.floor_scores = dict(floor.scores)
         model = self.model
         d_x = floor.dim_x
@@ -477,16 +479,18 @@ class DefaultFit:
         return widening_factors(np.concatenate(z))
 
 
-def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS):
+def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS,
+        dim_x=None):
     """The default fit of ``model`` on ``ys``, ``us`` (lists of (T_i, d), model units): stages 1-5
     (:class:`DefaultFit`) with the floor of one of ``kinds`` (a GP model's ``init="arx"`` or ``"lgssm"`` allows
-    one), and, where both are allowed, stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
+    one) and, with ``dim_x`` given, of that state dimension (``floor.choose_floor``), and, where both kinds are
+    allowed, stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
     parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record: None where stage 3b
     did not run, else {"kind", "step", "t", "kept"} ("t": over the chosen floor's step 0), with the chosen floor as
     "chosen" where stage 3b's model was returned.
     ``checkpoint``: stage 3b's pipeline writes its own beside it (the path with ".other" appended)."""
     pristine = copy.deepcopy(model)  # stage 3b starts where stage 1 did
-    first = DefaultFit(model, plan, progress, seed, checkpoint, resume, kinds)
+    first = DefaultFit(model, plan, progress, seed, checkpoint, resume, kinds, dim_x)
     selection = first.run(ys, us)
     other = first.other_kind()
     if other is None:
@@ -494,7 +498,7 @@ def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, res
     Progress(0, enabled=progress).note(f"stage 3b: no GP part kept from the {selection['floor']['kind']} floor; "
                                        f"the selection again from the {other} floor")
     path = None if checkpoint is None else os.fspath(checkpoint) + ".other"
-    second = DefaultFit(pristine, plan, progress, seed, path, resume, kinds=(other,))
+    second = DefaultFit(pristine, plan, progress, seed, path, resume, (other,), dim_x)
     theirs = second.run(ys, us)
     t = second.t_over(first)
     record = {"kind": other, "step": theirs["step"], "t": t, "kept": bool(t is not None and t > plan.switch_t)}

@@ -17,6 +17,10 @@ Monte-Carlo error of its particles; ``tests/test_floor.py`` checks the transitio
 part kept) the GP model is the floor as a linear Gaussian model and forecasts exactly, through the Kalman filter
 (``GPSSM.linear_gaussian``, ``tests/test_linear_forecast.py``).
 
+A GP model with a fixed ``dim_x`` takes the floor at that state dimension (``choose_floor(..., dim_x=d)``): the
+LGSSM with d states and the ARX of d / d_y lags of outputs and inputs (na = nb = d / d_y, where d_y divides d), each
+scored as its own order selection scores a candidate (``lgssm_order.cross_validation_errors``, ``arx.order_errors``).
+
 Assumption: the data are in model units (standardised by the caller, as the GP model's fit does); the two linear
 models are fitted with ``standardize=False`` on them, which is what ``ARX()`` and ``LGSSM(dim_x="auto")`` do
 internally after their own standardisation of the same data.
@@ -25,8 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..baselines.arx import ARX
+from ..baselines.arx import ARX, order_errors
 from ..baselines.lgssm import LGSSM
+from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from .warm_start import check_outputs_vary
 
@@ -69,16 +74,29 @@ class Floor:
                 "scores": {k: float(v) for k, v in self.scores.items()}}
 
 
-def fit_kind(kind, ys, us):
-    """``ARX()`` or ``LGSSM(dim_x="auto")`` (``standardize=False``) fitted with its own order selection to ``ys``,
-    ``us``; an ARX on data too short to choose orders gets one lag of each."""
+def fit_kind(kind, ys, us, dim_x=None):
+    """(model, its per-window fold errors or None): ``ARX()`` or ``LGSSM(dim_x="auto")`` (``standardize=False``)
+    fitted with its own order selection to ``ys``, ``us`` (an ARX on data too short to choose orders gets one lag of
+    each); with a given ``dim_x``, the LGSSM of that d_x or the ARX of n = dim_x / d_y lags of outputs and inputs
+    (as the warm start of a fixed d_x has them), scored on the same folds with its own score."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
+    data = list(zip(ys, us))
+    if kind == "lgssm" and dim_x is not None:
+        model = LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, standardize=False)
+        errors = cross_validation_errors(data, model.fit_for_selection, [dim_x])[dim_x]
+        return model.fit(ys, us), errors or None
     if kind == "lgssm":
-        return LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        return model, model.fold_errors_
+    if dim_x is not None:
+        n = dim_x // d_y
+        model = ARX(na=n, nb=n if d_u else 0, dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        return model, order_errors(data, model.na_, model.nb_)
     try:
-        return ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
     except ValueError:  # too short to choose orders: one lag of each
-        return ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+    return model, model.fold_errors_
 
 
 def floor_of(kind, model, scores, errors):
@@ -91,14 +109,19 @@ def floor_of(kind, model, scores, errors):
     return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors, model=model)
 
 
-def choose_floor(ys, us, kinds=FLOOR_KINDS):
+def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None):
     """The :class:`Floor` of the training sequences ``ys``, ``us`` (lists of (T_i, d), model units): ``ARX()`` and
     ``LGSSM(dim_x="auto")`` fitted with their own order selection, the lower mean fold error kept (module
-    docstring). ``kinds``: the kinds allowed. When neither can be scored (series too short for a held-out window)
-    the LGSSM at its fallback d_x = max(4, d_y) (or, without the LGSSM, the ARX of order 1)."""
+    docstring). ``kinds``: the kinds allowed. ``dim_x``: a state dimension the floor must have (a GP model's fixed
+    ``dim_x``): the LGSSM of that d_x and the ARX of dim_x / d_y lags (where d_y divides it) instead of their own
+    orders, scored the same way. When neither can be scored (series too short for a held-out window) the LGSSM at
+    its fallback d_x = max(4, d_y) (or the given d_x; without the LGSSM, the ARX of order 1 or of the given d_x)."""
     check_outputs_vary(ys)
-    fitted = {kind: fit_kind(kind, ys, us) for kind in FLOOR_KINDS if kind in kinds}
-    errors = {kind: model.fold_errors_ for kind, model in fitted.items()}
+    if dim_x is not None and dim_x % ys[0].shape[1]:  # no ARX in observer form has this d_x
+        kinds = [kind for kind in kinds if kind != "arx"]
+    fitted = {kind: fit_kind(kind, ys, us, dim_x) for kind in FLOOR_KINDS if kind in kinds}
+    errors = {kind: fold_errors for kind, (_, fold_errors) in fitted.items()}
+    fitted = {kind: model for kind, (model, _) in fitted.items()}
     scores = {kind: mean_error(errors[kind] or []) for kind in fitted}
     # ties (and nothing scored) go to the first kind listed that was fitted; the LGSSM when nothing was scored
     ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))

@@ -235,11 +235,12 @@ class GPSSM(GradientTrainedModel):
           selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
           ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
           floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
-          it to that one; ``dim_x="auto"``, the shared q(x0), no recognition network).
+          it to that one; ``dim_x="auto"``, or a fixed d_x the floor then has; the shared q(x0), no recognition
+          network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
-          configurations the default fit does not cover (a fixed ``dim_x`` or a list of them, ``init="random"``,
-          a recognition network, smoothed initial states). The kept run's scores are in ``validation_``, the kept
+          configurations the default fit does not cover (a list of candidate ``dim_x``, ``init="random"``, a
+          recognition network, smoothed initial states). The kept run's scores are in ``validation_``, the kept
           step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best score in
           ``restart_scores_``, the refit's steps and seed in ``refit_``.
         * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
@@ -290,8 +291,8 @@ class GPSSM(GradientTrainedModel):
         if not isinstance(changes, dict):
             if isinstance(changes, Plan) and not self._fits_by_default_pipeline():
                 raise ValueError("plan: the default fit (Plan) needs settings='default', a linear init ('linear', "
-                                 "'arx' or 'lgssm'), dim_x='auto', initial_state='shared' and no recognition "
-                                 "network; use BlockPlan")
+                                 "'arx' or 'lgssm'), dim_x 'auto' or an int, initial_state='shared' and no "
+                                 "recognition network; use BlockPlan")
             plan, changes = changes, {}
         elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
             plan = EpochPlan()
@@ -303,10 +304,14 @@ class GPSSM(GradientTrainedModel):
 
     def _fits_by_default_pipeline(self):
         """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
-        the linear floor and its orders chosen by the fit (a linear ``init``, ``dim_x="auto"``, the shared q(x0), no
-        recognition network)."""
-        return (self.settings == "default" and self.init in WARM_STARTS and self.dim_x_choice == "auto"
+        the linear floor chosen by the fit (a linear ``init``; ``dim_x="auto"``, or a fixed d_x the floor then has),
+        the shared q(x0), no recognition network."""
+        return (self.settings == "default" and self.init in WARM_STARTS and self.dim_x_choice in ("auto", None)
                 and self.recognition is None and self.initial_state == "shared")
+
+    def _floor_dim_x(self):
+        """The state dimension the default fit's floor must have: None for ``dim_x="auto"``, else the fixed d_x."""
+        return None if self.dim_x_choice == "auto" else self.spec.dim_x
 
     def _floor_kinds(self):
         """The linear kinds the default fit's floor may take: both for ``init="linear"``, else the one named."""
@@ -329,7 +334,7 @@ class GPSSM(GradientTrainedModel):
             archive.check_path(checkpoint, "checkpoint")
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume),
-                                           self._floor_kinds()))
+                                           self._floor_kinds(), self._floor_dim_x()))
         self.validation_ = self.selection_["record"]
         self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
         self.refit_ = {"steps": self.selection_["step"], "seed": seed}
@@ -370,7 +375,7 @@ class GPSSM(GradientTrainedModel):
         self.interval_scale_ = None  # the calibration belongs to a fit
         if self._fits_by_default_pipeline():  # the default fit's floor (models/floor.py)
             seed = self.seed if seed is None else check.seed(seed)
-            pipeline = DefaultFit(self, seed=seed, kinds=self._floor_kinds())
+            pipeline = DefaultFit(self, seed=seed, kinds=self._floor_kinds(), dim_x=self._floor_dim_x())
             floor = pipeline.floor(ys, us)
             pipeline.start(self, floor.model, ys, us, pipeline.seed)
             self._record_floor({"floor": floor.summary()})

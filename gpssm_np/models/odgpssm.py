@@ -12,7 +12,8 @@ class ODGPSSM(GPSSM):
     dim_x : int, "auto", list of int or None
         State dimension. ``"auto"`` (the default with a linear warm start): every ``fit`` takes it from the floor it
         chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x, of either kind with
-        ``init="linear"``, else of the kind named); with smoothed initial states "auto" chooses among
+        ``init="linear"``, else of the kind named); an int: the floor has that d_x (the LGSSM with d_x states or
+        the ARX of d_x / d_y lags); with smoothed initial states "auto" chooses among
         ``models.warm_start.gp_dim_x_candidates(dim_y)``, and a list among its entries, by the warm start's fold
         cross-validation. ``get_config`` then gives the chosen d_x. None: "auto" with a linear warm start, else
         max(4, dim_y) (the authors' 4). The outputs are the first states, so a nonlinear measurement must be
