@@ -401,6 +401,7 @@ def order_errors(data, na, nb, origins=5):
     _, errors = ARX(na=na, nb=nb, dim_y=d_y, dim_u=d_u, standardize=False)._score(data, folds, na, nb)
     return [np.inf] if errors is None else errors
 
+
 class ARXOnlineFilter(OnlineFilterBase):
     """The ARX one measurement at a time (``ARX.online_filter``; the surface of ``online.OnlineFilterBase``): it
     keeps the last na outputs and nb - 1 inputs (model units). An update with y_t and u_t predicts y_t from them,

@@ -271,7 +271,9 @@ class DefaultFit:
     # -- stage 1 ---------------------------------------------------------------------------------------------
     def floor(self, ys, us):
         report = Progress(0, enabled=self.progress)
-        names = {"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"}
+        d = self.dim_x
+        names = ({"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"} if d is None else
+                 {"arx": f"the ARX of d_x = {d}", "lgssm": f"LGSSM(dim_x={d})"})
         report.note("floor: " + " and ".join(names[kind] for kind in FLOOR_KINDS if kind in self.kinds)
                     + " on rolling-origin folds")
         floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x)
