@@ -1,4 +1,5 @@
-"""fit(calibrate=True): forecast intervals widened per output on the validation block (models/training.py, step 6)."""
+"""fit(calibrate=True): forecast intervals widened per output on the validation block (models/training.py, step 6).
+The models take a list of one d_x (``dim_x=[3]``), whose regime is the validation-block loop."""
 import numpy as np
 import pytest
 from scipy.special import ndtri

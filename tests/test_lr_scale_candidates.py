@@ -1,5 +1,6 @@
 """Step 8 of models/training.py: candidates of the per-parameter step (``fit(lr_scale=[...])``), the paired test over
-the validation windows that decides between them, and the per-window scores the validation record keeps."""
+the validation windows that decides between them, and the per-window scores the validation record keeps. The model
+takes a list of one d_x (``dim_x=[2]``), whose regime is the validation-block loop."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
-"""fit(refit=True): the final model fitted on all the training data (models/training.py, step 5)."""
+"""fit(refit=True): the final model fitted on all the training data (models/training.py, step 5). The models take a
+list of one d_x (``dim_x=[3]``), whose regime is the validation-block loop (a fixed int runs the default fit)."""
 import numpy as np
 import pytest
 

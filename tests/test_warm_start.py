@@ -1,4 +1,5 @@
-"""The linear-Gaussian warm start (warm_start.py), the linear mean and training with a validation block."""
+"""The linear-Gaussian warm start (warm_start.py), the linear mean and training with a validation block (the models of
+those tests take a list of one d_x, ``dim_x=[2]``, whose regime is the validation-block loop)."""
 import numpy as np
 import pytest
 
@@ -133,7 +134,7 @@ def test_every_validation_window_is_scored():
     np.testing.assert_array_equal(every[-1][3], y[1900:2000])
 
 
-def test_default_fit_keeps_the_best_validation_score_and_is_deterministic():
+def test_the_loop_keeps_the_best_validation_score_and_is_deterministic():
     y, u = standardised_linear_data(seed=2, T=400)
     kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)
     a = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=kwargs)
@@ -200,11 +201,12 @@ def test_average_is_what_the_validation_scores_and_keeps():
     assert model.validation_[0]["rmse"] == plain.validation_[0]["rmse"]  # step 0: the same warm start
 
 
-def test_the_default_fit_keeps_the_average_with_decay_0_99():
+def test_the_loop_keeps_the_average_with_decay_0_99_by_default():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
     default = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=kwargs, seed=5)
-    averaged = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.99), seed=5)
+    averaged = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.99),
+                                                                          seed=5)
     assert [r["rmse"] for r in default.validation_] == [r["rmse"] for r in averaged.validation_]
     for name in default.params:
         np.testing.assert_array_equal(default.params[name], averaged.params[name])
