@@ -35,6 +35,13 @@ def non_negative_float(value, name):
     return float(value)
 
 
+def fraction(value, name):
+    """A share strictly between 0 and 1 (a train fraction), as a float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name}: expected a number strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
 def keywords(values, constructor=None, allowed=(), owner=None):
     """``values`` (the keyword arguments a function collected in ``**kwargs``) if each is named in ``allowed``;
     else ValueError naming the unknown ones and the valid ones: the named parameters of ``constructor`` (a class's

@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from . import _validation as check
 from ._versions import versions
 from .datasets.files import DATASET_NAMES
 from .models.registry import MODELS  # the models `fit` trains and saves: every model of the package
@@ -96,14 +97,12 @@ def cmd_demo(args):
 
 # -- fit / evaluate / forecast ----------------------------------------------------------------------------------
 def fraction(text):
-    """``--train-fraction``: a number strictly between 0 and 1 (argparse reports the option's name otherwise)."""
+    """``--train-fraction``: the number, checked as ``from_csv`` checks it (``_validation.fraction``), its error
+    raised as argparse's so that argparse names the option."""
     try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if value is None or not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}")
-    return value
+        return check.fraction(float(text), "train_fraction")
+    except ValueError:  # not a number, or out of (0, 1)
+        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}") from None
 
 
 def _load_data(args):

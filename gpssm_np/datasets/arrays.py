@@ -8,13 +8,13 @@ and population standard deviation, as :func:`~gpssm_np.datasets.load` does for t
 without inputs has ``d_u = 0`` (u arrays of shape (T, 0)).
 """
 import csv
-import numbers
 import os
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from .. import _validation as check
 from .files import split_dataset
 
 #: Fewest rows of each part: one training row has no spread to standardise with, one test row no forecast to score.
@@ -44,9 +44,7 @@ def _some(rows, count=5):
 
 def _dataset(name, y, u, train_fraction, y_names=None, u_names=None):
     """The checked (N, d_y) and (N, d_u) arrays split at ``train_fraction`` and standardised (module docstring)."""
-    if isinstance(train_fraction, bool) or not isinstance(train_fraction, numbers.Real) \
-            or not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction: expected a number strictly between 0 and 1, got {train_fraction!r}")
+    check.fraction(train_fraction, "train_fraction")
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty str, got {name!r}")
     if len(u) != len(y):
