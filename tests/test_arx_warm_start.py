@@ -14,6 +14,9 @@ A1 = np.array([[0.5, 0.1], [-0.2, 0.4]])
 A2 = np.array([[-0.2, 0.0], [0.1, 0.2]])
 B0 = np.array([[1.0, 0.3], [0.0, 0.5]])
 B1 = np.array([[0.2, 0.0], [0.1, -0.3]])
+#: The validation-block loop's plan, whose start is the ARX warm start of ``warm_start.py`` (the default fit's is the
+#: floor's, tests/test_floor.py).
+LOOP = gp.BlockPlan()
 
 
 def arx_data(T=800, noise=0.05, seed=0):
@@ -90,13 +93,13 @@ def test_arx_warm_start_drives_only_the_first_block():
     start = warm_start([y], [u], 4, kind="arx")
     np.testing.assert_array_equal(start.driven, [True, True, False, False])
     np.testing.assert_allclose(start.basis, np.eye(4))
-    od = gp.ODGPSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
+    od = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u, plan=LOOP)
     A, s2 = od.params["A"], positive(od.params["variance"])
     np.testing.assert_allclose(A[2:], 0.0)
     transition_var = (A * s2) @ A.T + np.diag(positive(od.params["process_noise"]))
     np.testing.assert_allclose(np.diag(transition_var)[:2], start.process_var[:2], rtol=1e-6)
     assert np.all(np.diag(transition_var)[2:] < 1e-4)
-    pr = gp.PRSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u)
+    pr = gp.PRSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y, u, plan=LOOP)
     variances = positive(pr.params["variance"])
     assert np.all(variances[:2] > 100 * variances[2:])
 
@@ -105,7 +108,8 @@ def test_arx_warm_started_model_forecasts_like_the_arx():
     """Before any gradient step the ODGPSSM is the ARX's observer form: the same causal forecasts up to the
     Monte-Carlo error of the particle filter."""
     y, u = arx_data()
-    model = gp.ODGPSSM(dim_x=[4], dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y[:600], u[:600])
+    model = gp.ODGPSSM(dim_x=4, dim_y=2, dim_u=2, init="arx", seed=0, standardize=False).initialise(y[:600], u[:600],
+                                                                                                  plan=LOOP)
     form = warm_start([y[:600]], [u[:600]], 4, kind="arx").lgssm
     g = 650
     past = slice(g - 60, g)
@@ -123,7 +127,7 @@ def test_linear_init_chooses_the_better_cross_validated_warm_start():
     best = min((s, k, d) for k in scores for d, s in scores[k].items())
     assert (kind, d_x) == (best[1], best[2])
     assert kind == "arx" and d_x == 4
-    model = gp.ODGPSSM(dim_x=[2, 4, 6], dim_y=2, dim_u=2, init="linear", seed=0).initialise(y, u)
+    model = gp.ODGPSSM(dim_x=[2, 4, 6], dim_y=2, dim_u=2, init="linear", seed=0).initialise(y, u, plan=LOOP)
     ms = model.warm_start_scores_  # on the model's standardised data: its own lowest score
     best = min((s, k, d) for k in ms for d, s in ms[k].items())
     assert (model.warm_start_, model.spec.dim_x) == (best[1], best[2])

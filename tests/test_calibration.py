@@ -1,5 +1,5 @@
 """fit(calibrate=True): forecast intervals widened per output on the validation block (models/training.py, step 6).
-The models take a list of one d_x (``dim_x=[3]``), whose regime is the validation-block loop."""
+The fits name the validation-block loop's plan (``gp.BlockPlan``; without it a linear init runs the default fit)."""
 import numpy as np
 import pytest
 from scipy.special import ndtri
@@ -30,8 +30,8 @@ def test_std_scale_multiplies_the_predictive_std_not_the_samples():
 
 def test_the_factors_widen_the_validation_intervals_to_cover_95_percent():
     y, u = two_output_data(seed=1)
-    plain = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=False))
-    model = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
+    plain = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=gp.BlockPlan(**BUDGET, calibrate=False))
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=gp.BlockPlan(**BUDGET, calibrate=True))
     assert plain.interval_scale_ is None and model.interval_scale_.shape == (2,)
     # the same run (calibration changes no parameter); its validation forecasts, in the fit's units
     for name in plain.params:
@@ -61,15 +61,16 @@ def test_widening_factors_widen_too_narrow_intervals_to_95_percent_and_leave_wid
 
 def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):
     y, u = two_output_data(seed=2)
-    model = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True))
-    refitted = gp.ODGPSSM(dim_x=[3], dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=dict(BUDGET, calibrate=True, refit=True))
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=gp.BlockPlan(**BUDGET, calibrate=True))
+    refitted = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, **SMALL).fit(y, u, plan=gp.BlockPlan(**dict(BUDGET, calibrate=True,
+                                                                                              refit=True)))
     np.testing.assert_array_equal(refitted.interval_scale_, model.interval_scale_)  # computed before the refit
-    refitted.fit(y, u, plan=dict(BUDGET, calibrate=False))  # a fit without calibration forgets the former one
+    refitted.fit(y, u, plan=gp.BlockPlan(**BUDGET, calibrate=False))  # a fit without calibration forgets the former one
     assert refitted.interval_scale_ is None
     save(model, tmp_path / "m.npz")
     loaded = load(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate="yes"))
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate="yes"))
     with pytest.raises(ValueError, match="calibrate"):
-        gp.PRSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=dict(calibrate=1))
+        gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate=1))

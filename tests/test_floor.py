@@ -110,6 +110,29 @@ def test_a_fixed_state_dimension_is_the_floors():
     odd = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, seed=0).initialise(two, u)
     assert odd.selection_["floor"]["kind"] == "lgssm" and set(odd.selection_["floor"]["scores"]) == {"lgssm"}
 
+def test_a_list_of_state_dimensions_is_the_floors_choice():
+    """``dim_x=[2, 8]``: the default fit with the floor of the lowest fold error over both candidates and both
+    kinds, each candidate scored as a fixed d_x is (the 8-lag ARX or the 8-state LGSSM wins on a plant that reads
+    its input 7 steps late); every candidate's scores in ``dim_x_scores_`` and ``selection_``; with the ARX alone
+    and no multiple of d_y among the candidates, a ValueError naming dim_x."""
+    y, u = delayed_plant()
+    model = gp.ODGPSSM(dim_x=[8, 2], dim_y=1, dim_u=1, seed=0)
+    assert isinstance(model.training_plan(), gp.Plan)
+    model.initialise(y, u)
+    each = {d: gp.ODGPSSM(dim_x=d, dim_y=1, dim_u=1, seed=0).initialise(y, u).selection_["floor"] for d in (2, 8)}
+    floor = model.selection_["floor"]
+    assert floor["dim_x_scores"] == {d: each[d]["scores"] for d in (2, 8)}
+    best = min((score, kind, d) for d in (2, 8) for kind, score in each[d]["scores"].items())
+    assert (floor["kind"], floor["dim_x"]) == (best[1], best[2]) == (floor["kind"], 8) == (model.warm_start_,
+                                                                                            model.spec.dim_x)
+    assert floor["scores"] == {kind: min(each[d]["scores"][kind] for d in (2, 8)) for kind in ("arx", "lgssm")}
+    assert model.dim_x_scores_ == {d: each[d]["scores"][floor["kind"]] for d in (2, 8)}
+    assert model.get_config()["dim_x"] == 8 and gp.ODGPSSM(**model.get_config()).dim_x_choice is None
+    two = np.hstack([y, 0.5 * y + np.random.default_rng(1).standard_normal(y.shape)])
+    with pytest.raises(ValueError, match="dim_x: an ARX floor needs a multiple of dim_y = 2"):
+        gp.ODGPSSM(dim_x=[3, 5], dim_y=2, dim_u=1, init="arx").initialise(two, u)
+
+
 def test_an_arx_floor_is_held_in_a_basis_whose_lag_states_are_white():
     """``warm_start.whitened_basis`` (decision Y): the emission stays [I, 0], only the output states carry the ARX's
     process noise and the noise is diagonal exactly, the lag states' covariance on the training data is I, and

@@ -1,6 +1,6 @@
 """Step 8 of models/training.py: candidates of the per-parameter step (``fit(lr_scale=[...])``), the paired test over
-the validation windows that decides between them, and the per-window scores the validation record keeps. The model
-takes a list of one d_x (``dim_x=[2]``), whose regime is the validation-block loop."""
+the validation windows that decides between them, and the per-window scores the validation record keeps. The
+fits name the validation-block loop's plan (``gp.BlockPlan``; without it a linear init runs the default fit)."""
 import numpy as np
 import pytest
 
@@ -21,7 +21,7 @@ def data(T):
 
 
 def model():
-    return gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6)
+    return gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6)
 
 
 def test_paired_t_is_the_mean_difference_over_its_standard_error():
@@ -40,7 +40,7 @@ def test_paired_t_is_the_mean_difference_over_its_standard_error():
 
 def test_the_validation_record_keeps_every_windows_rmse():
     y, u = data(1000)  # a 200-step validation block: windows at 0, 50, 100
-    fitted = model().fit(y, u, plan=dict(KWARGS, lr_scale={}), seed=5)
+    fitted = model().fit(y, u, plan=gp.BlockPlan(**KWARGS, lr_scale={}), seed=5)
     score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
     for entry in fitted.validation_:
         assert len(entry["windows"]) == 3 and entry["rmse"] == pytest.approx(np.mean(entry["windows"]), rel=1e-14)
@@ -52,12 +52,12 @@ def test_the_validation_record_keeps_every_windows_rmse():
 @pytest.mark.parametrize("threshold", [np.inf, -np.inf])
 def test_a_later_candidate_is_kept_only_when_it_wins_the_paired_test(monkeypatch, threshold):
     y, u = data(1000)
-    alone = {name: model().fit(y, u, plan=dict(KWARGS, lr_scale=scale), seed=5)
+    alone = {name: model().fit(y, u, plan=gp.BlockPlan(**KWARGS, lr_scale=scale), seed=5)
              for name, scale in (("plain", {}), ("slow", SLOW))}
     windows = {name: selected_windows(m.validation_, 0.0) for name, m in alone.items()}
     assert windows["plain"] != windows["slow"]
     monkeypatch.setattr(training, "SWITCH_STANDARD_ERRORS", threshold)  # never / always switch
-    both = model().fit(y, u, plan=dict(KWARGS, lr_scale=[{}, SLOW]), seed=5)
+    both = model().fit(y, u, plan=gp.BlockPlan(**KWARGS, lr_scale=[{}, SLOW]), seed=5)
     assert both.restart_scores_ == [min(r["rmse"] for r in m.validation_) for m in alone.values()]
     [test] = both.lr_scale_tests_
     assert test["t"] == pytest.approx(paired_t(windows["plain"], windows["slow"]), rel=1e-12)
@@ -71,13 +71,13 @@ def test_a_later_candidate_is_kept_only_when_it_wins_the_paired_test(monkeypatch
 def test_the_default_trains_the_slow_candidate_only_where_two_windows_can_decide():
     assert gp.BlockPlan().lr_scale == ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
     short = standardised_linear_data(seed=4, T=400)  # an 80-step block: one window
-    one = model().fit(*short, plan=KWARGS, seed=5)
+    one = model().fit(*short, plan=gp.BlockPlan(**KWARGS), seed=5)
     assert len(one.restart_scores_) == 1 and one.lr_scale_ == {} and one.lr_scale_tests_ == []
-    plain = model().fit(*short, plan=dict(KWARGS, lr_scale={}), seed=5)
+    plain = model().fit(*short, plan=gp.BlockPlan(**KWARGS, lr_scale={}), seed=5)
     for name in one.params:
         np.testing.assert_array_equal(one.params[name], plain.params[name])
     long = standardised_linear_data(seed=4, T=1000)
-    two = model().fit(*long, plan=KWARGS, seed=5)
+    two = model().fit(*long, plan=gp.BlockPlan(**KWARGS), seed=5)
     assert len(two.restart_scores_) == 2 and two.lr_scale_tests_[0]["lr_scale"] == {"F": 0.1, "G": 0.1, "b": 0.1}
     # a model without the linear part (F, G, b) trains the plain step only
     zero = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, mean_function="zero").fit(*long, plan=KWARGS, seed=5)
@@ -90,4 +90,4 @@ def test_bad_candidates_are_named():
                          ("F", "lr_scale: expected a dict"), ([{}, {"W": 0.1}], "lr_scale: unknown parameter"),
                          ([{"F": -1.0}], r"lr_scale\['F'\]")]:
         with pytest.raises(ValueError, match=message):
-            model().fit(y, u, plan=dict(lr_scale=bad), max_steps=2)
+            model().fit(y, u, plan=gp.BlockPlan(lr_scale=bad), max_steps=2)

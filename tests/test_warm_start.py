@@ -1,5 +1,5 @@
 """The linear-Gaussian warm start (warm_start.py), the linear mean and training with a validation block (the models of
-those tests take a list of one d_x, ``dim_x=[2]``, whose regime is the validation-block loop)."""
+those tests name its plan, ``gp.BlockPlan``; without it a linear init runs the default fit)."""
 import numpy as np
 import pytest
 
@@ -137,13 +137,13 @@ def test_every_validation_window_is_scored():
 def test_the_loop_keeps_the_best_validation_score_and_is_deterministic():
     y, u = standardised_linear_data(seed=2, T=400)
     kwargs = dict(max_steps=40, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)
-    a = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=kwargs)
+    a = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=gp.BlockPlan(**kwargs))
     scores = [r["rmse"] for r in a.validation_]
     assert a.validation_[0]["step"] == 0 and len(scores) >= 2
     # the selected parameters score the minimum of the record (the warm start included)
     check = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=3)
     assert check(a) == pytest.approx(min(scores), rel=1e-12)
-    b = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=kwargs)
+    b = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).fit(y, u, plan=gp.BlockPlan(**kwargs))
     for name in a.params:
         np.testing.assert_array_equal(a.params[name], b.params[name])
     assert a.history_ == b.history_
@@ -152,8 +152,9 @@ def test_the_loop_keeps_the_best_validation_score_and_is_deterministic():
 def test_restarts_keep_the_run_with_the_best_validation_score():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
-    single = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=kwargs)
-    best = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=dict(kwargs, restarts=2))
+    single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=gp.BlockPlan(**kwargs))
+    best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u,
+                                                                           plan=gp.BlockPlan(**kwargs, restarts=2))
     # restart 0 is the single run; restart 1 starts from seed 6 and is scored with the same validation noise
     assert len(best.restart_scores_) == 2 and best.restart_scores_[0] == min(r["rmse"] for r in single.validation_)
     assert min(r["rmse"] for r in best.validation_) == min(best.restart_scores_)
@@ -173,8 +174,8 @@ def test_average_keeps_the_moving_average_of_the_iterates():
     kwargs = dict(validation=0.0, num_samples=4, batch_size=8)  # nothing scored: the last parameters kept
 
     def fit(steps, average=False):
-        model = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, seed=2,
-                                                                             plan=dict(kwargs, average=average))
+        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5).fit(y, u, max_steps=steps, seed=2,
+                                                                           plan=gp.BlockPlan(**kwargs, average=average))
         return model.params
 
     iterates = [fit(1), fit(2), fit(3)]  # a shorter run is a prefix of a longer one (same seed)
@@ -187,14 +188,16 @@ def test_average_keeps_the_moving_average_of_the_iterates():
     assert any(not np.allclose(iterates[2][name], start[name]) for name in start)
     for bad in (0.0, 1.0, True, "0.9"):  # False: the iterates themselves
         with pytest.raises(ValueError, match="average"):
-            gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan=dict(average=bad))
+            gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan=gp.BlockPlan(average=bad))
 
 
 def test_average_is_what_the_validation_scores_and_keeps():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=30, eval_every=10, patience=3, num_samples=5, batch_size=8, refit=False)
-    model = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.8), seed=5)
-    plain = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=False), seed=5)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=gp.BlockPlan(**kwargs, average=0.8),
+                                                                      seed=5)
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=gp.BlockPlan(**kwargs, average=False),
+                                                                      seed=5)
     score = ValidationScore([y], [u], split_validation([y], [u], 0.2)[2], seed=5)
     assert score(model) == pytest.approx(min(r["rmse"] for r in model.validation_), rel=1e-12)
     assert [r["rmse"] for r in model.validation_][1:] != [r["rmse"] for r in plain.validation_][1:]
@@ -204,18 +207,18 @@ def test_average_is_what_the_validation_scores_and_keeps():
 def test_the_loop_keeps_the_average_with_decay_0_99_by_default():
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
-    default = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=kwargs, seed=5)
-    averaged = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=dict(kwargs, average=0.99),
-                                                                          seed=5)
+    default = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, plan=gp.BlockPlan(**kwargs), seed=5)
+    averaged = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, seed=5,
+                                                                         plan=gp.BlockPlan(**kwargs, average=0.99))
     assert [r["rmse"] for r in default.validation_] == [r["rmse"] for r in averaged.validation_]
     for name in default.params:
         np.testing.assert_array_equal(default.params[name], averaged.params[name])
     # the epoch loop keeps the iterates: a warm-started model's epochs are the validation-block loop's steps with
     # no block and no average
-    epochs = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5,
-                                                                        plan=dict(batch_size=8, num_samples=5))
+    epochs = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5,
+                                                                      plan=dict(batch_size=8, num_samples=5))
     steps = len(epochs.history_)
-    plain = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=6).fit(
+    plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(
         y, u, seed=5, plan=gp.BlockPlan(max_steps=steps, validation=0.0, eval_every=steps, seq_len=50, batch_size=8,
                                         num_samples=5, average=False))
     for name in epochs.params:
@@ -227,10 +230,10 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
     kwargs = dict(max_steps=10, validation=0.0, num_samples=10, batch_size=8, average=False)
 
     def fitted(**options):
-        model = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=8, seed=3)
-        return model.fit(y, u, plan=dict(kwargs, **options)).params
+        model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3)
+        return model.fit(y, u, plan=gp.BlockPlan(**kwargs, **options)).params
 
-    start = gp.ODGPSSM(dim_x=[2], dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u).params
+    start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u, plan=gp.BlockPlan()).params
     plain, slow, held = fitted(), fitted(lr_scale={"F": 1e-3}), fitted(fixed=("F",))
     moved = np.abs(plain["F"] - start["F"]).max()
     assert moved > 5e-3  # ten Adam steps of 0.01 move F

@@ -5,8 +5,9 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
 1. **floor** (``models/floor.py``): the better of ``ARX()`` and ``LGSSM(dim_x="auto")``, each at the orders its own
    rolling-origin cross-validation chooses, on the same folds (``datasets/folds.py``). The GP model takes the
    floor's state dimension (d_x = n d_y for an ARX of n = max(na, nb) lags) and Q = min(d_x, max(5, 3 d_y))
-   latent GPs. A GP model's ``init="arx"`` or ``"lgssm"`` holds the floor to that kind, and a fixed ``dim_x`` to
-   that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs).
+   latent GPs. A GP model's ``init="arx"`` or ``"lgssm"`` holds the floor to that kind, a fixed ``dim_x`` to
+   that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs), and a list of
+   candidate d_x to the best of them on the same folds.
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
@@ -273,7 +274,7 @@ class DefaultFit:
         report = Progress(0, enabled=self.progress)
         d = self.dim_x
         names = ({"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"} if d is None else
-                 {"arx": f"the ARX of d_x = {d}", "lgssm": f"LGSSM(dim_x={d})"})
+                 {"arx": f"the ARX of d_x {'in' if isinstance(d, list) else '='} {d}", "lgssm": f"LGSSM(dim_x={d})"})
         report.note("floor: " + " and ".join(names[kind] for kind in FLOOR_KINDS if kind in self.kinds)
                     + " on rolling-origin folds")
         floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x)

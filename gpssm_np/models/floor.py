@@ -20,12 +20,14 @@ part kept) the GP model is the floor as a linear Gaussian model and forecasts ex
 A GP model with a fixed ``dim_x`` takes the floor at that state dimension (``choose_floor(..., dim_x=d)``): the
 LGSSM with d states and the ARX of d / d_y lags of outputs and inputs (na = nb = d / d_y, where d_y divides d), each
 scored as its own order selection scores a candidate (``lgssm_order.cross_validation_errors``, ``arx.order_errors``).
+A list of candidate d_x (``choose_floor(..., dim_x=[d1, d2, ...])``) takes the lowest of those scores over every
+candidate and kind: the floor's order selection confined to the list.
 
 Assumption: the data are in model units (standardised by the caller, as the GP model's fit does); the two linear
 models are fitted with ``standardize=False`` on them, which is what ``ARX()`` and ``LGSSM(dim_x="auto")`` do
 internally after their own standardisation of the same data.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -51,6 +53,7 @@ class Floor:
     scores : dict         kind -> its best mean fold error (inf when it could not be scored)
     errors : list         the floor's RMSE in every window of the folds (None when nothing could be scored)
     model : ARX or LGSSM  the floor fitted to all of the data it was chosen on
+    dim_x_scores : dict   for a list of candidate d_x: d_x -> kind -> its mean fold error there (None otherwise)
     """
 
     kind: str
@@ -59,6 +62,7 @@ class Floor:
     scores: dict
     errors: list = field(repr=False)
     model: object = field(repr=False)
+    dim_x_scores: dict = None
 
     def refit(self, ys, us):
         """The floor's kind and orders fitted again to ``ys``, ``us`` (lists of (T_i, d) in model units; e.g. a
@@ -70,8 +74,12 @@ class Floor:
 
     def summary(self):
         """The choice as plain JSON types."""
-        return {"kind": self.kind, "dim_x": self.dim_x, "orders": list(self.orders),
-                "scores": {k: float(v) for k, v in self.scores.items()}}
+        summary = {"kind": self.kind, "dim_x": self.dim_x, "orders": list(self.orders),
+                   "scores": {k: float(v) for k, v in self.scores.items()}}
+        if self.dim_x_scores is not None:
+            summary["dim_x_scores"] = {int(d): {k: float(v) for k, v in by_kind.items()}
+                                       for d, by_kind in self.dim_x_scores.items()}
+        return summary
 
 
 def fit_kind(kind, ys, us, dim_x=None):
@@ -115,8 +123,11 @@ def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None):
     docstring). ``kinds``: the kinds allowed. ``dim_x``: a state dimension the floor must have (a GP model's fixed
     ``dim_x``): the LGSSM of that d_x and the ARX of dim_x / d_y lags (where d_y divides it) instead of their own
     orders, scored the same way. When neither can be scored (series too short for a held-out window) the LGSSM at
-    its fallback d_x = max(4, d_y) (or the given d_x; without the LGSSM, the ARX of order 1 or of the given d_x)."""
+    its fallback d_x = max(4, d_y) (or the given d_x; without the LGSSM, the ARX of order 1 or of the given d_x).
+    ``dim_x`` a list of candidates: :func:`best_of_candidates`."""
     check_outputs_vary(ys)
+    if isinstance(dim_x, (list, tuple)):
+        return best_of_candidates(ys, us, kinds, dim_x)
     if dim_x is not None and dim_x % ys[0].shape[1]:  # no ARX in observer form has this d_x
         kinds = [kind for kind in kinds if kind != "arx"]
     fitted = {kind: fit_kind(kind, ys, us, dim_x) for kind in FLOOR_KINDS if kind in kinds}
@@ -127,3 +138,20 @@ def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None):
     ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
     kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in fitted else "lgssm"
     return floor_of(kind, fitted[kind], scores, errors[kind])
+
+
+def best_of_candidates(ys, us, kinds, candidates):
+    """The :class:`Floor` of a list of candidate state dimensions: :func:`choose_floor` at each d_x of
+    ``candidates`` (the ARX only where d_y divides d_x), the lowest mean fold error over every candidate and kind
+    kept (ties to the ARX, then to the earlier candidate); ``scores`` is each kind's best over the list and
+    ``dim_x_scores`` every candidate's scores. ValueError (naming dim_x) when no candidate suits the kinds allowed
+    (the ARX alone and no multiple of d_y)."""
+    d_y = ys[0].shape[1]
+    floors = [choose_floor(ys, us, kinds, int(d)) for d in candidates if "lgssm" in kinds or d % d_y == 0]
+    if not floors:
+        raise ValueError(f"dim_x: an ARX floor needs a multiple of dim_y = {d_y} among {list(candidates)}")
+    rank = [(floor.scores[floor.kind], FLOOR_KINDS.index(floor.kind), k) for k, floor in enumerate(floors)]
+    best = floors[min(rank)[2]]
+    scores = {kind: min(floor.scores.get(kind, np.inf) for floor in floors) for kind in FLOOR_KINDS
+              if any(kind in floor.scores for floor in floors)}
+    return replace(best, scores=scores, dim_x_scores={floor.dim_x: dict(floor.scores) for floor in floors})

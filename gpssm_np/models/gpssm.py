@@ -235,14 +235,14 @@ class GPSSM(GradientTrainedModel):
           selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
           ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
           floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
-          it to that one; ``dim_x="auto"``, or a fixed d_x the floor then has; the shared q(x0), no recognition
-          network).
+          it to that one; ``dim_x="auto"``, a fixed d_x the floor then has, or a list of candidate d_x the floor
+          chooses among; the shared q(x0), no recognition network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
-          configurations the default fit does not cover (a list of candidate ``dim_x``, ``init="random"``, a
-          recognition network, smoothed initial states). The kept run's scores are in ``validation_``, the kept
-          step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best score in
-          ``restart_scores_``, the refit's steps and seed in ``refit_``.
+          configurations the default fit does not cover (``init="random"``, a recognition network, smoothed initial
+          states), and any configuration's when given as ``plan``. The kept run's scores are in ``validation_``,
+          the kept step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best
+          score in ``restart_scores_``, the refit's steps and seed in ``refit_``.
         * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
           (``settings="authors"``, or ``epochs`` given): :meth:`gpssm_np.estimator.GradientTrainedModel.fit`. With
           a linear warm start the windows are those of the validation-block loop without a validation block.
@@ -291,8 +291,8 @@ class GPSSM(GradientTrainedModel):
         if not isinstance(changes, dict):
             if isinstance(changes, Plan) and not self._fits_by_default_pipeline():
                 raise ValueError("plan: the default fit (Plan) needs settings='default', a linear init ('linear', "
-                                 "'arx' or 'lgssm'), dim_x 'auto' or an int, initial_state='shared' and no "
-                                 "recognition network; use BlockPlan")
+                                 "'arx' or 'lgssm'), initial_state='shared' and no recognition network; use "
+                                 "BlockPlan")
             plan, changes = changes, {}
         elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
             plan = EpochPlan()
@@ -304,14 +304,17 @@ class GPSSM(GradientTrainedModel):
 
     def _fits_by_default_pipeline(self):
         """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
-        the linear floor chosen by the fit (a linear ``init``; ``dim_x="auto"``, or a fixed d_x the floor then has),
-        the shared q(x0), no recognition network."""
-        return (self.settings == "default" and self.init in WARM_STARTS and self.dim_x_choice in ("auto", None)
-                and self.recognition is None and self.initial_state == "shared")
+        the linear floor chosen by the fit (a linear ``init``; ``dim_x="auto"``, a fixed d_x or a list of candidates,
+        which the floor then has or chooses among), the shared q(x0), no recognition network."""
+        return (self.settings == "default" and self.init in WARM_STARTS and self.recognition is None
+                and self.initial_state == "shared")
 
     def _floor_dim_x(self):
-        """The state dimension the default fit's floor must have: None for ``dim_x="auto"``, else the fixed d_x."""
-        return None if self.dim_x_choice == "auto" else self.spec.dim_x
+        """The state dimension the default fit's floor must have: None for ``dim_x="auto"``, the list of candidates
+        for a list, else the fixed d_x."""
+        if self.dim_x_choice is None:
+            return self.spec.dim_x
+        return None if self.dim_x_choice == "auto" else list(self.dim_x_choice)
 
     def _floor_kinds(self):
         """The linear kinds the default fit's floor may take: both for ``init="linear"``, else the one named."""
@@ -348,7 +351,8 @@ class GPSSM(GradientTrainedModel):
         self.selection_ = selection
         floor = selection["floor"]
         self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]
-        self.dim_x_scores_ = {self.spec.dim_x: floor["scores"][floor["kind"]]}
+        by_dim_x = floor.get("dim_x_scores") or {self.spec.dim_x: floor["scores"]}
+        self.dim_x_scores_ = {d: scores.get(floor["kind"], np.inf) for d, scores in by_dim_x.items()}
 
     def _check_lr_scale(self, lr_scale, default=False):
         """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
@@ -367,13 +371,15 @@ class GPSSM(GradientTrainedModel):
         return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
                 for candidate in candidates]
 
-    def initialise(self, y, u=None, seed=None):
+    def initialise(self, y, u=None, seed=None, plan=None):
         """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
         or lists of them (a linear ``init``), or the random initialisation. Returns ``self``; before any gradient
-        step the warm-started model forecasts like the linear model it came from (``warm_start.py``)."""
+        step the warm-started model forecasts like the linear model it came from (``warm_start.py``). ``plan``: as
+        :meth:`fit`'s, whose regime's start this is: the default fit's floor (``models/floor.py``), or the warm start
+        the validation-block loop and the epoch loop choose on three blocks (``warm_start.choose_warm_start``)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
-        if self._fits_by_default_pipeline():  # the default fit's floor (models/floor.py)
+        if isinstance(self.training_plan(plan), Plan):  # the default fit's floor (models/floor.py)
             seed = self.seed if seed is None else check.seed(seed)
             pipeline = DefaultFit(self, seed=seed, kinds=self._floor_kinds(), dim_x=self._floor_dim_x())
             floor = pipeline.floor(ys, us)

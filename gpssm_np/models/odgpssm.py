@@ -13,11 +13,12 @@ class ODGPSSM(GPSSM):
         State dimension. ``"auto"`` (the default with a linear warm start): every ``fit`` takes it from the floor it
         chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x, of either kind with
         ``init="linear"``, else of the kind named); an int: the floor has that d_x (the LGSSM with d_x states or
-        the ARX of d_x / d_y lags); with smoothed initial states "auto" chooses among
-        ``models.warm_start.gp_dim_x_candidates(dim_y)``, and a list among its entries, by the warm start's fold
-        cross-validation. ``get_config`` then gives the chosen d_x. None: "auto" with a linear warm start, else
-        max(4, dim_y) (the authors' 4). The outputs are the first states, so a nonlinear measurement must be
-        carried by the transition in spare states (research/results_history.md, section 5.3, the Wiener system).
+        the ARX of d_x / d_y lags); a list: the floor of the lowest fold error among those d_x. With smoothed
+        initial states (no floor) "auto" chooses among ``models.warm_start.gp_dim_x_candidates(dim_y)``, and a list
+        among its entries, by the warm start's fold cross-validation. ``get_config`` then gives the chosen d_x.
+        None: "auto" with a linear warm start, else max(4, dim_y) (the authors' 4). The outputs are the first
+        states, so a nonlinear measurement must be carried by the transition in spare states
+        (research/results_history.md, section 5.3, the Wiener system).
     dim_y, dim_u : int
         Output and input dimensions (default 1 each). dim_u defaults to 1 in every model of the package (ODGPSSM,
         PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
