@@ -167,15 +167,11 @@ def cmd_fit(args):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
     save(model, out)
     loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
-    chosen = getattr(model, "dim_x_scores_", None)  # dim_x="auto": the state dimension fit chose, and among which
-    kind = getattr(model, "warm_start_", None)  # the linear model the warm start came from
-    dims = (f"{kind} warm start, " if kind else "") + (
-        f"d_x = {model.spec.dim_x} chosen from {min(chosen)}-{max(chosen)}, " if chosen else "")
-    selection = getattr(model, "selection_", None)
-    if selection and "record" in selection:  # the default fit: say which model was kept and on what evidence
+    selection = getattr(model, "selection_", None) or {}  # a GP model with a linear init: the floor it started from
+    floor = selection.get("floor")
+    dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, " if floor else ""
+    if "record" in selection:  # the default fit: say which model was kept and on what evidence
         record = {r["step"]: r["rmse"] for r in selection["record"]}
-        floor = selection["floor"]
-        dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, "
         if selection["gp_part"]:
             loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
                     f"against the floor's {record[0]:.4f}")

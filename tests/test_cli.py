@@ -1,6 +1,7 @@
 """The gpssm-np command, run in-process through cli.main."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -34,8 +35,10 @@ def test_fit_evaluate_forecast(tmp_path, capsys):
                  "--out", str(model)]) == 0
     assert model.exists()
     printed = capsys.readouterr()
-    assert " warm start, d_x = " in printed.out and " chosen from 4-5" in printed.out  # dim_x="auto", one output
-    assert " warm start, dim_x = " in printed.err and "validation RMSE of each candidate: lgssm 4: " in printed.err
+    # the epoch loop starts from the linear floor too (models/floor.py), and says which
+    assert re.search(r"\(floor (arx|lgssm) \([0-9, ]+\), d_x = \d+, \d+ steps, final loss ", printed.out)
+    assert "floor: ARX() and LGSSM(dim_x='auto') on rolling-origin folds" in printed.err
+    assert re.search(r"floor: (arx|lgssm) \([0-9, ]+\), d_x = \d+ \(fold errors: arx ", printed.err)
     out = tmp_path / "eval.json"
     assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--num-samples", "5",
                  "--out", str(out)]) == 0

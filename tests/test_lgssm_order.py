@@ -7,14 +7,12 @@ from gpssm_np import ODGPSSM, PRSSM, datasets, io
 from gpssm_np.baselines import LGSSM
 from gpssm_np.baselines.lgssm_order import dim_x_candidates
 from gpssm_np.models.default_fit import num_latent_for
-from gpssm_np.models.warm_start import gp_dim_x_candidates
 
 
 def test_candidates():
     assert dim_x_candidates(1) == list(range(1, 11))  # as many states as the ARX's 10 lags of one output
     assert dim_x_candidates(2) == list(range(2, 11))
     assert dim_x_candidates(4) == list(range(4, 13))
-    assert gp_dim_x_candidates(1) == [4, 5]  # smoothed initial states' "auto": at least max(4, d_y) states
 
 
 @pytest.mark.parametrize("true_dim", [2, 3])

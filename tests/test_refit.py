@@ -36,7 +36,7 @@ def test_a_refit_that_keeps_the_warm_start_is_the_warm_start_on_all_the_data():
     # min_delta = 0.9: no step can improve 90 % on the warm start, so the selected step is 0
     model = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=loop(refit=True, min_delta=0.9))
     assert model.refit_ == {"steps": 0, "seed": 3} and model.history_ == []
-    on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u, plan=gp.BlockPlan())
+    on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u)
     kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=loop(refit=False, min_delta=0.9))
     assert kept.refit_ is None
     for name in model.params:
@@ -48,7 +48,7 @@ def test_a_refit_that_keeps_the_warm_start_is_the_warm_start_on_all_the_data():
 def test_a_warm_start_refit_refits_only_a_kept_warm_start():
     y, u = linear_data(seed=1)
     kept = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=loop(min_delta=0.9))  # the default
-    on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u, plan=gp.BlockPlan())
+    on_all = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, **SMALL).initialise(y, u)
     assert kept.refit_ == {"steps": 0, "seed": 3}
     for name in kept.params:
         np.testing.assert_array_equal(kept.params[name], on_all.params[name])
@@ -85,7 +85,7 @@ def test_a_refit_chooses_the_state_dimension_on_all_the_data():
     y, u = linear_data(seed=3, T=700)
     refit = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).fit(y, u, plan=gp.BlockPlan(refit=True, eval_every=1),
                                                                    max_steps=1)
-    on_all = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).initialise(y, u, plan=gp.BlockPlan())
+    on_all = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).initialise(y, u)
     part = gp.ODGPSSM(dim_x=[2, 3], dim_y=1, dim_u=1, **SMALL).fit(y, u, max_steps=1, plan=gp.BlockPlan(eval_every=1))
     assert refit.dim_x_scores_ == on_all.dim_x_scores_ != part.dim_x_scores_
 

@@ -6,7 +6,8 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows, warm_start
+from gpssm_np.models.floor import choose_floor
+from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows
 
 
 def standardised_linear_data(seed=0, T=700, dim_x=3):
@@ -39,10 +40,10 @@ def test_a_constant_output_is_named_before_the_warm_start():
     y = np.concatenate([y, np.full_like(y, 2.0)], axis=1)  # the second output never moves
     for kind in ("lgssm", "arx"):
         with pytest.raises(ValueError, match=r"y: output column\(s\) \[1\] are constant"):
-            warm_start([y], [u], 4, kind=kind)
+            choose_floor([y], [u], kinds=(kind,))
     with pytest.raises(ValueError, match=r"y: output column\(s\) \[1\]"):
         gp.ODGPSSM(dim_y=2, dim_u=1).fit(y, u, max_steps=1)
-    warm_start([y[:, :1]], [u], 4)  # the varying output alone is fine
+    choose_floor([y[:, :1]], [u])  # the varying output alone is fine
 
 
 def test_linearly_dependent_outputs_are_named_as_such():
@@ -72,7 +73,7 @@ def test_warm_started_model_forecasts_like_the_kalman_filter(cls):
     y, u = standardised_linear_data(seed=0)
     # standardize=False: the warm start below sees the same data (y[:500] is not standardised on its own)
     model = cls(dim_x=3, dim_y=1, dim_u=1, seed=0, standardize=False, init="lgssm").initialise(y[:500], u[:500])
-    lgssm = warm_start([y[:500]], [u[:500]], 3).lgssm
+    lgssm = gp.LGSSM(dim_x=3, dim_y=1, dim_u=1, standardize=False).fit([y[:500]], [u[:500]])  # the floor
     g = 560
     past = slice(g - 60, g)
     kalman = lgssm.forecast(u[g:g + 100], y_past=y[past], u_past=u[past])
@@ -91,7 +92,7 @@ def test_warm_start_on_a_real_dataset():
     except FileNotFoundError:
         pytest.skip("GPSSM_NP_DATA does not point at the data")
     model = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, seed=0, init="lgssm").initialise(ds.y_train, ds.u_train)
-    lgssm = warm_start([ds.y_train], [ds.u_train], 4).lgssm
+    lgssm = gp.LGSSM(dim_x=4, dim_y=1, dim_u=1).fit(ds.y_train, ds.u_train)  # the floor, in the data's units
     g = 40
     past = slice(0, g)
     kalman = lgssm.forecast(ds.u_test[g:g + 60], y_past=ds.y_test[past], u_past=ds.u_test[past])
@@ -233,7 +234,7 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
         model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3)
         return model.fit(y, u, plan=gp.BlockPlan(**kwargs, **options)).params
 
-    start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u, plan=gp.BlockPlan()).params
+    start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u).params
     plain, slow, held = fitted(), fitted(lr_scale={"F": 1e-3}), fitted(fixed=("F",))
     moved = np.abs(plain["F"] - start["F"]).max()
     assert moved > 5e-3  # ten Adam steps of 0.01 move F
@@ -274,3 +275,17 @@ def test_an_initial_value_the_warm_start_sets_is_a_value_error(cls, names):
             cls(dim_x=2, dim_y=1, **{name: 0.5})
         cls(dim_x=2, dim_y=1, init="random", **{name: 0.5})  # the random start takes it
     gp.ODGPSSM(dim_x=2, dim_y=1, variance=0.5)  # ODGPSSM's kernel variance scales A under a warm start
+
+
+def test_smoothed_initial_states_start_from_the_floor():
+    """``initial_state="smoothed"`` (the validation-block loop) starts from the same linear floor as the default fit
+    (``models/floor.py``): its d_x, and each training window's initial state the floor's smoothed state before it."""
+    y, u = standardised_linear_data(seed=3, T=400)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, initial_state="smoothed", num_inducing=6, seed=0, standardize=False)
+    assert isinstance(model.training_plan(), gp.BlockPlan)
+    model.fit(y, u, plan=dict(max_steps=4, eval_every=2, num_samples=4, batch_size=4, refit=False))
+    part = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0, standardize=False).initialise(y[:320], u[:320])  # its training part
+    floor = part.selection_["floor"]
+    assert model.selection_["floor"] == floor and model.spec.dim_x == floor["dim_x"]
+    means, variances = model._initialise([y[:320]], [u[:320]], 20, 1, 0)
+    assert means.shape == variances.shape == (301, floor["dim_x"]) and np.all(variances > 0)

@@ -14,7 +14,7 @@ from autograd import value_and_grad
 from .. import _validation as check
 from .. import archive
 from .._config import MAX_JITTER
-from .._progress import Progress, check_progress, fit_started
+from .._progress import check_progress, fit_started
 from ..datasets.windowing import window_starts
 from ..estimator import GradientTrainedModel
 from ..forecast import free_run
@@ -31,8 +31,8 @@ from ..transition import Transition, check_backend
 from .training import REFITS, BlockPlan, block_fit, check_average, check_switch
 from . import default_fit
 from .default_fit import DefaultFit, Plan
-from .warm_start import (WARM_START_KINDS, WARM_START_SETS, choose_warm_start, initial_params, warm_start,
-                         zero_residual_variance)
+from .floor import FLOOR_KINDS
+from .warm_start import WARM_START_SETS, floor_warm_start, initial_params, zero_residual_variance
 
 #: The two configurations of the GP models. ``"default"``: the linear mean, the linear floor chosen by every fit
 #: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
@@ -42,8 +42,8 @@ SETTINGS = {
     "default": {"mean_function": "linear", "init": "linear", "objective": "enkf"},
     "authors": {"mean_function": "zero", "init": "random", "objective": "prior"},
 }
-#: ``init``: a warm start from a linear model (``warm_start.py``; "linear": the LGSSM or the ARX, whichever
-#: cross-validates better), or the authors' random initialisation.
+#: ``init``: the start from the linear floor (``floor.py``, ``warm_start.py``; "linear": the LGSSM or the ARX,
+#: whichever forecasts better on the folds), or the authors' random initialisation.
 WARM_STARTS = ("lgssm", "arx", "linear")
 INITS = WARM_STARTS + ("random",)
 FILTER_METHODS = ("particle", "enkf")
@@ -74,10 +74,9 @@ class GPSSM(GradientTrainedModel):
     recognition_options : dict, optional
         Keyword arguments of the recognition network (hidden, num_layers / num_steps).
     init : {"random", "lgssm", "arx", "linear"}
-        Initial parameters: the authors' random ones, or the linear-Gaussian warm start of every ``fit``
-        (``warm_start.py``) from an LGSSM, from an ARX of order d_x / d_y in state-space form, or ("linear") from
-        whichever of the two forecasts better in the cross-validation that chooses d_x (``warm_start_`` says
-        which).
+        Initial parameters: the authors' random ones, or the start of every ``fit`` from the linear floor
+        (``floor.py``, ``warm_start.py``): an LGSSM, an ARX in state-space form, or ("linear") whichever of the two
+        forecasts better on the rolling-origin folds that choose their orders (``warm_start_`` says which).
     settings : {"default", "authors"}
         Selects how :meth:`fit` trains by default (see there).
     objective : {None, "prior", "enkf"}
@@ -143,10 +142,11 @@ class GPSSM(GradientTrainedModel):
                              f"start's cross-validation; it needs init in {WARM_STARTS} and no recognition network")
         # dim_x_choice: None (d_x fixed), "auto" or a list of candidate d_x, chosen by every fit
         self.dim_x_choice, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_choice, latent_follows_dim_x, {}
+        self._floor = None  # (the floor, the sequences it was chosen on) from _choose_floor to _initialise
         self.warm_start_scores_ = {}
         self.settings, self.init, self.initial_state = settings, init, initial_state
         # the linear model the warm start comes from; for init="linear" every fit chooses it
-        self.warm_start_ = init if init in WARM_START_KINDS else None
+        self.warm_start_ = init if init in FLOOR_KINDS else None
         self.init_values = dict(init_values)
         self.validation_, self.restart_scores_, self.refit_, self.lr_ = [], [], None, None
         self.lr_scale_, self.lr_scale_tests_ = None, []
@@ -259,8 +259,9 @@ class GPSSM(GradientTrainedModel):
         bit-identical to an uninterrupted fit; a checkpoint of other data or settings is refused with a ValueError.
         The validation-block loop keeps its best parameters in memory and takes no checkpoint.
 
-        With a linear warm start (``init`` "lgssm", "arx" or "linear") every call starts from that warm start
-        (``warm_start.py``) fitted on the training part (as scikit-learn's ``fit``, not a continuation).
+        With a linear ``init`` ("lgssm", "arx" or "linear") every call starts from the linear floor
+        (``floor.py``, ``warm_start.py``) chosen and fitted on the training part (as scikit-learn's ``fit``, not a
+        continuation).
         ``data_name``: the name of the training data (:meth:`gpssm_np.estimator.GradientTrainedModel.fit`).
         """
         self._record_data_name(data_name)
@@ -318,7 +319,7 @@ class GPSSM(GradientTrainedModel):
 
     def _floor_kinds(self):
         """The linear kinds the default fit's floor may take: both for ``init="linear"``, else the one named."""
-        return WARM_START_KINDS if self.init == "linear" else (self.init,)
+        return FLOOR_KINDS if self.init == "linear" else (self.init,)
 
     def _fit_block(self, y, u, plan, progress, seed):
         """The validation-block loop (``training.block_fit``) under ``plan`` (a checked :class:`BlockPlan`, or an
@@ -346,8 +347,8 @@ class GPSSM(GradientTrainedModel):
 
     def _record_floor(self, selection):
         """Keep the default fit's ``selection`` (at least its "floor") in ``selection_`` and the floor's kind and
-        fold errors in the attributes the warm start's choice fills (``warm_start_``, ``warm_start_scores_``,
-        ``dim_x_scores_``)."""
+        fold errors in ``warm_start_`` (the kind), ``warm_start_scores_`` (kind -> its best mean fold error) and
+        ``dim_x_scores_`` (d_x -> the chosen kind's mean fold error at each candidate d_x)."""
         self.selection_ = selection
         floor = selection["floor"]
         self.warm_start_, self.warm_start_scores_ = floor["kind"], floor["scores"]
@@ -371,54 +372,35 @@ class GPSSM(GradientTrainedModel):
         return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
                 for candidate in candidates]
 
-    def initialise(self, y, u=None, seed=None, plan=None):
-        """Set the initial parameters of a fit without training: the linear-Gaussian warm start on ``y``, ``u`` (T, d)
-        or lists of them (a linear ``init``), or the random initialisation. Returns ``self``; before any gradient
-        step the warm-started model forecasts like the linear model it came from (``warm_start.py``). ``plan``: as
-        :meth:`fit`'s, whose regime's start this is: the default fit's floor (``models/floor.py``), or the warm start
-        the validation-block loop and the epoch loop choose on three blocks (``warm_start.choose_warm_start``)."""
+    def initialise(self, y, u=None, seed=None):
+        """Set the initial parameters of a fit without training: the start from the linear floor on ``y``, ``u``
+        (T, d) or lists of them (a linear ``init``; ``models/floor.py``, ``warm_start.floor_warm_start``), or the
+        random initialisation. Returns ``self``; before any gradient step the warm-started model forecasts like the
+        linear model it came from. Every regime of :meth:`fit` starts there (the default fit on the folds' parts
+        and for its refit on all the data, the validation-block loop on its training part)."""
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
-        if isinstance(self.training_plan(plan), Plan):  # the default fit's floor (models/floor.py)
-            seed = self.seed if seed is None else check.seed(seed)
-            pipeline = DefaultFit(self, seed=seed, kinds=self._floor_kinds(), dim_x=self._floor_dim_x())
-            floor = pipeline.floor(ys, us)
-            pipeline.start(self, floor.model, ys, us, pipeline.seed)
-            self._record_floor({"floor": floor.summary()})
-            return self._attach_scaling()
-        if self._chooses_warm_start():
-            self._choose_warm_start(ys, us)
+        self._choose_floor(ys, us)
         self._initialise(ys, us, min(len(t) for t in ys), 1, self.seed if seed is None else check.seed(seed))
         return self._attach_scaling()
 
-    def _chooses_warm_start(self):
-        """Whether every fit chooses d_x (``dim_x="auto"`` or a list) or the kind of warm start (``init="linear"``)."""
-        return self.dim_x_choice is not None or self.init == "linear"
-
-    def _choose_warm_start(self, ys, us, progress=False):
-        """``dim_x="auto"`` or a list, and ``init="linear"``: the state dimension and the kind of the linear warm start
-        chosen on ``ys``, ``us`` (the training part, model units; ``warm_start.choose_warm_start``), with Q = d_x where
-        Q follows d_x. ``warm_start_`` is the kind, ``warm_start_scores_`` every candidate's score by kind,
-        ``dim_x_scores_`` those of the chosen kind. ``progress``: say so (it can take a minute or two)."""
-        choice = self.dim_x_choice
-        candidates = [self.spec.dim_x] if choice is None else None if choice == "auto" else choice
-        kinds = self._floor_kinds()
-        report = Progress(0, enabled=progress)
-        report.note("choosing dim_x: cross-validated forecasts of the linear warm start")
-        self.warm_start_, d_x, self.warm_start_scores_ = choose_warm_start(ys, us, kinds, candidates)
-        self.dim_x_scores_ = self.warm_start_scores_[self.warm_start_]
-        scored = any(np.isfinite(v) for v in self.dim_x_scores_.values())
-        report.note(f"{self.warm_start_} warm start, dim_x = {d_x} (" + ("validation RMSE of each candidate: " +
-                    "; ".join(f"{kind} " + ", ".join(f"{d}: {v:.4f}" for d, v in scores.items())
-                              for kind, scores in self.warm_start_scores_.items()) if scored else
-                    "too little data to cross-validate: the fallback") + ")")
-        num_latent = d_x if self.latent_follows_dim_x else self.spec.num_latent
-        self.spec = replace(self.spec, dim_x=d_x, num_latent=num_latent)
+    def _choose_floor(self, ys, us, progress=False):
+        """A linear ``init``: the linear floor on ``ys``, ``us`` (the training part, model units; the default fit's
+        stage 1, :meth:`DefaultFit.floor`: the better of the two kinds allowed, at the d_x given or chosen), the spec's
+        d_x and Q set to hold it, the choice recorded (``selection_``'s "floor", ``warm_start_``,
+        ``warm_start_scores_``, ``dim_x_scores_``); :meth:`_initialise` starts from it. Nothing for ``init="random"``.
+        ``progress``: say so."""
+        if self.init not in WARM_STARTS:
+            return
+        floor = DefaultFit(self, progress=progress, kinds=self._floor_kinds(), dim_x=self._floor_dim_x()).floor(ys, us)
+        self._record_floor({"floor": floor.summary()})
+        self._floor = (floor, ys)
 
     def _initialise(self, ys, us, seq_len, stride, seed):
-        """Fresh parameters for one training run: the linear warm start or the random initialisation
-        from ``seed``; returns the per-window initial states (mean (W, d_x), var (W, d_x)) of the windows of
-        ``ys`` (None when q(x0) is the model's own)."""
+        """Fresh parameters for one training run: the start from the floor :meth:`_choose_floor` chose (as fitted to
+        ``ys``, ``us``: the floor's own model on the data it was chosen on, else its kind and orders refitted) or
+        the random initialisation, from ``seed``; returns the per-window initial states (mean (W, d_x), var (W, d_x))
+        of the windows of ``ys`` (None when q(x0) is the model's own)."""
         rng = np.random.default_rng(seed)
         params = init_params(self.spec, rng, **self.init_values)
         if self.recognition is not None:
@@ -426,7 +408,8 @@ class GPSSM(GradientTrainedModel):
         if self.init == "random":
             self.params = params
             return None
-        start = warm_start(ys, us, self.spec.dim_x, seed, self.warm_start_)
+        floor, chosen_on = self._floor
+        start = floor_warm_start(floor.model if ys is chosen_on else floor.refit(ys, us), ys, us)
         self.params = initial_params(self.spec, params, start, us, rng, lengthscale=self.init_values.get("lengthscale"))
         if self.initial_state == "shared":
             return None

@@ -13,9 +13,8 @@ class ODGPSSM(GPSSM):
         State dimension. ``"auto"`` (the default with a linear warm start): every ``fit`` takes it from the floor it
         chooses (``models/floor.py``: the ARX's max(na, nb) d_y states or the LGSSM's d_x, of either kind with
         ``init="linear"``, else of the kind named); an int: the floor has that d_x (the LGSSM with d_x states or
-        the ARX of d_x / d_y lags); a list: the floor of the lowest fold error among those d_x. With smoothed
-        initial states (no floor) "auto" chooses among ``models.warm_start.gp_dim_x_candidates(dim_y)``, and a list
-        among its entries, by the warm start's fold cross-validation. ``get_config`` then gives the chosen d_x.
+        the ARX of d_x / d_y lags); a list: the floor of the lowest fold error among those d_x (every regime of
+        ``fit`` and ``initialise`` take it so). ``get_config`` then gives the chosen d_x.
         None: "auto" with a linear warm start, else max(4, dim_y) (the authors' 4). The outputs are the first
         states, so a nonlinear measurement must be carried by the transition in spare states
         (research/results_history.md, section 5.3, the Wiener system).
@@ -40,15 +39,16 @@ class ODGPSSM(GPSSM):
     jitter : float
         Added to the diagonal of K(Z, Z) (default 1e-6); ``fit`` raises it tenfold when a Cholesky fails.
     settings : {"default", "authors"}
-        "default": the package's recipe (mean_function="linear", init="linear", ``fit`` until a validation score
-        stops improving); "authors": the paper's code (mean_function="zero", init="random", 70 epochs). Arguments
-        given explicitly override the settings.
+        "default": the package's recipe (mean_function="linear", init="linear", the default fit of
+        ``models/default_fit.py``); "authors": the paper's code (mean_function="zero", init="random", 70
+        epochs). Arguments given explicitly override the settings.
     init : {"lgssm", "arx", "linear", "random"}
-        "lgssm": every ``fit`` starts from a linear-Gaussian state-space model fitted to the data
-        (``gpssm_np.models.warm_start``; needs mean_function="linear"); "arx": from the ARX of order d_x / d_y
-        written as a state-space model of the recent past (``gpssm_np.baselines.arx_state_space``); "linear": from
-        whichever of the two forecasts better in the cross-validation that chooses d_x (``warm_start_`` says
-        which); "random": the authors' initialisation. None: the settings'.
+        The linear floor every ``fit`` starts from (``models/floor.py``, ``models/warm_start.py``; needs
+        mean_function="linear"): "lgssm": the linear-Gaussian state-space model ``LGSSM``; "arx": the ``ARX``,
+        written as a state-space model of the recent past (``gpssm_np.baselines.arx_state_space``); each at the
+        orders its own rolling-origin cross-validation chooses (or at the d_x given); "linear": whichever of the
+        two forecasts better on those folds (``warm_start_`` says which); "random": the authors' initialisation.
+        None: the settings'.
     seed, backend, kl_weighting, recognition, recognition_options, initial_state, objective, filter_method,
     standardize, **init_values
         See :class:`gpssm_np.models.GPSSM`.

@@ -28,8 +28,8 @@ each was tried):
    improvement of ``min_delta``, or after ``max_steps``.
 4. ``restarts = N`` trains seeds seed .. seed + N - 1 and keeps the best.
 5. ``refit``: True fits the final model to all the training data for the selected number of steps (the warm
-   start, too, chosen on all of it); "warm_start" refits only where that number is 0 (the warm start on all the
-   data); False keeps the kept run's parameters.
+   start, too, chosen on all of it); "warm_start" refits only where that number is 0 (the start from the floor
+   chosen on all the data); False keeps the kept run's parameters.
 6. ``calibrate``: the interval factors above from the kept run's validation windows (True; False: none).
 7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
 8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
@@ -205,8 +205,7 @@ def block_fit(model, ys, us, plan, progress, seed):
                          average=None, lr_scale=({},))
     train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
     refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
-    if model._chooses_warm_start():
-        model._choose_warm_start(*((ys, us) if refit is True else (train_ys, train_us)), progress)
+    model._choose_floor(*((ys, us) if refit is True else (train_ys, train_us)), progress)
     seq_len = min(plan.seq_len, min(len(t) for t in train_ys))  # a short series gets shorter windows
     Y, U = windows(train_ys, train_us, seq_len, plan.stride)  # the same windows for every restart
     if epochs is not None:  # every step of the epochs, scored (by nothing) once at the end
@@ -256,6 +255,8 @@ def block_fit(model, ys, us, plan, progress, seed):
     steps = selected_step(model.validation_, plan.min_delta)
     if refit is True or (refit == "warm_start" and steps == 0):
         model.refit_ = {"steps": steps, "seed": run_seed}
+        if refit == "warm_start":  # the start itself, from the floor chosen on all the data (as ``initialise``'s)
+            model._choose_floor(ys, us, progress)
         optimizer = Adam(model.lr_, clip_norm=plan.clip_norm, scales=scales)
         refit_on_all(model, ys, us, seq_len, plan, steps, run_seed, optimizer, progress, average)
 

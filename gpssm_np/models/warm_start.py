@@ -1,22 +1,22 @@
-r"""A linear-Gaussian warm start for the sparse-GP state-space models (``init="lgssm"``, ``"arx"``, ``"linear"``).
+r"""The GP models' start from a linear floor (``init="lgssm"``, ``"arx"``, ``"linear"``; ``models/floor.py``).
 
-A linear Gaussian state-space model (``baselines.LGSSM``: subspace identification, then EM), fitted in about a
-second, is a strong model of most plants. The GP model starts exactly there and moves away only where the data
-say so. ``init="arx"`` starts from the ARX of order n = d_x / d_y instead, written as a state-space model whose
-states are the recent past (``baselines/arx_state_space.py``, observer form: H = [I, 0] already, so E = I in step
-2, and only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A
-and the PRSSM kernel variances of the other states start at 0 and at the floor; the default fit's ARX floor takes
-the basis of :func:`whitened_basis` instead of E = I). ``init="linear"`` takes whichever of the two forecasts better
-in the rolling-origin cross-validation that chooses d_x (:func:`choose_warm_start`; with ``dim_x="auto"`` the default
-fit's floor, ``models/floor.py``, chooses instead).
+A linear model fitted in about a second, the package's ``LGSSM`` (subspace identification, then EM) or ``ARX`` at
+the orders the floor chose, is a strong model of most plants. The GP model starts exactly there and moves away only
+where the data say so. :func:`floor_warm_start` writes a fitted floor as the GP model's linear mean: the LGSSM in
+the basis of steps 1-2 below; the ARX in observer form (``baselines/arx_state_space.py``: H = [I, 0] already, and
+only the first d_y states carry process noise, so only they get the GP's share in step 3: the rows of A and the
+PRSSM kernel variances of the other states start at 0 and at the floor) in the basis of :func:`whitened_basis`.
+Every regime of ``fit`` starts there (the default fit, the validation-block loop, the epoch loop with a linear
+``init``).
 
-1. Fit the LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
-   model's d_x, on the training data.
+1. The LGSSM x_t = F x_{t-1} + G u_t + w_t, w_t ~ N(0, Q_l), y_t = H x_t + v_t, v_t ~ N(0, R_l), with the
+   model's d_x, fitted to the training data (the floor's).
 2. Change the state basis, x' = E x (``WarmStart.basis``), so that the emission becomes C = [I_{d_y}, 0] (paper
    Eq. (4b)): E = [H; N], where the rows of N span the null space of H Q_l, rotated so that N Q_l N^T is diagonal.
    Then H E^{-1} = [I, 0], and E Q_l E^T = blockdiag(H Q_l H^T, N Q_l N^T) has no cross terms: it is diagonal for
    d_y = 1 (for d_y > 1 the off-diagonal entries of H Q_l H^T are dropped). E is invertible because H Q_l H^T is
-   positive definite. F' = E F E^{-1}, G' = E G, b = 0 (the data are standardised).
+   positive definite. F' = E F E^{-1}, G' = E G, b = 0 (the data are standardised; an ARX floor's b is its
+   intercept).
    Needs d_x >= d_y and H of full row rank (ValueError otherwise).
 3. Transition x_t = F' x_{t-1} + G' u_t + b + A h + v_t (``transition.py``, ``mean_function="linear"``) with
    q(u) at its prior with zero mean (whitened q_mu = 0, q_sqrt = I): the GP residual h then has mean 0 and variance
@@ -46,18 +46,12 @@ import numpy as np
 
 from .._config import POSITIVE_FLOOR
 from ..baselines.arx import arx_is_stable
-from ..baselines.arx_state_space import arx_least_squares, fit_arx_lgssm, observer_form
+from ..baselines.arx_state_space import observer_form
 from ..baselines.lgssm import LGSSM
-from ..baselines.lgssm_order import cross_validation_errors
-from ..datasets.folds import mean_error
 from ..kalman import rts_smoother
 from ..ops.linalg import symmetrise
 from ..params import prior_q_sqrt
 from ..transforms import positive, positive_inverse
-
-#: Smallest state dimension of ``dim_x="auto"`` with smoothed initial states (below d_y no candidate exists
-#: anyway): a GP model cannot recover states its warm start lacks.
-AUTO_MIN_DIM_X = 4
 
 #: The initial values (``params.INIT_VALUES``) a warm start sets from the linear model it starts from, so that the
 #: GP model holds that model exactly: a constructor keyword for one of them would be ignored (PRSSM's kernel
@@ -133,14 +127,6 @@ def emission_basis(H, Q_l):
     return np.concatenate([H, rotation.T @ N])
 
 
-def fit_lgssm(ys, us, dim_x, seed=0):
-    """The LGSSM of step 1 on training sequences ``ys`` (list of (T_i, d_y)) and ``us`` (list of (T_i, d_u))."""
-    d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    # the data are in the GP model's units already: no second standardisation (that of a validation split's
-    # training part would differ from the fit's)
-    return LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, method="em", seed=seed, standardize=False).fit(list(ys), list(us))
-
-
 def check_outputs_vary(ys):
     """ValueError naming ``y`` when an output column is constant over the training sequences ``ys``: the linear
     warm start's emission would lose that output (H lacks full row rank) and there is nothing to forecast."""
@@ -148,91 +134,6 @@ def check_outputs_vary(ys):
     if constant:
         raise ValueError(f"y: output column(s) {constant} are constant over the training data; a linear warm start "
                          "cannot hold them (drop them, or use init='random')")
-
-
-def gp_dim_x_candidates(dim_y):
-    """The state dimensions the warm start tries for ``dim_x="auto"`` with smoothed initial states (which the
-    default fit does not cover): max(:data:`AUTO_MIN_DIM_X`, d_y) .. max(d_y + 4, 3 d_y). The default fit, every
-    other linear ``init`` with ``dim_x="auto"``, takes its state from the linear floor (``models/floor.py``)."""
-    return list(range(max(AUTO_MIN_DIM_X, dim_y), max(dim_y + 4, 3 * dim_y) + 1))
-
-
-#: The linear models a warm start can come from (``init`` of the GP models; "linear" chooses between them).
-WARM_START_KINDS = ("lgssm", "arx")
-
-
-def arx_candidates(candidates, dim_y):
-    """The state dimensions among ``candidates`` that an ARX warm start can have: multiples n d_y of d_y."""
-    return [d for d in candidates if d % dim_y == 0]
-
-
-def arx_scores(ys, us, candidates):
-    """{d_x: score} of the ARX warm starts of order d_x / d_y by the LGSSM's rolling-origin cross-validation
-    (``lgssm_order.cross_validation_errors``: the same folds, windows and score); an order whose fit on all of
-    ``ys``, ``us`` is unstable scores inf, as the ARX's order selection rejects it."""
-    d_y = ys[0].shape[1]
-
-    def fit(d_x, fold_ys, fold_us):
-        return fit_arx_lgssm(fold_ys, fold_us, d_x // d_y)
-
-    errors = cross_validation_errors(list(zip(ys, us)), fit, candidates)
-    scores = {d_x: mean_error(e) for d_x, e in errors.items()}
-    for d_x in candidates:
-        try:
-            stable = arx_is_stable(arx_least_squares(ys, us, d_x // d_y)[0], d_x // d_y)
-        except ValueError:  # too short for this order
-            stable = False
-        if not stable:
-            scores[d_x] = np.inf
-    return scores
-
-
-def choose_warm_start(ys, us, kinds=("lgssm",), candidates=None):
-    """(kind, d_x, {kind: {candidate: score}}): the warm start of ``dim_x="auto"`` (``candidates`` None:
-    :func:`gp_dim_x_candidates`) or of a list of candidates, and of ``init="linear"`` (``kinds`` both of
-    :data:`WARM_START_KINDS`): the lowest score of the LGSSM's rolling-origin cross-validation of causal forecasts on
-    the training sequences ``ys``, ``us`` (``baselines/lgssm_order.py``; data in model units; every candidate of
-    every kind is scored, also a single d_x), ties to the LGSSM and the smaller d_x; when nothing can be scored, the
-    LGSSM's fallback (or for the ARX alone its smallest candidate). ValueError when no candidate suits the ARX (none a
-    multiple of d_y)."""
-    check_outputs_vary(ys)
-    d_y, d_u = ys[0].shape[1], us[0].shape[1]
-    candidates = gp_dim_x_candidates(d_y) if candidates is None else list(candidates)
-    scores, fallback = {}, None
-    if "lgssm" in kinds:
-        lgssm = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, method="em", standardize=False)
-        fallback_d_x, scores["lgssm"] = lgssm.select_dim_x(list(ys), list(us), candidates)
-        fallback = ("lgssm", fallback_d_x)
-    if "arx" in kinds:
-        orders = arx_candidates(candidates, d_y)
-        if not orders and fallback is None:
-            raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y} among {candidates}")
-        scores["arx"] = arx_scores(ys, us, orders) if orders else {}
-        fallback = fallback or ("arx", orders[0])
-    ranked = [(score, rank, d_x, kind) for rank, kind in enumerate(WARM_START_KINDS) if kind in scores
-              for d_x, score in scores[kind].items() if np.isfinite(score)]
-    kind, d_x = fallback
-    if ranked:
-        _, _, d_x, kind = min(ranked)
-    return kind, d_x, scores
-
-
-def warm_start(ys, us, dim_x, seed=0, kind="lgssm"):
-    """Fit the LGSSM (``kind="arx"``: the ARX of order dim_x / d_y in observer form) and express it in the emission
-    basis: a :class:`WarmStart` (steps 1, 2, 4, 6); ValueError when an output is constant (``check_outputs_vary``)."""
-    check_outputs_vary(ys)
-    if kind == "arx":
-        d_y = ys[0].shape[1]
-        if dim_x % d_y:
-            raise ValueError(f"dim_x: an ARX warm start needs a multiple of dim_y = {d_y}, got {dim_x}")
-        lgssm = fit_arx_lgssm(ys, us, dim_x // d_y, stabilise=True)  # an order chosen on other data may not fit
-        driven = np.arange(dim_x) < d_y
-        basis = np.eye(dim_x)  # the observer form's emission is [I, 0] already
-    else:
-        lgssm = fit_lgssm(ys, us, dim_x, seed)
-        driven = np.ones(dim_x, dtype=bool)
-        basis = None
-    return _in_emission_basis(lgssm, ys, us, basis, driven)
 
 
 def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
