@@ -138,8 +138,8 @@ class GPSSM(GradientTrainedModel):
             raise ValueError(f"initial_state: expected 'shared', or 'smoothed' with a warm start and no recognition "
                              f"network, got {initial_state!r}")
         if dim_x_choice is not None and (init not in WARM_STARTS or recognition is not None):
-            raise ValueError("dim_x: 'auto' (or a list of candidates) takes the state dimension from the linear warm "
-                             f"start's cross-validation; it needs init in {WARM_STARTS} and no recognition network")
+            raise ValueError("dim_x: 'auto' (or a list of candidates) takes the state dimension from the linear "
+                             f"floor's cross-validation; it needs init in {WARM_STARTS} and no recognition network")
         # dim_x_choice: None (d_x fixed), "auto" or a list of candidate d_x, chosen by every fit
         self.dim_x_choice, self.latent_follows_dim_x, self.dim_x_scores_ = dim_x_choice, latent_follows_dim_x, {}
         self._floor = None  # (the floor, the sequences it was chosen on) from _choose_floor to _initialise
