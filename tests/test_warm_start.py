@@ -5,8 +5,10 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
-from gpssm_np.models.training import ValidationScore, split_validation
+from gpssm_np.datasets.windowing import window_starts
+from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.floor import choose_floor
+from gpssm_np.models.training import ValidationScore, split_validation
 from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows
 
 
@@ -277,15 +279,20 @@ def test_an_initial_value_the_warm_start_sets_is_a_value_error(cls, names):
     gp.ODGPSSM(dim_x=2, dim_y=1, variance=0.5)  # ODGPSSM's kernel variance scales A under a warm start
 
 
-def test_smoothed_initial_states_start_from_the_floor():
-    """``initial_state="smoothed"`` (the validation-block loop) starts from the same linear floor as the default fit
-    (``models/floor.py``): its d_x, and each training window's initial state the floor's smoothed state before it."""
+def test_smoothed_initial_states_start_each_window_from_the_floors_smoothed_state():
+    """``initial_state="smoothed"`` runs the default fit, its training windows started from the floor's smoothed
+    state before each (``DefaultFit.training_run``), where the default starts them from the filtered one."""
     y, u = standardised_linear_data(seed=3, T=400)
-    model = gp.ODGPSSM(dim_y=1, dim_u=1, initial_state="smoothed", num_inducing=6, seed=0, standardize=False)
-    assert isinstance(model.training_plan(), gp.BlockPlan)
-    model.fit(y, u, plan=dict(max_steps=4, eval_every=2, num_samples=4, batch_size=4, refit=False))
-    part = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0, standardize=False).initialise(y[:320], u[:320])  # its training part
-    floor = part.selection_["floor"]
-    assert model.selection_["floor"] == floor and model.spec.dim_x == floor["dim_x"]
-    means, variances = model._initialise([y[:320]], [u[:320]], 20, 1, 0)
-    assert means.shape == variances.shape == (301, floor["dim_x"]) and np.all(variances > 0)
+    for initial_state, moments in (("smoothed", "initial_states"), ("shared", "filtered_states")):
+        model = gp.ODGPSSM(dim_y=1, dim_u=1, initial_state=initial_state, num_inducing=6, seed=0, standardize=False)
+        assert isinstance(model.training_plan(), gp.Plan)
+        pipeline = DefaultFit(model)
+        floor = pipeline.floor([y], [u])
+        warm = pipeline.start(model, floor.model, [y], [u], 0)
+        run = pipeline.training_run(model, warm, [y], [u], 0, {})
+        means, variances = getattr(warm, moments)(0, window_starts(400, 20, 1))
+        np.testing.assert_array_equal(run.x0[0], means)
+        np.testing.assert_array_equal(run.x0[1], variances)
+    fitted = gp.ODGPSSM(dim_y=1, dim_u=1, initial_state="smoothed", num_inducing=6, seed=0).fit(
+        y, u, max_steps=4, plan={"eval_every": 2, "num_samples": 4, "batch_size": 4})
+    assert fitted.selection_["floor"]["dim_x"] == fitted.spec.dim_x and len(fitted.selection_["record"]) >= 2

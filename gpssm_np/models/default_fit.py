@@ -15,7 +15,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    about its step, which can carry the floor's maximum-likelihood F out of its fit within a few dozen steps).
    The windows grow as training goes, 20, 40 and then 80 steps over the thirds of ``max_steps`` (``seq_lens``),
    each started from the floor's filtered state before its first output, N(m, diag P) given the outputs before
-   it, where a forecast would start (decision E of research/ablation_plan.md). Under EnVI's objective (the
+   it, where a forecast would start (decision E of research/ablation_plan.md; with ``initial_state="smoothed"``
+   the floor's smoothed state there, given all the outputs). Under EnVI's objective (the
    default) every output of a window then updates its ensemble, so a window's length is how much data a step
    sees, not a free-run horizon; the paper's prior objective, whose particles run free through each window, lost
    more than 5 % on some held-out cuts in its place and as a second candidate (decisions AA and AB). Every
@@ -358,13 +359,15 @@ class DefaultFit:
         numbers from ``seed``: windows (stride 1) of ``plan.seq_lens[k]`` steps (at most the shortest sequence) from
         step k ``max_steps`` / len(``seq_lens``) on, each started from the floor's filtered state before its first
         output (``warm.filtered_states``, the :class:`warm_start.WarmStart` the model started from): N(m, diag P)
-        given the outputs before the window only, as a forecast starts."""
+        given the outputs before the window only, as a forecast starts; for a model with ``initial_state="smoothed"``
+        the smoothed one (``warm.initial_states``), given all the outputs."""
         plan = self.plan
         shortest = min(len(y) for y in ys)
+        states = warm.initial_states if model.initial_state == "smoothed" else warm.filtered_states
 
         def cut(seq_len):
             seq_len = min(seq_len, shortest)
-            moments = [warm.filtered_states(i, window_starts(len(y), seq_len, 1)) for i, y in enumerate(ys)]
+            moments = [states(i, window_starts(len(y), seq_len, 1)) for i, y in enumerate(ys)]
             return (*windows(ys, us, seq_len, 1), (np.concatenate([m for m, _ in moments]),
                                                    np.concatenate([v for _, v in moments])))
 

@@ -47,8 +47,9 @@ SETTINGS = {
 WARM_STARTS = ("lgssm", "arx", "linear")
 INITS = WARM_STARTS + ("random",)
 FILTER_METHODS = ("particle", "enkf")
-#: Where each training window's q(x0) comes from: the warm start's smoothed state before the window, or the model's
-#: own q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window).
+#: Where each training window's q(x0) comes from: the floor's smoothed state before the window, or the model's own
+#: q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window; under the default
+#: fit the floor's filtered state before the window).
 INITIAL_STATES = ("smoothed", "shared")
 class GPSSM(GradientTrainedModel):
     """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. (11).
@@ -88,9 +89,11 @@ class GPSSM(GradientTrainedModel):
         How states are inferred from data by :meth:`filter`, and so by forecasts from past data and the evaluation
         protocols: the fully adapted particle filter, or the ensemble Kalman filter (``filtering`` module).
     initial_state : {None, "shared", "smoothed"}
-        q(x0) of each training window: the model's own q(x0) ("shared", the default: one free Gaussian, with the
-        warm start the linear model's stationary state distribution; or the recognition network), or the warm
-        start's smoothed state before the window ("smoothed", needs a warm start and no recognition network).
+        q(x0) of each training window. "shared" (the default): the model's own q(x0) (one free Gaussian, with a
+        linear init the floor's stationary state distribution; or the recognition network), except under the
+        default fit, which starts each window from the floor's filtered state before it (``models/default_fit.py``,
+        stage 2) and keeps q(x0) for the filter and forecasts. "smoothed": the floor's smoothed state before the
+        window (needs a linear init and no recognition network).
     **init_values
         Initial values forwarded to :func:`gpssm_np.params.init_params` (lengthscale, variance, process_noise,
         obs_noise, x0_var, inducing_range). Under a linear warm start (``init`` other than "random") the noises,
@@ -236,11 +239,11 @@ class GPSSM(GradientTrainedModel):
           ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
           floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
           it to that one; ``dim_x="auto"``, a fixed d_x the floor then has, or a list of candidate d_x the floor
-          chooses among; the shared q(x0), no recognition network).
+          chooses among; no recognition network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
-          configurations the default fit does not cover (``init="random"``, a recognition network, smoothed initial
-          states), and any configuration's when given as ``plan``. The kept run's scores are in ``validation_``,
+          configurations without a linear floor (``init="random"``, a recognition network), and any
+          configuration's when given as ``plan``. The kept run's scores are in ``validation_``,
           the kept step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best
           score in ``restart_scores_``, the refit's steps and seed in ``refit_``.
         * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
@@ -292,8 +295,7 @@ class GPSSM(GradientTrainedModel):
         if not isinstance(changes, dict):
             if isinstance(changes, Plan) and not self._fits_by_default_pipeline():
                 raise ValueError("plan: the default fit (Plan) needs settings='default', a linear init ('linear', "
-                                 "'arx' or 'lgssm'), initial_state='shared' and no recognition network; use "
-                                 "BlockPlan")
+                                 "'arx' or 'lgssm') and no recognition network; use BlockPlan")
             plan, changes = changes, {}
         elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
             plan = EpochPlan()
@@ -306,9 +308,8 @@ class GPSSM(GradientTrainedModel):
     def _fits_by_default_pipeline(self):
         """Whether the default fit (``models/default_fit.py``) covers this configuration: the default settings with
         the linear floor chosen by the fit (a linear ``init``; ``dim_x="auto"``, a fixed d_x or a list of candidates,
-        which the floor then has or chooses among), the shared q(x0), no recognition network."""
-        return (self.settings == "default" and self.init in WARM_STARTS and self.recognition is None
-                and self.initial_state == "shared")
+        which the floor then has or chooses among), no recognition network."""
+        return self.settings == "default" and self.init in WARM_STARTS and self.recognition is None
 
     def _floor_dim_x(self):
         """The state dimension the default fit's floor must have: None for ``dim_x="auto"``, the list of candidates

@@ -15,9 +15,8 @@ validation-block loop.
   (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
 **The validation-block loop** (:func:`block_fit`: ``fit(y, u, plan=BlockPlan(...))``, and the fits of
-configurations the default fit does not cover: ``init="random"``, a recognition network, smoothed initial
-states; the fields of :class:`BlockPlan`; research/ablation_plan.md records how
-each was tried):
+configurations without a linear floor: ``init="random"``, a recognition network; the fields of
+:class:`BlockPlan`; research/ablation_plan.md records how each was tried):
 
 1. The last ``validation`` share of every training sequence is held back (blocks under :data:`MIN_VALIDATION`
    steps are not cut: training then runs its whole budget and keeps the last parameters).
