@@ -21,7 +21,8 @@ for name in sys.argv[1:]:
         t = time.time()
         m = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0, **options)
         m.fit(ds.y_train, ds.u_train, plan=plan, progress=False)
-        out = {"data": name, "config": config, "code": (versions()["git_commit"] or "")[:7], "seconds": round(time.time() - t, 1),
+        out = {"data": name, "config": config, "code": (versions()["git_commit"] or "")[:7],
+               "seconds": round(time.time() - t, 1),
                "causal": gp.evaluate(m, ds, "causal")["rmse"], "simulate": gp.evaluate(m, ds, "simulate")["rmse"],
                "kind": m.warm_start_, "dim_x": m.spec.dim_x}
         print(json.dumps(out), flush=True)
