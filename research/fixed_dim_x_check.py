@@ -20,7 +20,8 @@ for name in sys.argv[2:]:
     t = time.time()
     m = gp.ODGPSSM(dim_x=d, dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=0)
     m.fit(ds.y_train, ds.u_train, progress=False)
-    out = {"data": name, "dim_x": d, "chosen_dim_x": m.spec.dim_x, "code": (versions()["git_commit"] or "")[:7], "seconds": round(time.time() - t, 1),
+    out = {"data": name, "dim_x": d, "chosen_dim_x": m.spec.dim_x, "code": (versions()["git_commit"] or "")[:7],
+           "seconds": round(time.time() - t, 1),
            "causal": gp.evaluate(m, ds, "causal")["rmse"], "simulate": gp.evaluate(m, ds, "simulate")["rmse"],
            "kind": m.warm_start_, "plan": type(m.training_plan()).__name__}
     print(json.dumps(out), flush=True)
