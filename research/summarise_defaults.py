@@ -6,7 +6,9 @@ Run: python research/summarise_defaults.py research/results/defaults_v3*.jsonl >
 (docs/build_results.py then copies it into docs/results.md). A later file's row replaces an earlier one's for the
 same (data, seed, model). ``--gp FILE ...``: the ODGPSSM rows come from these files only (the cells they hold),
 the linear models' from the others (e.g. a new default fit beside the linear rows of an earlier check).
-``--seeds S ...``: only the rows of these seeds.
+``--seeds S ...``: only the rows of these seeds. ``--steps``: instead of the tables, the gradient steps s* each
+fit kept (0: no GP part), set by set, and how many of the fits that kept a GP part chose more than 500 (what a
+500-step budget would have cut; issue #28's time target).
 """
 import argparse
 import json
@@ -23,7 +25,21 @@ def number(x, digits):
     return f"{x:.{digits}f}" if abs(x) < 1000 else f"{x:.2e}"
 
 
-def main(paths, short=False, gp_paths=(), seeds=None):
+def steps_table(cells):
+    """The steps s* of every seed's fit, set by set, and the count of kept GP parts with s* > 500."""
+    print("| data | s* by seed (0: the floor returned) |")
+    print("|---|---|")
+    kept = longer = 0
+    for data in sorted(cells, key=lambda d: (d in SIMULATORS, d)):
+        steps = [s["odgpssm"]["selection"]["step"] for s in cells[data]]
+        print(f"| {data} | {', '.join(str(n) for n in steps)} |")
+        kept += sum(n > 0 for n in steps)
+        longer += sum(n > 500 for n in steps)
+    print()
+    print(f"{longer} of the {kept} fits that kept a GP part chose more than 500 steps.")
+
+
+def main(paths, short=False, gp_paths=(), seeds=None, steps=False):
     rows = [json.loads(line) for path in paths for line in open(path)]
     by = defaultdict(dict)
     for r in rows:
@@ -36,6 +52,8 @@ def main(paths, short=False, gp_paths=(), seeds=None):
     for (data, seed), models in by.items():
         if {"arx", "lgssm", "odgpssm"} <= set(models):
             cells[data].append(models)
+    if steps:
+        return steps_table(cells)
     if short:
         print("| data | causal: ODGPSSM / better linear | simulate: ODGPSSM / better linear | GP part kept |")
         print("|---|---|---|---|")
@@ -88,5 +106,6 @@ if __name__ == "__main__":
     parser.add_argument("--gp", nargs="+", default=[])
     parser.add_argument("--seeds", type=int, nargs="+", default=None)
     parser.add_argument("--short", action="store_true")
+    parser.add_argument("--steps", action="store_true")
     args = parser.parse_args()
-    main(args.paths, short=args.short, gp_paths=args.gp, seeds=args.seeds)
+    main(args.paths, short=args.short, gp_paths=args.gp, seeds=args.seeds, steps=args.steps)
