@@ -23,8 +23,8 @@ class ODGPSSM(GPSSM):
         PRSSM, DSSM, ARX, LGSSM): they identify input-output systems, as in the paper (d_u = 1 on its five data
         sets) and on every benchmark of ``gpssm_np.datasets``; give dim_u=0 for an autonomous system (no inputs).
     num_latent : int
-        Q, the number of latent GPs (default: dim_x, as in the authors' code; under the default fit
-        min(d_x, max(5, 3 d_y)) of the chosen d_x, ``models/default_fit.py``).
+        Q, the number of latent GPs (default: dim_x, as in the authors' code; with a linear ``init``, in every
+        regime of ``fit``, min(d_x, max(5, 3 d_y)) of the floor's d_x, ``models/default_fit.num_latent_for``).
     num_inducing : int
         M inducing points per latent GP.
     kernel : {"matern52", "se"}
