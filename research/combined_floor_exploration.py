@@ -14,7 +14,6 @@ own gain); it bounds what a floor holding both could gain.
 Run: python research/combined_floor_exploration.py OUT [--data name ...]; then OUT [OUT ...] --summary.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import math
 
@@ -25,9 +24,7 @@ from gpssm_np.datasets.folds import mean_error
 from gpssm_np.forecast import Forecast
 
 from cut_targets import linear_model
-from defaults_check import DATA, held_out_cut as cut
-from kind_evidence import FRACTIONS, KINDS, PROTOCOLS
-from rows import done_keys
+from kind_evidence import KINDS, PROTOCOLS, cuts, main
 
 
 class Mixture:
@@ -45,21 +42,16 @@ class Mixture:
 
 
 def run(out, names):
-    done = done_keys(out, "data", "fraction")
-    for name in names:
-        for fraction in FRACTIONS:
-            if (name, fraction) in done:
-                continue
-            ds = cut(name, fraction)
-            d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
-            models = {kind: linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train) for kind in KINDS}
-            models["mix"] = Mixture(models["arx"], models["lgssm"])
-            row = {"data": name, "fraction": fraction,
-                   "folds_pick": min(KINDS, key=lambda k: (mean_error(models[k].fold_errors_ or []), KINDS.index(k)))}
-            for who, model in models.items():
-                row[who] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
-            with open(out, "a") as f:
-                f.write(json.dumps(row) + "\n")
+    for name, fraction, ds in cuts(out, names):
+        d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
+        models = {kind: linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train) for kind in KINDS}
+        models["mix"] = Mixture(models["arx"], models["lgssm"])
+        row = {"data": name, "fraction": fraction,
+               "folds_pick": min(KINDS, key=lambda k: (mean_error(models[k].fold_errors_ or []), KINDS.index(k)))}
+        for who, model in models.items():
+            row[who] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
 
 
 def summary(paths):
@@ -79,12 +71,4 @@ def summary(paths):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("paths", nargs="+")
-    parser.add_argument("--data", nargs="+", default=DATA)
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
-    if args.summary:
-        summary(args.paths)
-    else:
-        run(args.paths[0], args.data)
+    main(run, summary)

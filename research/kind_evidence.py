@@ -39,26 +39,31 @@ KINDS = ("arx", "lgssm")
 PROTOCOLS = ("causal", "simulate")
 
 
-def run(out, names):
+def cuts(out, names):
+    """(name, fraction, the cut as a Dataset) for every cut of the sets ``names`` without a row in ``out`` yet (so
+    that a run resumes where it stopped)."""
     done = done_keys(out, "data", "fraction")
     for name in names:
         for fraction in FRACTIONS:
-            if (name, fraction) in done:
-                continue
-            ds = cut(name, fraction)
-            start = time.perf_counter()
-            row = {"data": name, "fraction": fraction}
-            for kind in KINDS:
-                d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
-                model = linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train)
-                row[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
-                row[kind]["fold_errors"] = model.fold_errors_
-            folds = rolling_origin(*model_units(ds))
-            row["fold_windows"] = [len(f.windows) for f in folds]
-            row["seconds"] = time.perf_counter() - start
-            with open(out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps({k: row[k] for k in ("data", "fraction", "seconds")}), flush=True)
+            if (name, fraction) not in done:
+                yield name, fraction, cut(name, fraction)
+
+
+def run(out, names):
+    for name, fraction, ds in cuts(out, names):
+        start = time.perf_counter()
+        row = {"data": name, "fraction": fraction}
+        for kind in KINDS:
+            d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
+            model = linear_model(kind, d_y, d_u).fit(ds.y_train, ds.u_train)
+            row[kind] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}
+            row[kind]["fold_errors"] = model.fold_errors_
+        folds = rolling_origin(*model_units(ds))
+        row["fold_windows"] = [len(f.windows) for f in folds]
+        row["seconds"] = time.perf_counter() - start
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps({k: row[k] for k in ("data", "fraction", "seconds")}), flush=True)
 
 
 def picks(row):
@@ -96,7 +101,10 @@ def summary(outs):
                   f"worst {max(ratios[rule]):.2f}")
 
 
-def main():
+def main(run=run, summary=summary):
+    """The command line: ``OUT [--data name ...]`` runs ``run(OUT, names)`` (the nine real sets by default);
+    ``OUT [OUT ...] --summary`` prints ``summary([OUT, ...])``. research/combined_floor_exploration.py passes its
+    own."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out", nargs="+")
     parser.add_argument("--data", nargs="+", default=DATA)
