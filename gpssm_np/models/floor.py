@@ -86,7 +86,7 @@ def fit_kind(kind, ys, us, dim_x=None):
     """(model, its per-window fold errors or None): ``ARX()`` or ``LGSSM(dim_x="auto")`` (``standardize=False``)
     fitted with its own order selection to ``ys``, ``us`` (an ARX on data too short to choose orders gets one lag of
     each); with a given ``dim_x``, the LGSSM of that d_x or the ARX of n = dim_x / d_y lags of outputs and inputs
-    (as the warm start of a fixed d_x has them), scored on the same folds with its own score."""
+    (na = nb = n), scored on the same folds with its own score."""
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     data = list(zip(ys, us))
     if kind == "lgssm" and dim_x is not None:
