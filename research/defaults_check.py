@@ -80,6 +80,31 @@ def decision_cli(run, decide, names=DATA + SIMULATORS, variants=None):
         run(args.out) if names is None else run(args.out, args.data)
 
 
+def fitted_row(name, ds, seed, kind, model, commit):
+    """The row of one cell: ``model`` (of ``kind``: "arx", "lgssm" or "odgpssm") fitted to the training part of
+    ``ds`` and scored under every protocol of :data:`PROTOCOLS` on its test part (a diverging model's error is
+    kept in the row), with what its fit chose."""
+    start = time.perf_counter()
+    model.fit(ds.y_train, ds.u_train)
+    row = {"data": name, "seed": seed, "model": kind, "fit_seconds": time.perf_counter() - start, "commit": commit}
+    for protocol in PROTOCOLS:
+        try:
+            r = gp.evaluate(model, ds, protocol, seed=seed)
+            row[protocol] = r["rmse"]
+            row[protocol + "_orig"] = r["rmse_original_units_per_output"]
+        except Exception as err:  # a diverging model is a result too
+            row[protocol] = float("nan")
+            row[protocol + "_error"] = repr(err)
+    if kind == "odgpssm":
+        row["selection"] = selection_row(model.selection_)
+        row["fold_rmse"] = [(r["step"], r["rmse"], r.get("candidates")) for r in model.selection_["record"]]
+    elif kind == "arx":
+        row["orders"] = [model.na_, model.nb_]
+    else:
+        row["dim_x"] = model.spec.dim_x
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -95,25 +120,7 @@ def main():
             for kind, model in models(ds, seed).items():
                 if kind not in args.models or (name, seed, kind) in done:
                     continue
-                start = time.perf_counter()
-                model.fit(ds.y_train, ds.u_train)
-                row = {"data": name, "seed": seed, "model": kind, "fit_seconds": time.perf_counter() - start,
-                       "commit": commit}
-                for protocol in PROTOCOLS:
-                    try:
-                        r = gp.evaluate(model, ds, protocol, seed=seed)
-                        row[protocol] = r["rmse"]
-                        row[protocol + "_orig"] = r["rmse_original_units_per_output"]
-                    except Exception as err:  # a diverging model is a result too
-                        row[protocol] = float("nan")
-                        row[protocol + "_error"] = repr(err)
-                if kind == "odgpssm":
-                    row["selection"] = selection_row(model.selection_)
-                    row["fold_rmse"] = [(r["step"], r["rmse"], r.get("candidates")) for r in model.selection_["record"]]
-                elif kind == "arx":
-                    row["orders"] = [model.na_, model.nb_]
-                else:
-                    row["dim_x"] = model.spec.dim_x
+                row = fitted_row(name, ds, seed, kind, model, commit)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate", "fit_seconds")}),
