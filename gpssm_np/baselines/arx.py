@@ -31,12 +31,19 @@ variance (sample variance + obs_var) is the exact variance of the simulated outp
 sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
 the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are): the point
 forecast carries no Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
-the training data, as the GP models' do; missing past outputs or inputs (a short ``y_past``) are filled with the
-training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
+the training data, as the GP models' do. A past shorter than the lags (``y_past`` with fewer than na rows, or
+``u_past`` with fewer than nb - 1, as the simulate protocol's 5 outputs give an ARX of more lags) is completed by
+:func:`complete_lags`: the missing lags are drawn, one draw per sample, from their Gaussian given the lags that were
+seen, under the mean and covariance of the lag vector over the training rows (``lag_mean``, ``lag_cov``), and the
+noise-free run starts from its mean, the least-squares estimate of the missing lags from the seen ones. That is
+the Kalman filter of the ARX's observer form from its stationary prior (``arx_state_space.py``; the start the GP
+models' ARX floor has), written for the lags the ARX keeps; a model file without these statistics fills the missing
+lags with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
 ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
 The fitted arrays (:meth:`ARX.get_learned_params`, what a model file keeps) are the coefficients A_i, B_j, c,
-sigma^2 and the training means that fill a short past; the orders are the lengths of A and B.
+sigma^2, the training means, and the lag vector's mean and covariance that complete a short past; the orders are
+the lengths of A and B.
 
 Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares).
 """
@@ -110,6 +117,58 @@ def arx_is_stable(theta, na):
     return bool(np.max(np.abs(np.linalg.eigvals(companion))) < 1.0)
 
 
+def lag_statistics(data, na, nb):
+    """Mean (p,) and covariance (p, p) of the lag vector z_t = [y_{t-1}, ..., y_{t-na}, u_{t-1}, ..., u_{t-nb+1}]
+    (p = na d_y + max(nb - 1, 0) d_u; most recent first, as the regressors phi_t hold them) over the rows
+    t >= max(na, nb - 1) of the sequences ``data`` (a list of (y, u)): the Gaussian :func:`complete_lags`
+    conditions."""
+    first = max(na, nb - 1)
+    rows = [arx_regressors(y, u, na, nb, first) for y, u in data if len(y) > first]
+    rows = np.concatenate(rows)
+    dy, du = data[0][0].shape[1], data[0][1].shape[1]
+    z = np.concatenate([rows[:, :na * dy], rows[:, na * dy + du:na * dy + nb * du]], axis=1)
+    cov = np.atleast_2d(np.cov(z, rowvar=False)) if len(z) > 1 else np.zeros((z.shape[1],) * 2)
+    return z.mean(axis=0), cov
+
+
+def complete_lags(y_past, u_past, na, nb, lag_mean, lag_cov, num_samples, rng):
+    """The start of ``num_samples`` ARX runs from a past that may be shorter than the lags (module docstring,
+    "Forecast"): (mean_lags (na, d_y), mean_inputs (nb - 1, d_u), lags (M, na, d_y), inputs (M, nb - 1, d_u)), the
+    lags most recent first, the inputs in time order. ``y_past`` (k, d_y) and ``u_past`` (j, d_u) hold the seen
+    outputs and inputs (in time order, the last rows the most recent; at most na and nb - 1 of them are used); the
+    missing lags are the Gaussian N(lag_mean, lag_cov) of :func:`lag_statistics` conditioned on the seen ones: their
+    conditional mean for the mean run, one draw each for the M samples (with nothing missing, the seen lags
+    themselves; ``rng`` then draws nothing)."""
+    dy, du = y_past.shape[1], u_past.shape[1]
+    n_u = max(nb - 1, 0)
+    k, j = min(len(y_past), na), min(len(u_past), n_u)
+    seen_y = y_past[len(y_past) - k:][::-1].reshape(-1)  # y_{t-1}, ..., y_{t-k}
+    seen_u = u_past[len(u_past) - j:][::-1].reshape(-1)  # u_{t-1}, ..., u_{t-j}
+    observed = np.zeros(len(lag_mean), dtype=bool)
+    observed[:k * dy] = True
+    observed[na * dy:na * dy + j * du] = True
+    z = np.array(lag_mean, dtype=np.float64)
+    z[observed] = np.concatenate([seen_y, seen_u])
+    missing = ~observed
+    draws = np.broadcast_to(z, (num_samples, len(z))).copy()
+    if missing.any():
+        S_oo, S_mo = lag_cov[np.ix_(observed, observed)], lag_cov[np.ix_(missing, observed)]
+        gain = np.linalg.lstsq(S_oo, S_mo.T, rcond=None)[0].T if observed.any() else np.zeros((missing.sum(), 0))
+        z[missing] = lag_mean[missing] + gain @ (z[observed] - lag_mean[observed])
+        cov = lag_cov[np.ix_(missing, missing)] - gain @ S_mo.T
+        w, V = np.linalg.eigh(0.5 * (cov + cov.T))
+        root = V * np.sqrt(np.clip(w, 0.0, None))
+        draws[:, missing] = z[missing] + rng.standard_normal((num_samples, len(w))) @ root.T
+        draws[:, observed] = z[observed]
+
+    def split(v):
+        lags = v[..., :na * dy].reshape(v.shape[:-1] + (na, dy))
+        inputs = v[..., na * dy:].reshape(v.shape[:-1] + (n_u, du))[..., ::-1, :]  # time order
+        return lags, inputs
+
+    return (*split(z), *split(draws))
+
+
 class ARX(LinearBaseline):
     """Linear ARX model fitted by least squares, orders chosen on the training data (module docstring).
 
@@ -166,6 +225,7 @@ class ARX(LinearBaseline):
             raise ValueError(f"folds: expected at least 2 rolling origins, got {folds!r}")
         if dim_u == 0 and self.nb not in (None, 0):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
+        self.lag_mean_ = self.lag_cov_ = None
 
     def __repr__(self):
         """The constructor arguments that differ from the defaults, then, once fitted, the orders chosen."""
@@ -180,22 +240,28 @@ class ARX(LinearBaseline):
     def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
         (d_y,) of :meth:`coefficients`, "noise_var" sigma^2 (d_y,), and the training means "y_mean" (d_y,) and
-        "u_mean" (d_u,) that fill a short past. ``selection_scores_`` is not part of them."""
+        "u_mean" (d_u,), and the lag vector's "lag_mean" (p,) and "lag_cov" (p, p) (:func:`lag_statistics`) that
+        complete a short past. ``selection_scores_`` is not part of them."""
         if not self.fitted:
             return {}
-        return dict(self.coefficients(), noise_var=self.noise_var_.copy(), y_mean=self.y_mean_.copy(),
-                    u_mean=self.u_mean_.copy())
+        params = dict(self.coefficients(), noise_var=self.noise_var_.copy(), y_mean=self.y_mean_.copy(),
+                      u_mean=self.u_mean_.copy())
+        if self.lag_mean_ is not None:
+            params.update(lag_mean=self.lag_mean_.copy(), lag_cov=self.lag_cov_.copy())
+        return params
 
     def set_learned_params(self, params):
         """Set the arrays of :meth:`get_learned_params` (the orders are the lengths of "a" and "b"); the model then
-        counts as fitted. An empty dict leaves it unfitted."""
+        counts as fitted. An empty dict leaves it unfitted. "lag_mean" and "lag_cov" may be absent (a model file
+        written before the ARX kept them): a short past is then filled with the training means."""
         if isinstance(params, dict) and not params:
             self.fitted = False
             return self
         dy, du = self.spec.dim_y, self.spec.dim_u
-        names = ("a", "b", "c", "noise_var", "y_mean", "u_mean")
-        if not isinstance(params, dict) or set(params) != set(names):
-            raise ValueError(f"params: expected an empty dict or one with keys {sorted(names)}")
+        names, lag_names = ("a", "b", "c", "noise_var", "y_mean", "u_mean"), ("lag_mean", "lag_cov")
+        if not isinstance(params, dict) or set(params) not in (set(names), set(names + lag_names)):
+            raise ValueError(f"params: expected an empty dict or one with keys {sorted(names)} (and optionally "
+                             f"{list(lag_names)})")
         a, b, c, noise_var, y_mean, u_mean = (np.array(params[name], dtype=np.float64) for name in names)
         for name, value, ok in (("a", a, a.ndim == 3 and a.shape[1:] == (dy, dy)),
                                 ("b", b, b.ndim == 3 and b.shape[1:] == (dy, du)),
@@ -214,6 +280,15 @@ class ARX(LinearBaseline):
         self.theta_ = np.ascontiguousarray(np.concatenate([a.transpose(1, 0, 2).reshape(dy, na * dy),
                                                            b.transpose(1, 0, 2).reshape(dy, nb * du), c[:, None]],
                                                           axis=1).T)
+        self.lag_mean_ = self.lag_cov_ = None
+        if "lag_mean" in params:
+            p = na * dy + max(nb - 1, 0) * du
+            lag_mean, lag_cov = (np.array(params[name], dtype=np.float64) for name in lag_names)
+            for name, value, shape in (("lag_mean", lag_mean, (p,)), ("lag_cov", lag_cov, (p, p))):
+                if value.shape != shape or not np.all(np.isfinite(value)):
+                    raise ValueError(f"params[{name!r}]: expected a finite array of shape {shape} for na = {na}, "
+                                     f"nb = {nb}, got shape {value.shape}")
+            self.lag_mean_, self.lag_cov_ = lag_mean, lag_cov
         self.na_, self.nb_ = na, nb
         self.noise_var_, self.y_mean_, self.u_mean_ = noise_var, y_mean, u_mean
         self.fitted = True
@@ -310,6 +385,7 @@ class ARX(LinearBaseline):
         all_y = np.concatenate([y_i for y_i, _ in data])
         all_u = np.concatenate([u_i for _, u_i in data])
         self.y_mean_, self.u_mean_ = all_y.mean(axis=0), all_u.mean(axis=0)
+        self.lag_mean_, self.lag_cov_ = lag_statistics(data, *best)
         self.fitted = True
         self._remember_tail(data)
         return self._attach_scaling()
@@ -340,14 +416,23 @@ class ARX(LinearBaseline):
         rng = np.random.default_rng(check.seed(seed))
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         y_past, u_past, origin = self._past_or_tail(y_past, u_past)
+        du, n_u = self.spec.dim_u, max(nb - 1, 0)
         y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
-        u_hist = self._past(u_past, "u_past", self.spec.dim_u, max(nb - 1, 0), self.u_mean_)
-        lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
-        inputs = np.broadcast_to(np.concatenate([u_hist, u_future]), (num_samples, len(u_hist) + len(u_future),
-                                                                      self.spec.dim_u))
+        u_hist = self._past(u_past, "u_past", du, n_u, self.u_mean_)
+        seen_y = 0 if y_past is None else min(len(y_past), na)
+        seen_u = 0 if u_past is None or du == 0 else min(len(u_past), n_u)
+        if self.lag_mean_ is not None and (seen_y < na or (du and seen_u < n_u)):  # a short past: completed
+            y_hist, u_hist, lags, u_starts = complete_lags(y_hist[na - seen_y:], u_hist[n_u - seen_u:], na, nb,
+                                                           self.lag_mean_, self.lag_cov_, num_samples, rng)
+            y_hist = y_hist[::-1]  # time order, as the seen past's
+        else:  # the lags seen (or, from a model file without the lag statistics, the training means where not)
+            lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
+            u_starts = np.broadcast_to(u_hist, (num_samples,) + u_hist.shape)
+        inputs = np.concatenate([u_starts, np.broadcast_to(u_future, (num_samples,) + u_future.shape)], axis=1)
         noise = np.sqrt(self.noise_var_) * rng.standard_normal((num_samples, len(u_future), dy))
         means, outputs = arx_simulate(self.theta_, na, nb, lags, inputs, noise)
-        exact = arx_simulate(self.theta_, na, nb, lags[:1], inputs[:1])[0]  # the noise-free run: the exact mean
+        exact = arx_simulate(self.theta_, na, nb, y_hist[::-1][None],  # the noise-free run: the exact mean
+                             np.concatenate([u_hist, u_future])[None])[0]
         means += exact - means.mean(axis=0)
         outputs += exact - outputs.mean(axis=0)
         return self._forecast_result(means, outputs, self.noise_var_.copy(), origin or "training means")
