@@ -17,7 +17,8 @@ scored as research/defaults_check.py scores its cells (causal, simulate, envi).
 * ``short_sine``: y' = 0.8 y + sin(2 u) + 0.02 e, 300 steps (150 train).
 * ``drifting_gain``: y' = 0.85 y + g_t u + 0.02 e, the gain g_t drifting as 1 + 0.3 sin(2 pi t / 700).
 
-Run: python research/fresh_plants.py OUT.jsonl [--seeds 0 ...] [--data name ...]; --summary OUT prints the ratios.
+Run: python research/fresh_plants.py OUT.jsonl [--seeds 0 ...] [--data name ...] [--models arx ...]; ``OUT [OUT ...]
+--summary`` prints the ratios (a later file's row replacing an earlier one's).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -134,11 +135,13 @@ def dataset(name):
     return gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
 
 
-def summary(out):
-    """Per plant and seed: the default's causal and simulate RMSE over the better linear model's."""
-    with open(out) as f:
-        rows = [json.loads(line) for line in f]
+def summary(outs):
+    """Per plant and seed: the default's causal and simulate RMSE over the better linear model's, from the row files
+    ``outs`` (a later file's row replacing an earlier one's of the same plant, seed and model); then the counts of
+    the targets over every (plant, seed)."""
+    rows = list({(r["data"], r["seed"], r["model"]): r for out in outs for r in map(json.loads, open(out))}.values())
     linear = {(r["data"], r["model"]): r for r in rows if r["model"] != "odgpssm"}
+    ratios = []
     print("plant            seed   causal: GP   ARX    LGSSM  ratio   simulate: GP  ARX    LGSSM  ratio   floor  kept")
     for r in (r for r in rows if r["model"] == "odgpssm"):
         a, l = linear.get((r["data"], "arx")), linear.get((r["data"], "lgssm"))
@@ -149,27 +152,35 @@ def summary(out):
             cells.append(f"{r[p]:.4f} {a[p]:.4f} {l[p]:.4f} {r[p] / min(a[p], l[p]):6.3f}")
         sel = r["selection"]
         print(f"{r['data']:<16} {r['seed']:>4}   {'   '.join(cells)}   {sel['floor']['kind']:<6} {sel['gp_part']}")
+        ratios.append([r[p] / min(a[p], l[p]) for p in ("causal", "simulate")])
+    ratios = np.array(ratios).reshape(-1, 2)
+    print(f"fits: {len(ratios)}; causal <= 1.02: {np.sum(ratios[:, 0] <= 1.02)}, causal >= 10 % better: "
+          f"{np.sum(ratios[:, 0] <= 0.9)}, simulate <= 1: {np.sum(ratios[:, 1] <= 1.0)}; geometric means "
+          f"{np.exp(np.mean(np.log(ratios[:, 0]))):.3f} causal, {np.exp(np.mean(np.log(ratios[:, 1]))):.3f} simulate")
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="+", help="the rows' file (for --summary: one or more)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--data", nargs="+", default=list(PLANTS))
+    parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         return summary(args.out)
-    done = done_keys(args.out, "data", "seed", "model")
+    out = args.out[0]
+    done = done_keys(out, "data", "seed", "model")
     commit = head_commit()
     for seed in args.seeds:
         for name in args.data:
             ds = dataset(name)
             for kind, model in models(ds, seed).items():
-                if (name, seed, kind) in done or (kind != "odgpssm" and (name, 0, kind) in done):
+                linear_done = kind != "odgpssm" and (name, 0, kind) in done  # the linear models: one row each
+                if kind not in args.models or (name, seed, kind) in done or linear_done:
                     continue
                 row = fitted_row(name, ds, seed, kind, model, commit)
-                with open(args.out, "a") as f:
+                with open(out, "a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate")}), flush=True)
 

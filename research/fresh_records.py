@@ -5,7 +5,8 @@ check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (se
 ``LGSSM(dim_x="auto")`` are fitted to the first half and scored on the second under causal and simulate. No choice
 is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
 
-Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...];
+Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...]
+[--models arx ...];
 ``OUT [OUT ...] --summary [--record 5 ...]`` prints the Markdown table of those records from those files, and
 ``--kept`` instead how often the selection kept a GP part, by the floor's kind and state dimension. This script is
 the research record's; nothing in the package imports it.
@@ -36,7 +37,7 @@ def record(name, r):
     return gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
 
 
-def run(out, r, names=NAMES):
+def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm")):
     done = done_keys(out, "data", "model", "record")
     commit = head_commit()
     for name in names:
@@ -44,7 +45,7 @@ def run(out, r, names=NAMES):
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
         for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du)),
                             ("odgpssm", gp.ODGPSSM(dim_y=dy, dim_u=du, seed=0))):
-            if (name, kind, r) in done:
+            if (name, kind, r) in done or kind not in models:
                 continue
             start = time.perf_counter()
             model.fit(ds.y_train, ds.u_train)
@@ -125,10 +126,11 @@ if __name__ == "__main__":
     parser.add_argument("--record", type=int, nargs="+", default=[5],
                         help="the record to run (the first given), or the records to summarise")
     parser.add_argument("--data", nargs="+", default=NAMES)
+    parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--kept", action="store_true")
     args = parser.parse_args()
     if args.summary or args.kept:
         (kept if args.kept else summary)(args.out, args.record)
     else:
-        run(args.out[0], args.record[0], args.data)
+        run(args.out[0], args.record[0], args.data, args.models)

@@ -6,8 +6,9 @@ trains (the data are the same for every seed). The default ODGPSSM (each seed) b
 at their defaults on the same training half (they draw no random numbers: one row each), scored by the causal and
 simulate protocols. One JSON line per (data, model, seed), resumable.
 
-Run: python research/unseen_plants.py OUT.jsonl [--data name ...] [--seeds 0 1 ...]; ``--summary`` prints the
-Markdown table of OUT (docs/results/unseen_plants_n.md for the current default: means over the seeds run).
+Run: python research/unseen_plants.py OUT.jsonl [--data name ...] [--seeds 0 1 ...] [--models arx ...]; ``OUT
+[OUT ...] --summary`` prints the Markdown table of those files, a later file's row replacing an earlier one's
+(docs/results/unseen_plants_n.md for the current default: means over the seeds run).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -111,11 +112,13 @@ SYSTEMS = {f.__name__: f for f in (delay12, mimo_linear, deadzone_backlash, van_
                                      saturating_sensor)}
 
 
-def summary(out):
-    """The Markdown table of the rows in ``out``: each protocol's standardised RMSE and the ratio of the default
-    ODGPSSM's to the better linear model's."""
+def summary(outs):
+    """The Markdown table of the rows in the files ``outs`` (a later file's row replacing an earlier one's of the
+    same plant, model and seed): each protocol's standardised RMSE and the ratio of the default ODGPSSM's to the
+    better linear model's."""
+    rows = {(r["data"], r["model"], r.get("seed", 0)): r for out in outs for r in map(json.loads, open(out))}
     by = {}
-    for r in map(json.loads, open(out)):
+    for r in rows.values():
         by.setdefault(r["data"], {}).setdefault(r["model"], []).append(r)
     lines = ["Standardised RMSE on the test half, ODGPSSM's the mean over the seeds run; ratio: ODGPSSM over the "
              "better of ARX and LGSSM (below 1: ODGPSSM better).", "",
@@ -138,15 +141,17 @@ def summary(out):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("out")
+    parser.add_argument("out", nargs="+", help="the rows' file (for --summary: one or more)")
     parser.add_argument("--data", nargs="+", default=list(SYSTEMS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     if args.summary:
         summary(args.out)
         return
-    done = done_keys(args.out, "data", "model", "seed", missing=0)
+    out = args.out[0]
+    done = done_keys(out, "data", "model", "seed", missing=0)
     commit = head_commit()
     for name in args.data:
         y, u = SYSTEMS[name](np.random.default_rng(2026))
@@ -155,7 +160,7 @@ def main():
         cells = [("arx", 0, gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", 0, gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du))]
         cells += [("odgpssm", seed, gp.ODGPSSM(dim_y=dy, dim_u=du, seed=seed)) for seed in args.seeds]
         for kind, seed, model in cells:
-            if (name, kind, seed) in done:
+            if (name, kind, seed) in done or kind not in args.models:
                 continue
             start = time.perf_counter()
             model.fit(ds.y_train, ds.u_train)
@@ -166,7 +171,7 @@ def main():
                 row["selection"] = selection_row(model.selection_)
             for protocol in ("causal", "simulate"):
                 row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
-            with open(args.out, "a") as f:
+            with open(out, "a") as f:
                 f.write(json.dumps(row) + "\n")
             print(name, kind, seed, {p: round(row[p], 4) for p in ("causal", "simulate")},
                   f"{row['fit_seconds']:.0f} s",
