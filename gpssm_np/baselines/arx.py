@@ -35,10 +35,10 @@ the training data, as the GP models' do. A past shorter than the lags (``y_past`
 ``u_past`` with fewer than nb - 1, as the simulate protocol's 5 outputs give an ARX of more lags) is completed by
 :func:`complete_lags`: the missing lags are drawn, one draw per sample, from their Gaussian given the lags that were
 seen, under the mean and covariance of the lag vector over the training rows (``lag_mean``, ``lag_cov``), and the
-noise-free run starts from its mean, the least-squares estimate of the missing lags from the seen ones. That is
-the Kalman filter of the ARX's observer form from its stationary prior (``arx_state_space.py``; the start the GP
-models' ARX floor has), written for the lags the ARX keeps; a model file without these statistics fills the missing
-lags with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
+noise-free run starts from its mean, the best linear estimate of the missing lags from the seen ones under the
+training data's second moments: the part the stationary prior and the Kalman filter over the outputs read play for
+the LGSSM and for the GP models' ARX floor (its observer form, ``arx_state_space.py``). A model file without these
+statistics fills the missing lags with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
 ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
 The fitted arrays (:meth:`ARX.get_learned_params`, what a model file keeps) are the coefficients A_i, B_j, c,
@@ -159,7 +159,6 @@ def complete_lags(y_past, u_past, na, nb, lag_mean, lag_cov, num_samples, rng):
         w, V = np.linalg.eigh(0.5 * (cov + cov.T))
         root = V * np.sqrt(np.clip(w, 0.0, None))
         draws[:, missing] = z[missing] + rng.standard_normal((num_samples, len(w))) @ root.T
-        draws[:, observed] = z[observed]
 
     def split(v):
         lags = v[..., :na * dy].reshape(v.shape[:-1] + (na, dy))
