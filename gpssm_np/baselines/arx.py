@@ -38,8 +38,8 @@ seen, under the mean and covariance of the lag vector over the training rows (``
 noise-free run starts from its mean, the best linear estimate of the missing lags from the seen ones under the
 training data's second moments: the part the stationary prior and the Kalman filter over the outputs read play for
 the LGSSM and for the GP models' ARX floor (its observer form, ``arx_state_space.py``). A model file without these
-statistics fills the missing lags with the training means. The ARX has no latent state: ``has_latent_state = False``, and ``q_x0`` and
-``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
+statistics fills the missing lags with the training means. The ARX has no latent state: ``has_latent_state =
+False``, and ``q_x0`` and ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
 The fitted arrays (:meth:`ARX.get_learned_params`, what a model file keeps) are the coefficients A_i, B_j, c,
 sigma^2, the training means, and the lag vector's mean and covariance that complete a short past; the orders are
