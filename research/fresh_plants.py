@@ -18,7 +18,7 @@ scored as research/defaults_check.py scores its cells (causal, simulate, envi).
 * ``drifting_gain``: y' = 0.85 y + g_t u + 0.02 e, the gain g_t drifting as 1 + 0.3 sin(2 pi t / 700).
 
 Run: python research/fresh_plants.py OUT.jsonl [--seeds 0 ...] [--data name ...] [--models arx ...]; ``OUT [OUT ...]
---summary`` prints the ratios (a later file's row replacing an earlier one's).
+--summary`` prints the Markdown table (a later file's row replacing an earlier one's).
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -27,6 +27,7 @@ import json
 import numpy as np
 
 import gpssm_np as gp
+import unseen_plants
 from defaults_check import fitted_row, models
 from rows import done_keys, head_commit
 
@@ -136,27 +137,8 @@ def dataset(name):
 
 
 def summary(outs):
-    """Per plant and seed: the default's causal and simulate RMSE over the better linear model's, from the row files
-    ``outs`` (a later file's row replacing an earlier one's of the same plant, seed and model); then the counts of
-    the targets over every (plant, seed)."""
-    rows = list({(r["data"], r["seed"], r["model"]): r for out in outs for r in map(json.loads, open(out))}.values())
-    linear = {(r["data"], r["model"]): r for r in rows if r["model"] != "odgpssm"}
-    ratios = []
-    print("plant            seed   causal: GP   ARX    LGSSM  ratio   simulate: GP  ARX    LGSSM  ratio   floor  kept")
-    for r in (r for r in rows if r["model"] == "odgpssm"):
-        a, l = linear.get((r["data"], "arx")), linear.get((r["data"], "lgssm"))
-        if a is None or l is None:
-            continue
-        cells = []
-        for p in ("causal", "simulate"):
-            cells.append(f"{r[p]:.4f} {a[p]:.4f} {l[p]:.4f} {r[p] / min(a[p], l[p]):6.3f}")
-        sel = r["selection"]
-        print(f"{r['data']:<16} {r['seed']:>4}   {'   '.join(cells)}   {sel['floor']['kind']:<6} {sel['gp_part']}")
-        ratios.append([r[p] / min(a[p], l[p]) for p in ("causal", "simulate")])
-    ratios = np.array(ratios).reshape(-1, 2)
-    print(f"fits: {len(ratios)}; causal <= 1.02: {np.sum(ratios[:, 0] <= 1.02)}, causal >= 10 % better: "
-          f"{np.sum(ratios[:, 0] <= 0.9)}, simulate <= 1: {np.sum(ratios[:, 1] <= 1.0)}; geometric means "
-          f"{np.exp(np.mean(np.log(ratios[:, 0]))):.3f} causal, {np.exp(np.mean(np.log(ratios[:, 1]))):.3f} simulate")
+    """The Markdown table of the row files ``outs`` (``unseen_plants.summary`` for these plants)."""
+    unseen_plants.summary(outs, list(PLANTS))
 
 
 def main():

@@ -112,10 +112,10 @@ SYSTEMS = {f.__name__: f for f in (delay12, mimo_linear, deadzone_backlash, van_
                                      saturating_sensor)}
 
 
-def summary(outs):
+def summary(outs, names=tuple(SYSTEMS)):
     """The Markdown table of the rows in the files ``outs`` (a later file's row replacing an earlier one's of the
-    same plant, model and seed): each protocol's standardised RMSE and the ratio of the default ODGPSSM's to the
-    better linear model's."""
+    same plant, model and seed) for the plants ``names``: each protocol's standardised RMSE and the ratio of the
+    default ODGPSSM's (mean over its seeds) to the better linear model's."""
     rows = {(r["data"], r["model"], r.get("seed", 0)): r for out in outs for r in map(json.loads, open(out))}
     by = {}
     for r in rows.values():
@@ -124,7 +124,7 @@ def summary(outs):
              "better of ARX and LGSSM (below 1: ODGPSSM better).", "",
              "| plant | seeds | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
              "| GP part kept | fit s | code |", "|---" * 13 + "|"]
-    for name in SYSTEMS:
+    for name in names:
         m = by.get(name, {})
         if len(m) < 3:
             continue
