@@ -105,6 +105,25 @@ def fitted_row(name, ds, seed, kind, model, commit):
     return row
 
 
+def run_cells(out, seeds, names, kinds, dataset=dataset, linear_once=False):
+    """Fit and score every (data, seed, model) of ``names`` x ``seeds`` x ``kinds`` (of :func:`models`) without a
+    row in ``out``, appending each row as it is computed (resumable); ``dataset``: name -> Dataset. ``linear_once``:
+    the linear models only with seed 0 (they draw no random numbers; one row per data set)."""
+    done = done_keys(out, "data", "seed", "model")
+    commit = head_commit()
+    for seed in seeds:
+        for name in names:
+            ds = dataset(name)
+            for kind, model in models(ds, seed).items():
+                if kind not in kinds or (name, seed, kind) in done or (linear_once and kind != "odgpssm" and seed):
+                    continue
+                row = fitted_row(name, ds, seed, kind, model, commit)
+                with open(out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate", "fit_seconds")}),
+                      flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -112,19 +131,7 @@ def main():
     parser.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
     parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     args = parser.parse_args()
-    done = done_keys(args.out, "data", "seed", "model")
-    commit = head_commit()
-    for seed in args.seeds:
-        for name in args.data:
-            ds = dataset(name)
-            for kind, model in models(ds, seed).items():
-                if kind not in args.models or (name, seed, kind) in done:
-                    continue
-                row = fitted_row(name, ds, seed, kind, model, commit)
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
-                print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate", "fit_seconds")}),
-                      flush=True)
+    run_cells(args.out, args.seeds, args.data, args.models)
 
 
 if __name__ == "__main__":

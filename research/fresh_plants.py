@@ -22,14 +22,12 @@ Run: python research/fresh_plants.py OUT.jsonl [--seeds 0 ...] [--data name ...]
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
-import json
 
 import numpy as np
 
 import gpssm_np as gp
 import unseen_plants
-from defaults_check import fitted_row, models
-from rows import done_keys, head_commit
+from defaults_check import run_cells
 
 
 def held_inputs(rng, T, dim, low, high, hold):
@@ -151,20 +149,7 @@ def main():
     args = parser.parse_args()
     if args.summary:
         return summary(args.out)
-    out = args.out[0]
-    done = done_keys(out, "data", "seed", "model")
-    commit = head_commit()
-    for seed in args.seeds:
-        for name in args.data:
-            ds = dataset(name)
-            for kind, model in models(ds, seed).items():
-                linear_done = kind != "odgpssm" and (name, 0, kind) in done  # the linear models: one row each
-                if kind not in args.models or (name, seed, kind) in done or linear_done:
-                    continue
-                row = fitted_row(name, ds, seed, kind, model, commit)
-                with open(out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
-                print(json.dumps({k: row[k] for k in ("data", "seed", "model", "causal", "simulate")}), flush=True)
+    run_cells(args.out[0], args.seeds, args.data, args.models, dataset, linear_once=True)
 
 
 if __name__ == "__main__":
