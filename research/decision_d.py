@@ -16,7 +16,6 @@ import math
 import time
 
 import gpssm_np as gp
-from gpssm_np.models.default_fit import DefaultFit, Plan
 from gpssm_np.models.floor import choose_floor
 
 from defaults_check import decision_cli, held_out_cuts
@@ -29,7 +28,7 @@ def floor_form(model, ds):
     sc = model.scaling_
     ys, us = [sc.y_to_model(ds.y_train)], [sc.u_to_model(ds.u_train)]
     other = copy.deepcopy(model)
-    DefaultFit(other, Plan()).start(other, choose_floor(ys, us).model, ys, us, 0, gp_share=0.0)
+    other.start_from_floor(choose_floor(ys, us).model, ys, us, 0, gp_share=0.0)
     return other
 
 

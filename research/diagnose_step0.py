@@ -1,9 +1,9 @@
 """How the selection's step 0 compares with the floor it stands for (decision T's diagnostic): on each training half
 (seed 0; the selection cut to one step; stage 3b off; no test half is read), the first step-size candidate's
 step-0 window errors (the warm start, GP share 0.5, forecast by the particle filter) beside the exact floor form
-(``DefaultFit.start`` with ``gp_share`` 0: A = 0, the Kalman forecast) of each fold run on the same windows and with
-the same seeds. One JSON line per set: the floor, the number of windows, both means, their ratio and the paired t
-of the particle errors over the exact ones (``training.paired_t``).
+(``GPSSM.start_from_floor`` with ``gp_share`` 0: A = 0, the Kalman forecast) of each fold run on the same windows
+and with the same seeds. One JSON line per set: the floor, the number of windows, both means, their ratio and the
+paired t of the particle errors over the exact ones (``training.paired_t``).
 
 Run: python research/diagnose_step0.py OUT.jsonl name [name ...]
 This script is the research record's; nothing in the package imports it.
@@ -41,7 +41,7 @@ def compare(name):
     for k, fold in enumerate(folds):  # the first candidate's runs come first, one per fold
         run_model, _, score = runs[k]
         as_floor = copy.deepcopy(run_model)
-        fit.start(as_floor, floor.refit(fold.ys, fold.us), fold.ys, fold.us, fit.seed + k, gp_share=0.0)
+        as_floor.start_from_floor(floor.refit(fold.ys, fold.us), fold.ys, fold.us, fit.seed + k, gp_share=0.0)
         exact += score.window_scores(as_floor)
     particle = record[0]["windows"][0]
     return {"data": name, "floor": floor.kind, "orders": floor.summary()["orders"], "windows": len(exact),

@@ -40,7 +40,7 @@ def test_windows_grow_at_equal_shares_of_the_budget_and_start_from_the_filtered_
     model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0)
     fit = DefaultFit(model, plan)
     floor = fit.floor(ys, us)
-    warm = fit.start(model, floor.model, ys, us, 0)
+    warm = model.start_from_floor(floor.model, ys, us, 0)
     run = fit.training_run(model, warm, ys, us, 0, {})
     seen = []
     for _ in range(9):
@@ -60,7 +60,7 @@ def test_a_resumed_run_continues_on_the_windows_it_had():
     def fresh():
         model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0)
         fit = DefaultFit(model, plan)
-        warm = fit.start(model, fit.floor(ys, us).model, ys, us, 0)
+        warm = model.start_from_floor(fit.floor(ys, us).model, ys, us, 0)
         return model, fit.training_run(model, warm, ys, us, 0, {})
 
     model, run = fresh()

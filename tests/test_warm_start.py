@@ -288,7 +288,7 @@ def test_smoothed_initial_states_start_each_window_from_the_floors_smoothed_stat
         assert isinstance(model.training_plan(), gp.Plan)
         pipeline = DefaultFit(model)
         floor = pipeline.floor([y], [u])
-        warm = pipeline.start(model, floor.model, [y], [u], 0)
+        warm = model.start_from_floor(floor.model, [y], [u], 0)
         run = pipeline.training_run(model, warm, [y], [u], 0, {})
         means, variances = getattr(warm, moments)(0, window_starts(400, 20, 1))
         np.testing.assert_array_equal(run.x0[0], means)

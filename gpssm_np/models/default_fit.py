@@ -89,7 +89,6 @@ from ..datasets.windowing import window_starts, windows
 from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
-from ..params import init_params
 from .._config import MAX_REJECTIONS
 from ..training_loop import GrowingRun
 from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guard_result, model_state, restore_model,
@@ -97,7 +96,6 @@ from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guar
 from .floor import FLOOR_KINDS, choose_floor
 from .guards import far_field_check, free_run_check
 from .training import ValidationScore, paired_t, widening_factors
-from .warm_start import floor_warm_start, initial_params
 
 
 @dataclass(frozen=True)
@@ -293,18 +291,6 @@ class DefaultFit:
                     ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
         return floor
 
-    def start(self, model, floor_model, ys, us, seed, gp_share=None):
-        """Set ``model``'s parameters to the warm start from the fitted ``floor_model`` on ``ys``, ``us``; returns
-        the :class:`warm_start.WarmStart`."""
-        rng = np.random.default_rng(seed)
-        params = init_params(model.spec, rng, **model.init_values)
-        start = floor_warm_start(floor_model, ys, us)
-        kwargs = {"lengthscale": model.init_values.get("lengthscale")}
-        if gp_share is not None:
-            kwargs["gp_share"] = gp_share
-        model.params = initial_params(model.spec, params, start, us, rng, **kwargs)
-        return start
-
     # -- stage 2 ---------------------------------------------------------------------------------------------
     def selection(self, floor, folds, saved=None):
         """The lockstep fold runs; returns (runs, record): one (model, AdamRun, score) per fold and the list of
@@ -318,7 +304,7 @@ class DefaultFit:
             for k, fold in enumerate(folds):
                 model = copy.deepcopy(self.model)
                 model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
-                warm = self.start(model, starts[k], fold.ys, fold.us, self.seed + k)
+                warm = model.start_from_floor(starts[k], fold.ys, fold.us, self.seed + k)
                 later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
                 score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
                                                    num_samples=plan.num_samples, seed=self.seed)
@@ -430,9 +416,9 @@ class DefaultFit:
         model, plan = self.model, self.plan
         model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
         if not steps:
-            self.start(model, floor.model, ys, us, self.seed, gp_share=0.0)
+            model.start_from_floor(floor.model, ys, us, self.seed, gp_share=0.0)
             return
-        warm = self.start(model, floor.model, ys, us, self.seed)
+        warm = model.start_from_floor(floor.model, ys, us, self.seed)
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
@@ -457,7 +443,7 @@ class DefaultFit:
         """A copy of the model with the ``floor``'s zero-residual parameters on ``ys``, ``us`` (A = 0): what stage 4
         falls back to, and what its guards compare the refitted model with."""
         as_floor = copy.deepcopy(self.model)
-        self.start(as_floor, floor.model, ys, us, self.seed, gp_share=0.0)
+        as_floor.start_from_floor(floor.model, ys, us, self.seed, gp_share=0.0)
         return as_floor
 
     def guards(self, floor, ys, us):

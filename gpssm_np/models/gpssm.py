@@ -32,7 +32,7 @@ from .training import REFITS, BlockPlan, block_fit, check_average, check_switch
 from . import default_fit
 from .default_fit import DefaultFit, Plan
 from .floor import FLOOR_KINDS
-from .warm_start import WARM_START_SETS, floor_warm_start, initial_params, zero_residual_variance
+from .warm_start import GP_SHARE, WARM_START_SETS, floor_warm_start, initial_params, zero_residual_variance
 
 #: The two configurations of the GP models. ``"default"``: the linear mean, the linear floor chosen by every fit
 #: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
@@ -158,10 +158,7 @@ class GPSSM(GradientTrainedModel):
         kl_weights(kl_weighting, 1, 1)  # validates the name
         self.kl_weighting = kl_weighting
         self.recognition = make_recognition(recognition, spec, recognition_options)
-        rng = np.random.default_rng(seed)
-        self.params = init_params(spec, rng, **init_values)
-        if self.recognition is not None:
-            self.params.update(self.recognition.init_params(rng))
+        self.params = self._drawn_params(np.random.default_rng(seed))
 
     def get_config(self):
         """Constructor arguments as plain JSON types: ``type(model)(**model.get_config())`` rebuilds the model
@@ -402,20 +399,34 @@ class GPSSM(GradientTrainedModel):
         ``ys``, ``us``: the floor's own model on the data it was chosen on, else its kind and orders refitted) or
         the random initialisation, from ``seed``; returns the per-window initial states (mean (W, d_x), var (W, d_x))
         of the windows of ``ys`` (None when q(x0) is the model's own)."""
-        rng = np.random.default_rng(seed)
-        params = init_params(self.spec, rng, **self.init_values)
-        if self.recognition is not None:
-            params.update(self.recognition.init_params(rng))
         if self.init == "random":
-            self.params = params
+            self.params = self._drawn_params(np.random.default_rng(seed))
             return None
         floor, chosen_on = self._floor
-        start = floor_warm_start(floor.model if ys is chosen_on else floor.refit(ys, us), ys, us)
-        self.params = initial_params(self.spec, params, start, us, rng, lengthscale=self.init_values.get("lengthscale"))
+        start = self.start_from_floor(floor.model if ys is chosen_on else floor.refit(ys, us), ys, us, seed)
         if self.initial_state == "shared":
             return None
         moments = [start.initial_states(i, window_starts(len(y), seq_len, stride)) for i, y in enumerate(ys)]
         return np.concatenate([m for m, _ in moments]), np.concatenate([v for _, v in moments])
+
+    def _drawn_params(self, rng):
+        """The random initialisation (``params.init_params``, and a recognition network's) drawn from ``rng``."""
+        params = init_params(self.spec, rng, **self.init_values)
+        if self.recognition is not None:
+            params.update(self.recognition.init_params(rng))
+        return params
+
+    def start_from_floor(self, floor_model, ys, us, seed, gp_share=GP_SHARE):
+        """Set the parameters to the warm start from the fitted linear ``floor_model`` on ``ys``, ``us``
+        (``warm_start.initial_params``; ``gp_share`` 0: the floor itself, with a zero GP residual), the parameters it
+        does not set drawn from ``seed`` as :meth:`_drawn_params` draws them; returns the
+        :class:`warm_start.WarmStart`."""
+        rng = np.random.default_rng(seed)
+        params = self._drawn_params(rng)
+        start = floor_warm_start(floor_model, ys, us)
+        self.params = initial_params(self.spec, params, start, us, rng, gp_share=gp_share,
+                                     lengthscale=self.init_values.get("lengthscale"))
+        return start
 
     def increase_jitter(self):
         """Multiply the jitter of K(Z, Z) by 10 after a failed Cholesky; False once it would exceed MAX_JITTER."""
