@@ -23,6 +23,14 @@ def seed(value, name="seed"):
     return non_negative_int(value, name)
 
 
+def unused_particle_options(num_particles, seed_value):
+    """Check the particle filter's ``num_particles`` (None or a positive integer) and ``seed`` where an exact filter
+    (Kalman, ARX) takes them for the common surface and does not use them: a bad value is refused all the same."""
+    if num_particles is not None:
+        positive_int(num_particles, "num_particles")
+    seed(seed_value)
+
+
 def positive_float(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
@@ -59,9 +67,20 @@ def keywords(values, constructor=None, allowed=(), owner=None):
     return values
 
 
+def _rectangular(x, name):
+    """``x`` as an array; nested lists of unequal lengths (which NumPy refuses) are a ValueError naming ``name``."""
+    if isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.asarray(x)
+    except ValueError:
+        raise ValueError(f"{name}: expected an array of shape (T, d) (rows of equal length), got nested sequences of "
+                         "unequal lengths") from None
+
+
 def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
     """``x`` as a float64 array with a number of dimensions in ``ndims`` and only finite values."""
-    raw = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    raw = _rectangular(x, name)
     if raw.dtype.kind not in "biuf":
         raise ValueError(f"{name}: expected a real numeric array, got dtype {raw.dtype} ({type(x).__name__})")
     arr = raw.astype(np.float64, copy=False)
@@ -96,7 +115,7 @@ def columns(x, dim, name):
     """``x`` unchanged, or a one-dimensional ``x`` (T,) as the column (T, 1) when ``dim`` = 1 (one output or one
     input, as scikit-learn takes a 1-D y); a 1-D ``x`` for ``dim`` > 1 is ambiguous and raises ValueError. The
     caller checks dtype and values (``finite_array``)."""
-    if x is None or np.ndim(x) != 1:
+    if x is None or np.ndim(_rectangular(x, name)) != 1:
         return x
     if dim != 1:
         raise ValueError(f"{name}: a one-dimensional array is one channel, but the model has {dim} (expected shape "

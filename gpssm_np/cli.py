@@ -155,7 +155,9 @@ def cmd_fit(args):
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
-    epochs = args.epochs or (70 if args.settings == "authors" else None)  # the authors' loop: 70 epochs by default
+    epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
+    if epochs is None and args.settings == "authors":
+        epochs = 70  # the authors' loop: 70 epochs by default
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
     steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps
@@ -218,7 +220,9 @@ def cmd_forecast(args):
     if not 0 <= args.start < len(ds.y_test):
         raise ValueError(f"--start: expected an index into the test half (0..{len(ds.y_test) - 1}), got {args.start}")
     remaining = len(ds.y_test) - args.start
-    if not 1 <= args.steps <= remaining:
+    if args.steps < 1:
+        raise ValueError(f"--steps: expected a positive number of steps to forecast, got {args.steps}")
+    if args.steps > remaining:
         raise ValueError(f"--steps: the test half of {ds.name} has {remaining} steps from --start {args.start} "
                          f"on (its length is {len(ds.y_test)}), got --steps {args.steps}; lower --steps or --start")
     steps = args.steps

@@ -76,6 +76,9 @@ from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_
                             EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
 from .units import SCALING_FIELDS, UNITS, Scaling
 
+#: The keyword arguments ``GradientTrainedModel.filter`` passes on to ``filtering.particle_filter``.
+FILTER_OPTIONS = ("proposal", "ess_threshold", "store_particles")
+
 
 class StateSpaceModel(ConstructorArguments, abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
@@ -506,6 +509,7 @@ class GradientTrainedModel(StateSpaceModel):
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal defaults
         to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf". A model that
         is linear Gaussian may filter exactly instead (``GPSSM._filter``: the result's proposal is then "kalman")."""
+        check.keywords(kwargs, GradientTrainedModel.filter, FILTER_OPTIONS, owner=f"{type(self).__name__}.filter")
         result = self._filter(self.filter_transition(), self._y_to_model(y), self._u_to_model(u), num_particles, seed,
                               init_window, **kwargs)
         if self.scaling_ is None:

@@ -82,11 +82,8 @@ class GPSSMSpec:
 
     def __post_init__(self):
         for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-        if not isinstance(self.dim_u, (int, np.integer)) or self.dim_u < 0:
-            raise ValueError(f"dim_u: expected a non-negative integer, got {self.dim_u!r}")
+            check.positive_int(getattr(self, name), name)  # a bool is refused too, though Python counts it an int
+        check.non_negative_int(self.dim_u, "dim_u")
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
         if not (isinstance(self.jitter, (float, int)) and 0 < self.jitter < 1):

@@ -142,11 +142,11 @@ def test_arx_completes_a_short_past_by_regression_on_the_seen_lags():
     m = ARX(na=4, nb=4, standardize=False).fit(y, u)
     rows = arx_regressors(y, u, 4, 4, 4)
     z = np.concatenate([rows[:, :4], rows[:, 5:8]], axis=1)  # y_{t-1..t-4}, u_{t-1..t-3}
-    seen = np.array([True, False, False, False, True, True, False])  # one output and two inputs read
+    seen = np.array([True, False, False, False, True, False, False])  # one output and one input read
     design = np.concatenate([np.ones((len(z), 1)), z[:, seen]], axis=1)
     coef = np.linalg.lstsq(design, z[:, ~seen], rcond=None)[0]
-    y_past, u_past = y[99:100], u[98:100]
-    z_seen = np.array([y_past[0, 0], u_past[1, 0], u_past[0, 0]])
+    y_past, u_past = y[99:100], u[99:100]
+    z_seen = np.array([y_past[0, 0], u_past[0, 0]])
     completed = np.empty(7)
     completed[seen], completed[~seen] = z_seen, np.concatenate([[1.0], z_seen]) @ coef
     lags, inputs = completed[:4].reshape(1, 4, 1), completed[4:][::-1].reshape(1, 3, 1)
@@ -154,6 +154,10 @@ def test_arx_completes_a_short_past_by_regression_on_the_seen_lags():
     fc = m.forecast(u[100:130], y_past=y_past, u_past=u_past, num_samples=400, seed=0)
     np.testing.assert_allclose(fc.mean, expected, rtol=0, atol=1e-9)
     assert fc.std[0, 0] ** 2 > 1.2 * m.noise_var_[0]  # the missing lags' spread is in the samples
+    with pytest.raises(ValueError, match="u_past: expected shape"):  # a past is one record: as long in y and u
+        m.forecast(u[100:130], y_past=y_past, u_past=u[98:100])
+    with pytest.raises(ValueError, match="u_past: the model has dim_u = 1 inputs"):
+        m.forecast(u[100:130], y_past=y_past)
     full = m.forecast(u[100:130], y_past=y[:100], u_past=u[:100], num_samples=3, seed=0)
     old = ARX(na=4, nb=4, standardize=False).set_learned_params(
         {k: v for k, v in m.get_learned_params().items() if not k.startswith("lag_")})
@@ -394,3 +398,9 @@ def test_arx_paper_protocol_uses_the_causal_path(fitted, actuator):
 def test_arx_causal_rmse_on_actuator_matches_anchor(fitted, actuator):
     """research/anchors.md s1.6: ARX on actuator, 100-step windows, causal start: 0.634-0.657."""
     assert 0.58 < evaluate(fitted["arx"], actuator, "causal")["rmse"] < 0.70
+
+
+@pytest.mark.parametrize("cls", [ARX, LGSSM])
+def test_a_bad_output_dimension_is_named_as_given(cls):
+    with pytest.raises(ValueError, match="dim_y: expected a positive integer, got 0"):  # not the ARX's d_x
+        cls(dim_y=0)

@@ -71,7 +71,15 @@ def test_forecast_beyond_the_test_half_is_an_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--steps: the test half of gas_furnace has 8 steps from --start 140 on" in err and "got --steps 20" in err
     assert main(args + ["--steps", "0"]) == 2 and "--steps" in capsys.readouterr().err
+    assert main(args + ["--steps", "-5"]) == 2 and "expected a positive number" in capsys.readouterr().err
     assert not (tmp_path / "fc").exists()
+
+
+def test_fit_refuses_zero_epochs_rather_than_training_the_default_length(tmp_path, capsys):
+    out = tmp_path / "m.npz"
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--model", "dssm", "--epochs", "0",
+                 "--out", str(out)]) == 2
+    assert "epochs" in capsys.readouterr().err and not out.exists()
 
 
 @pytest.mark.parametrize("unbuffered", ["", "1"])

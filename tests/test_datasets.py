@@ -467,6 +467,17 @@ def test_nonlinear_simulators_reject_unknown_kinds():
         datasets.forced_oscillator(10, restoring="spring")
 
 
+@pytest.mark.parametrize("call, match", [
+    (lambda: datasets.cascaded_tanks(0), "T: expected a positive integer"),
+    (lambda: datasets.cascaded_tanks(2.5), "T: expected a positive integer"),
+    (lambda: datasets.random_linear_system(dim_x=0), "dim_x: expected a positive integer"),
+    (lambda: datasets.random_linear_system(noise_std=0.0), "noise_std: expected a positive"),
+])
+def test_simulators_name_a_bad_size(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
 def test_stirred_tank_reactor_starts_at_the_textbook_steady_state_and_its_gain_grows_with_temperature():
     # noise-free, T_c = 300 K and C_f = 1: the reactor stays at the literature's operating point (C = 0.8773
     # kmol/m^3, T_r = 324.5 K), where both balances vanish

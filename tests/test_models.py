@@ -97,6 +97,7 @@ def test_authors_initialisation():
         (dict(dim_x=2, dim_y=1, kl_weighting="none"), "kl_weighting"),
         (dict(dim_x=2, dim_y=1, mean_function="quadratic"), "mean_function"),
         (dict(dim_x=2, dim_y=1, seed=-1), "seed"),
+        (dict(dim_y=True), "dim_y: expected a positive integer"),  # a bool is an int to Python, not a dimension
     ],
 )
 def test_bad_constructor_arguments(kwargs, match):
@@ -115,6 +116,7 @@ def test_bad_constructor_arguments(kwargs, match):
         (np.zeros((0, 1)), np.zeros((0, 1)), "non-empty"),
         (np.zeros((1, 1, 5, 1)), np.zeros((5, 1)), "dimensions"),  # a 1-D y is one output (dim_y = 1)
         ("abc", np.zeros((5, 1)), "numeric"),
+        ([[0.0], [1.0, 2.0]] * 3, np.zeros((6, 1)), r"y: expected an array of shape \(T, d\) \(rows of equal"),
     ],
 )
 def test_bad_data_is_a_value_error(y, u, match):
@@ -163,3 +165,10 @@ def test_fit_increases_the_elbo_on_a_toy_system(objective, rng):
     assert len(model.history_) == 4 * 3  # 21 windows of 20 at stride 2 -> 3 batches of 8 per epoch
     assert after > before
     assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())
+
+
+def test_unknown_filter_options_are_named():
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4)
+    with pytest.raises(ValueError, match="bogus: unknown keyword argument of ODGPSSM.filter; expected one of y, u, "
+                                         "num_particles, seed, init_window, proposal"):
+        model.filter(np.zeros((5, 1)), np.zeros((5, 1)), bogus=1)

@@ -140,6 +140,17 @@ def test_online_filter_rejects_bad_input(fitted):
         model.online_filter(num_particles=0)
 
 
+@pytest.mark.parametrize("make", [lambda: gp.LGSSM(dim_x=2, num_iters=3), lambda: gp.ARX(na=2, nb=2)])
+def test_an_exact_online_filter_checks_the_particle_options_it_does_not_use(make):
+    y, u = plant(120)
+    model = make().fit(y, u)
+    with pytest.raises(ValueError, match="num_particles: expected a positive integer"):
+        model.online_filter(num_particles=-7)
+    with pytest.raises(ValueError, match="seed"):
+        model.online_filter(seed=-1)
+    model.online_filter(num_particles=None)  # None: the exact filter's own default
+
+
 def test_a_model_with_a_recognition_network_starts_from_its_prior():
     """DSSM: q(x0) needs a window of data, so the online filter starts from p(x0) = N(0, I) (or a given x0)."""
     y, u = plant(60)

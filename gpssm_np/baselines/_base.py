@@ -32,8 +32,8 @@ class LinearBaseline(StateSpaceModel):
 
     def __init__(self, dim_x, dim_y, dim_u, seed, standardize=True):
         super().__init__(seed, standardize)
-        self.spec = BaselineSpec(check.positive_int(dim_x, "dim_x"), check.positive_int(dim_y, "dim_y"),
-                                 check.non_negative_int(dim_u, "dim_u"))
+        dim_y = check.positive_int(dim_y, "dim_y")  # first: the ARX's dim_x is its dim_y
+        self.spec = BaselineSpec(check.positive_int(dim_x, "dim_x"), dim_y, check.non_negative_int(dim_u, "dim_u"))
         self.fitted = False
         self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on (model units), set by fit
 

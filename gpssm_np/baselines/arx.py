@@ -31,8 +31,9 @@ variance (sample variance + obs_var) is the exact variance of the simulated outp
 sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
 the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are): the point
 forecast carries no Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
-the training data, as the GP models' do. A past shorter than the lags (``y_past`` with fewer than na rows, or
-``u_past`` with fewer than nb - 1, as the simulate protocol's 5 outputs give an ARX of more lags) is completed by
+the training data, as the GP models' do; ``y_past`` and ``u_past`` are one record, of the same length, ending at
+the forecast's start. A past shorter than the lags (fewer than na rows, or than nb - 1 inputs, as the simulate
+protocol's 5 outputs give an ARX of more lags) is completed by
 :func:`complete_lags`: the missing lags are drawn, one draw per sample, from their Gaussian given the lags that were
 seen, under the mean and covariance of the lag vector over the training rows (``lag_mean``, ``lag_cov``), and the
 noise-free run starts from its mean, the best linear estimate of the missing lags from the seen ones under the
@@ -415,6 +416,8 @@ class ARX(LinearBaseline):
         rng = np.random.default_rng(check.seed(seed))
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         y_past, u_past, origin = self._past_or_tail(y_past, u_past)
+        if origin == "y_past":  # one past, its outputs and inputs of the same length, as the other models take it
+            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"))
         du, n_u = self.spec.dim_u, max(nb - 1, 0)
         y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
         u_hist = self._past(u_past, "u_past", du, n_u, self.u_mean_)
@@ -443,6 +446,7 @@ class ARX(LinearBaseline):
         :meth:`ARXOnlineFilter.state`). ``num_particles`` and ``seed`` are accepted for the common surface and not
         used; ``x0`` is a ValueError (the ARX has no latent state)."""
         self._check_fitted()
+        check.unused_particle_options(num_particles, seed)
         if x0 is not None:
             raise ValueError("x0: the ARX has no latent state; its online filter starts from the end of the "
                              "training data (or give state=)")

@@ -428,6 +428,7 @@ class LGSSM(LinearBaseline):
         input; to rounding with more, see ``KalmanOnlineFilter``). ``num_particles`` and ``seed`` are accepted for
         the common surface and not used (the filter is exact)."""
         self._check_fitted()
+        check.unused_particle_options(num_particles, seed)
         p = self.params_
         return KalmanOnlineFilter.start(self, p, (p["m0"], p["P0"]), x0, state)
 

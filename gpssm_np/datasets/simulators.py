@@ -215,6 +215,9 @@ def random_linear_system(dim_x=4, dim_y=1, dim_u=1, seed=0, slow=True, noise_std
     Poles: a random real Schur form with eigenvalue moduli in [0.85, 0.98] (``slow``) or [0.3, 0.98] (slow and
     fast); G, H standard normal; Q = noise_std^2 I, R = noise_std^2 I.
     """
+    dim_x, dim_y = check.positive_int(dim_x, "dim_x"), check.positive_int(dim_y, "dim_y")
+    dim_u = check.non_negative_int(dim_u, "dim_u")
+    noise_std = check.positive_float(noise_std, "noise_std")  # Q and R must have a Cholesky factor
     rng = np.random.default_rng(seed)
     low = 0.85 if slow else 0.3
     blocks, k = [], 0
@@ -265,6 +268,7 @@ def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
     (std ``process_std`` per sample) and output noise (std ``obs_std``). Returns (y (T, 1), u (T, 1), levels
     (T + 1, 2)); the steady state for a constant u is h1 = (k u / a1)^2, h2 = (k u / a2)^2, so the gain grows with
     the input: no linear model fits every operating point."""
+    T = check.positive_int(T, "T")
     rng = np.random.default_rng(seed)
     a1, a2, k = 0.5, 0.4, 0.4
     u = multilevel(rng, T, 1, 0.0, 2.0, 25)

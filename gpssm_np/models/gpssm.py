@@ -539,6 +539,7 @@ class GPSSM(GradientTrainedModel):
         particle_state = isinstance(state, dict) and "particles" in state
         if params is None or proposal is not None or particle_state:
             return super().online_filter(num_particles, seed, state, x0, ess_threshold, proposal)
+        check.unused_particle_options(num_particles, seed)
         return KalmanOnlineFilter.start(self, params, self._q_x0(full_cov=True), x0, state)
 
     def _q_x0(self, y=None, u=None, full_cov=False):
@@ -642,7 +643,7 @@ def parse_dim_x(dim_x, dim_y, init, recognition):
     bad dim_y, so that the spec reports it) until then. None (the default): "auto" where the linear warm start can
     choose (init in :data:`WARM_STARTS`, no recognition network), else max(4, d_y), the authors' d_x = 4 where
     C = [I, 0] allows it."""
-    valid_dim_y = isinstance(dim_y, (int, np.integer)) and dim_y >= 1
+    valid_dim_y = isinstance(dim_y, (int, np.integer)) and not isinstance(dim_y, bool) and dim_y >= 1
     if dim_x is None:
         dim_x = "auto" if init in WARM_STARTS and recognition is None else max(4, dim_y if valid_dim_y else 1)
     if isinstance(dim_x, str):
