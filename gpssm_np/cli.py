@@ -354,8 +354,8 @@ def make_parser():
     data_args(p)
     p.add_argument("--model", default="odgpssm", choices=tuple(MODELS))
     p.add_argument("--settings", default="default", choices=["default", "authors"],
-                   help="default: the package's recipe (warm start, validation-based stopping); authors: the "
-                        "paper's code (70 epochs)")
+                   help="default: the package's default fit (linear floor, selection on rolling-origin folds); "
+                        "authors: the paper's code (70 epochs)")
     p.add_argument("--epochs", type=int, default=None, help="a fixed number of epochs instead of the stopping rule")
     p.add_argument("--max-steps", type=int, default=None,
                    help="gradient steps of each training run of the default fit at most (default 1500)")

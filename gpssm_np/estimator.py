@@ -8,9 +8,10 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
 * ``get_learned_params()`` / ``set_learned_params(params)``: the learned arrays, name -> float64 ndarray (what a
   model file holds; ``get_params``/``set_params`` are the constructor arguments, as in scikit-learn:
   ``arguments.ConstructorArguments``);
-* ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; every model accepts
-  the keyword arguments of :meth:`GradientTrainedModel.fit` (:data:`TRAINING_OPTIONS`), and one whose training is
-  not gradient-based ignores them (:func:`check_training_options`);
+* ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; the gradient-trained
+  models take the keyword arguments of :meth:`GradientTrainedModel.fit` (the GP models' ``fit`` adds
+  ``max_steps``), and one whose training is not gradient-based accepts and ignores all of :data:`TRAINING_OPTIONS`
+  (:func:`check_training_options`);
 * ``_q_x0(y=None, u=None)``: mean and variance of the initial state x_0 before a window, in model units (ValueError
   for a model without a latent state, ``has_latent_state = False``); the public ``q_x0`` converts its data;
 * ``_forecast(u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window)``: a

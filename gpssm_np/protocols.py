@@ -23,10 +23,10 @@ initial state of that span is chosen:
   and 2 Gas Furnace points). A model without a transition mean (ARX, LGSSM) is scored by the mean of its free run
   from the same origin. It has no predictive spread, so its NLPD and coverage are None.
 
-* ``"simulate"``: system identification's simulation protocol (docs/design.md s5; e.g. Schoukens and Noel's
-  benchmark reports): only the first ``n_init`` outputs of the test record are read (default 5; no training data
-  before them), the state at their end is filtered from them, and the rest of the record is simulated from its
-  inputs alone. RMSE over the simulated steps, standardised and in original units. It asks for a model that stays
+* ``"simulate"``: system identification's simulation protocol (docs/guide.md, "Evaluation protocols"; e.g.
+  Schoukens and Noel's benchmark reports): only the first ``n_init`` outputs of the test record are read (default
+  5; no training data before them), the state at their end is filtered from them, and the rest of the record is
+  simulated from its inputs alone. RMSE over the simulated steps, standardised and in original units. It asks for a model that stays
   right over hundreds of steps, not only over a 100-step window.
 
 A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note

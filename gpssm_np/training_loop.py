@@ -60,7 +60,7 @@ EPOCH_OPTIONS = ("plan", "epochs", "seed", "progress", "checkpoint", "resume")
 PLAN_OPTIONS = ("max_steps",)
 #: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
 DATA_OPTIONS = ("data_name",)
-#: Every model's ``fit`` accepts these keyword arguments (a model ignores those that do not apply to it).
+#: The training options of all the models' ``fit`` (the linear models accept and ignore every one of them).
 TRAINING_OPTIONS = EPOCH_OPTIONS + PLAN_OPTIONS + DATA_OPTIONS
 
 

@@ -115,6 +115,8 @@ def test_missing_file_message(empty_env):
     assert str(cache / "drive.mat") in msg
     assert "GPSSM_NP_DATA" in msg
     assert "github.com/zhenwendai/RGP" in msg
+    with pytest.raises(DatasetNotFoundError, match="github.com/robotsorcerer/FARNN"):  # the multi-output records'
+        load("winding")
 
 
 def test_default_dir_without_xdg(monkeypatch, tmp_path):

@@ -37,7 +37,9 @@ def test_arx_online_filter_predicts_from_its_running_window(rng):
         online.update(y[t], u[t])
         np.testing.assert_allclose(online.predicted_mean, expected, rtol=1e-10)
         np.testing.assert_allclose(online.predicted_var, model.noise_var_ * model.scaling_.y_std**2, rtol=1e-12)
-    ahead = online.predict(u[230:240], num_samples=5).mean
+    ahead = online.predict(u[230:240], num_samples=5)
+    assert ahead.origin == "online filter"
+    ahead = ahead.mean
     np.testing.assert_allclose(ahead, model.forecast(u[230:240], y_past=y[:230], u_past=u[:230],
                                                      num_samples=5).mean, rtol=1e-10)
     resumed = model.online_filter(state=online.state())

@@ -1,7 +1,7 @@
 """Soak test (slow, outside CI): aggressive learning rates on every data set and several seeds; no parameter may
 ever become non-finite, and every run must either finish or stop with TrainingError (never return NaN).
 
-Run with ``python -m pytest -m slow tests/test_soak.py``; its last result is recorded in the README.
+Run with ``python -m pytest -m slow tests/test_soak.py`` (docs/guide.md, "Errors, checkpoints and reliability").
 """
 import numpy as np
 import pytest

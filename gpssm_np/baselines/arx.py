@@ -413,11 +413,20 @@ class ARX(LinearBaseline):
         if x0 is not None:
             raise ValueError("x0: the ARX has no latent state; give the past outputs y_past (and u_past) instead")
         num_samples = check.positive_int(num_samples, "num_samples")
-        rng = np.random.default_rng(check.seed(seed))
-        na, nb, dy = self.na_, self.nb_, self.spec.dim_y
+        seed = check.seed(seed)
         y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if origin == "y_past":  # one past, its outputs and inputs of the same length, as the other models take it
             [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"))
+        return self.run_from(u_future, y_past, u_past, num_samples, seed, origin or "training means")
+
+    def run_from(self, u_future, y_past, u_past, num_samples, seed, origin):
+        """The forecast of :meth:`_forecast` (model units) from the last na rows of the outputs ``y_past`` and the
+        last nb - 1 rows of the inputs ``u_past`` (checked arrays; either may hold fewer rows, or be None: the missing
+        lags are completed, module docstring), with ``num_samples`` sampled runs from ``seed``; ``origin`` names the
+        start in the :class:`gpssm_np.forecast.Forecast`. :class:`ARXOnlineFilter` forecasts from its windows with
+        it."""
+        rng = np.random.default_rng(seed)
+        na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         du, n_u = self.spec.dim_u, max(nb - 1, 0)
         y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
         u_hist = self._past(u_past, "u_past", du, n_u, self.u_mean_)
@@ -437,7 +446,7 @@ class ARX(LinearBaseline):
                              np.concatenate([u_hist, u_future])[None])[0]
         means += exact - means.mean(axis=0)
         outputs += exact - outputs.mean(axis=0)
-        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin or "training means")
+        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin)
 
     def online_filter(self, num_particles=None, seed=0, state=None, x0=None):
         """The ARX one measurement at a time (:class:`ARXOnlineFilter`, the surface of the other models'
@@ -522,8 +531,8 @@ class ARXOnlineFilter(OnlineFilterBase):
         return predicted, np.zeros_like(predicted), predicted, model.noise_var_.copy(), y_t - predicted
 
     def _predict(self, u_future, num_samples, seed):
-        return self.model._forecast(u_future, self.y_window, self.u_window if len(self.u_window) else None,
-                                    num_samples, seed, None, None, None)
+        return self.model.run_from(u_future, self.y_window, self.u_window if len(self.u_window) else None,
+                                   num_samples, seed, "online filter")
 
     def state(self):
         """The windows of past outputs (na, d_y) and inputs (nb - 1, d_u) (copies, model units) and the step

@@ -27,8 +27,10 @@ logger = logging.getLogger(__name__)
 #: Environment variable naming the data folder.
 DATA_ENV_VAR = "GPSSM_NP_DATA"
 
-#: Where the five files can be obtained (they are copied unchanged from this repository and folder).
+#: Where the paper's five files can be obtained (they are copied unchanged from this repository and folder).
 DATA_URL = "https://github.com/zhenwendai/RGP (folder datasets/system_identification/, commit be679607)"
+#: Where the four multi-output DaISy records can be obtained (copied unchanged from this repository's history).
+MIMO_DATA_URL = "https://github.com/robotsorcerer/FARNN (folder data/, commit 9cfb82f2)"
 
 #: Dataset name -> file path relative to the data folder.
 DATASET_FILES = {
@@ -226,8 +228,14 @@ def dataset_path(name, data_dir=None):
         f"(data folder {root}, taken from {origin}).\n"
         f"Put the file at {root / rel}, or pass data_dir=..., or set the environment variable {DATA_ENV_VAR} "
         f"to the folder holding it, e.g. `export {DATA_ENV_VAR}=/path/to/data`.\n"
-        f"The file can be obtained from {DATA_URL}."
+        f"The file can be obtained from {source_url(name)}."
     )
+
+
+def source_url(name):
+    """Where the file of data set ``name`` can be obtained: :data:`DATA_URL` for the paper's five,
+    :data:`MIMO_DATA_URL` for the multi-output records."""
+    return MIMO_DATA_URL if name in MIMO_LAYOUT else DATA_URL
 
 
 def _verify_sha256(name, path):
@@ -235,7 +243,8 @@ def _verify_sha256(name, path):
     expected = DATASET_SHA256[name]
     if digest != expected:
         raise ValueError(f"dataset {name!r}: file {path} is corrupted or not the expected version "
-                         f"(sha256 {digest}, expected {expected}); replace it with a fresh copy from {DATA_URL}")
+                         f"(sha256 {digest}, expected {expected}); replace it with a fresh copy from "
+                         f"{source_url(name)}")
 
 
 def _read_raw(name, path):
