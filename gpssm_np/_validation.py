@@ -89,7 +89,9 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: expected a non-empty array, got shape {arr.shape}")
-    if not (~np.isinf(arr) if allow_nan else np.isfinite(arr)).all():
+    if allow_nan and np.isinf(arr).any():
+        raise ValueError(f"{name}: contains inf (NaN marks a missing value here; inf is not one)")
+    if not allow_nan and not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
     return arr
 
@@ -133,8 +135,8 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     """
     yn, un = names
     y = finite_array(columns(y, dim_y, yn), yn, (2, 3),
-                     "; missing outputs are not supported in training: remove or impute them (the particle filter, "
-                     "model.filter, accepts NaN as missing)", allow_nan=allow_missing)
+                     "; NaN is read as a missing output only by the state-space models' filters and forecasts "
+                     "(model.filter, forecast's y_past): remove or impute it here", allow_nan=allow_missing)
     given = y.shape  # for the messages: the shape the caller passed, before the batch axis is added
     if y.ndim == 2:
         y = y[None]

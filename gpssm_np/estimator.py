@@ -291,12 +291,12 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         if data_name is not None:
             self._record_data_name(str(data_name[()]))
 
-    def _sequences(self, y, u, names=("y", "u")):
-        """y, u (one sequence or lists; named ``names`` in the messages) checked, as a list of (y (T, d_y),
-        u (T, d_u)) pairs."""
+    def _sequences(self, y, u, names=("y", "u"), allow_missing=False):
+        """y, u (one sequence or lists; named ``names`` in the messages; NaN outputs admitted as missing with
+        ``allow_missing``) checked, as a list of (y (T, d_y), u (T, d_u)) pairs."""
         out = []
         for yi, ui in zip(*sequence_lists(y, u)):
-            yi, ui = check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u, names=names)
+            yi, ui = check.sequences(yi, ui, self.spec.dim_y, self.spec.dim_u, allow_missing, names)
             if yi.shape[0] != 1:
                 raise ValueError(f"{names[0]}: expected a sequence (T, {self.spec.dim_y}) or a list of them, got "
                                  f"shape {yi.shape}")

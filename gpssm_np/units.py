@@ -71,9 +71,14 @@ class Scaling:
 
     @classmethod
     def from_arrays(cls, state):
-        """The :class:`Scaling` of :meth:`arrays`' dict (ValueError for missing or non-finite entries)."""
-        values = [check.finite_array(np.atleast_1d(state["scaling_" + name]), "scaling_" + name, (1,))
-                  for name in SCALING_FIELDS]
+        """The :class:`Scaling` of :meth:`arrays`' dict (ValueError for missing or non-finite entries; the input
+        statistics of a model without inputs are empty)."""
+        values = []
+        for name in SCALING_FIELDS:
+            value = np.atleast_1d(np.asarray(state["scaling_" + name], dtype=np.float64))
+            if not (name.startswith("u_") and value.shape == (0,)):
+                value = check.finite_array(value, "scaling_" + name, (1,))
+            values.append(value)
         if np.any(values[1] <= 0) or np.any(values[3] <= 0):
             raise ValueError("scaling_y_std, scaling_u_std: expected positive standard deviations")
         return cls(*values)

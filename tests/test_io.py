@@ -414,3 +414,26 @@ def test_extra_state_with_object_values_is_rejected_on_save(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="model: extra_state"):
         save(MODELS["odgpssm-free-x0"](), tmp_path / "m.npz")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("make", [lambda: gp.ARX(dim_y=1, dim_u=0), lambda: gp.LGSSM(dim_x=2, dim_y=1, dim_u=0),
+                                  lambda: gp.ODGPSSM(dim_y=1, dim_u=0, seed=0)])
+def test_a_model_without_inputs_round_trips_after_fit(make, tmp_path):
+    """Its scaling keeps empty input statistics, which a model file must take back."""
+    t = np.arange(200)
+    y = (np.sin(t / 6) + 0.05 * np.random.default_rng(0).standard_normal(200))[:, None]
+    model = make().fit(y, max_steps=2, progress=False)
+    loaded = load(save(model, tmp_path / "m.npz"))
+    assert loaded.scaling_.u_mean.shape == (0,)
+    np.testing.assert_array_equal(loaded.forecast(steps=10, seed=0).samples, model.forecast(steps=10, seed=0).samples)
+
+
+def test_what_the_default_fit_chose_is_kept_in_the_model_file(tmp_path):
+    y, u, _ = gp.datasets.cascaded_tanks(150, seed=0)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, dim_x=[2, 4], seed=0).fit(y, u, max_steps=2, progress=False)
+    loaded = load(save(model, tmp_path / "m.npz"))
+    assert loaded.selection_ == json.loads(json.dumps(model.selection_, allow_nan=True)) | {
+        "floor": model.selection_["floor"]}  # the candidate d_x are ints again
+    assert (loaded.warm_start_, loaded.warm_start_scores_, loaded.dim_x_scores_) == (
+        model.warm_start_, model.warm_start_scores_, model.dim_x_scores_)
+    assert loaded.validation_ == loaded.selection_["record"] and len(loaded.validation_) >= 1

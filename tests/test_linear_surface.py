@@ -76,3 +76,22 @@ def test_the_lgssm_fits_at_its_minimum_length(rng):
         model = gp.LGSSM(dim_x=dim_x, num_iters=2)
         y, u = rng.normal(size=(model.min_steps(), 1)), rng.normal(size=(model.min_steps(), 1))
         model.fit(y, u)
+
+
+def test_missing_past_outputs_are_read_by_the_lgssm_and_named_for_the_arx(rng):
+    """The LGSSM's Kalman filter reads NaN outputs of y_past as missing (its forecast then equals the one from the
+    past before them run through the gap by the filter); the ARX, whose lags are past outputs, refuses them by name."""
+    y, u = series(rng)
+    lgssm = gp.LGSSM(dim_x=2, num_iters=5).fit(y[:200], u[:200])
+    gappy = y[150:200].copy()
+    gappy[-3:] = np.nan
+    fc = lgssm.forecast(u[200:210], y_past=gappy, u_past=u[150:200], num_samples=5)
+    state = lgssm.filter(gappy, u[150:200], seed=1)  # seed: the GP models' surface, unused by the exact filter
+    mean, cov = state.means[-1], state.covs[-1]
+    exact = lgssm.forecast(u[200:210], x0=(mean, cov), num_samples=5)
+    np.testing.assert_allclose(fc.mean, exact.mean, rtol=1e-10)
+    with pytest.raises(ValueError, match="num_particles"):
+        lgssm.filter(gappy, u[150:200], num_particles=0)
+    arx = gp.ARX().fit(y[:200], u[:200])
+    with pytest.raises(ValueError, match="y_past: contains NaN or inf; NaN is read as a missing output only by"):
+        arx.forecast(u[200:210], y_past=gappy, u_past=u[150:200])

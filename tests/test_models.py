@@ -172,3 +172,5 @@ def test_unknown_filter_options_are_named():
     with pytest.raises(ValueError, match="bogus: unknown keyword argument of ODGPSSM.filter; expected one of y, u, "
                                          "num_particles, seed, init_window, proposal"):
         model.filter(np.zeros((5, 1)), np.zeros((5, 1)), bogus=1)
+    with pytest.raises(ValueError, match=r"y: contains inf \(NaN marks a missing value here"):
+        model.filter(np.array([[0.0], [np.inf], [np.nan]]), np.zeros((3, 1)))

@@ -387,9 +387,11 @@ class LGSSM(LinearBaseline):
             raise ValueError(f"y: expected one sequence (T, {self.spec.dim_y}), got shape {y.shape}")
         return y[0], u[0]
 
-    def filter(self, y, u=None):
+    def filter(self, y, u=None, num_particles=None, seed=0):
         """Kalman filter over y (T, d_y) (NaN entries missing), u (T, d_u) (original units) from the prior N(m0, P0):
-        a :class:`KalmanResult` of the latent states, its log-likelihood that of y in original units."""
+        a :class:`KalmanResult` of the latent states, its log-likelihood that of y in original units.
+        ``num_particles`` and ``seed`` are accepted for the GP models' surface and not used (the filter is exact)."""
+        check.unused_particle_options(num_particles, seed)
         y_model, u = self._window(y, u)
         result = kalman_filter(self.params_, y_model, u, self.params_["m0"], self.params_["P0"])
         result.log_likelihood += self._log_jacobian(y)
@@ -471,7 +473,7 @@ class LGSSM(LinearBaseline):
         if x0 is not None:
             mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
-            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"))
+            [(y_past, u_past)] = self._sequences(y_past, u_past, ("y_past", "u_past"), allow_missing=True)
             result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])
             mean, cov = result.means[-1], result.covs[-1]
         else:

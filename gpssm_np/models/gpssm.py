@@ -5,6 +5,7 @@ t = 1..T, x_t = mu(x_{t-1}, u_t) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, dia
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
 (``transition.py``).
 """
+import json
 from dataclasses import replace
 from dataclasses import fields as dataclass_fields
 
@@ -342,6 +343,29 @@ class GPSSM(GradientTrainedModel):
         self.refit_ = {"steps": self.selection_["step"], "seed": seed}
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
+
+    def extra_state(self):
+        """:meth:`GradientTrainedModel.extra_state` and what the fit chose (``selection_``, as JSON), so that a
+        loaded model says it too."""
+        state = super().extra_state()
+        if getattr(self, "selection_", None) is not None:
+            state["selection"] = np.array(json.dumps(self.selection_))
+        return state
+
+    def set_extra_state(self, state):
+        """Restore :meth:`extra_state`'s dict: ``selection_`` and the records :meth:`_record_floor` derives from it
+        (JSON's keys are strings: the candidate state dimensions of "dim_x_scores" are read back as ints)."""
+        state = dict(state)
+        selection = state.pop("selection", None)
+        super().set_extra_state(state)
+        if selection is not None:
+            selection = json.loads(str(np.asarray(selection)[()]))
+            floor = selection.get("floor") or {}
+            if floor.get("dim_x_scores"):
+                floor["dim_x_scores"] = {int(d): scores for d, scores in floor["dim_x_scores"].items()}
+            self._record_floor(selection)
+            if "record" in selection:  # the default fit's, as _fit_default keeps it
+                self.validation_ = selection["record"]
 
     def _record_floor(self, selection):
         """Keep the default fit's ``selection`` (at least its "floor") in ``selection_`` and the floor's kind and
