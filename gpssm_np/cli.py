@@ -64,7 +64,7 @@ def cmd_demo(args):
     out = args.out or default_demo_dir()
     os.makedirs(out, exist_ok=True)
     print(f"car-tracking demo: writing into {os.path.abspath(out)} (--out DIR to change)", file=sys.stderr)
-    epochs = 40 if args.quick else args.epochs
+    epochs = args.epochs if args.epochs is not None else (40 if args.quick else 300)
     start = time.perf_counter()
     res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=200 if args.quick else 500)
     t = np.arange(1, res["T"] + 1)
@@ -150,6 +150,7 @@ def _model_data(model, ds, args):
 
 def cmd_fit(args):
     from .io import save
+    from .models.default_fit import Plan
     from .models.registry import SETTINGS, make_model
 
     ds = _load_data(args)
@@ -161,12 +162,17 @@ def cmd_fit(args):
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
     steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps
+    if args.seq_len is not None and hasattr(model, "training_plan") and isinstance(
+            model.training_plan(None, args.max_steps, epochs), Plan):
+        raise ValueError("--seq-len: the default fit grows its training windows itself (20, 40, then 80 steps); "
+                         "--seq-len sets the epoch loop's (--settings authors, or --epochs)")
     model.fit(ds.y_raw[:n], ds.u_raw[:n], plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs,
               progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names, **steps)
     if args.csv is not None:
         model.train_fraction_ = args.train_fraction
     out = args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
+    replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
     loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
     selection = getattr(model, "selection_", None) or {}  # a GP model with a linear init: the floor it started from
@@ -180,7 +186,8 @@ def cmd_fit(args):
         else:
             loss = ("kept: the linear floor (the GP part did not beat it on the folds"
                     + ("" if record.get(0) is None else f", floor's fold RMSE {record[0]:.4f}") + ")")
-    print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s\nwrote {out}")
+    print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s")
+    print(f"wrote {out}{replaced}")
     return 0
 
 
@@ -226,6 +233,8 @@ def cmd_forecast(args):
         raise ValueError(f"--steps: the test half of {ds.name} has {remaining} steps from --start {args.start} "
                          f"on (its length is {len(ds.y_test)}), got --steps {args.steps}; lower --steps or --start")
     steps = args.steps
+    if args.burn_in < 1:
+        raise ValueError(f"--burn-in: expected at least 1 past step for the filter to read, got {args.burn_in}")
     past = slice(max(0, g - args.burn_in), g)
     fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=args.num_samples,
                         seed=args.seed)
@@ -332,8 +341,9 @@ def make_parser():
     p.add_argument("--out", default=None, help="output folder (default ~/.cache/gpssm_np/demo, or "
                                                "$XDG_CACHE_HOME/gpssm_np/demo)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=300, help="training steps on the sequence (default 300)")
-    p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps and particles")
+    p.add_argument("--epochs", type=int, default=None, help="training steps on the sequence (default 300; 40 with "
+                                                          "--quick)")
+    p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps (unless --epochs) and particles")
     p.set_defaults(func=cmd_demo)
 
     def data_args(p):
@@ -348,7 +358,9 @@ def make_parser():
                        help="with --csv: the share of rows, from the top, that is the training part (default 0.5)")
         p.add_argument("--data-dir", default=None, help="data folder (default: $GPSSM_NP_DATA)")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--num-samples", type=int, default=50, help="particles (default 50)")
+        p.add_argument("--num-samples", type=int, default=50,
+                       help="particles per training window (fit), sampled forecast trajectories (evaluate, "
+                            "forecast); default 50")
 
     p = sub.add_parser("fit", help="train a model (the package's defaults, or the authors' settings) and save it")
     data_args(p)
@@ -356,10 +368,15 @@ def make_parser():
     p.add_argument("--settings", default="default", choices=["default", "authors"],
                    help="default: the package's default fit (linear floor, selection on rolling-origin folds); "
                         "authors: the paper's code (70 epochs)")
-    p.add_argument("--epochs", type=int, default=None, help="a fixed number of epochs instead of the stopping rule")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="train a fixed number of epochs (the epoch loop) instead of the default fit: no selection, "
+                        "acceptance, guards or calibration; the GP part is always kept")
     p.add_argument("--max-steps", type=int, default=None,
-                   help="gradient steps of each training run of the default fit at most (default 1500)")
-    p.add_argument("--seq-len", type=int, default=None)
+                   help="ODGPSSM, PRSSM: gradient steps of each training run of the default fit at most (default "
+                        "1500); the linear models ignore it")
+    p.add_argument("--seq-len", type=int, default=None,
+                   help="training window length of the epoch loop (--settings authors or --epochs); the default "
+                        "fit grows its own windows")
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
     p.add_argument("--out", default=None, help="model file (default DATASET_MODEL_seedSEED.npz, DATASET the CSV "
@@ -393,9 +410,9 @@ def make_parser():
                    help="default: the five of Table 1, or the four multi-output plants (mimo)")
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
-    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--seeds", type=int, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
     p.add_argument("--epochs", type=int, default=None, help="default: the authors' 70 (car: 300 steps)")
-    p.add_argument("--out", default="results")
+    p.add_argument("--out", default="results", help="results folder (default ./results); a rerun resumes there")
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
@@ -431,6 +448,9 @@ def main(argv=None):
     except (ValueError, FileNotFoundError) as err:
         print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"gpssm-np {args.command}: interrupted", file=sys.stderr)
+        return 130  # the shell's code for SIGINT
 
 
 if __name__ == "__main__":

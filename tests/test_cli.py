@@ -18,13 +18,13 @@ def test_info(capsys):
 
 
 def test_demo_quick_writes_png_and_json(tmp_path, capsys):
-    assert main(["demo", "--quick", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "--quick", "--epochs", "30", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr()
     assert f"writing into {tmp_path}" in printed.err
     assert "smoothed latent states against the true states (lower is better)" in printed.out
     assert "\nbetter: " in printed.out and " mean=" in printed.out
     summary = json.loads((tmp_path / "car_tracking.json").read_text())
-    assert set(summary["rmse"]) == {"odgpssm", "prssm"}
+    assert set(summary["rmse"]) == {"odgpssm", "prssm"} and summary["epochs"] == 30  # --epochs over --quick's 40
     assert set(summary["rmse"]["odgpssm"]) == {"p1", "p2", "v1", "v2"}
     assert (tmp_path / "car_tracking.png").stat().st_size > 10_000
 
@@ -173,3 +173,32 @@ def test_fit_names_the_kept_model(capsys, tmp_path):
                  "--out", str(tmp_path / "gf.npz")]) == 0
     out = capsys.readouterr().out
     assert "floor " in out and "kept: " in out and "fold RMSE" in out
+
+
+def test_fit_says_when_it_replaces_a_model_file_and_names_seq_len_under_the_default_fit(tmp_path, capsys):
+    out = tmp_path / "gf.npz"
+    args = ["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--model", "arx", "--out", str(out)]
+    assert main(args) == 0 and "replacing" not in capsys.readouterr().out
+    assert main(args) == 0 and f"wrote {out} (replacing the file that was there)" in capsys.readouterr().out
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--seq-len", "30",
+                 "--out", str(tmp_path / "od.npz")]) == 2
+    assert "--seq-len: the default fit grows its training windows itself" in capsys.readouterr().err
+
+
+def test_forecast_needs_a_burn_in(tmp_path, capsys):
+    import gpssm_np as gp
+
+    model = gp.save(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4), tmp_path / "m.npz")
+    assert main(["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--burn-in", "0",
+                 "--out", str(tmp_path / "fc")]) == 2
+    assert "--burn-in: expected at least 1" in capsys.readouterr().err
+
+
+def test_an_interrupted_command_says_so_without_a_traceback(monkeypatch, capsys):
+    import gpssm_np.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_info", interrupted)
+    assert main(["info"]) == 130 and capsys.readouterr().err.strip() == "gpssm-np info: interrupted"
