@@ -15,9 +15,9 @@ from gpssm_np.protocols import evaluate
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default="examples_out")
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("--quick", action="store_true", help="one epoch with 10 particles (seconds)")
+    parser.add_argument("--out", default="examples_out", help="output folder (default ./examples_out)")
     args = parser.parse_args()
     ds = gp.datasets.load("actuator")
     model = make_model("odgpssm", ds, seed=0)
@@ -32,7 +32,7 @@ def main():
         print(f"{protocol:8s} RMSE {res['rmse']:.4f} (original units {res['rmse_original_units']:.4f})  "
               f"NLPD {res['nlpd']:.3f}  95% coverage {res['coverage95']:.2f}")
     os.makedirs(args.out, exist_ok=True)
-    gp.save(model, os.path.join(args.out, "actuator_odgpssm.npz"))
+    print(f"wrote {gp.save(model, os.path.join(args.out, 'actuator_odgpssm.npz'))}")
 
     import matplotlib
 
