@@ -311,6 +311,12 @@ def cmd_reproduce(args):
         return 0
     from .experiments import car_tracking
 
+    ignored = [f"--{name.replace('_', '-')}" for name in ("datasets", "models", "data_dir", "settings", "name",
+                                                          "scheduler") if getattr(args, name) is not None]
+    if ignored or args.jobs != 1:
+        raise ValueError(f"{', '.join(ignored + (['--jobs'] if args.jobs != 1 else []))}: reproduce car trains "
+                         "ODGPSSM and PRSSM (the authors' settings) on the simulated car, one seed after another; "
+                         "it takes --seeds, --epochs, --out and --allow-mixed-versions")
     paths, doc = car_tracking.reproduce(seeds=args.seeds, out=args.out,
                                         epochs=300 if args.epochs is None else args.epochs,
                                         allow_mixed_versions=args.allow_mixed_versions, command=args.command_line,
@@ -411,14 +417,16 @@ def make_parser():
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
     p.add_argument("--seeds", type=int, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
-    p.add_argument("--epochs", type=int, default=None, help="default: the authors' 70 (car: 300 steps)")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="the epoch loop with this many epochs (default: the authors' 70 for table1 and qstudy, "
+                        "300 steps for car; mimo's GP models: the default fit)")
     p.add_argument("--out", default="results", help="results folder (default ./results); a rerun resumes there")
     p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
-                   help="model and training configuration (models/registry.py); default: authors for table1, "
-                        "qstudy and car, default for mimo")
+                   help="model and training configuration of table1, qstudy and mimo (models/registry.py); "
+                        "default: authors for table1 and qstudy, default for mimo")
     p.add_argument("--name", default=None, help="file stem of the outputs (default: the experiment's name)")
     p.add_argument("--allow-mixed-versions", action="store_true",
                    help="reuse finished runs of other code versions (legacy rows included) in the same file; "

@@ -202,3 +202,9 @@ def test_an_interrupted_command_says_so_without_a_traceback(monkeypatch, capsys)
 
     monkeypatch.setattr(cli, "cmd_info", interrupted)
     assert main(["info"]) == 130 and capsys.readouterr().err.strip() == "gpssm-np info: interrupted"
+
+
+def test_reproduce_car_names_the_options_it_does_not_take(tmp_path, capsys):
+    assert main(["reproduce", "car", "--models", "odgpssm", "--jobs", "2", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--models, --jobs: reproduce car trains ODGPSSM and PRSSM" in err and not any(tmp_path.iterdir())
