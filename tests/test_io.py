@@ -437,3 +437,5 @@ def test_what_the_default_fit_chose_is_kept_in_the_model_file(tmp_path):
     assert (loaded.warm_start_, loaded.warm_start_scores_, loaded.dim_x_scores_) == (
         model.warm_start_, model.warm_start_scores_, model.dim_x_scores_)
     assert loaded.validation_ == loaded.selection_["record"] and len(loaded.validation_) >= 1
+    model.selection_["t"] = np.float32(1.5)  # NumPy scalars, should a stage leave one, are written as numbers
+    assert load(save(model, tmp_path / "m.npz")).selection_["t"] == 1.5

@@ -349,7 +349,7 @@ class GPSSM(GradientTrainedModel):
         loaded model says it too."""
         state = super().extra_state()
         if getattr(self, "selection_", None) is not None:
-            state["selection"] = np.array(json.dumps(self.selection_))
+            state["selection"] = np.array(json.dumps(self.selection_, default=_plain))
         return state
 
     def set_extra_state(self, state):
@@ -659,6 +659,14 @@ def check_plan(plan, model):
             value = checked_field(name, value)
         changes[name] = value
     return replace(plan, **changes)
+
+
+def _plain(value):
+    """A NumPy scalar or array in ``selection_`` as the Python number or list JSON takes (``json.dumps``'s
+    ``default``)."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    raise TypeError(f"selection_: {type(value).__name__} is not JSON serialisable")
 
 
 def parse_dim_x(dim_x, dim_y, init, recognition):
