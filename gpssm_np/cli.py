@@ -444,6 +444,7 @@ def main(argv=None):
     args.command_line = shlex.join(["gpssm-np"] + argv)
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    progress = _sweep_progress() if args.command == "reproduce" and not args.verbose else None
     try:
         code = args.func(args)
         sys.stdout.flush()  # a reader gone early (gpssm-np info | head) shows here, where it can be handled
@@ -459,6 +460,20 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"gpssm-np {args.command}: interrupted", file=sys.stderr)
         return 130  # the shell's code for SIGINT
+    finally:
+        if progress is not None:
+            logging.getLogger("gpssm_np.experiments").removeHandler(progress)
+
+
+def _sweep_progress():
+    """A stderr handler for the sweeps' progress lines (``experiments`` logs each finished run at INFO), attached for
+    one ``reproduce`` command without ``-v``: a sweep runs for hours and should say how far it is."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger("gpssm_np.experiments")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    return handler
 
 
 if __name__ == "__main__":

@@ -42,11 +42,13 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
     assert len(resumed["runs"]) == 10
 
 
-def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch):
+def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(table1.SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
     assert main(["reproduce", "qstudy", "--datasets", "gas_furnace", "--models", "odgpssm_q1", "odgpssm_q2",
                  "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA_DIR]) == 0
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
+    err = capsys.readouterr().err  # the sweep's progress without -v, one line per finished run
+    assert "finished gas_furnace/odgpssm_q1 seed 0 (1 of 2)" in err and "(2 of 2)" in err
 
 
 def test_bad_names_are_value_errors(tmp_path):
