@@ -26,8 +26,8 @@ initial state of that span is chosen:
 * ``"simulate"``: system identification's simulation protocol (docs/guide.md, "Evaluation protocols"; e.g.
   Schoukens and Noel's benchmark reports): only the first ``n_init`` outputs of the test record are read (default
   5; no training data before them), the state at their end is filtered from them, and the rest of the record is
-  simulated from its inputs alone. RMSE over the simulated steps, standardised and in original units. It asks for a model that stays
-  right over hundreds of steps, not only over a 100-step window.
+  simulated from its inputs alone. RMSE over the simulated steps, standardised and in original units. It asks for a
+  model that stays right over hundreds of steps, not only over a 100-step window.
 
 A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note
 says so; the result's "window" records the length used). When nothing precedes a window (test arrays given

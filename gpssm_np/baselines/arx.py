@@ -428,8 +428,8 @@ class ARX(LinearBaseline):
         rng = np.random.default_rng(seed)
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         du, n_u = self.spec.dim_u, max(nb - 1, 0)
-        y_hist = self._past(y_past, "y_past", dy, na, self.y_mean_)
-        u_hist = self._past(u_past, "u_past", du, n_u, self.u_mean_)
+        y_hist = self._past(y_past, dy, na, self.y_mean_)
+        u_hist = self._past(u_past, du, n_u, self.u_mean_)
         seen_y = 0 if y_past is None else min(len(y_past), na)
         seen_u = 0 if u_past is None or du == 0 else min(len(u_past), n_u)
         if self.lag_mean_ is not None and (seen_y < na or (du and seen_u < n_u)):  # a short past: completed
@@ -470,19 +470,15 @@ class ARX(LinearBaseline):
                                  f"got {y_window.shape} and {u_window.shape}")
             return ARXOnlineFilter(self, y_window, u_window, check.non_negative_int(state["step"], "step"))
         y_tail, u_tail, _ = self._past_or_tail(None, None)
-        return ARXOnlineFilter(self, self._past(y_tail, "y_past", dy, na, self.y_mean_),
-                               self._past(u_tail, "u_past", du, nb_1, self.u_mean_))
+        return ARXOnlineFilter(self, self._past(y_tail, dy, na, self.y_mean_),
+                               self._past(u_tail, du, nb_1, self.u_mean_))
 
     @staticmethod
-    def _past(values, name, width, count, fill):
-        """The last ``count`` rows of ``values`` (T_p, width), left-padded with ``fill`` rows; None, or zero-width
-        inputs of a model without inputs, read as no rows."""
-        if values is None or (width == 0 and np.shape(values)[-1:] == (0,)):
-            values = np.zeros((0, width))
-        else:
-            values = check.finite_array(check.columns(values, width, name), name, (2,))
-            if values.shape[1] != width:
-                raise ValueError(f"{name}: expected shape (T, {width}), got {values.shape}")
+    def _past(values, width, count, fill):
+        """The last ``count`` rows of ``values`` (T_p, width), left-padded with ``fill`` rows; None reads as no rows.
+        The callers pass checked arrays: a forecast's past (``_sequences``), the training data's end, the online
+        filter's windows."""
+        values = np.zeros((0, width)) if values is None else values
         values = values[len(values) - min(count, len(values)):]
         return np.concatenate([np.tile(fill, (count - len(values), 1)), values])
 
