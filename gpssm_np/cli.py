@@ -11,6 +11,7 @@ names, warn for data of another name or another train fraction, and report in th
 standardised scale.
 """
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -444,36 +445,43 @@ def main(argv=None):
     args.command_line = shlex.join(["gpssm-np"] + argv)
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    progress = _sweep_progress() if args.command == "reproduce" and not args.verbose else None
-    try:
-        code = args.func(args)
-        sys.stdout.flush()  # a reader gone early (gpssm-np info | head) shows here, where it can be handled
-        return code
-    except BrokenPipeError:
-        # stop quietly, as Python's documentation advises: stdout goes to devnull so that the flush at exit cannot
-        # fail again, and the exit code is 1, Python's for EPIPE
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except (ValueError, FileNotFoundError) as err:
-        print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"gpssm-np {args.command}: interrupted", file=sys.stderr)
-        return 130  # the shell's code for SIGINT
-    finally:
-        if progress is not None:
-            logging.getLogger("gpssm_np.experiments").removeHandler(progress)
+    with _sweep_progress(args.command == "reproduce" and not args.verbose):
+        try:
+            code = args.func(args)
+            sys.stdout.flush()  # a reader gone early (gpssm-np info | head) shows here, where it can be handled
+            return code
+        except BrokenPipeError:
+            # stop quietly, as Python's documentation advises: stdout goes to devnull so that the flush at exit
+            # cannot fail again, and the exit code is 1, Python's for EPIPE
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except (ValueError, FileNotFoundError) as err:
+            print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"gpssm-np {args.command}: interrupted", file=sys.stderr)
+            return 130  # the shell's code for SIGINT
 
 
-def _sweep_progress():
-    """A stderr handler for the sweeps' progress lines (``experiments`` logs each finished run at INFO), attached for
-    one ``reproduce`` command without ``-v``: a sweep runs for hours and should say how far it is."""
+@contextlib.contextmanager
+def _sweep_progress(enabled):
+    """While one ``reproduce`` command without ``-v`` runs (``enabled``), the sweeps' progress lines (``experiments``
+    logs each finished run at INFO) go to stderr: a sweep runs for hours and should say how far it is. The logger's
+    handlers and level are as before afterwards."""
+    if not enabled:
+        yield
+        return
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     log = logging.getLogger("gpssm_np.experiments")
+    level = log.level
     log.addHandler(handler)
     log.setLevel(logging.INFO)
-    return handler
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Smoke tests of the reproduction commands: tiny sweeps that check the files they write and resuming."""
 import json
+import logging
+
 import numpy as np
 import pytest
 
@@ -49,6 +51,8 @@ def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
     err = capsys.readouterr().err  # the sweep's progress without -v, one line per finished run
     assert "finished gas_furnace/odgpssm_q1 seed 0 (1 of 2)" in err and "(2 of 2)" in err
+    log = logging.getLogger("gpssm_np.experiments")  # as it was before the command
+    assert log.level == logging.NOTSET and not log.handlers
 
 
 def test_bad_names_are_value_errors(tmp_path):
