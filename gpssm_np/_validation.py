@@ -23,6 +23,13 @@ def seed(value, name="seed"):
     return non_negative_int(value, name)
 
 
+def boolean(value, name):
+    """``value`` as a bool; ValueError naming ``name`` unless it is True or False."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return bool(value)
+
+
 def unused_particle_options(num_particles, seed_value):
     """Check the particle filter's ``num_particles`` (None or a positive integer) and ``seed`` where an exact filter
     (Kalman, ARX) takes them for the common surface and does not use them: a bad value is refused all the same."""

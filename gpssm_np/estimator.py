@@ -55,7 +55,6 @@ import abc
 import functools
 import inspect
 import warnings
-from dataclasses import replace
 
 import numpy as np
 from autograd import value_and_grad
@@ -97,6 +96,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
     #: ``--train-fraction`` for a CSV file and warns when a model is scored at another); kept in the model file.
     train_fraction_ = None
 
+    #: Steps at the end of the training data that ``fit`` keeps (``data_tail_``, in the model file): a forecast
+    #: given no past data continues from them (the state-space models filter them, the ARX reads its lags there).
+    DATA_TAIL = 200
+
     def __init_subclass__(cls, **kwargs):
         """Every ``fit`` a subclass defines takes ``y_names``/``u_names`` (:func:`_fit_surface`) and names an unknown
         keyword argument in a ValueError."""
@@ -107,13 +110,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
 
     def __init__(self, seed=0, standardize=True):
         self.seed = check.seed(seed)
-        if not isinstance(standardize, (bool, np.bool_)):
-            raise ValueError(f"standardize: expected True or False, got {standardize!r}")
-        self.standardize = bool(standardize)
+        self.standardize = check.boolean(standardize, "standardize")
         self.history_ = []
         self.scaling_ = None  # set by fit (module docstring, "Units")
         self._fit_scaling = None  # the statistics of the data of a fit under way (_training_data)
         self.data_name_ = None  # the name of the data set fit was given, when it was told (fit's data_name)
+        self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on (model units), set by fit
+        self.interval_scale_ = None  # (d_y,) factor on the forecasts' predictive std, set by a calibrating fit
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -261,10 +264,21 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         model file keeps and ``evaluate`` compares with the name of the data set it scores; None: not told."""
         self.data_name_ = _names.data_name(data_name)
 
+    def _remember_tail(self, data):
+        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u), model
+        units)."""
+        y, u = data[-1]
+        self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
+
     def extra_state(self):
         """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
-        the training data (a 0-d str array), the channel names (str arrays) and ``train_fraction_``, when set."""
+        the training data (a 0-d str array), the channel names (str arrays), ``train_fraction_``, the end of the
+        training data (``data_tail_``) and the interval calibration (``interval_scale_``), when set."""
         state = {} if self.scaling_ is None else self.scaling_.arrays()
+        if self.data_tail_ is not None:
+            state["tail_y"], state["tail_u"] = self.data_tail_
+        if self.interval_scale_ is not None:
+            state["interval_scale"] = self.interval_scale_
         if self.data_name_ is not None:
             state["data_name"] = np.array(self.data_name_)
         state.update(_names.arrays(self.y_names_, self.u_names_))
@@ -277,6 +291,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         of old files is dropped: ``units.Scaling.from_state``)."""
         state = dict(state)
         data_name = state.pop("data_name", None)
+        tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
+        if tail_y is not None:  # absent from files of models never fitted
+            tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
+            self.data_tail_ = (np.asarray(tail_y, dtype=np.float64).reshape(len(tail_y), self.spec.dim_y),
+                               np.asarray(tail_u, dtype=np.float64).reshape(len(tail_y), self.spec.dim_u))
+        if "interval_scale" in state:
+            self.interval_scale_ = np.asarray(state.pop("interval_scale"), dtype=np.float64)
         for kind, names in zip(("y_names_", "u_names_"), _names.from_arrays(state, self.spec.dim_y, self.spec.dim_u)):
             if names is not None:  # absent from files written before names were kept
                 setattr(self, kind, names)
@@ -327,7 +348,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         diagonal ``obs_var`` of R, in model units with the scaling that maps them back; ``origin`` says where it
         starts."""
         y_mean, y_std = (None, None) if self.scaling_ is None else (self.scaling_.y_mean, self.scaling_.y_std)
-        return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin)
+        return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin,
+                        std_scale=self.interval_scale_)
 
 
 def _fit_surface(fit):
@@ -359,9 +381,6 @@ class GradientTrainedModel(StateSpaceModel):
     #: Hook (module docstring): the q(x0) network, set by the subclass; None: q(x0) is a free Gaussian.
     recognition = None
 
-    #: Steps at the end of the training data that :meth:`forecast` filters when given no past data.
-    DATA_TAIL = 200
-
     #: How :meth:`filter` (and so :meth:`forecast` from past data, the evaluation protocols and the default of
     #: :meth:`online_filter`) infers states: "particle" (the fully adapted particle filter) or "enkf" (the ensemble
     #: Kalman filter); ``filtering`` module.
@@ -371,40 +390,6 @@ class GradientTrainedModel(StateSpaceModel):
         super().__init__(seed, standardize)
         self.params = {}
         self.training_log_ = {"rejected_steps": [], "jitter": []}
-        self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on, set by fit
-        self.interval_scale_ = None  # (d_y,) factor on the forecasts' predictive std, set by fit(calibrate=True)
-
-    def _remember_tail(self, data):
-        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u), model
-        units)."""
-        y, u = data[-1]
-        self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
-
-    def extra_state(self):
-        """The output scaling, the end of the training data (``data_tail_``) and the interval calibration
-        (``interval_scale_``), for the model file."""
-        state = super().extra_state()
-        if self.data_tail_ is not None:
-            state["tail_y"], state["tail_u"] = self.data_tail_
-        if self.interval_scale_ is not None:
-            state["interval_scale"] = self.interval_scale_
-        return state
-
-    def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take."""
-        state = dict(state)
-        tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
-        scale = state.pop("interval_scale", None)
-        super().set_extra_state(state)
-        if scale is not None:
-            self.interval_scale_ = np.asarray(scale, dtype=np.float64)
-        if tail_y is not None:
-            tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
-            self.data_tail_ = (np.asarray(tail_y, dtype=np.float64), np.asarray(tail_u, dtype=np.float64))
-
-    def _forecast_result(self, samples, states, obs_var, origin=None):
-        """The :class:`Forecast` of :meth:`StateSpaceModel._forecast_result` with the fit's interval calibration."""
-        return replace(super()._forecast_result(samples, states, obs_var, origin), std_scale=self.interval_scale_)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -26,3 +26,12 @@ def gaussian_interval(mean, std, level=0.95):
         raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
     z = ndtri(0.5 + 0.5 * level)  # the standard normal quantile
     return mean - z * std, mean + z * std
+
+
+def widening_factors(z):
+    """Per output, the factor on a forecast's predictive std that makes its 95 % intervals cover 95 % of held-out
+    errors: the 95 % quantile of the standardised errors ``z`` = |y - mean| / std (n, d_y) over the Gaussian's
+    1.959964, clipped to [1, 100], so that intervals are only widened (a split-conformal recalibration of the
+    predictive scale; research/ablation_plan.md, amendments 7 and 8). The GP models' default fit computes it on
+    its selection's windows, the linear models on their rolling-origin folds."""
+    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0, 100.0)

@@ -8,7 +8,8 @@ import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
 from gpssm_np.forecast import Forecast
 from gpssm_np.io import load, save
-from gpssm_np.models.training import ValidationScore, split_validation, widening_factors
+from gpssm_np.metrics import widening_factors
+from gpssm_np.models.training import ValidationScore, split_validation
 
 SMALL = dict(num_inducing=8, seed=3)
 BUDGET = dict(max_steps=20, eval_every=10, patience=2, num_samples=10, batch_size=8, refit=False)

@@ -1,11 +1,25 @@
-"""What the linear baselines share: their dimensions, and the facade of ``estimator.py`` for a model fitted in
-closed form (least squares, EM) rather than by gradient steps."""
+"""What the linear baselines share: their dimensions, the facade of ``estimator.py`` for a model fitted in closed
+form (least squares, EM) rather than by gradient steps, and the calibration of their forecast intervals.
+
+**Calibration** (``calibrate=True``, research/ablation_plan.md, decision AI): after ``fit``, where the training data
+hold rolling-origin folds (``datasets/folds.py``), a model of the same orders is fitted by the same procedure to
+each fold's training part and forecasts the fold's windows (from the outputs before each, 50 samples, seed the
+window's index); the factors ``interval_scale_`` (d_y,) = ``metrics.widening_factors`` of the standardised errors
+|y - mean| / std over all windows then multiply the predictive std of every forecast of the model (its point
+forecasts are unchanged). It is the rule by which the GP models' default fit calibrates theirs (its stage 5), on
+the folds that choose the linear models' orders. Assumptions: the later part of the training data says how wide a
+forecast's errors will be after it (the folds' assumption); a fold whose model cannot be fitted, and a window whose
+forecast is not finite, add nothing; without folds (too short a series) the intervals stay the model's own.
+"""
+import abc
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import _validation as check
+from ..datasets.folds import ORIGINS, rolling_origin
 from ..estimator import StateSpaceModel
+from ..metrics import widening_factors
 
 #: Added to the diagonals of estimated noise covariances (Q, R, P_0) and ARX residual variances.
 COV_FLOOR = 1e-8
@@ -27,21 +41,44 @@ class LinearBaseline(StateSpaceModel):
     #: No recognition network: q(x0) comes from the model itself.
     recognition = None
 
-    #: Steps at the end of the training data that a forecast without past data starts from (as the GP models do).
-    DATA_TAIL = 200
+    #: Samples of each fold forecast the calibration scores (the protocols' default).
+    CALIBRATION_SAMPLES = 50
 
-    def __init__(self, dim_x, dim_y, dim_u, seed, standardize=True):
+    def __init__(self, dim_x, dim_y, dim_u, seed, standardize=True, calibrate=True):
         super().__init__(seed, standardize)
         dim_y = check.positive_int(dim_y, "dim_y")  # first: the ARX's dim_x is its dim_y
         self.spec = BaselineSpec(check.positive_int(dim_x, "dim_x"), dim_y, check.non_negative_int(dim_u, "dim_u"))
+        self.calibrate = check.boolean(calibrate, "calibrate")
         self.fitted = False
-        self.data_tail_ = None  # (y, u) of the last DATA_TAIL steps fitted on (model units), set by fit
 
-    def _remember_tail(self, data):
-        """Keep the last :data:`DATA_TAIL` steps of the last training sequence (``data``: list of (y, u), model
-        units): ``forecast`` without ``y_past`` continues from them."""
-        y, u = data[-1]
-        self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
+    @abc.abstractmethod
+    def _fold_model(self, ys, us):
+        """A model of this one's orders, fitted by its procedure to ``ys``, ``us`` (lists, model units;
+        ``standardize=False``, uncalibrated): what the calibration's folds forecast with."""
+
+    def _calibrated(self, data, origins=ORIGINS):
+        """Set ``interval_scale_`` from the rolling-origin folds of ``data`` (list of (y, u), model units) when
+        ``calibrate`` (module docstring); None without folds or without it. Returns ``self``."""
+        self.interval_scale_ = None
+        folds = rolling_origin([y for y, _ in data], [u for _, u in data], origins) if self.calibrate else []
+        z, index = [], 0
+        for fold in folds:
+            try:
+                model = self._fold_model(fold.ys, fold.us)
+            except (ValueError, np.linalg.LinAlgError):  # e.g. a part too short for the subspace step
+                index += len(fold.windows)
+                continue
+            for window in fold.windows:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    fc = model.forecast(window.u, y_past=window.y_past, u_past=window.u_past,
+                                        num_samples=self.CALIBRATION_SAMPLES, seed=index)
+                    z.append(np.abs(window.y - fc.mean) / fc.std)
+                index += 1
+        z = np.concatenate(z) if z else np.zeros((0, self.spec.dim_y))
+        z = z[np.all(np.isfinite(z), axis=1)]
+        if len(z):
+            self.interval_scale_ = widening_factors(z)
+        return self
 
     def _past_or_tail(self, y_past, u_past):
         """(y_past, u_past, origin) of a forecast: the past data given, else the end of the training data (after
@@ -51,23 +88,6 @@ class LinearBaseline(StateSpaceModel):
         if self.data_tail_ is not None:
             return (*self.data_tail_, "end of the training data")
         return None, None, None
-
-    def extra_state(self):
-        """The state of ``StateSpaceModel.extra_state`` and the end of the training data (``data_tail_``)."""
-        state = super().extra_state()
-        if self.data_tail_ is not None:
-            state["tail_y"], state["tail_u"] = self.data_tail_
-        return state
-
-    def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict (files without the training data's end load without it)."""
-        state = dict(state)
-        tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
-        super().set_extra_state(state)
-        if tail_y is not None:
-            tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
-            self.data_tail_ = (np.asarray(tail_y, dtype=np.float64).reshape(len(tail_y), self.spec.dim_y),
-                               np.asarray(tail_u, dtype=np.float64).reshape(len(tail_y), self.spec.dim_u))
 
     def constrained_params(self):
         """The fitted parameters (:meth:`get_learned_params`: they are the model's own values, covariances and variances

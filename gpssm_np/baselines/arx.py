@@ -191,6 +191,9 @@ class ARX(LinearBaseline):
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
         column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
+    calibrate : bool
+        ``fit`` widens the forecasts' intervals per output where forecasts of its rolling-origin folds needed it
+        (``baselines/_base.py``, "Calibration"; ``folds`` origins); False keeps the model's own.
 
     Attributes (after fit)
     ----------------------
@@ -206,14 +209,16 @@ class ARX(LinearBaseline):
     fold_errors_ : list of float or None
         The chosen orders' RMSE in every window of the rolling-origin folds (``selection="simulation"`` with orders
         to choose; None otherwise).
+    interval_scale_ : ndarray (d_y,) or None
+        The factors on the forecasts' predictive std (``calibrate``; None without folds).
     """
 
     has_latent_state = False
 
     def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=5, dim_y=1, dim_u=1, seed=0,
-                 standardize=True, **unknown):
+                 standardize=True, calibrate=True, **unknown):
         check.keywords(unknown, ARX.__init__)
-        super().__init__(dim_y, dim_y, dim_u, seed, standardize)
+        super().__init__(dim_y, dim_y, dim_u, seed, standardize, calibrate)
         self.na = _order(na, "na")
         self.nb = _order(nb, "nb")
         self.max_order = check.positive_int(max_order, "max_order")
@@ -235,7 +240,7 @@ class ARX(LinearBaseline):
         """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""
         return {"na": self.na, "nb": self.nb, "max_order": self.max_order, "selection": self.selection,
                 "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
-                "seed": self.seed, "standardize": self.standardize}
+                "seed": self.seed, "standardize": self.standardize, "calibrate": self.calibrate}
 
     def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
@@ -388,7 +393,11 @@ class ARX(LinearBaseline):
         self.lag_mean_, self.lag_cov_ = lag_statistics(data, *best)
         self.fitted = True
         self._remember_tail(data)
-        return self._attach_scaling()
+        return self._calibrated(data, self.folds)._attach_scaling()
+
+    def _fold_model(self, ys, us):
+        return ARX(na=self.na_, nb=self.nb_, dim_y=self.spec.dim_y, dim_u=self.spec.dim_u, standardize=False,
+                   calibrate=False).fit(ys, us)
 
     def coefficients(self):
         """The fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}."""

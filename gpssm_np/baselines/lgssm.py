@@ -117,6 +117,10 @@ class LGSSM(LinearBaseline):
         ``fit`` z-scores outputs and inputs with the statistics of its data (mean and population std of each
         column) and the model then takes and returns original units (``gpssm_np.units``; the
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
+    calibrate : bool
+        ``fit`` widens the forecasts' intervals per output where forecasts of its rolling-origin folds needed it
+        (``baselines/_base.py``, "Calibration"; each fold's model fitted as this one is, EM with ``num_iters``);
+        False keeps the model's own.
 
     Attributes (after fit)
     ----------------------
@@ -128,10 +132,12 @@ class LGSSM(LinearBaseline):
         With ``dim_x="auto"``: the chosen d_x's forecast RMSE in every window of the rolling-origin folds.
     dim_x_scores_ : dict
         With ``dim_x="auto"``: candidate d_x -> cross-validated forecast RMSE (model units); empty otherwise.
+    interval_scale_ : ndarray (d_y,) or None
+        The factors on the forecasts' predictive std (``calibrate``; None without folds).
     """
 
     def __init__(self, dim_x=4, dim_y=1, dim_u=1, method="em", init="subspace", num_iters=50, block_rows=None,
-                 max_spectral_radius=0.999, seed=0, standardize=True, **unknown):
+                 max_spectral_radius=0.999, seed=0, standardize=True, calibrate=True, **unknown):
         check.keywords(unknown, LGSSM.__init__)
         # "auto" or a list: the candidates fit chooses among (None: lgssm_order.dim_x_candidates)
         self.dim_x_auto = isinstance(dim_x, (list, tuple)) or dim_x == "auto"
@@ -142,7 +148,7 @@ class LGSSM(LinearBaseline):
                 raise ValueError(f"dim_x: expected a positive integer, 'auto' or a non-empty list of positive "
                                  f"integers, got {dim_x!r}")
             self.dim_x_candidates = sorted({int(d) for d in dim_x})
-        super().__init__(dim_y if self.dim_x_auto else dim_x, dim_y, dim_u, seed, standardize)
+        super().__init__(dim_y if self.dim_x_auto else dim_x, dim_y, dim_u, seed, standardize, calibrate)
         self.dim_x_scores_, self.fold_errors_ = {}, None
         if method not in ("em", "subspace"):
             raise ValueError(f"method: expected 'em' or 'subspace', got {method!r}")
@@ -183,7 +189,8 @@ class LGSSM(LinearBaseline):
         return {"dim_x": dim_x, "dim_y": s.dim_y,
                 "dim_u": s.dim_u, "method": self.method, "init": self.init, "num_iters": self.num_iters,
                 "block_rows": self.block_rows,
-                "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize}
+                "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize,
+                "calibrate": self.calibrate}
 
     def get_learned_params(self):
         """Copies of the fitted parameters (``params_``), empty before fit."""
@@ -352,7 +359,7 @@ class LGSSM(LinearBaseline):
             self.set_stationary_prior(data)
         self._remember_tail(data)
         # as a loaded model holds them (C-order copies): BLAS may round a product differently for another layout
-        return self.set_learned_params(self.params_)._attach_scaling()
+        return self.set_learned_params(self.params_)._calibrated(data)._attach_scaling()
 
     def select_dim_x(self, y, u=None, candidates=None):
         """(d_x, {candidate d_x: score}): the state dimension ``fit`` chooses with ``dim_x="auto"`` on ``y`` (T, d_y),
@@ -374,8 +381,11 @@ class LGSSM(LinearBaseline):
         """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us
         (model units; ``lgssm_order.py``)."""
         config = dict(self.get_config(), dim_x=dim_x, num_iters=min(self.num_iters, SELECTION_ITERS),
-                      standardize=False)
+                      standardize=False, calibrate=False)
         return LGSSM(**config).fit(ys, us)
+
+    def _fold_model(self, ys, us):
+        return LGSSM(**dict(self.get_config(), dim_x=self.spec.dim_x, standardize=False, calibrate=False)).fit(ys, us)
 
     # -- state inference -------------------------------------------------------------------------------------
     def _window(self, y, u):

@@ -95,7 +95,8 @@ from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guar
                          restore_run, run_state)
 from .floor import FLOOR_KINDS, choose_floor
 from .guards import far_field_check, free_run_check
-from .training import ValidationScore, paired_t, widening_factors
+from ..metrics import widening_factors
+from .training import ValidationScore, paired_t
 
 
 @dataclass(frozen=True)

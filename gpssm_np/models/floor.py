@@ -25,7 +25,8 @@ candidate and kind: the floor's order selection confined to the list.
 
 Assumption: the data are in model units (standardised by the caller, as the GP model's fit does); the two linear
 models are fitted with ``standardize=False`` on them, which is what ``ARX()`` and ``LGSSM(dim_x="auto")`` do
-internally after their own standardisation of the same data.
+internally after their own standardisation of the same data, and without the calibration of their intervals
+(``calibrate=False``: it moves no point forecast, and the GP model's default fit calibrates its own intervals).
 """
 from dataclasses import dataclass, field, replace
 
@@ -39,6 +40,9 @@ from .warm_start import check_outputs_vary
 
 #: The linear models a floor can be.
 FLOOR_KINDS = ("arx", "lgssm")
+#: How the floor's linear models are built: in the model units they are given, their intervals uncalibrated (the GP
+#: model's default fit calibrates its own, stage 5).
+AS_FLOOR = {"standardize": False, "calibrate": False}
 
 
 @dataclass(frozen=True)
@@ -69,8 +73,8 @@ class Floor:
         fold's training part): an ARX or LGSSM with ``standardize=False``."""
         d_y, d_u = ys[0].shape[1], us[0].shape[1]
         if self.kind == "arx":
-            return ARX(na=self.orders[0], nb=self.orders[1], dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
-        return LGSSM(dim_x=self.dim_x, dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+            return ARX(na=self.orders[0], nb=self.orders[1], dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
+        return LGSSM(dim_x=self.dim_x, dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
 
     def summary(self):
         """The choice as plain JSON types."""
@@ -90,20 +94,20 @@ def fit_kind(kind, ys, us, dim_x=None):
     d_y, d_u = ys[0].shape[1], us[0].shape[1]
     data = list(zip(ys, us))
     if kind == "lgssm" and dim_x is not None:
-        model = LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, standardize=False)
+        model = LGSSM(dim_x=dim_x, dim_y=d_y, dim_u=d_u, **AS_FLOOR)
         errors = cross_validation_errors(data, model.fit_for_selection, [dim_x])[dim_x]
         return model.fit(ys, us), errors or None
     if kind == "lgssm":
-        model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
         return model, model.fold_errors_
     if dim_x is not None:
         n = dim_x // d_y
-        model = ARX(na=n, nb=n if d_u else 0, dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = ARX(na=n, nb=n if d_u else 0, dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
         return model, order_errors(data, model.na_, model.nb_)
     try:
-        model = ARX(dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = ARX(dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
     except ValueError:  # too short to choose orders: one lag of each
-        model = ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, standardize=False).fit(ys, us)
+        model = ARX(na=1, nb=min(1, d_u), dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
     return model, model.fold_errors_
 
 

@@ -7,10 +7,9 @@ validation-block loop.
 * :class:`ValidationScore`: the causal forecast score of held-out windows: for each window a particle filter over
   the (at most) ``burn_in`` outputs before it, then a free run over it with the true inputs; the RMSE of the
   particle-mean output, averaged over windows. The same random numbers at every call (common random numbers), so
-  that scores of different parameters differ by the parameters. ``interval_scale`` and
-  :func:`widening_factors`: per output, the 95 % quantile of |y - mean| / std over the windows divided by
-  1.959964 (a split-conformal recalibration of the predictive scale), clipped to [1, 100]: intervals are widened
-  where they were too narrow and otherwise left as the model has them.
+  that scores of different parameters differ by the parameters. ``interval_scale``:
+  ``metrics.widening_factors`` of the windows' standardised errors |y - mean| / std: intervals are widened per
+  output where they were too narrow and otherwise left as the model has them.
 * :func:`paired_t`: the paired statistic of per-window differences between two sets of parameters
   (se = sd / sqrt(W // 2): windows that overlap by half count half).
 
@@ -41,12 +40,11 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.special import ndtri
 
 from .._config import MAX_REJECTIONS
 from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
-from ..metrics import rmse
+from ..metrics import rmse, widening_factors
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
@@ -149,12 +147,6 @@ class ValidationScore:
         validation windows' standardised errors)."""
         z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in self.forecasts(model)])
         return widening_factors(z)
-
-
-def widening_factors(z):
-    """Step 6 of the module docstring: per output, the 95 % quantile of the standardised errors ``z`` (n, d_y) over
-    the Gaussian's, clipped to [1, 100] (the intervals only widen: research/ablation_plan.md, amendment 8)."""
-    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0, 100.0)
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
