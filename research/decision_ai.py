@@ -74,7 +74,7 @@ def decide(out):
                 passed = err["AI"] < err["V0"] and nl["AI"].mean() <= nl["V0"].mean()
                 print(f"  rule (causal): {'met' if passed else 'not met'}")
                 adopted = adopted and passed
-            moved = [(n, round(cov["V0"][k], 3), round(cov["AI"][k], 3)) for k, n in enumerate(cuts)
+            moved = [(n, round(float(cov["V0"][k]), 3), round(float(cov["AI"][k]), 3)) for k, n in enumerate(cuts)
                      if abs(cov["AI"][k] - cov["V0"][k]) > 0.05]
             print(f"  {protocol}: coverage moved by more than 5 points on {len(moved)}: {moved}")
         scales = [rows[(n, who, "AI")]["interval_scale"] for n in cuts]
