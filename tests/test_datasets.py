@@ -53,6 +53,7 @@ def test_load_shapes_split_and_statistics(name, shared_data):
     ds = load(name)
     assert ds.name == name
     assert ds.y_raw.shape == ds.u_raw.shape == (n, 1)
+    assert len(ds.y_names) == len(ds.u_names) == 1 and ds.y_names != ds.u_names  # SOURCES.md's channels
     assert ds.y_train.shape == ds.u_train.shape == (n // 2, 1)
     assert ds.y_test.shape == ds.u_test.shape == (n - n // 2, 1)
     for a in (ds.y_train, ds.u_train, ds.y_test, ds.u_test, ds.y_raw, ds.u_raw):
@@ -254,7 +255,7 @@ def test_from_arrays_returns_what_load_returns(shared_data):
     for field in ("y_train", "u_train", "y_test", "u_test", "y_mean", "y_std", "u_mean", "u_std", "y_raw", "u_raw"):
         np.testing.assert_array_equal(getattr(mine, field), getattr(ds, field), err_msg=field)
         assert not getattr(mine, field).flags.writeable
-    assert mine.name == "gas_furnace" and mine.y_names is None and ds.y_names is None
+    assert mine.name == "gas_furnace" and mine.y_names is None and ds.y_names == ("CO2 concentration",)
 
 
 def tanks_table(T=200):

@@ -57,6 +57,16 @@ MIMO_LAYOUT = {
                ("dry bulb temperature", "wet bulb temperature", "moisture content")),
 }
 
+#: The channels' names of the paper's five data sets (input, output; ``shared/data/SOURCES.md`` sections 1-5; the
+#: drive's input is only described there as a PRBS of amplitude 1).
+CHANNELS = {
+    "actuator": (("valve opening",), ("oil pressure",)),
+    "ballbeam": (("beam angle",), ("ball position",)),
+    "drive": (("PRBS input",), ("pulley speed",)),
+    "dryer": (("heater voltage",), ("outlet air temperature",)),
+    "gas_furnace": (("methane feed rate",), ("CO2 concentration",)),
+}
+
 #: Expected sha256 of each file, from ``shared/data/SOURCES.md``.
 DATASET_SHA256 = {
     "actuator": "35d1f95176afd856eb4fe0e2f87e3dff39657db8e6fcf7c531078c8f4eb571e4",
@@ -296,8 +306,8 @@ def load(name, data_dir=None):
     Dataset
         N (train / test): actuator 1024 (512 / 512), ballbeam 1000 (500 / 500), drive 500 (250 / 250),
         dryer 1000 (500 / 500), gas_furnace 296 (148 / 148), d_y = d_u = 1; cd_player_arm 2048 (d_u = d_y = 2),
-        winding 2500 (d_u = 5, d_y = 2), steamgen 9600 (d_u = d_y = 4), dryer2 867 (d_u = d_y = 3), with the
-        channels' names in ``y_names`` and ``u_names``. Every channel is z-scored with the training half's
+        winding 2500 (d_u = 5, d_y = 2), steamgen 9600 (d_u = d_y = 4), dryer2 867 (d_u = d_y = 3); every one
+        with its channels' names in ``y_names`` and ``u_names`` (:data:`CHANNELS`, :data:`MIMO_LAYOUT`). Every channel is z-scored with the training half's
         statistics.
 
     Raises
@@ -312,7 +322,7 @@ def load(name, data_dir=None):
     _verify_sha256(name, path)
     u_raw, y_raw = _read_raw(name, path)
     logger.debug("loaded %s from %s: N=%d, %d training samples", name, path, y_raw.shape[0], y_raw.shape[0] // 2)
-    names = MIMO_LAYOUT[name][2:] if name in MIMO_LAYOUT else (None, None)
+    names = MIMO_LAYOUT[name][2:] if name in MIMO_LAYOUT else CHANNELS[name]
     return split_dataset(name, y_raw, u_raw, y_raw.shape[0] // 2, y_names=names[1], u_names=names[0])
 
 
