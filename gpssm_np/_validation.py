@@ -142,8 +142,9 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     """
     yn, un = names
     y = finite_array(columns(y, dim_y, yn), yn, (2, 3),
-                     "; NaN is read as a missing output only by the state-space models' filters and forecasts "
-                     "(model.filter, forecast's y_past): remove or impute it here", allow_nan=allow_missing)
+                     "; NaN is read as a missing output only by the models' filters and forecasts "
+                     "(model.filter, online_filter, forecast's y_past): remove or impute it here",
+                     allow_nan=allow_missing)
     given = y.shape  # for the messages: the shape the caller passed, before the batch axis is added
     if y.ndim == 2:
         y = y[None]

@@ -215,7 +215,7 @@ def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
     y[5] = np.nan
     result = model.filter(y, u, num_particles=50)
     assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[5] == 0.0
-    with pytest.raises(ValueError, match="NaN is read as a missing output only by the state-space models. filters"):
+    with pytest.raises(ValueError, match="NaN is read as a missing output only by the models' filters"):
         model.elbo(y, u)
     with pytest.raises(ValueError, match="y: contains inf"):
         model.filter(np.full((20, 1), np.inf), u)

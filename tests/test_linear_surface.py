@@ -78,9 +78,10 @@ def test_the_lgssm_fits_at_its_minimum_length(rng):
         model.fit(y, u)
 
 
-def test_missing_past_outputs_are_read_by_the_lgssm_and_named_for_the_arx(rng):
+def test_missing_past_outputs_are_read_by_both_linear_models(rng):
     """The LGSSM's Kalman filter reads NaN outputs of y_past as missing (its forecast then equals the one from the
-    past before them run through the gap by the filter); the ARX, whose lags are past outputs, refuses them by name."""
+    past before them run through the gap by the filter); the ARX, whose lags are past outputs, completes them by their
+    Gaussian given the lags seen (tests/test_arx_missing.py), and inf is refused by name for both."""
     y, u = series(rng)
     lgssm = gp.LGSSM(dim_x=2, num_iters=5).fit(y[:200], u[:200])
     gappy = y[150:200].copy()
@@ -93,5 +94,8 @@ def test_missing_past_outputs_are_read_by_the_lgssm_and_named_for_the_arx(rng):
     with pytest.raises(ValueError, match="num_particles"):
         lgssm.filter(gappy, u[150:200], num_particles=0)
     arx = gp.ARX().fit(y[:200], u[:200])
-    with pytest.raises(ValueError, match="y_past: contains NaN or inf; NaN is read as a missing output only by"):
-        arx.forecast(u[200:210], y_past=gappy, u_past=u[150:200])
+    assert np.all(np.isfinite(arx.forecast(u[200:210], y_past=gappy, u_past=u[150:200]).mean))
+    gappy[-1] = np.inf
+    for model in (lgssm, arx):
+        with pytest.raises(ValueError, match="y_past: contains inf"):
+            model.forecast(u[200:210], y_past=gappy, u_past=u[150:200])

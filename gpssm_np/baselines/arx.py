@@ -33,7 +33,7 @@ the noise-free run, which is the exact predictive mean of a linear model (as the
 forecast carries no Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
 the training data, as the GP models' do; ``y_past`` and ``u_past`` are one record, of the same length, ending at
 the forecast's start. A past shorter than the lags (fewer than na rows, or than nb - 1 inputs, as the simulate
-protocol's 5 outputs give an ARX of more lags) is completed by
+protocol's 5 outputs give an ARX of more lags), or with missing (NaN) outputs among them, is completed by
 :func:`complete_lags`: the missing lags are drawn, one draw per sample, from their Gaussian given the lags that were
 seen, under the mean and covariance of the lag vector over the training rows (``lag_mean``, ``lag_cov``), and the
 noise-free run starts from its mean, the best linear estimate of the missing lags from the seen ones under the
@@ -132,41 +132,59 @@ def lag_statistics(data, na, nb):
     return z.mean(axis=0), cov
 
 
-def complete_lags(y_past, u_past, na, nb, lag_mean, lag_cov, num_samples, rng):
-    """The start of ``num_samples`` ARX runs from a past that may be shorter than the lags (module docstring,
-    "Forecast"): (mean_lags (na, d_y), mean_inputs (nb - 1, d_u), lags (M, na, d_y), inputs (M, nb - 1, d_u)), the
-    lags most recent first, the inputs in time order. ``y_past`` (k, d_y) and ``u_past`` (j, d_u) hold the seen
-    outputs and inputs (in time order, the last rows the most recent; at most na and nb - 1 of them are used); the
-    missing lags are the Gaussian N(lag_mean, lag_cov) of :func:`lag_statistics` conditioned on the seen ones: their
-    conditional mean for the mean run, one draw each for the M samples (with nothing missing, the seen lags
-    themselves; ``rng`` then draws nothing)."""
-    dy, du = y_past.shape[1], u_past.shape[1]
-    n_u = max(nb - 1, 0)
-    k, j = min(len(y_past), na), min(len(u_past), n_u)
-    seen_y = y_past[len(y_past) - k:][::-1].reshape(-1)  # y_{t-1}, ..., y_{t-k}
-    seen_u = u_past[len(u_past) - j:][::-1].reshape(-1)  # u_{t-1}, ..., u_{t-j}
-    observed = np.zeros(len(lag_mean), dtype=bool)
-    observed[:k * dy] = True
-    observed[na * dy:na * dy + j * du] = True
-    z = np.array(lag_mean, dtype=np.float64)
-    z[observed] = np.concatenate([seen_y, seen_u])
+def lag_rows(theta, na, nb, dim_u):
+    """The rows of Theta (module docstring) that multiply the lag vector of :func:`lag_statistics`: those of
+    y_{t-1}..y_{t-na} and u_{t-1}..u_{t-nb+1} ((p, d_y); u_t's and the intercept's left out)."""
+    dy = theta.shape[1]
+    return np.concatenate([theta[:na * dy], theta[na * dy + dim_u:na * dy + nb * dim_u]])
+
+
+def lag_vector(y_lags, u_lags):
+    """The lag vector z (p,) of :func:`lag_statistics` from the output lags ``y_lags`` (na, d_y) and input lags
+    ``u_lags`` (nb - 1, d_u), both in time order (the last row the most recent); NaN entries stay NaN."""
+    return np.concatenate([y_lags[::-1].reshape(-1), u_lags[::-1].reshape(-1)])
+
+
+def lag_posterior(z, lag_mean, lag_cov):
+    """The Gaussian of the lag vector ``z`` (p,) given its finite entries, under N(lag_mean, lag_cov) of
+    :func:`lag_statistics`: (mean (p,), covariance (p, p)), the finite entries themselves with zero (co)variance,
+    the NaN ones their conditional mean and covariance (the best linear estimate from the seen ones under the
+    training data's second moments)."""
+    observed = np.isfinite(z)
     missing = ~observed
-    draws = np.broadcast_to(z, (num_samples, len(z))).copy()
+    mean, cov = np.array(z, dtype=np.float64), np.zeros((len(z), len(z)))
     if missing.any():
         S_oo, S_mo = lag_cov[np.ix_(observed, observed)], lag_cov[np.ix_(missing, observed)]
         gain = np.linalg.lstsq(S_oo, S_mo.T, rcond=None)[0].T if observed.any() else np.zeros((missing.sum(), 0))
-        z[missing] = lag_mean[missing] + gain @ (z[observed] - lag_mean[observed])
-        cov = lag_cov[np.ix_(missing, missing)] - gain @ S_mo.T
-        w, V = np.linalg.eigh(0.5 * (cov + cov.T))
+        mean[missing] = lag_mean[missing] + gain @ (z[observed] - lag_mean[observed])
+        cov[np.ix_(missing, missing)] = lag_cov[np.ix_(missing, missing)] - gain @ S_mo.T
+    return mean, cov
+
+
+def complete_lags(y_lags, u_lags, lag_mean, lag_cov, num_samples, rng):
+    """The start of ``num_samples`` ARX runs from lags of which some were not seen (module docstring, "Forecast"):
+    ``y_lags`` (na, d_y) and ``u_lags`` (nb - 1, d_u) in time order, NaN where a lag was not seen (before the past
+    read, or a missing output). Returns (mean_lags (na, d_y), mean_inputs (nb - 1, d_u), lags (M, na, d_y), inputs
+    (M, nb - 1, d_u)), the lags most recent first, the inputs in time order: the unseen entries are the Gaussian of
+    :func:`lag_posterior`, its mean for the mean run and one draw each for the M samples (with nothing unseen, the
+    lags themselves; ``rng`` then draws nothing)."""
+    na, dy = y_lags.shape
+    n_u, du = u_lags.shape
+    mean, cov = lag_posterior(lag_vector(y_lags, u_lags), lag_mean, lag_cov)
+    missing = ~np.isfinite(lag_vector(y_lags, u_lags))
+    draws = np.broadcast_to(mean, (num_samples, len(mean))).copy()
+    if missing.any():
+        part = cov[np.ix_(missing, missing)]
+        w, V = np.linalg.eigh(0.5 * (part + part.T))
         root = V * np.sqrt(np.clip(w, 0.0, None))
-        draws[:, missing] = z[missing] + rng.standard_normal((num_samples, len(w))) @ root.T
+        draws[:, missing] = mean[missing] + rng.standard_normal((num_samples, len(w))) @ root.T
 
     def split(v):
         lags = v[..., :na * dy].reshape(v.shape[:-1] + (na, dy))
         inputs = v[..., na * dy:].reshape(v.shape[:-1] + (n_u, du))[..., ::-1, :]  # time order
         return lags, inputs
 
-    return (*split(z), *split(draws))
+    return (*split(mean), *split(draws))
 
 
 class ARX(LinearBaseline):
@@ -425,27 +443,29 @@ class ARX(LinearBaseline):
         seed = check.seed(seed)
         y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if origin == "y_past":  # one past, its outputs and inputs of the same length, as the other models take it
-            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"))
+            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"), allow_missing=True)
         return self.run_from(u_future, y_past, u_past, num_samples, seed, origin or "training means")
 
     def run_from(self, u_future, y_past, u_past, num_samples, seed, origin):
         """The forecast of :meth:`_forecast` (model units) from the last na rows of the outputs ``y_past`` and the
-        last nb - 1 rows of the inputs ``u_past`` (checked arrays; either may hold fewer rows, or be None: the missing
-        lags are completed, module docstring), with ``num_samples`` sampled runs from ``seed``; ``origin`` names the
-        start in the :class:`gpssm_np.forecast.Forecast`. :class:`ARXOnlineFilter` forecasts from its windows with
+        last nb - 1 rows of the inputs ``u_past`` (checked arrays; either may hold fewer rows, or be None, and the
+        outputs NaN entries: the lags not seen are completed, module docstring), with ``num_samples`` sampled runs
+        from ``seed``; ``origin`` names the start in the :class:`gpssm_np.forecast.Forecast`. :class:`ARXOnlineFilter` forecasts from its windows with
         it."""
         rng = np.random.default_rng(seed)
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         du, n_u = self.spec.dim_u, max(nb - 1, 0)
-        y_hist = self._past(y_past, dy, na, self.y_mean_)
-        u_hist = self._past(u_past, du, n_u, self.u_mean_)
-        seen_y = 0 if y_past is None else min(len(y_past), na)
-        seen_u = 0 if u_past is None or du == 0 else min(len(u_past), n_u)
-        if self.lag_mean_ is not None and (seen_y < na or (du and seen_u < n_u)):  # a short past: completed
-            y_hist, u_hist, lags, u_starts = complete_lags(y_hist[na - seen_y:], u_hist[n_u - seen_u:], na, nb,
-                                                           self.lag_mean_, self.lag_cov_, num_samples, rng)
+        y_hist = self._past(y_past, dy, na, np.full(dy, np.nan))  # NaN: a lag not seen
+        u_hist = self._past(u_past, du, n_u, np.full(du, np.nan))
+        unseen = np.isnan(y_hist).any() or np.isnan(u_hist).any()
+        if unseen and self.lag_mean_ is not None:  # completed by their Gaussian given the lags seen
+            y_hist, u_hist, lags, u_starts = complete_lags(y_hist, u_hist, self.lag_mean_, self.lag_cov_, num_samples,
+                                                           rng)
             y_hist = y_hist[::-1]  # time order, as the seen past's
-        else:  # the lags seen (or, from a model file without the lag statistics, the training means where not)
+        else:
+            if unseen:  # a model file without the lag statistics: the training means in their place
+                y_hist = np.where(np.isnan(y_hist), self.y_mean_, y_hist)
+                u_hist = np.where(np.isnan(u_hist), self.u_mean_, u_hist)
             lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
             u_starts = np.broadcast_to(u_hist, (num_samples,) + u_hist.shape)
         inputs = np.concatenate([u_starts, np.broadcast_to(u_future, (num_samples,) + u_future.shape)], axis=1)
@@ -474,9 +494,9 @@ class ARX(LinearBaseline):
             y_window = np.asarray(state["y_window"], dtype=np.float64).reshape(-1, dy)
             u_window = np.asarray(state["u_window"], dtype=np.float64).reshape(-1, du)
             if y_window.shape != (na, dy) or u_window.shape != (nb_1, du) or not (
-                    np.all(np.isfinite(y_window)) and np.all(np.isfinite(u_window))):
-                raise ValueError(f"state: expected finite windows y_window ({na}, {dy}) and u_window ({nb_1}, {du}), "
-                                 f"got {y_window.shape} and {u_window.shape}")
+                    np.all(~np.isinf(y_window)) and np.all(np.isfinite(u_window))):
+                raise ValueError(f"state: expected windows y_window ({na}, {dy}) (NaN: a missing output) and finite "
+                                 f"u_window ({nb_1}, {du}), got {y_window.shape} and {u_window.shape}")
             return ARXOnlineFilter(self, y_window, u_window, check.non_negative_int(state["step"], "step"))
         y_tail, u_tail, _ = self._past_or_tail(None, None)
         return ARXOnlineFilter(self, self._past(y_tail, dy, na, self.y_mean_),
@@ -509,8 +529,10 @@ class ARXOnlineFilter(OnlineFilterBase):
     keeps the last na outputs and nb - 1 inputs (model units). An update with y_t and u_t predicts y_t from them,
     Theta^T phi_t, with variance sigma^2 (``predicted_mean``, ``predicted_var``), then moves the window on; the
     "filtered" noise-free output is that conditional mean, known exactly given the past (variance 0). A missing
-    (NaN) output enters the window as its predicted mean. :meth:`predict` is ``ARX.forecast`` from the window. The
-    state: the windows and the step count."""
+    (NaN) output stays NaN in the window: while it is among the lags, they are the Gaussian of :func:`lag_posterior`
+    given the ones seen (the training data's lag statistics), the prediction is made from its mean and its
+    variance adds Theta's lag rows' variance under it, and :meth:`predict` (``ARX.run_from`` from the window)
+    draws the missing lags. The state: the windows and the step count."""
 
     STATE_KEYS = ("y_window", "u_window", "step")
 
@@ -525,15 +547,23 @@ class ARXOnlineFilter(OnlineFilterBase):
     def _update(self, y_t, u_t):
         model = self.model
         u_t = np.zeros(model.spec.dim_u) if u_t is None else u_t
+        y_lags = self.y_window
+        lag_var = np.zeros(model.spec.dim_y)
+        if np.isnan(y_lags).any() and model.lag_mean_ is None:  # a model file without the lag statistics
+            y_lags = np.where(np.isnan(y_lags), model.y_mean_, y_lags)
+        elif np.isnan(y_lags).any():  # a missing output among the lags: their Gaussian given the rest
+            mean, cov = lag_posterior(lag_vector(y_lags, self.u_window), model.lag_mean_, model.lag_cov_)
+            rows = lag_rows(model.theta_, model.na_, model.nb_, model.spec.dim_u)  # Theta's rows of the lags
+            lag_var = np.einsum("pd,pq,qd->d", rows, cov, rows)
+            y_lags = mean[:y_lags.size].reshape(len(y_lags), -1)[::-1]  # time order
         inputs = np.concatenate([self.u_window, u_t[None]])  # u_{t-nb+1}..u_t (u_t alone, unused, for nb = 0)
-        means, _ = arx_simulate(model.theta_, model.na_, model.nb_, self.y_window[::-1][None], inputs[None])
+        means, _ = arx_simulate(model.theta_, model.na_, model.nb_, y_lags[::-1][None], inputs[None])
         predicted = means[0, 0]
-        observed = np.where(np.isnan(y_t), predicted, y_t)
-        self.y_window = np.concatenate([self.y_window, observed[None]])[1:] if model.na_ else self.y_window
+        self.y_window = np.concatenate([self.y_window, y_t[None]])[1:] if model.na_ else self.y_window
         if len(self.u_window):
             self.u_window = np.concatenate([self.u_window, u_t[None]])[1:]
         self._step += 1
-        return predicted, np.zeros_like(predicted), predicted, model.noise_var_.copy(), y_t - predicted
+        return predicted, lag_var, predicted, lag_var + model.noise_var_, y_t - predicted
 
     def _predict(self, u_future, num_samples, seed):
         return self.model.run_from(u_future, self.y_window, self.u_window if len(self.u_window) else None,
