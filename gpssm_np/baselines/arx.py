@@ -450,8 +450,8 @@ class ARX(LinearBaseline):
         """The forecast of :meth:`_forecast` (model units) from the last na rows of the outputs ``y_past`` and the
         last nb - 1 rows of the inputs ``u_past`` (checked arrays; either may hold fewer rows, or be None, and the
         outputs NaN entries: the lags not seen are completed, module docstring), with ``num_samples`` sampled runs
-        from ``seed``; ``origin`` names the start in the :class:`gpssm_np.forecast.Forecast`. :class:`ARXOnlineFilter` forecasts from its windows with
-        it."""
+        from ``seed``; ``origin`` names the start in the :class:`gpssm_np.forecast.Forecast`.
+        :class:`ARXOnlineFilter` forecasts from its windows with it."""
         rng = np.random.default_rng(seed)
         na, nb, dy = self.na_, self.nb_, self.spec.dim_y
         du, n_u = self.spec.dim_u, max(nb - 1, 0)
