@@ -133,11 +133,17 @@ def test_evaluate_and_forecast_take_a_csv_file(tmp_path, tanks_csv, capsys):
                  "--out", str(tmp_path / "fc")]) == 0
     fc = json.loads((tmp_path / "fc" / "forecast.json").read_text())
     assert len(fc["mean"]) == 50 and (tmp_path / "fc" / "forecast.png").stat().st_size > 10_000
-    # a model of the tanks scored on another data set of the same shape: said, not refused
-    with pytest.warns(UserWarning, match="fitted on 'tanks' but is evaluated on 'gas_furnace'"):
-        assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--protocol", "causal",
-                     "--num-samples", "3"]) == 0
+    # a model of the tanks scored on another record with the same channels: said, not refused
+    other = tmp_path / "other_tanks.csv"
+    other.write_text(open(tanks_csv).read())
+    with pytest.warns(UserWarning, match="fitted on 'tanks' but is evaluated on 'other_tanks'"):
+        assert main(["evaluate", str(model), "--csv", str(other), "--outputs", "level", "--inputs", "inflow",
+                     "--protocol", "causal", "--num-samples", "3"]) == 0
     assert gp.load(model).data_name_ == "tanks"
+    # on a data set whose channels have other names: refused, naming them
+    assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--protocol", "causal",
+                 "--num-samples", "3"]) == 2
+    assert "the model was fitted on the outputs ['level'], got ['CO2 concentration']" in capsys.readouterr().err
 
 
 def test_csv_arguments_are_checked(tmp_path, tanks_csv, capsys):
