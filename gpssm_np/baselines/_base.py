@@ -9,7 +9,7 @@ window's index); the factors ``interval_scale_`` (d_y,) = ``metrics.widening_fac
 forecasts are unchanged). It is the rule by which the GP models' default fit calibrates theirs (its stage 5), on
 the folds that choose the linear models' orders. Assumptions: the later part of the training data says how wide a
 forecast's errors will be after it (the folds' assumption); a fold whose model cannot be fitted, and a window whose
-forecast is not finite, add nothing; without folds (too short a series) the intervals stay the model's own.
+forecast fails or is not finite, add nothing; without folds (too short a series) the intervals stay the model's own.
 """
 import abc
 from dataclasses import dataclass
@@ -70,9 +70,12 @@ class LinearBaseline(StateSpaceModel):
                 continue
             for window in fold.windows:
                 with np.errstate(over="ignore", invalid="ignore"):
-                    fc = model.forecast(window.u, y_past=window.y_past, u_past=window.u_past,
-                                        num_samples=self.CALIBRATION_SAMPLES, seed=index)
-                    z.append(np.abs(window.y - fc.mean) / fc.std)
+                    try:
+                        fc = model.forecast(window.u, y_past=window.y_past, u_past=window.u_past,
+                                            num_samples=self.CALIBRATION_SAMPLES, seed=index)
+                        z.append(np.abs(window.y - fc.mean) / fc.std)
+                    except (ValueError, np.linalg.LinAlgError):  # a fold model whose forecast fails adds nothing
+                        pass
                 index += 1
         z = np.concatenate(z) if z else np.zeros((0, self.spec.dim_y))
         z = z[np.all(np.isfinite(z), axis=1)]
