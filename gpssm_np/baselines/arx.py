@@ -170,8 +170,9 @@ def complete_lags(y_lags, u_lags, lag_mean, lag_cov, num_samples, rng):
     lags themselves; ``rng`` then draws nothing)."""
     na, dy = y_lags.shape
     n_u, du = u_lags.shape
-    mean, cov = lag_posterior(lag_vector(y_lags, u_lags), lag_mean, lag_cov)
-    missing = ~np.isfinite(lag_vector(y_lags, u_lags))
+    z = lag_vector(y_lags, u_lags)
+    mean, cov = lag_posterior(z, lag_mean, lag_cov)
+    missing = ~np.isfinite(z)
     draws = np.broadcast_to(mean, (num_samples, len(mean))).copy()
     if missing.any():
         part = cov[np.ix_(missing, missing)]
