@@ -112,6 +112,8 @@ def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
     assert len(gp_row["gp_singular_values"]) == min(gp_row["dim_x"], 9)
     assert gp_row["dim_x"] == len(gp_row["process_std"]) >= 3
     assert next(r for r in runs if r["model"] == "lgssm")["dim_x"] >= 3
+    assert next(r for r in runs if r["model"] == "arx")["dim_x"] is None and "| arx |" not in text.split(
+        "State dimension")[1].split("###")[0]  # lags, no state: no row in the table of state dimensions
     assert "gp_singular_values" not in next(r for r in runs if r["model"] == "arx")
     # dryer2's validation block holds one window: the fit trained the plain step only (step 8 of training.py)
     assert gp_row["lr_scale"] == {} and gp_row["lr_scale_t"] == []

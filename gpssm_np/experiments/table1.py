@@ -118,7 +118,8 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
                      "rmse_original_units_per_output": res["rmse_original_units_per_output"], "nlpd": res["nlpd"],
                      "coverage95": res["coverage95"], "per_window": res["per_window"],
                      "seconds": train_seconds + time.perf_counter() - t0, "train_seconds": train_seconds,
-                     "final_loss": model.history_[-1] if model.history_ else None, "dim_x": model.spec.dim_x,
+                     "final_loss": model.history_[-1] if model.history_ else None,
+                     "dim_x": model.spec.dim_x if model.has_latent_state else None,  # the ARX has lags, no state
                      **mixing_summary(model), **training_choice(model)})
     return rows
 
