@@ -113,3 +113,23 @@ def test_the_smoother_draws_from_the_exact_smoothing_distribution(floor_model):
     # joint draws: the lag-one covariances Cov(x_t, x_{t-1} | y) are the smoother's (t = 32: index 31 and 30)
     lagged = np.cov(trajectories[:, 31].T, trajectories[:, 30].T)[:d, d:]
     np.testing.assert_allclose(lagged, cross[31], rtol=0, atol=5 * np.outer(sd[31], sd[30]).max() / np.sqrt(4000))
+
+
+def test_the_lgssm_filters_with_the_same_result_as_a_gp_model_on_its_floor(floor_model):
+    # the LGSSM's filter answers with the GP models' surface (a FilterResult, proposal "kalman"), its output
+    # moments, innovations and log-likelihood in original units
+    _, y, u = floor_model
+    y_fit, u_fit = delayed_plant(T=200, seed=3)
+    lgssm = gp.LGSSM(dim_x=3, dim_y=1, dim_u=1, num_iters=5, calibrate=False).fit(y_fit, u_fit)
+    result = lgssm.filter(y, u, num_particles=200, seed=1)
+    assert result.proposal == "kalman" and result.particles.shape == (200, 3)
+    sc, p = lgssm.scaling_, lgssm.params_
+    exact = kalman_filter(p, sc.y_to_model(y), sc.u_to_model(u), p["m0"], p["P0"])
+    np.testing.assert_allclose(result.means, exact.means, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result.output_means, sc.y_to_original(exact.means @ p["H"].T), rtol=1e-12)
+    np.testing.assert_allclose(result.predicted_output_means, sc.y_to_original(exact.pred_means @ p["H"].T),
+                               rtol=1e-12)
+    observed = int(np.sum(~np.isnan(y)))
+    np.testing.assert_allclose(result.log_likelihood, exact.log_likelihood - observed * np.log(sc.y_std[0]),
+                               rtol=1e-10)
+    assert lgssm.log_likelihood(y, u) == result.log_likelihood

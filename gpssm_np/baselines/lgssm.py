@@ -43,6 +43,7 @@ import numpy as np
 from .. import _validation as check
 from ..kalman import as_covariance, forecast_trajectories, kalman_filter, predicted_moments, rts_smoother
 from ..estimator import check_training_options
+from ..filtering import kalman_filter_result
 from ..online import KalmanOnlineFilter
 from ..ops.linalg import symmetrise
 from ..units import Scaling
@@ -397,15 +398,17 @@ class LGSSM(LinearBaseline):
             raise ValueError(f"y: expected one sequence (T, {self.spec.dim_y}), got shape {y.shape}")
         return y[0], u[0]
 
-    def filter(self, y, u=None, num_particles=None, seed=0):
-        """Kalman filter over y (T, d_y) (NaN entries missing), u (T, d_u) (original units) from the prior N(m0, P0):
-        a :class:`KalmanResult` of the latent states, its log-likelihood that of y in original units.
-        ``num_particles`` and ``seed`` are accepted for the GP models' surface and not used (the filter is exact)."""
-        check.unused_particle_options(num_particles, seed)
+    def filter(self, y, u=None, num_particles=1000, seed=0):
+        """Kalman filter over y (T, d_y) (NaN entries missing), u (T, d_u) (original units) from the prior N(m0, P0),
+        with the surface of the GP models' ``filter``: a ``filtering.FilterResult`` with proposal "kalman"
+        (``filtering.kalman_filter_result``): the filtered state means and covariances, the filtered and predicted
+        output moments and the innovations in original units, the exact log-likelihood of y in original units (and
+        its steps), and ``num_particles`` draws (from ``seed``) of the initial and the last filtered state."""
         y_model, u = self._window(y, u)
-        result = kalman_filter(self.params_, y_model, u, self.params_["m0"], self.params_["P0"])
-        result.log_likelihood += self._log_jacobian(y)
-        return result
+        p = self.params_
+        result = kalman_filter_result(p, y_model, u, p["m0"], p["P0"], num_particles,
+                                      np.random.default_rng(check.seed(seed)))
+        return result if self.scaling_ is None else result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
 
     def log_likelihood(self, y, u=None):
         """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units)."""
