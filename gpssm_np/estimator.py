@@ -290,7 +290,11 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
             self.data_tail_ = (np.asarray(tail_y, dtype=np.float64).reshape(len(tail_y), self.spec.dim_y),
                                np.asarray(tail_u, dtype=np.float64).reshape(len(tail_y), self.spec.dim_u))
         if "interval_scale" in state:
-            self.interval_scale_ = np.asarray(state.pop("interval_scale"), dtype=np.float64)
+            scale = np.asarray(state.pop("interval_scale"), dtype=np.float64)
+            if scale.shape != (self.spec.dim_y,) or not np.all(np.isfinite(scale)) or np.any(scale < 1.0):
+                raise ValueError(f"state: interval_scale must be {self.spec.dim_y} finite factors of at least 1, got "
+                                 f"{scale!r}")
+            self.interval_scale_ = scale
         for kind, names in zip(("y_names_", "u_names_"), _names.from_arrays(state, self.spec.dim_y, self.spec.dim_u)):
             if names is not None:  # absent from files written before names were kept
                 setattr(self, kind, names)

@@ -57,10 +57,28 @@ def test_the_online_filter_carries_a_missing_output_until_it_leaves_the_lags(tmp
     z = lag_vector(state["y_window"], state["u_window"])
     _, cov = lag_posterior(z, model.lag_mean_, model.lag_cov_)
     rows = lag_rows(model.theta_, 2, 2, 1)
-    assert var[0] == pytest.approx(float(rows[:, 0] @ cov @ rows[:, 0]) * model.scaling_.y_std[0] ** 2, rel=1e-12)
+    assert f.predicted_var[0] - noise_var == pytest.approx(float(rows[:, 0] @ cov @ rows[:, 0])
+                                                           * model.scaling_.y_std[0] ** 2, rel=1e-10)
+    # the filtered noise-free output is that Gaussian conditioned on y_t (observed with noise variance sigma^2)
+    lag_var = f.predicted_var[0] - noise_var
+    expected_var = lag_var - lag_var**2 / (lag_var + noise_var)
+    expected_mean = f.predicted_mean[0] + lag_var / (lag_var + noise_var) * (y[421, 0] - f.predicted_mean[0])
+    assert var[0] == pytest.approx(expected_var, rel=1e-10) and mean[0] == pytest.approx(expected_mean, rel=1e-10)
     resumed = model.online_filter(state=state)  # a state with a missing output resumes
-    assert resumed.update(y[421], u[421])[1][0] == pytest.approx(var[0], rel=1e-12)
+    moved = resumed.update(y[421] + 1.0, u[421])
+    assert moved[0][0] - mean[0] == pytest.approx(lag_var / (lag_var + noise_var), rel=1e-9)  # moves with y_t
+    assert moved[1][0] == pytest.approx(var[0], rel=1e-12)
     f.update(y[422], u[422])
     f.update(y[423], u[423])  # the missing output has left the lags
     assert f.predicted_var[0] == pytest.approx(noise_var, rel=1e-12)
     assert np.all(np.isfinite(f.predict(u[424:430]).mean))
+
+
+def test_an_arx_without_inputs_resumes_its_online_filter():
+    y, _ = ar2_data(T=300, seed=2)
+    model = gp.ARX(na=2, nb=0, dim_y=1, dim_u=0, calibrate=False).fit(y, np.zeros((300, 0)))
+    f = model.online_filter()
+    f.update(y[0])
+    f.update(np.array([np.nan]))
+    g = model.online_filter(state=f.state())
+    np.testing.assert_array_equal(g.update(y[2]), f.update(y[2]))

@@ -87,7 +87,7 @@ def test_missing_past_outputs_are_read_by_both_linear_models(rng):
     gappy = y[150:200].copy()
     gappy[-3:] = np.nan
     fc = lgssm.forecast(u[200:210], y_past=gappy, u_past=u[150:200], num_samples=5)
-    state = lgssm.filter(gappy, u[150:200], seed=1)  # seed: the GP models' surface, unused by the exact filter
+    state = lgssm.filter(gappy, u[150:200], seed=1)  # seed: the draws of its particles (the moments are exact)
     mean, cov = state.means[-1], state.covs[-1]
     exact = lgssm.forecast(u[200:210], x0=(mean, cov), num_samples=5)
     np.testing.assert_allclose(fc.mean, exact.mean, rtol=1e-10)

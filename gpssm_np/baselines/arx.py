@@ -492,8 +492,10 @@ class ARX(LinearBaseline):
         na, nb_1, dy, du = self.na_, max(self.nb_ - 1, 0), self.spec.dim_y, self.spec.dim_u
         if state is not None:
             check_online_state(state, ARXOnlineFilter.STATE_KEYS)
-            y_window = np.asarray(state["y_window"], dtype=np.float64).reshape(-1, dy)
-            u_window = np.asarray(state["u_window"], dtype=np.float64).reshape(-1, du)
+            y_window = np.asarray(state["y_window"], dtype=np.float64)
+            u_window = np.asarray(state["u_window"], dtype=np.float64)
+            y_window = y_window.reshape(-1, dy) if y_window.size else y_window.reshape(0, dy)
+            u_window = u_window.reshape(-1, du) if u_window.size else u_window.reshape(0, du)
             if y_window.shape != (na, dy) or u_window.shape != (nb_1, du) or not (
                     np.all(~np.isinf(y_window)) and np.all(np.isfinite(u_window))):
                 raise ValueError(f"state: expected windows y_window ({na}, {dy}) (NaN: a missing output) and finite "
@@ -531,9 +533,11 @@ class ARXOnlineFilter(OnlineFilterBase):
     Theta^T phi_t, with variance sigma^2 (``predicted_mean``, ``predicted_var``), then moves the window on; the
     "filtered" noise-free output is that conditional mean, known exactly given the past (variance 0). A missing
     (NaN) output stays NaN in the window: while it is among the lags, they are the Gaussian of :func:`lag_posterior`
-    given the ones seen (the training data's lag statistics), the prediction is made from its mean and its
-    variance adds Theta's lag rows' variance under it, and :meth:`predict` (``ARX.run_from`` from the window)
-    draws the missing lags. The state: the windows and the step count."""
+    given the ones seen (the training data's lag statistics), the prediction is made from its mean, its variance
+    adds the variance of Theta^T phi_t under that Gaussian, the filtered output is that Gaussian conditioned on the
+    observed entries of y_t, and :meth:`predict` (``ARX.run_from`` from the window) draws the missing lags. The
+    state: the windows (NaN marking missing outputs; Python's json writes and reads it as NaN) and the step
+    count."""
 
     STATE_KEYS = ("y_window", "u_window", "step")
 
@@ -549,22 +553,31 @@ class ARXOnlineFilter(OnlineFilterBase):
         model = self.model
         u_t = np.zeros(model.spec.dim_u) if u_t is None else u_t
         y_lags = self.y_window
-        lag_var = np.zeros(model.spec.dim_y)
+        dy = model.spec.dim_y
+        lag_cov = np.zeros((dy, dy))  # covariance of the noise-free output Theta^T phi_t given the lags seen
         if np.isnan(y_lags).any() and model.lag_mean_ is None:  # a model file without the lag statistics
             y_lags = np.where(np.isnan(y_lags), model.y_mean_, y_lags)
         elif np.isnan(y_lags).any():  # a missing output among the lags: their Gaussian given the rest
             mean, cov = lag_posterior(lag_vector(y_lags, self.u_window), model.lag_mean_, model.lag_cov_)
             rows = lag_rows(model.theta_, model.na_, model.nb_, model.spec.dim_u)  # Theta's rows of the lags
-            lag_var = np.einsum("pd,pq,qd->d", rows, cov, rows)
+            lag_cov = rows.T @ cov @ rows
             y_lags = mean[:y_lags.size].reshape(len(y_lags), -1)[::-1]  # time order
         inputs = np.concatenate([self.u_window, u_t[None]])  # u_{t-nb+1}..u_t (u_t alone, unused, for nb = 0)
         means, _ = arx_simulate(model.theta_, model.na_, model.nb_, y_lags[::-1][None], inputs[None])
         predicted = means[0, 0]
+        # the noise-free output given y_t too: Gaussian conditioning on its observed entries (y_t = output + e_t)
+        filtered, filtered_cov = predicted.copy(), lag_cov.copy()
+        observed = ~np.isnan(y_t)
+        if observed.any() and lag_cov.any():
+            S = lag_cov[np.ix_(observed, observed)] + np.diag(model.noise_var_[observed])
+            gain = np.linalg.solve(S, lag_cov[observed]).T  # (d_y, observed)
+            filtered = predicted + gain @ (y_t[observed] - predicted[observed])
+            filtered_cov = lag_cov - gain @ lag_cov[observed]
         self.y_window = np.concatenate([self.y_window, y_t[None]])[1:] if model.na_ else self.y_window
         if len(self.u_window):
             self.u_window = np.concatenate([self.u_window, u_t[None]])[1:]
         self._step += 1
-        return predicted, lag_var, predicted, lag_var + model.noise_var_, y_t - predicted
+        return filtered, np.diag(filtered_cov).copy(), predicted, np.diag(lag_cov) + model.noise_var_, y_t - predicted
 
     def _predict(self, u_future, num_samples, seed):
         return self.model.run_from(u_future, self.y_window, self.u_window if len(self.u_window) else None,

@@ -411,8 +411,14 @@ class LGSSM(LinearBaseline):
         return result if self.scaling_ is None else result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
 
     def log_likelihood(self, y, u=None):
-        """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units)."""
-        return self.filter(y, u).log_likelihood
+        """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units): :meth:`filter`'s, from the Kalman
+        filter's kernel alone (no output moments, no draws), equal to it up to the rounding of its sum over steps."""
+        y_model, u = self._window(y, u)
+        p = self.params_
+        log_lik = kalman_filter(p, y_model, u, p["m0"], p["P0"]).log_likelihood
+        if self.scaling_ is None:
+            return log_lik
+        return log_lik - float(np.sum(~np.isnan(y_model) * np.log(self.scaling_.y_std)))  # per observed entry
 
     def smooth(self, y, u=None):
         """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence (original

@@ -307,8 +307,8 @@ def load(name, data_dir=None):
         N (train / test): actuator 1024 (512 / 512), ballbeam 1000 (500 / 500), drive 500 (250 / 250),
         dryer 1000 (500 / 500), gas_furnace 296 (148 / 148), d_y = d_u = 1; cd_player_arm 2048 (d_u = d_y = 2),
         winding 2500 (d_u = 5, d_y = 2), steamgen 9600 (d_u = d_y = 4), dryer2 867 (d_u = d_y = 3); every one
-        with its channels' names in ``y_names`` and ``u_names`` (:data:`CHANNELS`, :data:`MIMO_LAYOUT`). Every channel is z-scored with the training half's
-        statistics.
+        with its channels' names in ``y_names`` and ``u_names`` (:data:`CHANNELS`, :data:`MIMO_LAYOUT`). Every
+        channel is z-scored with the training half's statistics.
 
     Raises
     ------
