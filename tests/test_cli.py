@@ -140,9 +140,10 @@ def test_evaluate_and_forecast_take_a_csv_file(tmp_path, tanks_csv, capsys):
         assert main(["evaluate", str(model), "--csv", str(other), "--outputs", "level", "--inputs", "inflow",
                      "--protocol", "causal", "--num-samples", "3"]) == 0
     assert gp.load(model).data_name_ == "tanks"
-    # on a data set whose channels have other names: refused, naming them
-    assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--protocol", "causal",
-                 "--num-samples", "3"]) == 2
+    # on a data set whose channels have other names: refused, naming them (after the warning on its name)
+    with pytest.warns(UserWarning, match="fitted on 'tanks' but is evaluated on 'gas_furnace'"):
+        assert main(["evaluate", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--protocol",
+                     "causal", "--num-samples", "3"]) == 2
     assert "the model was fitted on the outputs ['level'], got ['CO2 concentration']" in capsys.readouterr().err
 
 
