@@ -95,7 +95,8 @@ def summary(outs):
                 print(f"  {variant} {p}: geometric mean {overall:.4f}; better by > 2 % on {better}, worse on {worse}")
             if variant == "CV":
                 iters = [rows[k + ("CV",)]["lgssm"]["iters"] for k in keys]
-                print(f"  CV chose iterations {({int(k): int(n) for k, n in zip(*np.unique(iters, return_counts=True))})}")
+                chosen = {int(k): int(n) for k, n in zip(*np.unique(iters, return_counts=True))}
+                print(f"  CV chose iterations {chosen}")
         if cuts:
             for k in keys:
                 if k[0] == "ballbeam":

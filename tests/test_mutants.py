@@ -2,7 +2,6 @@
 key of a sweep, the code version's dirty marker, the resumed set of a JSON-lines sweep, and the online Kalman
 filter's predicted output variance."""
 import numpy as np
-import pytest
 
 import gpssm_np as gp
 from gpssm_np.experiments import runs, table1
