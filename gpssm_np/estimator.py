@@ -219,6 +219,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         self.scaling_ = self._fit_scaling
         return self
 
+    def _log_jacobian(self, y):
+        """log |d y_model / d y| summed over the observed entries of ``y`` (T, d_y, original units): added to a
+        log-likelihood of model units it gives that of the original units."""
+        if self.scaling_ is None:
+            return 0.0
+        return -float(np.sum(~np.isnan(np.asarray(y, dtype=np.float64)) * np.log(self.scaling_.y_std)))
+
     # -- the familiar surface --------------------------------------------------------------------------------
     def predict(self, u_future=None, y_past=None, u_past=None, steps=None, num_samples=50, seed=0):
         """The mean forecast (T, d_y) with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from

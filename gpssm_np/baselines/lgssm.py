@@ -381,12 +381,15 @@ class LGSSM(LinearBaseline):
     def fit_for_selection(self, dim_x, ys, us):
         """This model's configuration with state dimension ``dim_x`` and the selection's EM budget, fitted to ys, us
         (model units; ``lgssm_order.py``)."""
-        config = dict(self.get_config(), dim_x=dim_x, num_iters=min(self.num_iters, SELECTION_ITERS),
-                      standardize=False, calibrate=False)
-        return LGSSM(**config).fit(ys, us)
+        return self._in_model_units(dim_x, num_iters=min(self.num_iters, SELECTION_ITERS)).fit(ys, us)
 
     def _fold_model(self, ys, us):
-        return LGSSM(**dict(self.get_config(), dim_x=self.spec.dim_x, standardize=False, calibrate=False)).fit(ys, us)
+        return self._in_model_units(self.spec.dim_x).fit(ys, us)
+
+    def _in_model_units(self, dim_x, **changes):
+        """An unfitted LGSSM of this one's configuration with state dimension ``dim_x`` and ``changes``, for data
+        in model units (``standardize=False``) and uncalibrated: the models of the folds."""
+        return LGSSM(**dict(self.get_config(), dim_x=dim_x, standardize=False, calibrate=False, **changes))
 
     # -- state inference -------------------------------------------------------------------------------------
     def _window(self, y, u):
@@ -415,10 +418,7 @@ class LGSSM(LinearBaseline):
         filter's kernel alone (no output moments, no draws), equal to it up to the rounding of its sum over steps."""
         y_model, u = self._window(y, u)
         p = self.params_
-        log_lik = kalman_filter(p, y_model, u, p["m0"], p["P0"]).log_likelihood
-        if self.scaling_ is None:
-            return log_lik
-        return log_lik - float(np.sum(~np.isnan(y_model) * np.log(self.scaling_.y_std)))  # per observed entry
+        return kalman_filter(p, y_model, u, p["m0"], p["P0"]).log_likelihood + self._log_jacobian(y)
 
     def smooth(self, y, u=None):
         """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence (original
