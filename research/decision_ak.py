@@ -11,7 +11,9 @@ record, variant), appended (resumable; two workers can share the file with disjo
 Run: python research/decision_ak.py research/results/decision_ak.jsonl --set records|cuts|real [--data name ...];
 then python research/decision_ak.py research/results/decision_ak.jsonl --decide. V0 is the same code with the
 choice replaced by the lowest mean (ties to the earlier candidate), as the package chose before AK. This script is
-the research record's; nothing in the package imports it.
+the research record's; nothing in the package imports it. AK's package code was not adopted: it is
+research/decision_ak.patch (``git apply research/decision_ak.patch`` on a checkout of 34e2f11 gives the code these
+rows ran against, with this script importing its ``one_standard_error``).
 """
 import argparse
 import contextlib
