@@ -44,14 +44,18 @@ def same_t(a, b):
 
 
 def comparable(al, default):
-    """Whether AL's row took the stored default's first stage (the same paired t) and, where AL kept no first part,
-    the same stage 3b record (kind and step)."""
+    """Whether AL's row repeats the stored default's selections on this machine: the same first-stage paired t and,
+    where stage 3b ran under both, the same kind and a step that only AL's own acceptance can have moved (equal, or
+    0 in the default where AL kept a part at 0 < t <= 1), with the same t over the first floor where both kept the
+    same step. Where AL's first stage kept a part, stage 3b did not run under AL: the first-stage t decides."""
     if not same_t(al["t"], default["t"]):
         return False
-    if al["gp_part"] and al["other_floor"] is None:
-        return True  # AL kept the first part: stage 3b did not run under AL
-    a, d = al["other_floor"] or {}, default["other_floor"] or {}
-    return a.get("kind") == d.get("kind") and a.get("step") == d.get("step")
+    a, d = al["other_floor"], default["other_floor"]
+    if a is None or d is None:
+        return a is None  # 3b ran under the default only where AL's first stage kept a part; never the reverse
+    if a["kind"] != d["kind"] or not (a["step"] == d["step"] or (d["step"] == 0 and a["step"] > 0)):
+        return False
+    return a["step"] != d["step"] or a["t"] is None or d["t"] is None or same_t(a["t"], d["t"])
 
 
 def run(out, worker, workers, defaults):
