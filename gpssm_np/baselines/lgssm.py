@@ -285,7 +285,7 @@ class LGSSM(LinearBaseline):
         Phi, Psi, Sxx, Syx, Syy = np.zeros((D, D)), np.zeros((dx, D)), np.zeros((dx, dx)), 0.0, 0.0
         log_lik, n = 0.0, 0
         for y, u in data:
-            result = kalman_filter(p, y, u, p["m0"], p["P0"])
+            result = self.kalman(y, u)
             log_lik += result.log_likelihood
             means, covs, cross = rts_smoother(p, result, p["m0"], p["P0"])
             second = covs + means[:, :, None] * means[:, None, :]  # E[x_t x_t^T], t = 0..T
@@ -325,7 +325,7 @@ class LGSSM(LinearBaseline):
         p = self.params_
         first, second, n = 0.0, 0.0, 0
         for y, u in data:
-            means, covs, _ = rts_smoother(p, kalman_filter(p, y, u, p["m0"], p["P0"]), p["m0"], p["P0"])
+            means, covs = self._smooth(y, u)
             first = first + means[1:].sum(axis=0)
             second = second + (covs[1:] + means[1:, :, None] * means[1:, None, :]).sum(axis=0)
             n += len(y)
@@ -416,9 +416,7 @@ class LGSSM(LinearBaseline):
     def log_likelihood(self, y, u=None):
         """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units): :meth:`filter`'s, from the Kalman
         filter's kernel alone (no output moments, no draws), equal to it up to the rounding of its sum over steps."""
-        y_model, u = self._window(y, u)
-        p = self.params_
-        return kalman_filter(p, y_model, u, p["m0"], p["P0"]).log_likelihood + self._log_jacobian(y)
+        return self.kalman(*self._window(y, u)).log_likelihood + self._log_jacobian(y)
 
     def smooth(self, y, u=None):
         """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence (original
@@ -427,8 +425,16 @@ class LGSSM(LinearBaseline):
 
     def _smooth(self, y, u):
         p = self.params_
-        means, covs, _ = rts_smoother(p, kalman_filter(p, y, u, p["m0"], p["P0"]), p["m0"], p["P0"])
+        means, covs, _ = rts_smoother(p, self.kalman(y, u), p["m0"], p["P0"])
         return means, covs
+
+    def kalman(self, y, u):
+        """The Kalman filter (``kalman.kalman_filter``) over one sequence ``y`` (T, d_y), ``u`` (T, d_u) in model
+        units, NaN outputs missing, from the model's prior N(m0, P0): a ``KalmanResult`` (the states x_1..x_T given
+        the outputs up to each, the log-likelihood of y in model units). :meth:`filter` is the same in original
+        units with the GP models' surface."""
+        p = self.params_
+        return kalman_filter(p, y, u, p["m0"], p["P0"])
 
     def _q_x0(self, y=None, u=None, full_cov=False):
         """p(x_0 | y_{1:T}, u_{1:T}) of the state before the window y (T, d_y), u (T, d_u): mean (d_x,) and variances
@@ -493,7 +499,7 @@ class LGSSM(LinearBaseline):
             mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
             [(y_past, u_past)] = self._sequences(y_past, u_past, ("y_past", "u_past"), allow_missing=True)
-            result = kalman_filter(p, y_past, u_past, p["m0"], p["P0"])
+            result = self.kalman(y_past, u_past)
             mean, cov = result.means[-1], result.covs[-1]
         else:
             mean, cov, origin = p["m0"], p["P0"], "q(x0)"

@@ -24,7 +24,6 @@ on a third of the records it was tried on, both ways; research/ablation_plan.md,
 import numpy as np
 
 from ..datasets.folds import fold_errors, mean_error, rolling_origin
-from ..kalman import kalman_filter
 
 #: EM iterations of the fits that score a candidate (the final fit uses the model's own).
 SELECTION_ITERS = 20
@@ -39,8 +38,7 @@ def dim_x_candidates(dim_y):
 
 def kalman_forecast_mean(model, window):
     """The exact predictive mean (H, d_y) of an LGSSM (model units) over ``window`` after filtering its past."""
-    p = model.params_
-    state = kalman_filter(p, window.y_past, window.u_past, p["m0"], p["P0"])
+    state = model.kalman(window.y_past, window.u_past)
     return model.predict_moments(window.u, state.means[-1], state.covs[-1])[2]
 
 

@@ -48,7 +48,7 @@ from .._config import POSITIVE_FLOOR
 from ..baselines.arx import arx_is_stable
 from ..baselines.arx_state_space import observer_form
 from ..baselines.lgssm import LGSSM
-from ..kalman import kalman_filter, rts_smoother
+from ..kalman import rts_smoother
 from ..ops.linalg import symmetrise
 from ..params import prior_q_sqrt
 from ..transforms import positive, positive_inverse
@@ -146,7 +146,7 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
     in_basis = lambda m, P: (m @ E.T, np.einsum("ij,tjk,ik->ti", E, P, E))  # noqa: E731  (x' = E x, diagonals)
     smoothed, filtered = [], []
     for y, u in zip(ys, us):
-        f = kalman_filter(p, y, u, p["m0"], p["P0"])  # x_1..x_T given y up to each; x_0: the prior
+        f = lgssm.kalman(y, u)  # x_1..x_T given y up to each; x_0: the prior
         filtered.append(in_basis(np.concatenate([p["m0"][None], f.means]), np.concatenate([p["P0"][None], f.covs])))
         smoothed.append(in_basis(*rts_smoother(p, f, p["m0"], p["P0"])[:2]))  # x_0..x_T, from the same filter
     G = E @ p["G"]
