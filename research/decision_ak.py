@@ -18,16 +18,14 @@ rows ran against, with this script importing its ``one_standard_error``).
 import argparse
 import contextlib
 import json
-import time
 
 import numpy as np
 
-import gpssm_np as gp
 from gpssm_np.baselines import arx as arx_module, lgssm_order
 from gpssm_np.datasets.folds import mean_error
 from gpssm_np.models.floor import choose_floor
 
-from cut_targets import linear_model
+from decision_ag import PROTOCOLS, geo, linear
 from decision_l import model_units
 from decision_m import NAMES as CUT_NAMES, held_out_cut
 from defaults_check import DATA, held_out_cut as real_cut
@@ -37,7 +35,6 @@ from rows import done_keys, head_commit
 
 RECORDS = (19, 20, 21, 22)
 VARIANTS = ("V0", "AK")
-PROTOCOLS = ("causal", "simulate")
 PACKAGE_RULE = arx_module.one_standard_error
 
 
@@ -73,12 +70,10 @@ def cases(which, names):
 
 
 def scored(kind, ds):
-    model = linear_model(kind, ds.y_train.shape[1], ds.u_train.shape[1])
-    start = time.perf_counter()
-    model.fit(ds.y_train, ds.u_train)
+    """``decision_ag.linear``'s scores of the kind's model fitted to ``ds``, with its orders and seconds."""
+    model, scores, seconds = linear(kind, ds)
     orders = [model.na_, model.nb_] if kind == "arx" else [model.spec.dim_x]
-    return dict({p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in PROTOCOLS}, orders=orders,
-                seconds=time.perf_counter() - start)
+    return dict(scores, orders=orders, seconds=seconds)
 
 
 def run(out, which, names):
@@ -96,10 +91,6 @@ def run(out, which, names):
             with open(out, "a") as f:
                 f.write(json.dumps(row) + "\n")
             print(json.dumps(row), flush=True)
-
-
-def geo(values):
-    return float(np.exp(np.mean(np.log(values))))
 
 
 def summary(rows, which):
