@@ -1,18 +1,16 @@
 """What the default fit's selection saw on a training half: the floor, the fold origins, and per evaluation the mean
 fold error of each step-size candidate and how many windows it is the mean of; then s*, the paired t and whether
 the GP part was kept. Training halves only (``defaults_check.dataset``); no test half is read. ``--kind arx|lgssm``
-holds the floor to that kind (``DefaultFit``'s ``kinds``; stage 3b then does not run) instead of the better of the
+holds the floor to that kind (the model's ``init``; stage 3b then does not run) instead of the better of the
 two, to see what the selection would make of the other kind's floor on the same folds and windows.
 
 Run: python research/diagnose_selection.py drive [ballbeam ...] [--seed 0] [--kind lgssm]
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
-import functools
 import json
 
 import gpssm_np as gp
-from gpssm_np.models import default_fit
 from gpssm_np.models.floor import FLOOR_KINDS
 
 from defaults_check import dataset
@@ -23,11 +21,10 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--kind", choices=FLOOR_KINDS)
     args = parser.parse_args()
-    if args.kind:
-        default_fit.DefaultFit = functools.partial(default_fit.DefaultFit, kinds=(args.kind,))
     for name in args.names:
         ds = dataset(name)
-        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=args.seed)
+        model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=args.seed,
+                          **({"init": args.kind} if args.kind else {}))
         model.fit(ds.y_train, ds.u_train, progress=False)
         sel = model.selection_
         print(json.dumps({"data": name, "seed": args.seed, "kind": args.kind, "training_steps": len(ds.y_train),
