@@ -1,0 +1,73 @@
+"""Decision AM of research/ablation_plan.md (each training output counted once against KL(q(u) || p(u)): the
+"unbiased" data weight divided by the window length), on training data only: the 70/30 cuts of the 25 training
+halves, training seeds 1 and 2, AM and the default both fitted on this machine, scored on each cut's last 30 % under
+causal and simulate. One JSON line per (cut, variant, seed), appended (resumable; two workers share the file with
+disjoint cells).
+
+Run: python research/decision_am.py research/results/decision_am.jsonl [--worker 0 --workers 2]; then --decide.
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+
+from cut_seeds import rows_of
+from decision_ac import print_cuts, statistics
+from decision_m import NAMES, held_out_row
+from diagnose_fold_fit import kl_once
+from rows import done_keys
+
+SEEDS = (1, 2)
+VARIANTS = ("AM", "default")
+SLOW = ("steamgen", "wiener", "deadzone_backlash", "three_tanks")  # the longest fits first, split between workers
+
+
+def cells():
+    names = list(SLOW) + [n for n in NAMES if n not in SLOW]
+    return [(n, v, s) for n in names for s in SEEDS for v in VARIANTS]
+
+
+def run(out, worker, workers):
+    done = done_keys(out, "data", "variant", "seed")
+    for name, variant, seed in cells()[worker::workers]:
+        if (name, variant, seed) in done:
+            continue
+        undo = kl_once() if variant == "AM" else None
+        try:
+            held_out_row(out, name, variant, seed=seed)
+        finally:
+            if undo is not None:
+                undo()
+
+
+def decide(out):
+    am, default = rows_of(out, "AM"), rows_of(out, "default")
+    missing = [(n, v, s) for n, v, s in cells() if (n, s) not in (am if v == "AM" else default)]
+    names = [n for n in NAMES if all((n, s) in am and (n, s) in default for s in SEEDS)]
+    pairs = {n: [(am[n, s], default[n, s]) for s in SEEDS] for n in names}
+    print_cuts("AM", pairs, SEEDS)
+    if not names:
+        print("no complete cut yet")
+        return
+    bounds, geo = statistics("AM over the default", pairs)
+    for n in ("reactor", "two_mass", "drive", "dryer2", "ballbeam"):
+        if n in pairs:
+            print(f"  {n}: causal " + ", ".join(f"{a['causal'] / d['causal']:.3f}" for a, d in pairs[n]))
+    for variant, rows in (("AM", am), ("default", default)):
+        print(f"  {variant}: fit seconds {sum(r['fit_seconds'] for r in rows.values()):.0f} over {len(rows)} fits")
+    adopted = (not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= 1.02
+               and bounds["simulate"] <= 1.02)
+    if missing:
+        print(f"not run yet: {missing}")
+    print("AM adopted" if adopted else "AM not adopted")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--worker", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    if args.decide:
+        decide(args.out)
+    else:
+        run(args.out, args.worker, args.workers)
