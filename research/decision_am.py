@@ -4,7 +4,8 @@ halves, training seeds 1 and 2, AM and the default both fitted on this machine, 
 causal and simulate. One JSON line per (cut, variant, seed), appended (resumable; two workers share the file with
 disjoint cells).
 
-Run: python research/decision_am.py research/results/decision_am.jsonl [--worker 0 --workers 2]; then --decide.
+Run: python research/decision_am.py research/results/decision_am.jsonl [--worker 0 --workers 2] [--reverse]; then
+--decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -25,9 +26,10 @@ def cells():
     return [(n, v, s) for n in names for s in SEEDS for v in VARIANTS]
 
 
-def run(out, worker, workers):
-    done = done_keys(out, "data", "variant", "seed")
-    for name, variant, seed in cells()[worker::workers]:
+def run(out, worker, workers, reverse=False):
+    mine = cells()[worker::workers]
+    for name, variant, seed in reversed(mine) if reverse else mine:
+        done = done_keys(out, "data", "variant", "seed")  # read again: a worker in the other direction adds rows
         if (name, variant, seed) in done:
             continue
         undo = kl_once() if variant == "AM" else None
@@ -65,9 +67,10 @@ if __name__ == "__main__":
     parser.add_argument("out")
     parser.add_argument("--worker", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     if args.decide:
         decide(args.out)
     else:
-        run(args.out, args.worker, args.workers)
+        run(args.out, args.worker, args.workers, args.reverse)
