@@ -28,6 +28,12 @@ def gaussian_interval(mean, std, level=0.95):
     return mean - z * std, mean + z * std
 
 
+def standardised_errors(y, mean, std):
+    """|y - mean| / std per entry: the errors in units of the predictive standard deviation (what
+    :func:`widening_factors` reads)."""
+    return np.abs(np.asarray(y) - np.asarray(mean)) / np.asarray(std)
+
+
 def widening_factors(z):
     """Per output, the factor on a forecast's predictive std that makes its 95 % intervals cover 95 % of held-out
     errors: the 95 % quantile of the standardised errors ``z`` = |y - mean| / std (n, d_y) over the Gaussian's

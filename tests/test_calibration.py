@@ -8,7 +8,7 @@ import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
 from gpssm_np.forecast import Forecast
 from gpssm_np.io import load, save
-from gpssm_np.metrics import widening_factors
+from gpssm_np.metrics import standardised_errors, widening_factors
 from gpssm_np.models.training import ValidationScore, split_validation
 
 SMALL = dict(num_inducing=8, seed=3)
@@ -58,6 +58,11 @@ def test_widening_factors_widen_too_narrow_intervals_to_95_percent_and_leave_wid
     factors = widening_factors(z)
     assert factors[0] == pytest.approx(2.0, rel=0.03) and factors[1] == 1.0
     assert np.mean(z[:, 0] / factors[0] <= ndtri(0.975)) == pytest.approx(0.95, abs=1e-3)
+
+
+def test_standardised_errors_are_the_errors_in_predictive_standard_deviations():
+    y, mean, std = np.array([[1.0, -2.0]]), np.array([[0.5, 0.0]]), np.array([[0.25, 4.0]])
+    np.testing.assert_array_equal(standardised_errors(y, mean, std), [[2.0, 0.5]])
 
 
 def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(tmp_path):

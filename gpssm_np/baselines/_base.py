@@ -19,7 +19,7 @@ import numpy as np
 from .. import _validation as check
 from ..datasets.folds import ORIGINS, rolling_origin
 from ..estimator import StateSpaceModel
-from ..metrics import widening_factors
+from ..metrics import standardised_errors, widening_factors
 
 #: Added to the diagonals of estimated noise covariances (Q, R, P_0) and ARX residual variances.
 COV_FLOOR = 1e-8
@@ -73,7 +73,7 @@ class LinearBaseline(StateSpaceModel):
                     try:
                         fc = model.forecast(window.u, y_past=window.y_past, u_past=window.u_past,
                                             num_samples=self.CALIBRATION_SAMPLES, seed=index)
-                        z.append(np.abs(window.y - fc.mean) / fc.std)
+                        z.append(standardised_errors(window.y, fc.mean, fc.std))
                     except (ValueError, np.linalg.LinAlgError):  # a fold model whose forecast fails adds nothing
                         pass
                 index += 1

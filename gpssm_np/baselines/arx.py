@@ -555,9 +555,10 @@ class ARXOnlineFilter(OnlineFilterBase):
         y_lags = self.y_window
         dy = model.spec.dim_y
         lag_cov = np.zeros((dy, dy))  # covariance of the noise-free output Theta^T phi_t given the lags seen
-        if np.isnan(y_lags).any() and model.lag_mean_ is None:  # a model file without the lag statistics
+        missing = np.isnan(y_lags).any()
+        if missing and model.lag_mean_ is None:  # a model file without the lag statistics
             y_lags = np.where(np.isnan(y_lags), model.y_mean_, y_lags)
-        elif np.isnan(y_lags).any():  # a missing output among the lags: their Gaussian given the rest
+        elif missing:  # a missing output among the lags: their Gaussian given the rest
             mean, cov = lag_posterior(lag_vector(y_lags, self.u_window), model.lag_mean_, model.lag_cov_)
             rows = lag_rows(model.theta_, model.na_, model.nb_, model.spec.dim_u)  # Theta's rows of the lags
             lag_cov = rows.T @ cov @ rows

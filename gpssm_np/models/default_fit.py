@@ -468,7 +468,7 @@ class DefaultFit:
         chosen = slice(self.candidate * per_candidate, (self.candidate + 1) * per_candidate)
         for (model, _, score), params in zip(runs[chosen], self.kept[step][chosen]):
             model.set_learned_params(params)
-            z += [np.abs(y_w - fc.mean) / fc.std for y_w, fc in score.forecasts(model)]
+            z.append(score.standardised_errors(model))
         return widening_factors(np.concatenate(z))
 
 

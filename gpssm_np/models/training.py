@@ -44,7 +44,7 @@ import numpy as np
 from .._config import MAX_REJECTIONS
 from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
-from ..metrics import rmse, widening_factors
+from ..metrics import rmse, standardised_errors, widening_factors
 from ..ops import kernels_on_disk
 from ..ops.threads import blas_single_threaded
 from ..optim import Adam
@@ -142,11 +142,14 @@ class ValidationScore:
     def __call__(self, model):
         return float(np.mean(self.window_scores(model)))
 
+    def standardised_errors(self, model):
+        """|y - mean| / std of every validation window's forecast, stacked ((n, d_y))."""
+        return np.concatenate([standardised_errors(y_w, fc.mean, fc.std) for y_w, fc in self.forecasts(model)])
+
     def interval_scale(self, model):
         """The calibration factors c (d_y,) of step 6 of the module docstring (:func:`widening_factors` of the
         validation windows' standardised errors)."""
-        z = np.concatenate([np.abs(y_w - fc.mean) / fc.std for y_w, fc in self.forecasts(model)])
-        return widening_factors(z)
+        return widening_factors(self.standardised_errors(model))
 
 
 def train_steps(model, Y, U, x0, rng, optimizer, frozen, score, max_steps, eval_every, patience, min_delta,
