@@ -1,0 +1,113 @@
+"""Decision AN of research/ablation_plan.md (the data term's weight as a candidate of the selection: a third
+step-size candidate, the linear part at a tenth of the step with each training output counted once against
+KL(q(u) || p(u)), beside the default's two at the "unbiased" weight), on training data only: the 70/30 cuts of the 25
+training halves, training seeds 1 and 2, scored on each cut's last 30 % under causal and simulate. The default's
+rows are decision AM's "default" rows (research/results/decision_am.jsonl, fitted on this machine by the same
+default code). One JSON line per (cut, seed), variant "AN", appended (resumable; two workers share the file with
+disjoint cells).
+
+The candidate is carried in the plan's ``lr_scales`` as the key ``"_once"``: :func:`candidate_weights` makes the
+training run of such a candidate (its fold runs, and the refit where it is chosen) weight its data term as
+``diagnose_fold_fit.kl_once`` does, and gives Adam the step factors without that key.
+
+Run: python research/decision_an.py research/results/decision_an.jsonl [--worker 0 --workers 2]; then --decide.
+This script is the research record's; nothing in the package imports it.
+"""
+import argparse
+import os
+
+from cut_seeds import rows_of
+from decision_ac import print_cuts, statistics
+from decision_am import SLOW
+from decision_m import NAMES, RESULTS, held_out_row
+from rows import done_keys
+
+from gpssm_np import inference
+from gpssm_np.models import default_fit, gpssm
+
+SEEDS = (1, 2)
+TENTH = {"F": 0.1, "G": 0.1, "b": 0.1}
+PLAN = {"lr_scales": ({}, TENTH, dict(TENTH, _once=1))}
+
+
+def candidate_weights():
+    """Patch the package for AN's third candidate (module docstring); returns the undo."""
+    weights, training_run = inference.kl_weights, default_fit.DefaultFit.training_run
+    check = gpssm.GPSSM._check_lr_scale
+
+    def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
+        if kl_weighting == "once":  # the "unbiased" weight over the window length: each output counted once
+            c_data, c_inducing = weights("unbiased", num_sequences, T, num_windows)
+            return c_data / T, c_inducing
+        return weights(kl_weighting, num_sequences, T, num_windows)
+
+    def run(self, model, warm, ys, us, seed, scales):
+        scales = dict(scales)
+        model.kl_weighting = "once" if scales.pop("_once", None) else "unbiased"
+        return training_run(self, model, warm, ys, us, seed, scales)
+
+    def check_lr_scale(self, lr_scale, default=False):  # the plan's check, the key "_once" kept apart
+        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
+        checked = check(self, [{k: v for k, v in c.items() if k != "_once"} for c in candidates], default)
+        return [dict(c, _once=1) if "_once" in given else c for c, given in zip(checked, candidates)]
+
+    inference.kl_weights = gpssm.kl_weights = kl_weights
+    default_fit.DefaultFit.training_run = run
+    gpssm.GPSSM._check_lr_scale = check_lr_scale
+
+    def undo():
+        inference.kl_weights = gpssm.kl_weights = weights
+        default_fit.DefaultFit.training_run = training_run
+        gpssm.GPSSM._check_lr_scale = check
+    return undo
+
+
+def cells():
+    names = list(SLOW) + [n for n in NAMES if n not in SLOW]
+    return [(n, s) for n in names for s in SEEDS]
+
+
+def run(out, worker, workers):
+    undo = candidate_weights()
+    try:
+        for name, seed in cells()[worker::workers]:
+            if (name, "AN", seed) not in done_keys(out, "data", "variant", "seed"):
+                held_out_row(out, name, "AN", plan=PLAN, seed=seed)
+    finally:
+        undo()
+
+
+def decide(out):
+    an, default = rows_of(out, "AN"), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
+    missing = [(n, s) for n, s in cells() if (n, s) not in an]
+    names = [n for n in NAMES if all((n, s) in an and (n, s) in default for s in SEEDS)]
+    pairs = {n: [(an[n, s], default[n, s]) for s in SEEDS] for n in names}
+    print_cuts("AN", pairs, SEEDS)
+    if not names:
+        print("no complete cut yet")
+        return
+    bounds, geo = statistics("AN over the default", pairs)
+    once = sorted((n, s) for (n, s), r in an.items() if r["gp_part"] and "_once" in (r["lr_scale"] or {}))
+    print(f"  the third candidate chosen (GP part kept) on {len(once)} of {len(an)} cells: {once}")
+    seconds = {v: sum(r["fit_seconds"] for k, r in rows.items() if k[0] in names)
+               for v, rows in (("AN", an), ("default", default))}
+    print(f"  fit seconds over the complete cuts: AN {seconds['AN']:.0f}, default {seconds['default']:.0f} "
+          f"({seconds['AN'] / seconds['default']:.2f} times)")
+    adopted = (not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= 1.02
+               and bounds["simulate"] <= 1.02 and seconds["AN"] <= 1.5 * seconds["default"])
+    if missing:
+        print(f"not run yet: {missing}")
+    print("AN adopted" if adopted else "AN not adopted")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--worker", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--decide", action="store_true")
+    args = parser.parse_args()
+    if args.decide:
+        decide(args.out)
+    else:
+        run(args.out, args.worker, args.workers)
