@@ -10,7 +10,8 @@ The candidate is carried in the plan's ``lr_scales`` as the key ``"_once"``: :fu
 training run of such a candidate (its fold runs, and the refit where it is chosen) weight its data term as
 ``diagnose_fold_fit.kl_once`` does, and gives Adam the step factors without that key.
 
-Run: python research/decision_an.py research/results/decision_an.jsonl [--worker 0 --workers 2]; then --decide.
+Run: python research/decision_an.py research/results/decision_an.jsonl [--worker 0 --workers 2] [--reverse]; then
+--decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -67,10 +68,11 @@ def cells():
     return [(n, s) for n in names for s in SEEDS]
 
 
-def run(out, worker, workers):
+def run(out, worker, workers, reverse=False):
     undo = candidate_weights()
+    mine = cells()[worker::workers]
     try:
-        for name, seed in cells()[worker::workers]:
+        for name, seed in reversed(mine) if reverse else mine:
             if (name, "AN", seed) not in done_keys(out, "data", "variant", "seed"):
                 held_out_row(out, name, "AN", plan=PLAN, seed=seed)
     finally:
@@ -105,9 +107,10 @@ if __name__ == "__main__":
     parser.add_argument("out")
     parser.add_argument("--worker", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
     parser.add_argument("--decide", action="store_true")
     args = parser.parse_args()
     if args.decide:
         decide(args.out)
     else:
-        run(args.out, args.worker, args.workers)
+        run(args.out, args.worker, args.workers, args.reverse)
