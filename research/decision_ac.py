@@ -38,6 +38,14 @@ def upper_bound(d):
     return float(np.exp(d.mean() + student_t.ppf(0.95, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))))
 
 
+def meets_rule(geo, bounds):
+    """The held-out rule of the decisions on several training seeds per cut (AL, AM, AN): the geometric means
+    ``geo`` of the variant over the default at most 0.99 under causal and 1.00 under simulate, and the upper bounds
+    ``bounds`` of both (:func:`upper_bound`) at most :data:`BOUND` (as :func:`statistics` returns them)."""
+    return (geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= BOUND
+            and bounds["simulate"] <= BOUND)
+
+
 def print_cuts(variant, pairs, seeds):
     """One line per cut of ``pairs`` ({cut: [(the variant's row, the default's row) for each of ``seeds``]}): each
     seed's s* under both and the variant's causal RMSE over the default's."""

@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from cut_seeds import default_rows, rows_of
-from decision_ac import statistics
+from decision_ac import meets_rule, statistics
 from decision_m import NAMES, RESULTS, held_out_row
 from rows import done_keys
 
@@ -104,8 +104,7 @@ def decide(out):
         print("incomplete")
         return
     bounds, geo = statistics("AL over the default", pairs)
-    adopted = (geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= 1.02
-               and bounds["simulate"] <= 1.02)
+    adopted = meets_rule(geo, bounds)
     for n in ("reactor", "two_mass", "drive", "dryer2"):
         if n in pairs:
             print(f"  {n}: causal {np.exp(np.mean([np.log(a['causal'] / d['causal']) for a, d in pairs[n]])):.3f}")

@@ -8,13 +8,11 @@ Run: python research/decision_am.py research/results/decision_am.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
-
 from cut_seeds import rows_of
-from decision_ac import print_cuts, statistics
+from decision_ac import meets_rule, print_cuts, statistics
 from decision_m import NAMES, held_out_row
 from diagnose_fold_fit import kl_once
-from rows import done_keys
+from rows import pending, worker_arguments
 
 SEEDS = (1, 2)
 VARIANTS = ("AM", "default")
@@ -27,11 +25,7 @@ def cells():
 
 
 def run(out, worker, workers, reverse=False):
-    mine = cells()[worker::workers]
-    for name, variant, seed in reversed(mine) if reverse else mine:
-        done = done_keys(out, "data", "variant", "seed")  # read again: a worker in the other direction adds rows
-        if (name, variant, seed) in done:
-            continue
+    for name, variant, seed in pending(out, cells()[worker::workers], reverse=reverse):
         undo = kl_once() if variant == "AM" else None
         try:
             held_out_row(out, name, variant, seed=seed)
@@ -55,21 +49,14 @@ def decide(out):
             print(f"  {n}: causal " + ", ".join(f"{a['causal'] / d['causal']:.3f}" for a, d in pairs[n]))
     for variant, rows in (("AM", am), ("default", default)):
         print(f"  {variant}: fit seconds {sum(r['fit_seconds'] for r in rows.values()):.0f} over {len(rows)} fits")
-    adopted = (not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= 1.02
-               and bounds["simulate"] <= 1.02)
+    adopted = not missing and meets_rule(geo, bounds)
     if missing:
         print(f"not run yet: {missing}")
     print("AM adopted" if adopted else "AM not adopted")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--worker", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
+    args = worker_arguments(__doc__.splitlines()[0])
     if args.decide:
         decide(args.out)
     else:

@@ -14,14 +14,13 @@ Run: python research/decision_an.py research/results/decision_an.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import os
 
 from cut_seeds import rows_of
-from decision_ac import print_cuts, statistics
+from decision_ac import meets_rule, print_cuts, statistics
 from decision_am import SLOW
 from decision_m import NAMES, RESULTS, held_out_row
-from rows import done_keys
+from rows import pending, worker_arguments
 
 from gpssm_np import inference
 from gpssm_np.models import default_fit, gpssm
@@ -70,11 +69,9 @@ def cells():
 
 def run(out, worker, workers, reverse=False):
     undo = candidate_weights()
-    mine = cells()[worker::workers]
     try:
-        for name, seed in reversed(mine) if reverse else mine:
-            if (name, "AN", seed) not in done_keys(out, "data", "variant", "seed"):
-                held_out_row(out, name, "AN", plan=PLAN, seed=seed)
+        for name, seed in pending(out, cells()[worker::workers], lambda cell: (cell[0], "AN", cell[1]), reverse):
+            held_out_row(out, name, "AN", plan=PLAN, seed=seed)
     finally:
         undo()
 
@@ -95,21 +92,14 @@ def decide(out):
                for v, rows in (("AN", an), ("default", default))}
     print(f"  fit seconds over the complete cuts: AN {seconds['AN']:.0f}, default {seconds['default']:.0f} "
           f"({seconds['AN'] / seconds['default']:.2f} times)")
-    adopted = (not missing and geo["causal"] <= 0.99 and geo["simulate"] <= 1.00 and bounds["causal"] <= 1.02
-               and bounds["simulate"] <= 1.02 and seconds["AN"] <= 1.5 * seconds["default"])
+    adopted = not missing and meets_rule(geo, bounds) and seconds["AN"] <= 1.5 * seconds["default"]
     if missing:
         print(f"not run yet: {missing}")
     print("AN adopted" if adopted else "AN not adopted")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--worker", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
+    args = worker_arguments(__doc__.splitlines()[0])
     if args.decide:
         decide(args.out)
     else:

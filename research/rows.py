@@ -1,5 +1,6 @@
 """Row files of the research scripts: JSON lines, one per fitted cell, appended as cells finish so that a run
 resumes where it stopped. Nothing in the package imports this module."""
+import argparse
 import json
 import os
 import subprocess
@@ -21,3 +22,25 @@ def done_keys(out, *fields, missing=None):
 def head_commit():
     """The short hash of the checkout's HEAD, which each row names as the code that wrote it."""
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
+def pending(out, mine, key=lambda cell: cell, reverse=False):
+    """The cells of ``mine`` whose row the row file ``out`` lacks (``key``: a cell's (data, variant, seed)), in
+    order, or last first with ``reverse``; the file is read again before each cell, because a second worker taking
+    the same cells from the other end adds rows to it."""
+    for cell in reversed(mine) if reverse else mine:
+        if key(cell) not in done_keys(out, "data", "variant", "seed"):
+            yield cell
+
+
+def worker_arguments(description):
+    """The command line of a decision script whose cells workers share: the row file, ``--worker`` k of
+    ``--workers`` (every workers-th cell from the k-th), ``--reverse`` (the worker's cells last first, so that a
+    second process can share them) and ``--decide``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("out")
+    parser.add_argument("--worker", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
+    parser.add_argument("--decide", action="store_true")
+    return parser.parse_args()
