@@ -20,6 +20,7 @@ from rows import done_keys
 PLANS = {"default": None, "AC": {"lr_scales": ({"F": 0.1, "G": 0.1, "b": 0.1},)}}
 SEEDS = (1, 2)
 BOUND = 1.02
+TARGETS = ("reactor", "two_mass", "drive", "dryer2", "ballbeam")  # the sets issue #28 names
 
 
 def run(out, names, seed, plans=PLANS):
@@ -99,6 +100,35 @@ def fit_seconds(variant, pairs):
     seconds = [v["fit_seconds"] / d["fit_seconds"] for p in pairs.values() for v, d in p]
     print(f"fit seconds, {variant} over the default: geometric mean {np.exp(np.mean(np.log(seconds))):.3f} (not a "
           "clean timing)")
+
+
+def against_default(variant, rows, default, cells, seeds):
+    """({cut: [(the variant's row, the default's row) for each of ``seeds``]}, the missing cells): the cuts of
+    :data:`NAMES` where ``rows`` and ``default`` ({(cut, seed): row}) hold every seed, printed by :func:`print_cuts`;
+    a cell of ``cells`` ((cut, seed)) without its row in ``rows`` is missing."""
+    missing = [(n, s) for n, s in cells if (n, s) not in rows]
+    names = [n for n in NAMES if all((n, s) in rows and (n, s) in default for s in seeds)]
+    pairs = {n: [(rows[n, s], default[n, s]) for s in seeds] for n in names}
+    print_cuts(variant, pairs, seeds)
+    return pairs, missing
+
+
+def print_targets(pairs):
+    """Print the causal ratios of the target sets of issue #28 (:data:`TARGETS`) among ``pairs``."""
+    for n in TARGETS:
+        if n in pairs:
+            print(f"  {n}: causal " + ", ".join(f"{a['causal'] / d['causal']:.3f}" for a, d in pairs[n]))
+
+
+def seconds_ratio(variant, rows, default, names):
+    """Print the variant's and the default's fit seconds summed over the cuts ``names`` of ``rows`` and ``default``
+    ({(cut, seed): row}); returns the variant's over the default's."""
+    seconds = {v: sum(r["fit_seconds"] for k, r in rs.items() if k[0] in names)
+               for v, rs in ((variant, rows), ("default", default))}
+    ratio = seconds[variant] / seconds["default"]
+    print(f"  fit seconds over the complete cuts: {variant} {seconds[variant]:.0f}, default {seconds['default']:.0f} "
+          f"({ratio:.2f} times)")
+    return ratio
 
 
 def verdict(variant, missing, passed, otherwise):

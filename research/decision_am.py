@@ -9,19 +9,34 @@ Run: python research/decision_am.py research/results/decision_am.jsonl [--worker
 This script is the research record's; nothing in the package imports it.
 """
 from cut_seeds import rows_of
-from decision_ac import meets_rule, print_cuts, statistics
+from decision_ac import meets_rule, print_cuts, print_targets, statistics
 from decision_m import NAMES, held_out_row
 from diagnose_fold_fit import kl_once
-from rows import pending, worker_arguments
+from rows import pending, worker_main
 
 SEEDS = (1, 2)
 VARIANTS = ("AM", "default")
 SLOW = ("steamgen", "wiener", "deadzone_backlash", "three_tanks")  # the longest fits first, split between workers
 
 
+def cut_cells(seeds):
+    """(cut, seed) of every cut and each of ``seeds``, the longest fits (:data:`SLOW`) first."""
+    return [(n, s) for n in list(SLOW) + [n for n in NAMES if n not in SLOW] for s in seeds]
+
+
 def cells():
-    names = list(SLOW) + [n for n in NAMES if n not in SLOW]
-    return [(n, v, s) for n in names for s in SEEDS for v in VARIANTS]
+    return [(n, v, s) for n, s in cut_cells(SEEDS) for v in VARIANTS]
+
+
+def run_variant(out, variant, cells, patch, plan=None, reverse=False):
+    """Fit ``variant`` (the package patched by ``patch()``, which returns the undo; ``plan``: changes to the default
+    plan) on the (cut, seed) ``cells`` whose row ``out`` lacks, in order or last first with ``reverse``."""
+    undo = patch()
+    try:
+        for name, seed in pending(out, cells, lambda cell: (cell[0], variant, cell[1]), reverse):
+            held_out_row(out, name, variant, plan=plan, seed=seed)
+    finally:
+        undo()
 
 
 def run(out, worker, workers, reverse=False):
@@ -44,9 +59,7 @@ def decide(out):
         print("no complete cut yet")
         return
     bounds, geo = statistics("AM over the default", pairs)
-    for n in ("reactor", "two_mass", "drive", "dryer2", "ballbeam"):
-        if n in pairs:
-            print(f"  {n}: causal " + ", ".join(f"{a['causal'] / d['causal']:.3f}" for a, d in pairs[n]))
+    print_targets(pairs)
     for variant, rows in (("AM", am), ("default", default)):
         print(f"  {variant}: fit seconds {sum(r['fit_seconds'] for r in rows.values()):.0f} over {len(rows)} fits")
     adopted = not missing and meets_rule(geo, bounds)
@@ -56,8 +69,4 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    args = worker_arguments(__doc__.splitlines()[0])
-    if args.decide:
-        decide(args.out)
-    else:
-        run(args.out, args.worker, args.workers, args.reverse)
+    worker_main(__doc__.splitlines()[0], run, decide)

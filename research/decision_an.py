@@ -17,10 +17,10 @@ This script is the research record's; nothing in the package imports it.
 import os
 
 from cut_seeds import rows_of
-from decision_ac import meets_rule, print_cuts, statistics
-from decision_am import SLOW
-from decision_m import NAMES, RESULTS, held_out_row
-from rows import pending, worker_arguments
+from decision_ac import against_default, meets_rule, seconds_ratio, statistics
+from decision_am import cut_cells, run_variant
+from decision_m import RESULTS
+from rows import worker_main
 
 from gpssm_np import inference
 from gpssm_np.models import default_fit, gpssm
@@ -62,45 +62,25 @@ def candidate_weights():
     return undo
 
 
-def cells():
-    names = list(SLOW) + [n for n in NAMES if n not in SLOW]
-    return [(n, s) for n in names for s in SEEDS]
-
-
 def run(out, worker, workers, reverse=False):
-    undo = candidate_weights()
-    try:
-        for name, seed in pending(out, cells()[worker::workers], lambda cell: (cell[0], "AN", cell[1]), reverse):
-            held_out_row(out, name, "AN", plan=PLAN, seed=seed)
-    finally:
-        undo()
+    run_variant(out, "AN", cut_cells(SEEDS)[worker::workers], candidate_weights, plan=PLAN, reverse=reverse)
 
 
 def decide(out):
     an, default = rows_of(out, "AN"), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
-    missing = [(n, s) for n, s in cells() if (n, s) not in an]
-    names = [n for n in NAMES if all((n, s) in an and (n, s) in default for s in SEEDS)]
-    pairs = {n: [(an[n, s], default[n, s]) for s in SEEDS] for n in names}
-    print_cuts("AN", pairs, SEEDS)
-    if not names:
+    pairs, missing = against_default("AN", an, default, cut_cells(SEEDS), SEEDS)
+    if not pairs:
         print("no complete cut yet")
         return
     bounds, geo = statistics("AN over the default", pairs)
     once = sorted((n, s) for (n, s), r in an.items() if r["gp_part"] and "_once" in (r["lr_scale"] or {}))
     print(f"  the third candidate chosen (GP part kept) on {len(once)} of {len(an)} cells: {once}")
-    seconds = {v: sum(r["fit_seconds"] for k, r in rows.items() if k[0] in names)
-               for v, rows in (("AN", an), ("default", default))}
-    print(f"  fit seconds over the complete cuts: AN {seconds['AN']:.0f}, default {seconds['default']:.0f} "
-          f"({seconds['AN'] / seconds['default']:.2f} times)")
-    adopted = not missing and meets_rule(geo, bounds) and seconds["AN"] <= 1.5 * seconds["default"]
+    ratio = seconds_ratio("AN", an, default, pairs)
+    adopted = not missing and meets_rule(geo, bounds) and ratio <= 1.5
     if missing:
         print(f"not run yet: {missing}")
     print("AN adopted" if adopted else "AN not adopted")
 
 
 if __name__ == "__main__":
-    args = worker_arguments(__doc__.splitlines()[0])
-    if args.decide:
-        decide(args.out)
-    else:
-        run(args.out, args.worker, args.workers, args.reverse)
+    worker_main(__doc__.splitlines()[0], run, decide)

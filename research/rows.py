@@ -44,3 +44,13 @@ def worker_arguments(description):
     parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
     parser.add_argument("--decide", action="store_true")
     return parser.parse_args()
+
+
+def worker_main(description, run, decide):
+    """The entry point of such a script: :func:`worker_arguments`, then ``decide(out)`` with ``--decide``, else
+    ``run(out, worker, workers, reverse)``."""
+    args = worker_arguments(description)
+    if args.decide:
+        decide(args.out)
+    else:
+        run(args.out, args.worker, args.workers, args.reverse)
