@@ -22,19 +22,25 @@ SEEDS = (1, 2)
 MEMBERS = 25  # ensemble members per training window (the default's Plan.num_samples is 50)
 
 
-def smaller_ensembles():
-    """Patch the default fit's training runs (its ``GrowingRun``s) to MEMBERS members per window; returns the undo.
-    The selection's scoring reads ``Plan.num_samples`` elsewhere and is unchanged."""
+def training_particles(batch_size, members):
+    """Patch the default fit's training runs (its ``GrowingRun``s) to minibatches of ``batch_size`` windows of
+    ``members`` ensemble members each; returns the undo. The selection's scoring reads ``Plan.num_samples``
+    elsewhere and is unchanged."""
     growing_run = default_fit.GrowingRun
 
-    def run(model, cut, stages, rng, optimizer, frozen, batch_size, num_samples, *rest):
-        return growing_run(model, cut, stages, rng, optimizer, frozen, batch_size, MEMBERS, *rest)
+    def run(model, cut, stages, rng, optimizer, frozen, _batch_size, _num_samples, *rest):
+        return growing_run(model, cut, stages, rng, optimizer, frozen, batch_size, members, *rest)
 
     default_fit.GrowingRun = run
 
     def undo():
         default_fit.GrowingRun = growing_run
     return undo
+
+
+def smaller_ensembles():
+    """AO's patch: :data:`MEMBERS` members per window, the default's 16 windows."""
+    return training_particles(16, MEMBERS)
 
 
 def run(out, worker, workers, reverse=False):
