@@ -8,9 +8,11 @@ Run: python research/decision_am.py research/results/decision_am.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
+import os
+
 from cut_seeds import rows_of
-from decision_ac import meets_rule, print_cuts, print_targets, statistics
-from decision_m import NAMES, held_out_row
+from decision_ac import against_default, meets_rule, print_cuts, print_targets, seconds_ratio, statistics
+from decision_m import NAMES, RESULTS, held_out_row
 from diagnose_fold_fit import kl_once
 from rows import pending, worker_main
 
@@ -47,6 +49,34 @@ def run(out, worker, workers, reverse=False):
         finally:
             if undo is not None:
                 undo()
+
+
+def decide_variant(out, variant, seeds, rule, extra=None):
+    """The verdict of a decision whose rows (``out``, ``variant``, training ``seeds``) are compared with this
+    decision's "default" rows: the cuts (:func:`decision_ac.against_default`), the statistics, ``extra(rows,
+    pairs)`` (what the decision prints beside them), the fit seconds, and adopted when no cell is missing and
+    ``rule(geometric means, upper bounds, fit-seconds ratio)`` holds."""
+    rows, default = rows_of(out, variant), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
+    pairs, missing = against_default(variant, rows, default, cut_cells(seeds), seeds)
+    if not pairs:
+        print("no complete cut yet")
+        return
+    bounds, geo = statistics(f"{variant} over the default", pairs)
+    if extra is not None:
+        extra(rows, pairs)
+    ratio = seconds_ratio(variant, rows, default, pairs)
+    adopted = not missing and rule(geo, bounds, ratio)
+    if missing:
+        print(f"not run yet: {missing}")
+    print(f"{variant} adopted" if adopted else f"{variant} not adopted")
+
+
+def print_changed(pairs, seeds):
+    """Print the cells of ``pairs`` (:func:`decision_ac.against_default`) where the GP part was kept by one of the
+    variant and the default only, and the target sets' ratios."""
+    changed = sorted((n, s) for n, p in pairs.items() for s, (a, d) in zip(seeds, p) if a["gp_part"] != d["gp_part"])
+    print(f"  GP part kept or not changed on {len(changed)} cells: {changed}")
+    print_targets(pairs)
 
 
 def decide(out):

@@ -14,12 +14,8 @@ Run: python research/decision_an.py research/results/decision_an.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
-import os
-
-from cut_seeds import rows_of
-from decision_ac import against_default, meets_rule, seconds_ratio, statistics
-from decision_am import cut_cells, run_variant
-from decision_m import RESULTS
+from decision_ac import meets_rule
+from decision_am import cut_cells, decide_variant, run_variant
 from rows import worker_main
 
 from gpssm_np import inference
@@ -67,19 +63,12 @@ def run(out, worker, workers, reverse=False):
 
 
 def decide(out):
-    an, default = rows_of(out, "AN"), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
-    pairs, missing = against_default("AN", an, default, cut_cells(SEEDS), SEEDS)
-    if not pairs:
-        print("no complete cut yet")
-        return
-    bounds, geo = statistics("AN over the default", pairs)
-    once = sorted((n, s) for (n, s), r in an.items() if r["gp_part"] and "_once" in (r["lr_scale"] or {}))
-    print(f"  the third candidate chosen (GP part kept) on {len(once)} of {len(an)} cells: {once}")
-    ratio = seconds_ratio("AN", an, default, pairs)
-    adopted = not missing and meets_rule(geo, bounds) and ratio <= 1.5
-    if missing:
-        print(f"not run yet: {missing}")
-    print("AN adopted" if adopted else "AN not adopted")
+    def third_candidate(an, pairs):
+        once = sorted((n, s) for (n, s), r in an.items() if r["gp_part"] and "_once" in (r["lr_scale"] or {}))
+        print(f"  the third candidate chosen (GP part kept) on {len(once)} of {len(an)} cells: {once}")
+
+    decide_variant(out, "AN", SEEDS, lambda geo, bounds, ratio: meets_rule(geo, bounds) and ratio <= 1.5,
+                   third_candidate)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,8 @@ Run: python research/decision_ao.py research/results/decision_ao.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
-import os
-
-from cut_seeds import rows_of
-from decision_ac import BOUND, against_default, print_targets, seconds_ratio, statistics
-from decision_am import cut_cells, run_variant
-from decision_m import RESULTS
+from decision_ac import BOUND
+from decision_am import cut_cells, decide_variant, print_changed, run_variant
 from rows import worker_main
 
 from gpssm_np.models import default_fit
@@ -48,20 +44,10 @@ def run(out, worker, workers, reverse=False):
 
 
 def decide(out):
-    ao, default = rows_of(out, "AO"), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
-    pairs, missing = against_default("AO", ao, default, cut_cells(SEEDS), SEEDS)
-    if not pairs:
-        print("no complete cut yet")
-        return
-    bounds, _ = statistics("AO over the default", pairs)
-    changed = sorted((n, s) for n, p in pairs.items() for s, (a, d) in zip(SEEDS, p) if a["gp_part"] != d["gp_part"])
-    print(f"  GP part kept or not changed on {len(changed)} cells: {changed}")
-    print_targets(pairs)
-    ratio = seconds_ratio("AO", ao, default, pairs)
-    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= 0.75
-    if missing:
-        print(f"not run yet: {missing}")
-    print("AO adopted" if adopted else "AO not adopted")
+    def rule(geo, bounds, ratio):  # AH's bounds for a saving, and the time it must save
+        return bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= 0.75
+
+    decide_variant(out, "AO", SEEDS, rule, lambda rows, pairs: print_changed(pairs, SEEDS))
 
 
 if __name__ == "__main__":

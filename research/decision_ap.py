@@ -9,13 +9,9 @@ Run: python research/decision_ap.py research/results/decision_ap.jsonl [--worker
 --decide. ``--reverse`` takes a worker's cells last first, so that a second process can share its cells.
 This script is the research record's; nothing in the package imports it.
 """
-import os
-
-from cut_seeds import rows_of
-from decision_ac import against_default, meets_rule, print_targets, seconds_ratio, statistics
-from decision_am import cut_cells, run_variant
+from decision_ac import meets_rule
+from decision_am import cut_cells, decide_variant, print_changed, run_variant
 from decision_ao import training_particles
-from decision_m import RESULTS
 from rows import worker_main
 
 SEEDS = (1, 2)
@@ -28,20 +24,8 @@ def run(out, worker, workers, reverse=False):
 
 
 def decide(out):
-    ap, default = rows_of(out, "AP"), rows_of(os.path.join(RESULTS, "decision_am.jsonl"), "default")
-    pairs, missing = against_default("AP", ap, default, cut_cells(SEEDS), SEEDS)
-    if not pairs:
-        print("no complete cut yet")
-        return
-    bounds, geo = statistics("AP over the default", pairs)
-    changed = sorted((n, s) for n, p in pairs.items() for s, (a, d) in zip(SEEDS, p) if a["gp_part"] != d["gp_part"])
-    print(f"  GP part kept or not changed on {len(changed)} cells: {changed}")
-    print_targets(pairs)
-    ratio = seconds_ratio("AP", ap, default, pairs)
-    adopted = not missing and meets_rule(geo, bounds) and ratio <= 1.25
-    if missing:
-        print(f"not run yet: {missing}")
-    print("AP adopted" if adopted else "AP not adopted")
+    decide_variant(out, "AP", SEEDS, lambda geo, bounds, ratio: meets_rule(geo, bounds) and ratio <= 1.25,
+                   lambda rows, pairs: print_changed(pairs, SEEDS))
 
 
 if __name__ == "__main__":
