@@ -11,7 +11,7 @@ This script is the research record's; nothing in the package imports it.
 import os
 
 from cut_seeds import rows_of
-from decision_ac import against_default, meets_rule, print_cuts, print_targets, seconds_ratio, statistics
+from decision_ac import against_default, meets_rule, print_targets, seconds_ratio, statistics
 from decision_m import NAMES, RESULTS, held_out_row
 from diagnose_fold_fit import kl_once
 from rows import pending, worker_main
@@ -82,10 +82,8 @@ def print_changed(pairs, seeds):
 def decide(out):
     am, default = rows_of(out, "AM"), rows_of(out, "default")
     missing = [(n, v, s) for n, v, s in cells() if (n, s) not in (am if v == "AM" else default)]
-    names = [n for n in NAMES if all((n, s) in am and (n, s) in default for s in SEEDS)]
-    pairs = {n: [(am[n, s], default[n, s]) for s in SEEDS] for n in names}
-    print_cuts("AM", pairs, SEEDS)
-    if not names:
+    pairs, _ = against_default("AM", am, default, cut_cells(SEEDS), SEEDS)
+    if not pairs:
         print("no complete cut yet")
         return
     bounds, geo = statistics("AM over the default", pairs)
