@@ -4,7 +4,8 @@ the held-out cuts on this machine"), scored on each cut's last 30 % under causal
 (cut, seed), variant "default", appended (resumable; two workers share the file with disjoint cells).
 
 Run: python research/default_rows_here.py research/results/default_seeds34.jsonl [--worker 0 --workers 2]
-[--reverse]; ``--decide`` lists the cells without a row yet, deciding nothing. This script is the research record's; nothing in the package imports it.
+[--reverse]; ``--decide`` lists the cells without a row yet, deciding nothing. This script is the research
+record's; nothing in the package imports it.
 """
 from cut_seeds import rows_of
 from decision_am import cut_cells, run_variant
