@@ -121,8 +121,9 @@ def print_targets(pairs):
 
 
 def seconds_ratio(variant, rows, default, names):
-    """Print the variant's and the default's fit seconds summed over the cuts ``names`` of ``rows`` and ``default``
-    ({(cut, seed): row}); returns the variant's over the default's."""
+    """Print the variant's and the default's fit seconds summed over the cuts ``names`` (any container of cut names,
+    such as the ``pairs`` of :func:`against_default`) of ``rows`` and ``default`` ({(cut, seed): row}); returns the
+    variant's over the default's."""
     seconds = {v: sum(r["fit_seconds"] for k, r in rs.items() if k[0] in names)
                for v, rs in ((variant, rows), ("default", default))}
     ratio = seconds[variant] / seconds["default"]

@@ -30,10 +30,11 @@ def cells():
     return [(n, v, s) for n, s in cut_cells(SEEDS) for v in VARIANTS]
 
 
-def run_variant(out, variant, cells, patch, plan=None, reverse=False):
-    """Fit ``variant`` (the package patched by ``patch()``, which returns the undo; ``plan``: changes to the default
-    plan) on the (cut, seed) ``cells`` whose row ``out`` lacks, in order or last first with ``reverse``."""
-    undo = patch()
+def run_variant(out, variant, cells, patch=None, plan=None, reverse=False):
+    """Fit ``variant`` (the package patched by ``patch()``, which returns the undo, where given; ``plan``: changes
+    to the default plan) on the (cut, seed) ``cells`` whose row ``out`` lacks, in order or last first with
+    ``reverse``."""
+    undo = patch() if patch is not None else (lambda: None)
     try:
         for name, seed in pending(out, cells, lambda cell: (cell[0], variant, cell[1]), reverse):
             held_out_row(out, name, variant, plan=plan, seed=seed)

@@ -15,7 +15,7 @@ SEEDS = (3, 4)
 
 
 def run(out, worker, workers, reverse=False):
-    run_variant(out, "default", cut_cells(SEEDS)[worker::workers], lambda: (lambda: None), reverse=reverse)
+    run_variant(out, "default", cut_cells(SEEDS)[worker::workers], reverse=reverse)
 
 
 def decide(out):

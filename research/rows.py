@@ -33,23 +33,18 @@ def pending(out, mine, key=lambda cell: cell, reverse=False):
             yield cell
 
 
-def worker_arguments(description):
-    """The command line of a decision script whose cells workers share: the row file, ``--worker`` k of
-    ``--workers`` (every workers-th cell from the k-th), ``--reverse`` (the worker's cells last first, so that a
-    second process can share them) and ``--decide``."""
+def worker_main(description, run, decide):
+    """The entry point of a decision script whose cells workers share. Its command line: the row file, ``--worker``
+    k of ``--workers`` (every workers-th cell from the k-th), ``--reverse`` (the worker's cells last first, so that a
+    second process can share them) and ``--decide``; then ``decide(out)`` with ``--decide``, else ``run(out, worker,
+    workers, reverse)``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("out")
     parser.add_argument("--worker", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
     parser.add_argument("--decide", action="store_true")
-    return parser.parse_args()
-
-
-def worker_main(description, run, decide):
-    """The entry point of such a script: :func:`worker_arguments`, then ``decide(out)`` with ``--decide``, else
-    ``run(out, worker, workers, reverse)``."""
-    args = worker_arguments(description)
+    args = parser.parse_args()
     if args.decide:
         decide(args.out)
     else:
