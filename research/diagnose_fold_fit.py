@@ -13,12 +13,16 @@ parameter array since step 0. Variants, each a change of the training alone:
 - ``kl_once``: the data term's weight divided by the window length, so that each training output counts once
   against KL(q(u) || p(u)) (the default's windows at stride 1 count each output as often as the windows are long);
 - ``state_only``: the GP's lengthscales of the inputs u held at 1e4, so that the GP part is a function of the
-  state alone (the input enters through the linear part only).
+  state alone (the input enters through the linear part only);
+- ``linear_slow``: the second step-size candidate of the selection (F, G, b at a tenth of the step);
+- ``linear_fixed``: F, G and b never move (the floor's linear part, the rest trained as by the default).
+
+Each trace row also has the spectral radius of F (``radius_F``).
 
 Training halves only (``defaults_check.dataset``); no test half is read. One JSON line per (data, kind, variant).
 
 Run: python research/diagnose_fold_fit.py OUT.jsonl reactor [pendulum ...] [--kinds lgssm arx]
-         [--variants default kl_once state_only] [--steps 300] [--every 50]
+         [--variants default kl_once state_only linear_slow linear_fixed] [--steps 300] [--every 50]
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -36,7 +40,8 @@ from gpssm_np.models.training import ValidationScore
 from defaults_check import dataset
 from rows import done_keys, head_commit
 
-VARIANTS = ("default", "kl_once", "state_only")
+VARIANTS = ("default", "kl_once", "state_only", "linear_slow", "linear_fixed")
+LINEAR = ("F", "G", "b")
 HUGE = 1e4
 
 
@@ -81,7 +86,7 @@ def trace(name, kind, variant, steps, every):
     y, u = ds.y_train, ds.u_train
     y, u = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)  # model units, as the fit's scaling
     model = gp.ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=0, init=kind)
-    plan = default_fit.Plan(max_steps=steps)
+    plan = default_fit.Plan(max_steps=steps, fixed=LINEAR if variant == "linear_fixed" else ())
     fit = default_fit.DefaultFit(model, plan, kinds=(kind,))
     floor = fit.floor([y], [u])
     fold = rolling_origin([y], [u], plan.origins)[-1]
@@ -91,7 +96,8 @@ def trace(name, kind, variant, steps, every):
     warm = run_model.start_from_floor(floor.refit(fold.ys, fold.us), fold.ys, fold.us, fit.seed + k)
     undo = kl_once() if variant == "kl_once" else state_only(run_model) if variant == "state_only" else None
     try:
-        run = fit.training_run(run_model, warm, fold.ys, fold.us, fit.seed + k, plan.lr_scales[0])
+        scales = plan.lr_scales[1 if variant == "linear_slow" else 0]
+        run = fit.training_run(run_model, warm, fold.ys, fold.us, fit.seed + k, scales)
         outside = ValidationScore.of_windows(fold.windows)
         inside = ValidationScore.of_windows(inside_windows(fold.ys[0], fold.us[0]))
         start = {key: np.array(v) for key, v in run.params().items()}
@@ -103,6 +109,7 @@ def trace(name, kind, variant, steps, every):
             change = {key: float(np.abs(np.asarray(params[key]) - start[key]).max()) for key in params}
             rows.append({"step": step, "out": float(np.mean(run.scored(outside.window_scores))),
                          "in": float(np.mean(run.scored(inside.window_scores))),
+                         "radius_F": float(np.abs(np.linalg.eigvals(np.asarray(params["F"]))).max()),
                          "largest_changes": dict(sorted(change.items(), key=lambda kv: -kv[1])[:4])})
             print(json.dumps(dict(rows[-1], data=name, kind=kind, variant=variant)), flush=True)
     finally:
