@@ -72,8 +72,7 @@ def shrinkage():
         self.alpha, self.alpha_windows, self.alpha_means = 1.0, None, None
         if len(record) < 2:
             return 0, None, 0
-        best, c = min(((r, c) for r in record for c in range(len(r["candidates"]))),
-                      key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
+        best, c = self.best_of(record)
         if best["step"] == 0:
             return 0, 0.0, 0
         step = best["step"]

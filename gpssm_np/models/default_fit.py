@@ -378,13 +378,19 @@ class DefaultFit:
         return self.record[-1]["rmse"]
 
     # -- stage 3 ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def best_of(record):
+        """(row, candidate): the record's row and step-size candidate of the lowest mean fold error (ties to the
+        earlier step, then the earlier candidate)."""
+        return min(((r, c) for r in record for c in range(len(r["candidates"]))),
+                   key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
+
     def acceptance(self, record):
-        """(s*, t, candidate): the step and step-size candidate of the lowest mean fold error, kept only when the
-        paired test on that candidate's windows beats step 0 (module docstring, stage 3)."""
+        """(s*, t, candidate): the step and step-size candidate of the lowest mean fold error (:meth:`best_of`), kept
+        only when the paired test on that candidate's windows beats step 0 (module docstring, stage 3)."""
         if len(record) < 2:
             return 0, None, 0
-        best, c = min(((r, c) for r in record for c in range(len(r["candidates"]))),
-                      key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
+        best, c = self.best_of(record)
         if best["step"] == 0:
             return 0, 0.0, 0
         step = best["step"]
