@@ -5,6 +5,8 @@
 * :func:`run_blocks` hands the kernels' fixed blocks of work to a pool of Python threads (:func:`thread_pool`; the
   kernels release the GIL), and :func:`sum_blocks` adds per-block results in block order, so the bits do not depend
   on the thread count.
+* :func:`run_tasks` runs independent pieces of work (the lockstep fold runs of the default fit) side by side, one
+  per kernel thread, each with its kernels on its own thread alone.
 * :func:`blas_single_threaded` keeps BLAS at one thread while the kernels run, so the kernels' and BLAS's threads
   never compete.
 """
@@ -17,12 +19,15 @@ from ._blas import resolve_blas
 
 
 _threads_override = None
+_task = threading.local()  # .threads: the kernel threads of the task this thread runs (run_tasks), else unset
 
 
 def kernel_threads():
-    """Threads for the fused kernels: ``_config.NUM_THREADS`` (GPSSM_NP_THREADS) or the value set by
-    :func:`use_threads`, at most the number of cores."""
-    wanted = NUM_THREADS if _threads_override is None else _threads_override
+    """Threads for the fused kernels: one inside a task of :func:`run_tasks`, else ``_config.NUM_THREADS``
+    (GPSSM_NP_THREADS) or the value set by :func:`use_threads`, at most the number of cores."""
+    wanted = getattr(_task, "threads", None)
+    if wanted is None:
+        wanted = NUM_THREADS if _threads_override is None else _threads_override
     return max(1, min(wanted, CPU_COUNT))
 
 
@@ -130,6 +135,54 @@ def run_blocks(driver, num_blocks, *args):
         work()
         for helper in helpers:
             helper.result()
+
+
+def run_tasks(tasks):
+    """``[task() for task in tasks]``, computed side by side: with more than one kernel thread, on the calling thread
+    and ``threads - 1`` threads of :func:`thread_pool`, each taking the next task until none is left, and running
+    that task's kernels on its own thread alone (:func:`kernel_threads` is 1 there). Each task must touch only its
+    own state (its own model, optimiser and random generator, as one fold run of the default fit does).
+
+    Why: a training step runs Python and autograd code between its kernels, which holds the GIL and keeps one core
+    busy while the other waits, and the last block of a kernel can leave a thread idle; two independent runs, one
+    per core, fill those gaps. The kernels' blocks give the same bits on one thread as on several, so the results
+    do not depend on the thread count or on which thread ran which task. The first exception raised by a task (in
+    task order) is raised here once every task has finished; a KeyboardInterrupt in the calling thread is raised at
+    once (the other threads finish the tasks they hold)."""
+    tasks = list(tasks)
+    threads = min(kernel_threads(), len(tasks))
+    if threads <= 1:
+        return [task() for task in tasks]
+    results, errors = [None] * len(tasks), [None] * len(tasks)
+    queue = iter(range(len(tasks)))
+    lock = threading.Lock()
+
+    def work():
+        previous = getattr(_task, "threads", None)
+        _task.threads = 1
+        try:
+            while True:
+                with lock:
+                    k = next(queue, None)
+                if k is None:
+                    return
+                try:
+                    results[k] = tasks[k]()
+                except Exception as error:  # raised in the calling thread below, in task order
+                    errors[k] = error
+        finally:
+            _task.threads = previous
+
+    with blas_single_threaded():
+        resolve_blas()
+        helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+        work()
+        for helper in helpers:
+            helper.result()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 def sum_blocks(per_block):

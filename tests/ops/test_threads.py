@@ -1,0 +1,75 @@
+"""ops/threads.py's run_tasks: independent tasks side by side, one kernel thread each, results in task order, and a
+default fit whose lockstep fold runs it computes gives the bits of the same fit on one thread."""
+import threading
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np._config import CPU_COUNT
+from gpssm_np.ops.threads import kernel_threads, run_tasks, use_threads
+
+two_cores = pytest.mark.skipif(CPU_COUNT < 2, reason="needs two cores to run two tasks side by side")
+
+
+def test_results_come_back_in_task_order():
+    with use_threads(2):
+        assert run_tasks([lambda k=k: k * k for k in range(7)]) == [k * k for k in range(7)]
+    assert run_tasks([]) == []
+
+
+@two_cores
+def test_tasks_run_side_by_side_each_with_one_kernel_thread():
+    # two tasks that each wait for the other: they finish only when they run at the same time
+    barrier = threading.Barrier(2, timeout=20)
+    seen = []
+
+    def task():
+        seen.append(kernel_threads())
+        barrier.wait()
+        return threading.get_ident()
+
+    with use_threads(2):
+        idents = run_tasks([task, task])
+        assert kernel_threads() == 2  # the calling thread's own setting is back
+    assert len(set(idents)) == 2 and seen == [1, 1]
+
+
+def test_one_kernel_thread_runs_the_tasks_in_turn_in_the_calling_thread():
+    with use_threads(1):
+        assert set(run_tasks([threading.get_ident] * 3)) == {threading.get_ident()}
+
+
+@two_cores
+def test_the_first_failing_task_raises_after_every_task_ran():
+    done = []
+
+    def fails(k):
+        def task():
+            done.append(k)
+            if k in (1, 2):
+                raise ValueError(f"task {k}")
+            return k
+        return task
+
+    with use_threads(2), pytest.raises(ValueError, match="task 1"):
+        run_tasks([fails(k) for k in range(5)])
+    assert sorted(done) == list(range(5))
+
+
+@two_cores
+def test_a_default_fit_gives_the_same_bits_on_one_and_on_two_threads():
+    t = np.arange(400)
+    u = np.sign(np.sin(t / 9.0))[:, None]
+    y = np.zeros((400, 1))
+    for k in range(1, 400):
+        y[k] = 0.8 * y[k - 1] + 0.5 * np.tanh(2 * u[k - 1]) + 0.02 * np.sin(k)
+    fits = []
+    for threads in (1, 2):
+        with use_threads(threads):
+            fits.append(gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=20, plan={"eval_every": 10}))
+    one, two = fits
+    assert one.selection_["record"] == two.selection_["record"]
+    assert len(one.selection_["record"][0]["windows"]) == 2  # two step-size candidates: four runs, two at a time
+    for name, value in one.get_learned_params().items():
+        np.testing.assert_array_equal(value, two.get_learned_params()[name])
