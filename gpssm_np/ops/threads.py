@@ -105,11 +105,11 @@ def thread_pool(threads):
 
 def run_blocks(driver, num_blocks, *args):
     """Run ``driver(first, last, *args)``, a loop over blocks first..last-1 of independent work that releases the
-    GIL (a ``nogil`` kernel, or NumPy's random generators filling arrays), over all
-    ``num_blocks`` blocks: in the calling thread, or with more than one kernel thread (``kernel_threads()``) on the
-    calling thread and ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is
-    left (a thread slowed by other work holds up no one). BLAS is held at one thread meanwhile. Each block writes
-    its own results, so the bits do not depend on the thread count.
+    GIL (a ``nogil`` kernel, or NumPy's random generators filling arrays), over all ``num_blocks`` blocks: in the
+    calling thread, or with more than one kernel thread (``kernel_threads()``) on the calling thread and
+    ``threads - 1`` threads of :func:`thread_pool`, each taking the next block until none is left
+    (:func:`_hand_out`). BLAS is held at one thread meanwhile. Each block writes its own results, so the bits do not
+    depend on the thread count.
 
     Python threads rather than ``numba.prange``: a ``parallel=True`` driver compiles its own copy of every block
     function (doubling the cold-cache compile time), and OpenMP's spinning workers slowed the code that ran between
@@ -120,21 +120,7 @@ def run_blocks(driver, num_blocks, *args):
             driver(0, num_blocks, *args)
             return
         resolve_blas()
-        blocks = iter(range(num_blocks))
-        lock = threading.Lock()
-
-        def work():
-            while True:
-                with lock:
-                    k = next(blocks, None)
-                if k is None:
-                    return
-                driver(k, k + 1, *args)
-
-        helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
-        work()
-        for helper in helpers:
-            helper.result()
+        _hand_out(num_blocks, threads, lambda k: driver(k, k + 1, *args))
 
 
 def run_tasks(tasks):
@@ -147,42 +133,60 @@ def run_tasks(tasks):
     busy while the other waits, and the last block of a kernel can leave a thread idle; two independent runs, one
     per core, fill those gaps. The kernels' blocks give the same bits on one thread as on several, so the results
     do not depend on the thread count or on which thread ran which task. The first exception raised by a task (in
-    task order) is raised here once every task has finished; a KeyboardInterrupt in the calling thread is raised at
-    once (the other threads finish the tasks they hold)."""
+    task order) is raised here once every task has finished; a KeyboardInterrupt in the calling thread is raised
+    once the other threads have finished the tasks they hold (they take no more)."""
     tasks = list(tasks)
     threads = min(kernel_threads(), len(tasks))
     if threads <= 1:
         return [task() for task in tasks]
     results, errors = [None] * len(tasks), [None] * len(tasks)
-    queue = iter(range(len(tasks)))
-    lock = threading.Lock()
 
-    def work():
-        previous = getattr(_task, "threads", None)
-        _task.threads = 1
+    def do(k):
+        previous, _task.threads = getattr(_task, "threads", None), 1
         try:
-            while True:
-                with lock:
-                    k = next(queue, None)
-                if k is None:
-                    return
-                try:
-                    results[k] = tasks[k]()
-                except Exception as error:  # raised in the calling thread below, in task order
-                    errors[k] = error
+            results[k] = tasks[k]()
+        except Exception as error:  # raised in the calling thread below, in task order
+            errors[k] = error
         finally:
             _task.threads = previous
 
     with blas_single_threaded():
         resolve_blas()
-        helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
-        work()
-        for helper in helpers:
-            helper.result()
+        _hand_out(len(tasks), threads, do)
     for error in errors:
         if error is not None:
             raise error
     return results
+
+
+def _hand_out(count, threads, do):
+    """``do(k)`` for k = 0..count-1 on the calling thread and ``threads - 1`` threads of :func:`thread_pool`, each
+    taking the next k until none is left (a thread slowed by other work holds up no one). Where ``do`` raises in the
+    calling thread (or it is interrupted), no thread takes another k, and the exception goes on once the others
+    have finished the one they hold."""
+    ks = iter(range(count))
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                k = next(ks, None)
+            if k is None:
+                return
+            do(k)
+
+    helpers = [thread_pool(threads - 1).submit(work) for _ in range(threads - 1)]
+    try:
+        work()
+    except BaseException:
+        with lock:
+            for _ in ks:  # nothing left to take
+                pass
+        for helper in helpers:
+            helper.exception()  # wait, without raising a helper's error over this one
+        raise
+    for helper in helpers:
+        helper.result()
 
 
 def sum_blocks(per_block):

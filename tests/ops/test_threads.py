@@ -73,3 +73,27 @@ def test_a_default_fit_gives_the_same_bits_on_one_and_on_two_threads():
     assert len(one.selection_["record"][0]["windows"]) == 2  # two step-size candidates: four runs, two at a time
     for name, value in one.get_learned_params().items():
         np.testing.assert_array_equal(value, two.get_learned_params()[name])
+
+
+@two_cores
+def test_an_interrupted_calling_thread_stops_the_hand_out_and_waits_for_the_others():
+    import time
+
+    from gpssm_np.ops.threads import _hand_out
+
+    class Interrupt(BaseException):  # as KeyboardInterrupt: not an Exception
+        pass
+
+    caller, done = threading.get_ident(), []
+
+    def do(k):
+        if threading.get_ident() == caller and k > 0:
+            raise Interrupt
+        time.sleep(0.02)
+        done.append(k)
+
+    with pytest.raises(Interrupt):
+        _hand_out(200, 2, do)
+    finished = len(done)
+    time.sleep(0.1)
+    assert len(done) == finished < 10  # the helper finished the k it held and took no more
