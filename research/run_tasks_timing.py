@@ -21,24 +21,18 @@ def main(mode, max_steps=300):
     seconds = {"adv": 0.0, "eval": 0.0, "refit": 0.0}
     schedule = default_fit.run_tasks if mode == "par" else (lambda tasks: [task() for task in tasks])
 
-    def timed(tasks):
-        tasks = list(tasks)
-        start = time.perf_counter()
-        try:
-            return schedule(tasks)
-        finally:
-            seconds["adv" if tasks[0].func.__name__ == "advance" else "eval"] += time.perf_counter() - start
+    def timed(key, call):
+        def timed_call(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                seconds[key] += time.perf_counter() - start
+        return timed_call
 
-    refit = default_fit.DefaultFit.refit
-
-    def timed_refit(self, *args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return refit(self, *args, **kwargs)
-        finally:
-            seconds["refit"] += time.perf_counter() - start
-
-    default_fit.run_tasks, default_fit.DefaultFit.refit = timed, timed_refit
+    default_fit.run_tasks = timed("adv", schedule)
+    for key, name in (("eval", "evaluate"), ("refit", "refit")):
+        setattr(default_fit.DefaultFit, name, timed(key, getattr(default_fit.DefaultFit, name)))
     start = time.perf_counter()
     model = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=max_steps)
     total = time.perf_counter() - start

@@ -119,7 +119,6 @@ def run_blocks(driver, num_blocks, *args):
         if threads == 1:
             driver(0, num_blocks, *args)
             return
-        resolve_blas()
         _hand_out(num_blocks, threads, lambda k: driver(k, k + 1, *args))
 
 
@@ -151,7 +150,6 @@ def run_tasks(tasks):
             _task.threads = previous
 
     with blas_single_threaded():
-        resolve_blas()
         _hand_out(len(tasks), threads, do)
     for error in errors:
         if error is not None:
@@ -163,7 +161,9 @@ def _hand_out(count, threads, do):
     """``do(k)`` for k = 0..count-1 on the calling thread and ``threads - 1`` threads of :func:`thread_pool`, each
     taking the next k until none is left (a thread slowed by other work holds up no one). Where ``do`` raises in the
     calling thread (or it is interrupted), no thread takes another k, and the exception goes on once the others
-    have finished the one they hold."""
+    have finished the one they hold. BLAS's symbols are looked up first (``_blas.resolve_blas``), before any thread
+    calls them."""
+    resolve_blas()
     ks = iter(range(count))
     lock = threading.Lock()
 

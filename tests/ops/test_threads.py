@@ -1,5 +1,6 @@
 """ops/threads.py's run_tasks: independent tasks side by side, one kernel thread each, results in task order, and a
-default fit whose lockstep fold runs it computes gives the bits of the same fit on one thread."""
+default fit whose lockstep fold runs it trains gives the bits of the same fit on one thread; and the hand-out of work
+to the threads (_hand_out) when the calling thread is interrupted."""
 import threading
 
 import numpy as np
@@ -13,8 +14,14 @@ two_cores = pytest.mark.skipif(CPU_COUNT < 2, reason="needs two cores to run two
 
 
 def test_results_come_back_in_task_order():
+    import time
+
+    def task(k):  # the later tasks finish first
+        time.sleep(0.01 * (7 - k))
+        return k * k
+
     with use_threads(2):
-        assert run_tasks([lambda k=k: k * k for k in range(7)]) == [k * k for k in range(7)]
+        assert run_tasks([lambda k=k: task(k) for k in range(7)]) == [k * k for k in range(7)]
     assert run_tasks([]) == []
 
 
