@@ -1,15 +1,18 @@
 """The default fit learns: a guard on what the defaults are for (research/results_history.md, section 5.3).
 
 The systems of ``experiments/systems.py`` with the call a user makes, ``ODGPSSM(dim_x=d, dim_y=..., dim_u=...)``
-with the true d and nothing else, against the LGSSM fitted to the same 500 steps. Thresholds are far from the
-measured values (tanks: ODGPSSM / LGSSM 0.11-0.13 over five seeds; lin_3x1x2_fast: 1.01, every seed within 1.5 %),
-so that only a broken recipe (a warm start lost, training that wanders off, a wrong selection) fails them.
+with the true d, against the LGSSM fitted to the same 500 steps. On the nonlinear plant the fit's step budget is
+300 (``max_steps``; everything else the default's): the whole budget of 1500 steps takes about four minutes on one
+kernel thread there, and the full default is measured in docs/results.md and bench/. Thresholds are far from the
+measured values (tanks: ODGPSSM / LGSSM 0.18 at 300 steps, seed 0, and 0.11-0.13 over five seeds with the whole
+budget; lin_3x1x2_fast: 1.01, every seed within 1.5 %), so that only a broken recipe (a warm start lost, training
+that wanders off, a wrong selection) fails them.
 """
 from gpssm_np.experiments import systems
 
 
 def test_the_default_fit_beats_the_linear_model_on_a_nonlinear_plant():
-    row = systems.run_cell("tanks", 0, chosen_dim_x=False)
+    row = systems.run_cell("tanks", 0, chosen_dim_x=False, fit_options={"max_steps": 300})
     assert row["odgpssm"] < 0.5 * row["lgssm"], row
 
 

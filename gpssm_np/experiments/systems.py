@@ -75,9 +75,10 @@ def causal_rmse(forecast, y, u):
     return float(np.mean(errors))
 
 
-def run_cell(name, seed, chosen_dim_x=True):
+def run_cell(name, seed, chosen_dim_x=True, fit_options=None):
     """Scores of the default ODGPSSM (``seed``) with the system's d_x and (``chosen_dim_x``) with d_x chosen by the
-    fit, the LGSSM, the ARX and (linear systems) the true Kalman filter on ``name``."""
+    fit, the LGSSM, the ARX and (linear systems) the true Kalman filter on ``name``. ``fit_options``: keyword
+    arguments of both ODGPSSM fits (for example ``{"max_steps": 300}``; None: the default fit)."""
     from .. import ARX, LGSSM, ODGPSSM
 
     y_raw, u_raw, system, dx = make_system(name)
@@ -90,13 +91,16 @@ def run_cell(name, seed, chosen_dim_x=True):
     def gp_rmse(model):
         return causal_rmse(lambda uw, yp, up: model.forecast(uw, y_past=yp, u_past=up, seed=seed).mean, y, u)
 
+    fit_options = fit_options or {}
     start = time.perf_counter()
     with use_threads(1):
-        model = ODGPSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
+        model = ODGPSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN],
+                                                                                   **fit_options)
         row["fit_seconds"] = time.perf_counter() - start
         row["odgpssm"] = gp_rmse(model)
         if chosen_dim_x:
-            chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN])
+            chosen = ODGPSSM(dim_y=y.shape[1], dim_u=u.shape[1], seed=seed).fit(y[:T_TRAIN], u[:T_TRAIN],
+                                                                                 **fit_options)
             row["odgpssm_auto"], row["dim_x_auto"] = gp_rmse(chosen), chosen.spec.dim_x
     lgssm = LGSSM(dim_x=dx, dim_y=y.shape[1], dim_u=u.shape[1]).fit(y[:T_TRAIN], u[:T_TRAIN])
     row["lgssm"] = causal_rmse(lambda uw, yp, up: lgssm.forecast(uw, y_past=yp, u_past=up).mean, y, u)
