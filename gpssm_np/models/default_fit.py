@@ -370,7 +370,7 @@ class DefaultFit:
         worse, so that the step kept here and the step stage 3 chooses could differ."""
         candidates = len(self.plan.lr_scales)
         per_candidate = len(self.runs) // candidates
-        # side by side: a wide floor's particle filters are mostly kernel time (dryer2's: 2.3 s against 4.3 s)
+        # side by side: a wide floor's particle filters are mostly kernel time (bench/README.md, dryer2)
         errors = run_tasks([partial(run.scored, score.window_scores) for _, run, score in self.runs])
         groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
                   for c in range(candidates)]

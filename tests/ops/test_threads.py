@@ -2,6 +2,7 @@
 default fit whose lockstep fold runs it trains gives the bits of the same fit on one thread; and the hand-out of work
 to the threads (_hand_out) when the calling thread is interrupted."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,8 +15,6 @@ two_cores = pytest.mark.skipif(CPU_COUNT < 2, reason="needs two cores to run two
 
 
 def test_results_come_back_in_task_order():
-    import time
-
     def task(k):  # the later tasks finish first
         time.sleep(0.01 * (7 - k))
         return k * k
@@ -84,8 +83,6 @@ def test_a_default_fit_gives_the_same_bits_on_one_and_on_two_threads():
 
 @two_cores
 def test_an_interrupted_calling_thread_stops_the_hand_out_and_waits_for_the_others():
-    import time
-
     from gpssm_np.ops.threads import _hand_out
 
     class Interrupt(BaseException):  # as KeyboardInterrupt: not an Exception
