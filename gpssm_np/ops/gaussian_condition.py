@@ -12,9 +12,10 @@ Maths. For n = 1..N, a Gaussian N(m_n, S_n) on R^d, and y = C x + e, e ~ N(0, R)
     S'  = (I - K C) S_n (I - K C)^T + K R K^T       Joseph form: symmetric positive (semi-)definite for any K
 
 with sym(A) = (A + A^T) / 2, so that S_y's Cholesky factor is that of an exactly symmetric matrix
-(``linalg.symmetrise``). (I - K C) S_n is computed as S_n - K (C S_n) (C S_n is at hand), and of S' only the lower
-triangle, copied to the upper one: S' is exactly symmetric. Each Gaussian is one pass of small loops, O(k d^2 + d^3
-+ k^3) operations; at the sizes of a particle filter step (N = 500, d = 4, k = 1) the batched NumPy version (einsum,
+(``linalg.symmetrise``). T1 = (I - K C) S_n is computed as S_n - K (C S_n) (C S_n is at hand) and S' as
+T1 - (T1 C^T) K^T + K R K^T, so no d x d x d product is formed (as in ``ops.adapted_step``); of S' only the lower
+triangle, copied to the upper one: S' is exactly symmetric. Each Gaussian is one pass of small loops, O(k d^2 + k^3)
+operations; at the sizes of a particle filter step (N = 500, d = 4, k = 1) the batched NumPy version (einsum,
 solve, cholesky over (N, d, d) stacks) spent its time in call overhead and in LAPACK calls on 1 x 1 and 4 x 4
 matrices.
 
@@ -39,7 +40,7 @@ def condition_kernel(mean, cov, C, R, y, post_mean, post_cov, log_lik):
     k = C.shape[0]
     CS, G, RG, Sy, L = np.empty((k, d)), np.empty((k, d)), np.empty((k, d)), np.empty((k, k)), np.empty((k, k))
     resid, z, inv_diag = np.empty(k), np.empty(k), np.empty(k)
-    I_KC, T1 = np.empty((d, d)), np.empty((d, d))
+    T1, W = np.empty((d, d)), np.empty((d, k))
     for n in range(N):
         S = cov[n]
         for a in range(k):
@@ -87,11 +88,6 @@ def condition_kernel(mean, cov, C, R, y, post_mean, post_cov, log_lik):
             for a in range(k):
                 s += G[a, i] * resid[a]
             post_mean[n, i] = mean[n, i] + s
-            for j in range(d):
-                s = 0.0
-                for a in range(k):
-                    s += G[a, i] * C[a, j]
-                I_KC[i, j] = (1.0 if i == j else 0.0) - s
         for i in range(d):  # T1 = (I - K C) S = S - K (C S), RG = R G
             for j in range(d):
                 s = S[i, j]
@@ -103,13 +99,17 @@ def condition_kernel(mean, cov, C, R, y, post_mean, post_cov, log_lik):
                 for b in range(k):
                     s += R[a, b] * G[b, i]
                 RG[a, i] = s
-        for i in range(d):  # S' = T1 (I - K C)^T + G^T R G, symmetric: the lower triangle, mirrored
-            for j in range(i + 1):
+        for i in range(d):  # W = T1 C^T
+            for a in range(k):
                 s = 0.0
                 for e in range(d):
-                    s += T1[i, e] * I_KC[j, e]
+                    s += T1[i, e] * C[a, e]
+                W[i, a] = s
+        for i in range(d):  # S' = T1 (I - K C)^T + G^T R G = T1 - W G + G^T R G: the lower triangle, mirrored
+            for j in range(i + 1):
+                s = T1[i, j]
                 for a in range(k):
-                    s += G[a, i] * RG[a, j]
+                    s += G[a, i] * RG[a, j] - W[i, a] * G[a, j]
                 post_cov[n, i, j] = s
                 post_cov[n, j, i] = s
     return -1
