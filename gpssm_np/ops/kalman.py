@@ -40,10 +40,28 @@ from .gaussian_condition import condition_kernel
 
 
 @jit
+def _product(A, B, out):
+    """out = A B, each entry summed over e = 0, 1, ... in turn from 0.0 (a dot product's order, so the same bits as
+    the plain loop), the loop over the entries of a row innermost so that it vectorises: at d_x = 40 the filter and
+    the smoother 2-3 times faster than with the dot-product loop, at d_x <= 10 within the noise of the timing."""
+    n, p = A.shape
+    for i in range(n):
+        for j in range(out.shape[1]):
+            out[i, j] = 0.0
+        for e in range(p):
+            a = A[i, e]
+            for j in range(out.shape[1]):
+                out[i, j] += a * B[e, j]
+
+
+@jit
 def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
     T, d = drive.shape
     dy = y.shape[1]
-    FP, A = np.empty((d, d)), np.empty((d, d))
+    FP, A, Ft = np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    for i in range(d):
+        for j in range(d):
+            Ft[i, j] = F[j, i]
     observed = np.empty(dy, np.int64)
     step_lik = np.empty(1)
     m, P = m0, P0
@@ -55,17 +73,11 @@ def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
             for j in range(d):
                 s += F[i, j] * m[j]
             mp[i] = s + drive[t, i]
-            for j in range(d):
-                s = 0.0
-                for e in range(d):
-                    s += F[i, e] * P[e, j]
-                FP[i, j] = s
+        _product(F, P, FP)
+        _product(FP, Ft, A)
         for i in range(d):
             for j in range(d):
-                s = 0.0
-                for e in range(d):
-                    s += FP[i, e] * F[j, e]
-                A[i, j] = s + Q[i, j]
+                A[i, j] += Q[i, j]
         for i in range(d):
             for j in range(d):
                 Pp[i, j] = 0.5 * (A[i, j] + A[j, i])
@@ -81,13 +93,16 @@ def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
                 for j in range(d):
                     P[i, j] = Pp[i, j]
             continue
-        C, R_o, y_o = np.empty((k, d)), np.empty((k, k)), np.empty(k)
-        for a in range(k):
-            y_o[a] = y[t, observed[a]]
-            for j in range(d):
-                C[a, j] = H[observed[a], j]
-            for b in range(k):
-                R_o[a, b] = R[observed[a], observed[b]]
+        if k == dy:  # all observed: no copies (an allocation a step is most of the time at small d_x)
+            C, R_o, y_o = H, R, y[t]
+        else:
+            C, R_o, y_o = np.empty((k, d)), np.empty((k, k)), np.empty(k)
+            for a in range(k):
+                y_o[a] = y[t, observed[a]]
+                for j in range(d):
+                    C[a, j] = H[observed[a], j]
+                for b in range(k):
+                    R_o[a, b] = R[observed[a], observed[b]]
         if condition_kernel(mp.reshape(1, d), Pp.reshape(1, d, d), C, R_o, y_o, m.reshape(1, d), P.reshape(1, d, d),
                             step_lik) >= 0:
             return log_lik, t
@@ -99,19 +114,18 @@ def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
 def _backward(F, filt_means, filt_covs, pred_means, pred_covs, means, covs, cross):
     T = pred_means.shape[0]
     d = F.shape[0]
-    LU, X, J, JD, dm = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty(d)
+    LU, X, J, JD, D, A = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), \
+        np.empty((d, d))
+    dm = np.empty(d)
     for i in range(d):
         means[T, i] = filt_means[T, i]
         for j in range(d):
             covs[T, i, j] = filt_covs[T, i, j]
     for t in range(T, 0, -1):  # x_{t-1} given the smoothed x_t
         Pf, Pp = filt_covs[t - 1], pred_covs[t - 1]
-        for i in range(d):  # X = F P_{t-1}, LU = P^-_t
+        _product(F, Pf, X)  # X = F P_{t-1}, LU = P^-_t
+        for i in range(d):
             for j in range(d):
-                s = 0.0
-                for e in range(d):
-                    s += F[i, e] * Pf[e, j]
-                X[i, j] = s
                 LU[i, j] = Pp[i, j]
         for c in range(d):  # X = (P^-_t)^{-1} X: LU factorisation with partial pivoting, row swaps applied to X
             p = c
@@ -132,12 +146,13 @@ def _backward(F, filt_means, filt_covs, pred_means, pred_covs, means, covs, cros
                     LU[i, j] -= f * LU[c, j]
                 for j in range(d):
                     X[i, j] -= f * X[c, j]
-        for c in range(d - 1, -1, -1):
+        for c in range(d - 1, -1, -1):  # back substitution, the row of X at once
+            for e in range(c + 1, d):
+                f = LU[c, e]
+                for j in range(d):
+                    X[c, j] -= f * X[e, j]
             for j in range(d):
-                s = X[c, j]
-                for e in range(c + 1, d):
-                    s -= LU[c, e] * X[e, j]
-                X[c, j] = s / LU[c, c]
+                X[c, j] /= LU[c, c]
         for i in range(d):
             dm[i] = means[t, i] - pred_means[t - 1, i]
             for j in range(d):
@@ -147,26 +162,17 @@ def _backward(F, filt_means, filt_covs, pred_means, pred_covs, means, covs, cros
             for j in range(d):
                 s += J[i, j] * dm[j]
             means[t - 1, i] = filt_means[t - 1, i] + s
-            for j in range(d):  # JD = J (P^s_t - P^-_t)
-                s = 0.0
-                for e in range(d):
-                    s += J[i, e] * (covs[t, e, j] - Pp[e, j])
-                JD[i, j] = s
-        for i in range(d):  # A = P_{t-1} + JD J^T into cross[t-1] (scratch), then P^s_{t-1} = sym(A)
             for j in range(d):
-                s = 0.0
-                for e in range(d):
-                    s += JD[i, e] * J[j, e]
-                cross[t - 1, i, j] = Pf[i, j] + s
+                D[i, j] = covs[t, i, j] - Pp[i, j]
+        _product(J, D, JD)  # JD = J (P^s_t - P^-_t)
+        _product(JD, X, A)  # A = P_{t-1} + JD J^T (J^T = X), then P^s_{t-1} = sym(A)
         for i in range(d):
             for j in range(d):
-                covs[t - 1, i, j] = 0.5 * (cross[t - 1, i, j] + cross[t - 1, j, i])
-        for i in range(d):  # P^s_t J^T
+                A[i, j] = Pf[i, j] + A[i, j]
+        for i in range(d):
             for j in range(d):
-                s = 0.0
-                for e in range(d):
-                    s += covs[t, i, e] * J[j, e]
-                cross[t - 1, i, j] = s
+                covs[t - 1, i, j] = 0.5 * (A[i, j] + A[j, i])
+        _product(covs[t], X, cross[t - 1])  # P^s_t J^T
     return -1
 
 
