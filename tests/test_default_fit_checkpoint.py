@@ -12,7 +12,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.datasets import cascaded_tanks
-from gpssm_np.models import checkpoint
+from gpssm_np.models import checkpoint, default_fit, floor
 from gpssm_np.models.default_fit import DefaultFit
 
 # tiny settings under which the GP part is kept (s* = 6), so the refit runs too: 11 checkpoints in all (selection
@@ -108,6 +108,29 @@ def test_stage_3b_resumes_bit_identically(tmp_path, monkeypatch):
         assert_identical(fit_3b(checkpoint=path, resume=True), reference)
         assert count[0] == 14 - k  # resumed where it stopped (the finished first pipeline writes nothing)
         monkeypatch.undo()
+
+
+def test_stage_3b_takes_the_other_kind_as_stage_1_fitted_it(monkeypatch):
+    """Stage 3b's floor is the other kind's linear model from stage 1 (``floor.choose_floor``'s ``fitted``), not
+    fitted a third time, and the fit is the same to the last bit as with it fitted again."""
+    def fit_3b():
+        return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=NOTHING_KEPT, progress=False)
+
+    fit_kind, kinds_fitted = floor.fit_kind, []
+
+    def counted(kind, *args, **kwargs):
+        kinds_fitted.append(kind)
+        return fit_kind(kind, *args, **kwargs)
+
+    monkeypatch.setattr(floor, "fit_kind", counted)
+    reference = fit_3b()
+    assert reference.selection_["other_floor"] is not None and sorted(kinds_fitted) == ["arx", "lgssm"]
+    choose = floor.choose_floor
+    monkeypatch.setattr(default_fit, "choose_floor", lambda *args, fitted=None, **kwargs: choose(*args, **kwargs))
+    kinds_fitted.clear()
+    again = fit_3b()
+    assert len(kinds_fitted) == 3  # both kinds, then the other one again
+    assert_identical(again, reference)
 
 
 def test_resume_twice(tmp_path, monkeypatch, uninterrupted):

@@ -32,13 +32,13 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
    more than the noise of the estimate.
 3b. **the other floor** (:func:`fit`): where stage 3 kept no GP part, the pipeline runs once more with the floor
-   held to the kind not chosen (at the orders its own cross-validation chose; its folds, windows, seeds and plan
-   the same), and its model is returned instead where its own stages 3 and 4 keep a GP part and, at its s* and
-   step-size candidate, it beats the chosen floor's step 0 on the same windows by more than ``switch_t`` standard
-   errors: it beats both linear models the fit could fall back to. The GP part can learn from one linear model's
-   state what it cannot from the other's: the ARX's observer form holds n d_y states, up to 30 for a three-output
-   plant at 10 lags, where the LGSSM's are at most 10 (decision S of research/ablation_plan.md). It costs a second
-   selection only where the first kept nothing.
+   held to the kind not chosen (at the orders its own cross-validation chose, as stage 1 fitted it; its folds,
+   windows, seeds and plan the same), and its model is returned instead where its own stages 3 and 4 keep a GP part
+   and, at its s* and step-size candidate, it beats the chosen floor's step 0 on the same windows by more than
+   ``switch_t`` standard errors: it beats both linear models the fit could fall back to. The GP part can learn from
+   one linear model's state what it cannot from the other's: the ARX's observer form holds n d_y states, up to 30
+   for a three-output plant at 10 lags, where the LGSSM's are at most 10 (decision S of research/ablation_plan.md).
+   It costs a second selection (not a second fit of the linear model) only where the first kept nothing.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
    starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
    steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all
@@ -140,9 +140,10 @@ class DefaultFit:
     as the fit goes (module docstring, "Checkpoints"); ``resume``: continue from it where it exists."""
 
     def __init__(self, model, plan=Plan(), progress=False, seed=0, checkpoint=None, resume=False, kinds=FLOOR_KINDS,
-                 dim_x=None):
+                 dim_x=None, fitted=None):
         self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, tuple(plan.fixed)
         self.checkpoint, self.resume, self.kinds, self.dim_x = checkpoint, resume, tuple(kinds), dim_x
+        self.fitted = fitted  # linear models stage 1 takes as they are (floor.choose_floor's ``fitted``)
         self.floor_scores, self.accepted = {}, 0  # stage 1's fold scores by kind; stage 3's s*
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
@@ -279,8 +280,8 @@ class DefaultFit:
                  {"arx": f"the ARX of d_x {'in' if isinstance(d, list) else '='} {d}", "lgssm": f"LGSSM(dim_x={d})"})
         report.note("floor: " + " and ".join(names[kind] for kind in FLOOR_KINDS if kind in self.kinds)
                     + " on rolling-origin folds")
-        floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x)
-        self.floor_scores = dict(floor.scores)
+        floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x, fitted=self.fitted)
+        self.floor_scores, self.fitted = dict(floor.scores), floor.fitted
         model = self.model
         d_x = floor.dim_x
         if model.spec.independent:  # PRSSM: one GP per state
@@ -499,7 +500,9 @@ def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, res
     Progress(0, enabled=progress).note(f"stage 3b: no GP part kept from the {selection['floor']['kind']} floor; "
                                        f"the selection again from the {other} floor")
     path = None if checkpoint is None else os.fspath(checkpoint) + ".other"
-    second = DefaultFit(pristine, plan, progress, seed, path, resume, (other,), dim_x)
+    # the other kind's linear model as stage 1 fitted it (the same fit on the same data)
+    fitted = None if first.fitted is None else {other: first.fitted[other]}
+    second = DefaultFit(pristine, plan, progress, seed, path, resume, (other,), dim_x, fitted)
     theirs = second.run(ys, us)
     t = second.t_over(first)
     record = {"kind": other, "step": theirs["step"], "t": t, "kept": bool(t is not None and t > plan.switch_t)}

@@ -58,6 +58,9 @@ class Floor:
     errors : list         the floor's RMSE in every window of the folds (None when nothing could be scored)
     model : ARX or LGSSM  the floor fitted to all of the data it was chosen on
     dim_x_scores : dict   for a list of candidate d_x: d_x -> kind -> its mean fold error there (None otherwise)
+    fitted : dict         kind -> (model, its window errors or None) for every kind fitted, so that a later choice
+                          on the same data among fewer kinds needs no refit (``choose_floor``'s ``fitted``; None
+                          for a list of candidate d_x)
     """
 
     kind: str
@@ -67,6 +70,7 @@ class Floor:
     errors: list = field(repr=False)
     model: object = field(repr=False)
     dim_x_scores: dict = None
+    fitted: dict = field(default=None, repr=False)
 
     def refit(self, ys, us):
         """The floor's kind and orders fitted again to ``ys``, ``us`` (lists of (T_i, d) in model units; e.g. a
@@ -111,37 +115,42 @@ def fit_kind(kind, ys, us, dim_x=None):
     return model, model.fold_errors_
 
 
-def floor_of(kind, model, scores, errors):
-    """The :class:`Floor` of a fitted ``model`` of ``kind`` with the kinds' ``scores`` and its window ``errors``."""
+def floor_of(kind, model, scores, errors, fitted=None):
+    """The :class:`Floor` of a fitted ``model`` of ``kind`` with the kinds' ``scores``, its window ``errors`` and
+    every kind ``fitted``."""
     d_y = model.spec.dim_y
     if kind == "arx":
         orders, d = (model.na_, model.nb_), max(model.na_, model.nb_, 1) * d_y
     else:
         orders, d = (model.spec.dim_x,), model.spec.dim_x
-    return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors, model=model)
+    return Floor(kind=kind, dim_x=d, orders=orders, scores=scores, errors=errors, model=model, fitted=fitted)
 
 
-def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None):
+def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None, fitted=None):
     """The :class:`Floor` of the training sequences ``ys``, ``us`` (lists of (T_i, d), model units): ``ARX()`` and
     ``LGSSM(dim_x="auto")`` fitted with their own order selection, the lower mean fold error kept (module
     docstring). ``kinds``: the kinds allowed. ``dim_x``: a state dimension the floor must have (a GP model's fixed
     ``dim_x``): the LGSSM of that d_x and the ARX of dim_x / d_y lags (where d_y divides it) instead of their own
     orders, scored the same way. When neither can be scored (series too short for a held-out window) the LGSSM at
     its fallback d_x = max(4, d_y) (or the given d_x; without the LGSSM, the ARX of order 1 or of the given d_x).
-    ``dim_x`` a list of candidates: :func:`best_of_candidates`."""
+    ``dim_x`` a list of candidates: :func:`best_of_candidates`. ``fitted``: a :class:`Floor`'s ``fitted`` from
+    the same ``ys``, ``us`` and ``dim_x``, whose kinds are taken as they are instead of fitted again (the fits are
+    deterministic, so the floor is the same)."""
     check_outputs_vary(ys)
     if isinstance(dim_x, (list, tuple)):
         return best_of_candidates(ys, us, kinds, dim_x)
     if dim_x is not None and dim_x % ys[0].shape[1]:  # no ARX in observer form has this d_x
         kinds = [kind for kind in kinds if kind != "arx"]
-    fitted = {kind: fit_kind(kind, ys, us, dim_x) for kind in FLOOR_KINDS if kind in kinds}
+    given = fitted or {}
+    fitted = {kind: given[kind] if kind in given else fit_kind(kind, ys, us, dim_x)
+              for kind in FLOOR_KINDS if kind in kinds}
     errors = {kind: fold_errors for kind, (_, fold_errors) in fitted.items()}
-    fitted = {kind: model for kind, (model, _) in fitted.items()}
-    scores = {kind: mean_error(errors[kind] or []) for kind in fitted}
+    models = {kind: model for kind, (model, _) in fitted.items()}
+    scores = {kind: mean_error(errors[kind] or []) for kind in models}
     # ties (and nothing scored) go to the first kind listed that was fitted; the LGSSM when nothing was scored
-    ranked = sorted(fitted, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
-    kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in fitted else "lgssm"
-    return floor_of(kind, fitted[kind], scores, errors[kind])
+    ranked = sorted(models, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))
+    kind = ranked[0] if np.isfinite(scores[ranked[0]]) or "lgssm" not in models else "lgssm"
+    return floor_of(kind, models[kind], scores, errors[kind], fitted)
 
 
 def best_of_candidates(ys, us, kinds, candidates):
@@ -158,4 +167,5 @@ def best_of_candidates(ys, us, kinds, candidates):
     best = floors[min(rank)[2]]
     scores = {kind: min(floor.scores.get(kind, np.inf) for floor in floors) for kind in FLOOR_KINDS
               if any(kind in floor.scores for floor in floors)}
-    return replace(best, scores=scores, dim_x_scores={floor.dim_x: dict(floor.scores) for floor in floors})
+    return replace(best, scores=scores, dim_x_scores={floor.dim_x: dict(floor.scores) for floor in floors},
+                   fitted=None)
