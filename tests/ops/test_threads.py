@@ -82,6 +82,35 @@ def test_a_default_fit_gives_the_same_bits_on_one_and_on_two_threads():
 
 
 @two_cores
+def test_an_lgssms_order_selection_runs_its_candidates_side_by_side_with_the_bits_of_one_thread(monkeypatch):
+    """``lgssm_order.cross_validation_errors`` scores its candidate d_x as tasks of ``run_tasks``: on two threads
+    the same fitted model and scores as on one, and each candidate's errors those it has when scored alone."""
+    from gpssm_np.baselines import lgssm_order
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(300, 1))
+    y = np.zeros((300, 1))
+    for k in range(2, 300):
+        y[k] = 1.2 * y[k - 1] - 0.5 * y[k - 2] + 0.4 * u[k - 1] + 0.05 * rng.normal()
+    calls, tasks_of = [], lgssm_order.run_tasks
+    monkeypatch.setattr(lgssm_order, "run_tasks", lambda tasks: calls.append(len(tasks)) or tasks_of(tasks))
+    fits = []
+    for threads in (1, 2):
+        with use_threads(threads):
+            fits.append(gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u))
+    one, two = fits
+    assert calls[0] == len(lgssm_order.dim_x_candidates(1)) > 1
+    assert one.dim_x_scores_ == two.dim_x_scores_ and one.spec.dim_x == two.spec.dim_x
+    for name, value in one.get_learned_params().items():
+        np.testing.assert_array_equal(value, two.get_learned_params()[name])
+    data = [((y - y.mean()) / y.std(), (u - u.mean()) / u.std())]
+    with use_threads(2):
+        every = lgssm_order.cross_validation_errors(data, one.fit_for_selection, [2, 3, 4, 5])
+    for d_x, errors in every.items():
+        assert errors == lgssm_order.cross_validation_errors(data, one.fit_for_selection, [d_x])[d_x]
+    assert len({tuple(errors) for errors in every.values()}) == 4
+
+
+@two_cores
 def test_an_interrupted_calling_thread_stops_the_hand_out_and_waits_for_the_others():
     from gpssm_np.ops.threads import _hand_out
 
