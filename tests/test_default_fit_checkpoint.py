@@ -112,7 +112,7 @@ def test_stage_3b_resumes_bit_identically(tmp_path, monkeypatch):
 
 def test_stage_3b_takes_the_other_kind_as_stage_1_fitted_it(monkeypatch):
     """Stage 3b's floor is the other kind's linear model from stage 1 (``floor.choose_floor``'s ``fitted``), not
-    fitted a third time, and the fit is the same to the last bit as with it fitted again."""
+    fitted again, and the fit is the same to the last bit as with it fitted again."""
     def fit_3b():
         return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=NOTHING_KEPT, progress=False)
 

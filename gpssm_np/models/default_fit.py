@@ -143,7 +143,9 @@ class DefaultFit:
                  dim_x=None, fitted=None):
         self.model, self.plan, self.progress, self.seed, self.frozen = model, plan, progress, seed, tuple(plan.fixed)
         self.checkpoint, self.resume, self.kinds, self.dim_x = checkpoint, resume, tuple(kinds), dim_x
-        self.fitted = fitted  # linear models stage 1 takes as they are (floor.choose_floor's ``fitted``)
+        # stage 1's linear models by kind: those given, taken as they are (floor.choose_floor's ``fitted``); after
+        # stage 1 every kind it has (Floor.fitted), which stage 3b takes the other kind's from
+        self.fitted = fitted
         self.floor_scores, self.accepted = {}, 0  # stage 1's fold scores by kind; stage 3's s*
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None

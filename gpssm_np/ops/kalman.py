@@ -45,12 +45,13 @@ def _product(A, B, out):
     the plain loop), the loop over the entries of a row innermost so that it vectorises: at d_x = 40 the filter and
     the smoother 2-3 times faster than with the dot-product loop, at d_x <= 10 within the noise of the timing."""
     n, p = A.shape
+    m = B.shape[1]
     for i in range(n):
-        for j in range(out.shape[1]):
+        for j in range(m):
             out[i, j] = 0.0
         for e in range(p):
             a = A[i, e]
-            for j in range(out.shape[1]):
+            for j in range(m):
                 out[i, j] += a * B[e, j]
 
 
@@ -114,9 +115,8 @@ def _forward(F, H, Q, R, drive, y, m0, P0, means, covs, pred_means, pred_covs):
 def _backward(F, filt_means, filt_covs, pred_means, pred_covs, means, covs, cross):
     T = pred_means.shape[0]
     d = F.shape[0]
-    LU, X, J, JD, D, A = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), \
-        np.empty((d, d))
-    dm = np.empty(d)
+    LU, X, J, JD = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    D, A, dm = np.empty((d, d)), np.empty((d, d)), np.empty(d)
     for i in range(d):
         means[T, i] = filt_means[T, i]
         for j in range(d):
