@@ -15,7 +15,6 @@ from .ops.conditional import (conditional_moments, conditional_moments_example, 
                               conditional_precompute_example)
 from .ops.kernels import KERNELS, kernel_matrix, kernel_matrix_example
 from .ops.lmc import lmc_cov, lmc_mean
-from .ops.adapted_step import adapted_step_example, draw, gp_arrays, propagate
 from .ops.dmm import dmm_loop, dmm_loop_example
 from .ops.gaussian_condition import condition_gaussians, condition_gaussians_example
 from .ops.gaussian_sample import sample_gaussians, sample_gaussians_example
@@ -40,7 +39,8 @@ def warmup():
     """Compile (or load from Numba's cache) every kernel: kernel matrices, conditional, LMC, the fused rollout for
     both kernels and both mean functions (forward with and without a tape, and its reverse pass), the ensemble Kalman
     objective (forward and reverse, both kernels), the LSTM, the expected log-likelihood, the DSSM's loop, the
-    particle filters' Gaussian conditioning and sampling and the LGSSM's Kalman filter and smoother, and the sparse-GP models' fused filter step.
+    particle filters' Gaussian conditioning and sampling and the LGSSM's Kalman filter and smoother, and the
+    sparse-GP models' fused filter step.
 
     The same compiled kernels serve any number of kernel threads (``ops.threads.run_blocks``).
 
@@ -74,7 +74,5 @@ def warmup():
     F, H, Q, R, drive, y, m0, P0 = kalman_example(rng)  # the LGSSM's Kalman filter and smoother (no gradient)
     means, covs, pred_means, pred_covs, _, _ = kalman_forward(F, H, Q, R, drive, y, m0, P0)
     rts_backward(F, np.concatenate([m0[None], means]), np.concatenate([P0[None], covs]), pred_means, pred_covs)
-    x, log_w, u_t, Z, ell, s2, alpha, B, A, F, G, b, q, C, r, y, resample, uniform, eps = adapted_step_example(rng)
-    mean, chol, log_w = propagate(x, log_w, u_t, gp_arrays(Z, ell, s2, alpha, B, A, F, G, b, q), C, r, y)[:3]
-    draw(mean, chol, log_w, resample, uniform, eps, C)  # the filter step of model.filter and online_filter
+    compile_group("filter")  # the fused filter step of model.filter, online_filter and forecasts from past data
     return time.perf_counter() - start

@@ -40,8 +40,9 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
   T, d_u) with noise drawn from ``rng``, as a function of the parameter dict; :meth:`GradientTrainedModel.elbo`,
   :meth:`~GradientTrainedModel.elbo_and_grad` and the training loss are built on it;
 * ``transition_moments()``: the Gaussian transition x_t | x_{t-1} as a function for ``filtering.particle_filter``
-  (``filter_transition()``, which ``filter``, ``smooth`` and ``online_filter`` run, may replace it with one that fuses
-  the fully adapted step: the sparse-GP models' ``transition.FilterTransition``);
+  (``filter_transition()``, which ``filter``, ``smooth``, ``online_filter`` and ``forecast``'s filter of past data
+  run, may replace it with one that fuses the fully adapted step: the sparse-GP models'
+  ``transition.FilterTransition``);
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
@@ -449,8 +450,8 @@ class GradientTrainedModel(StateSpaceModel):
         """``(x_prev (N, d_x), u_t (d_u,) or None, k) -> (mean (N, d_x), cov (N, d_x, d_x))`` of x_t | x_{t-1}."""
 
     def filter_transition(self):
-        """The transition as :meth:`filter`, :meth:`smooth` and :meth:`online_filter` run it: by default
-        :meth:`transition_moments`."""
+        """The transition as :meth:`filter`, :meth:`smooth`, :meth:`online_filter` and the filter of a forecast
+        from past data run it: by default :meth:`transition_moments`."""
         return self.transition_moments()
 
     @abc.abstractmethod
@@ -573,8 +574,7 @@ class GradientTrainedModel(StateSpaceModel):
         rng = np.random.default_rng(check.seed(seed))
         y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
         if x0 is None and y_past is not None:
-            # the NumPy step: forecasts run in the default fit's validation, which then compiles no ops.adapted_step
-            result = self._filter(self.transition_moments(), y_past, u_past, num_particles, seed, init_window)
+            result = self._filter(self.filter_transition(), y_past, u_past, num_particles, seed, init_window)
             return self.forecast_from_particles(result.particles, result.log_weights, u_future, num_samples, rng,
                                                  origin)
         if x0 is not None:

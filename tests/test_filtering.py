@@ -506,3 +506,26 @@ def test_the_fused_adapted_step_is_the_numpy_step(cls, kernel, mean_function, rn
     for name in ("means", "covs", "log_likelihood_steps", "ess", "particles", "log_weights", "particles_history",
                  "output_means", "output_vars", "predicted_output_means", "predicted_output_vars", "innovations"):
         np.testing.assert_allclose(getattr(fused, name), getattr(plain, name), rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_a_forecast_from_past_data_filters_with_the_fused_step(monkeypatch, rng):
+    # forecast(y_past=...) (every causal score, the default fit's selection) filters the past through
+    # filter_transition, whose fully adapted step is ops.adapted_step: its propagate runs once per past step, and the
+    # forecast is the one of the NumPy step up to rounding (the same random numbers)
+    import gpssm_np.transition as transition_module
+
+    model = gpssm_np.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_inducing=6, seed=1)
+    params = {k: v + 0.2 * rng.normal(size=v.shape) for k, v in model.get_learned_params().items()}
+    params["F"] = 0.8 * np.eye(3)
+    model.set_learned_params(params)
+    y, u = np.cumsum(0.3 * rng.normal(size=(30, 1)), axis=0), rng.normal(size=(40, 1))
+    calls = []
+    fused = transition_module.propagate
+    monkeypatch.setattr(transition_module, "propagate", lambda *a: calls.append(1) or fused(*a))
+    forecast = model.forecast(u[30:], y_past=y, u_past=u[:30], num_samples=20, seed=4, num_particles=100)
+    assert len(calls) == 30
+    monkeypatch.setattr(model, "filter_transition", model.transition_moments)  # the NumPy step
+    plain = model.forecast(u[30:], y_past=y, u_past=u[:30], num_samples=20, seed=4, num_particles=100)
+    assert len(calls) == 30
+    np.testing.assert_allclose(forecast.mean, plain.mean, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(forecast.samples, plain.samples, rtol=1e-9, atol=1e-12)

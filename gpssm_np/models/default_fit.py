@@ -150,15 +150,17 @@ class DefaultFit:
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
         self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
-        self.ahead = compile_ahead.Ahead()  # a child process compiling the training's kernels (set by run)
+        # child processes compiling the training's kernels and the scores' filter step (set by run)
+        self.ahead, self.filter_ahead = compile_ahead.Ahead(), compile_ahead.Ahead()
 
     def run(self, ys, us):
         """Stages 1-5 on ``ys``, ``us`` (lists of (T_i, d), model units); leaves the fitted parameters in the
         model and returns ``selection_``."""
         self.fingerprint = fingerprint(self.model, ys, us, self.plan, self.seed, self.frozen)
-        # the training objective's kernels compile in a second process while this one compiles the floor's and
-        # the scores' (ops/compile_ahead.py); the first training step waits for them
+        # the training objective's kernels and the scores' filter step compile in two more processes while this one
+        # compiles the floor's (ops/compile_ahead.py); the first evaluation and the first training step wait for them
         self.ahead = compile_ahead.start("enkf") if self.model.objective == "enkf" else compile_ahead.Ahead()
+        self.filter_ahead = compile_ahead.start("filter")
         saved = None
         if self.resume and self.checkpoint is not None and os.path.exists(self.checkpoint):
             saved = self.read_checkpoint()
@@ -371,6 +373,7 @@ class DefaultFit:
         step-size candidate are consecutive in ``self.runs``); returns the lowest candidate's mean. A candidate
         whose forecasts are not finite (a run that diverged) scores inf: NaN would compare as neither better nor
         worse, so that the step kept here and the step stage 3 chooses could differ."""
+        self.filter_ahead.wait()
         candidates = len(self.plan.lr_scales)
         per_candidate = len(self.runs) // candidates
         # side by side: a wide floor's particle filters are mostly kernel time (bench/README.md, dryer2)

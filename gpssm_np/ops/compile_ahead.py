@@ -1,14 +1,14 @@
 """Compiling kernels in a second process while this one works on: :func:`start` and :func:`compile_group`.
 
 Numba compiles on one thread, and a first default fit spends most of its first half minute compiling. Its kernels
-fall into two groups of about the same compile time that it needs one after the other: the floor's Kalman filter,
-the particle filter and the free run of the folds' first scores, then the ensemble Kalman objective's forward and
-reverse kernels for training (``ops.enkf``). On a cold cache :func:`start` compiles the second group in a child
-process (``python -c`` calling :func:`compile_group`) that writes it to Numba's on-disk cache, while this process
-compiles the first; :meth:`Ahead.wait`, before the first training step, waits for the child, and the kernels are
-then loaded from the cache instead of compiled. On two cores the compile time is that of the longer group rather
-than the sum. Nothing changes in the numbers: a kernel loaded from the cache is the code this process would have
-compiled.
+fall into three parts of similar compile time that it needs one after the other: the floor's Kalman filter and
+the free run, then the particle filter's fused step of the folds' scores (``ops.adapted_step``, group "filter"),
+then the ensemble Kalman objective's forward and reverse kernels for training (``ops.enkf``, group "enkf"). On a
+cold cache :func:`start` compiles a group in a child process (``python -c`` calling :func:`compile_group`) that
+writes it to Numba's on-disk cache, while this process compiles the first part; :meth:`Ahead.wait`, before the
+group's first use, waits for the child, and the kernels are then loaded from the cache instead of compiled. On two
+cores the compile time is about half the sum rather than the sum. Nothing changes in the numbers: a kernel loaded
+from the cache is the code this process would have compiled.
 
 Assumptions: the child finds the same package and the same cache folder (it inherits the environment, with this
 package's parent folder put first on ``PYTHONPATH`` unless it is a site-packages folder); a child that fails, or
@@ -27,6 +27,7 @@ import numpy as np
 from autograd import grad
 
 from ._compile import NUMBA_CACHE, kernels_on_disk
+from .adapted_step import adapted_step_example, draw, gp_arrays, propagate
 from .enkf import enkf_example, enkf_loglik
 from .kernels import KERNELS
 
@@ -60,8 +61,17 @@ def _enkf():
         forward_and_back(enkf_loglik, enkf_example(rng), ENKF_ARGNUMS, kind=kind)
 
 
+def _filter_step():
+    """The particle filter's fused fully adapted step: ``propagate`` and ``draw`` (the covariance function is an
+    argument of the kernel, not a compile-time choice)."""
+    x, log_w, u_t, Z, ell, s2, alpha, B, A, F, G, b, q, C, r, y, resample, uniform, eps = adapted_step_example(
+        np.random.default_rng(0))
+    mean, chol, log_w = propagate(x, log_w, u_t, gp_arrays(Z, ell, s2, alpha, B, A, F, G, b, q), C, r, y)[:3]
+    draw(mean, chol, log_w, resample, uniform, eps, C)
+
+
 #: group name -> (the function that compiles it, the kernel whose cache index says the group is on disk).
-GROUPS = {"enkf": (_enkf, "enkf._vjp_blocks")}
+GROUPS = {"enkf": (_enkf, "enkf._vjp_blocks"), "filter": (_filter_step, "adapted_step._draw_kernel")}
 
 
 def _group(name):

@@ -1,6 +1,7 @@
-"""ops/compile_ahead.py: a child process compiles the training objective's kernels into Numba's on-disk cache while
-the default fit compiles the rest, and the fit loads them from there; nothing starts when they are on disk already
-or the cache is off, and the default fit waits for the child before its first training step."""
+"""ops/compile_ahead.py: child processes compile the training objective's kernels and the particle filter's fused
+step into Numba's on-disk cache while the default fit compiles the rest, and the fit loads them from there; nothing
+starts when they are on disk already or the cache is off, and the default fit waits for each child before the
+kernels it compiles are first used."""
 import os
 import subprocess
 import sys
@@ -11,24 +12,27 @@ import pytest
 import gpssm_np as gp
 from gpssm_np.datasets import cascaded_tanks
 from gpssm_np.ops import compile_ahead
+from gpssm_np.models.training import ValidationScore
 from gpssm_np.training_loop import AdamRun
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_the_child_fills_the_cache_and_this_process_then_loads_instead_of_compiling(tmp_path):
-    code = textwrap.dedent("""
-        import numpy as np
-        from gpssm_np.ops import compile_ahead, enkf, kernels_on_disk
-        assert not kernels_on_disk("enkf._vjp_blocks")
-        ahead = compile_ahead.start("enkf")
+@pytest.mark.parametrize("group, kernels", [
+    ("enkf", ("enkf._fwd_blocks", "enkf._vjp_blocks")),
+    ("filter", ("adapted_step._propagate_kernel", "adapted_step._draw_kernel"))])
+def test_the_child_fills_the_cache_and_this_process_then_loads_instead_of_compiling(tmp_path, group, kernels):
+    code = textwrap.dedent(f"""
+        from gpssm_np.ops import adapted_step, compile_ahead, enkf, kernels_on_disk
+        index = compile_ahead.GROUPS[{group!r}][1]
+        assert not kernels_on_disk(index)
+        ahead = compile_ahead.start({group!r})
         assert ahead.process is not None
         assert ahead.wait()
         assert ahead.process is None and not ahead.wait()  # a second wait returns at once
-        assert kernels_on_disk("enkf._vjp_blocks")
-        compile_ahead.forward_and_back(enkf.enkf_loglik, enkf.enkf_example(np.random.default_rng(1)),
-                                       compile_ahead.ENKF_ARGNUMS)
-        for kernel in (enkf._fwd_blocks, enkf._vjp_blocks):
+        assert kernels_on_disk(index)
+        compile_ahead.compile_group({group!r})
+        for kernel in ({", ".join(kernels)},):
             stats = kernel.stats
             assert sum(stats.cache_hits.values()) == 1 and not stats.cache_misses, stats
         print("loaded")
@@ -62,26 +66,40 @@ def test_an_unknown_group_is_a_value_error():
         compile_ahead.compile_group("rollout")
 
 
-def test_the_default_fit_waits_for_the_child_before_its_first_training_step(monkeypatch):
+def test_the_default_fit_waits_for_each_child_before_the_kernels_it_compiles_are_first_used(monkeypatch):
+    # the "filter" group (the scores' fused filter step) before the first evaluation of the folds, the "enkf" group
+    # (the training objective) before the first training step
     events = []
 
     class Recorder(compile_ahead.Ahead):
+        def __init__(self, name):
+            super().__init__()
+            self.name = name
+
         def wait(self, timeout=compile_ahead.WAIT_SECONDS):
-            events.append("wait")
+            events.append(f"wait {self.name}")
             return False
 
-    advance = AdamRun.advance
+    advance, window_scores = AdamRun.advance, ValidationScore.window_scores
 
     def recorded(self, steps):
         events.append("advance")
         return advance(self, steps)
 
-    monkeypatch.setattr(compile_ahead, "start", lambda name: events.append(f"start {name}") or Recorder())
+    def scored(self, model):
+        events.append("score")
+        return window_scores(self, model)
+
+    monkeypatch.setattr(compile_ahead, "start", lambda name: events.append(f"start {name}") or Recorder(name))
     monkeypatch.setattr(AdamRun, "advance", recorded)
+    monkeypatch.setattr(ValidationScore, "window_scores", scored)
     y, u, _ = cascaded_tanks(200, seed=4)
     gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, plan=dict(max_steps=2, eval_every=2, num_samples=4, batch_size=4),
                                       progress=False)
-    assert events[:2] == ["start enkf", "wait"] and "advance" in events
+    assert set(events[:2]) == {"start enkf", "start filter"}
+    assert "score" in events and "advance" in events
+    assert events.index("wait filter") < events.index("score")
+    assert events.index("wait enkf") < events.index("advance")
 
 
 def test_the_childs_path_gets_the_package_folder_unless_it_is_a_site_packages_folder(monkeypatch):
