@@ -116,8 +116,12 @@ def adapted_step_reference(x, log_w, u_t, Z, lengthscale, variance, alpha, B, A,
 # ---------------------------------------------------------------------------------------------------------------
 @jit(fastmath=FASTMATH)
 def _logsumexp(a):
-    # log sum_i exp(a_i) of finite a: the maximum, and the sum of the others shifted by it (filtering.logsumexp)
-    a_max = a.max()
+    # log sum_i exp(a_i) of finite a: the maximum, and the sum of the others shifted by it (filtering.logsumexp);
+    # the maximum by a loop, which for finite a is a.max() (whose compiled form also checks for NaN and for no entries)
+    a_max = a[0]
+    for v in a:
+        if v > a_max:
+            a_max = v
     m, s = 0.0, 0.0
     for v in a:
         m += 1.0 if v == a_max else 0.0
@@ -270,8 +274,9 @@ def _propagate_kernel(x, u_t, Z, inv_l, variance, alpha, B, A, FG, b, linear, co
                     c2, row = c * C[o, e], cov[d, e]
                     for i in range(nl):
                         kbk[i] += c2 * row[i]
-            Cm[o, n0:n0 + nl] = acc[:nl]
-            CSC[o, n0:n0 + nl] = kbk[:nl]
+            for i in range(nl):  # element by element: a slice copy compiles Numba's shape-error message
+                Cm[o, n0 + i] = acc[i]
+                CSC[o, n0 + i] = kbk[i]
         for a in range(dy):  # the observed outputs one at a time
             c, ra, ya = C[a], r[a], y[a]
             if ya != ya:  # missing
@@ -362,7 +367,8 @@ def _propagate_kernel(x, u_t, Z, inv_l, variance, alpha, B, A, FG, b, linear, co
         predicted[1, o] = y_var + r[o]
     inc = 0.0
     if not observed:
-        log_w_out[:] = log_w
+        for n in range(N):
+            log_w_out[n] = log_w[n]
     else:
         for n in range(N):
             log_w_out[n] = log_w[n] + log_g[n]
@@ -396,7 +402,7 @@ def _draw_kernel(post_mean, post_chol, log_w, resample, uniform, eps, C, x, anc,
         for n in range(N):
             anc[n] = n
             w[n] = exp_fast(log_w[n])
-        log_w_out[:] = log_w
+            log_w_out[n] = log_w[n]
     for n in range(N):
         i = anc[n]
         for a in range(d):

@@ -1,4 +1,4 @@
-"""Compiling kernels in a second process while this one works on: :func:`start` and :func:`compile_group`.
+"""Compiling kernels in child processes while this one works on: :func:`start` and :func:`compile_group`.
 
 Numba compiles on one thread, and a first default fit spends most of its first half minute compiling. Its kernels
 fall into three parts of similar compile time that it needs one after the other: the floor's Kalman filter and
@@ -31,7 +31,7 @@ from .adapted_step import adapted_step_example, draw, gp_arrays, propagate
 from .enkf import enkf_example, enkf_loglik
 from .kernels import KERNELS
 
-#: Seconds :meth:`Ahead.wait` waits for the child at most (it takes about 15 s on an idle two-core machine).
+#: Seconds :meth:`Ahead.wait` waits for the child at most (each group takes about 15 s on an idle two-core machine).
 WAIT_SECONDS = 300.0
 #: The arguments of ``enkf_loglik`` that a model's objective differentiates (everything but the outputs, the inputs
 #: and the ensemble's output noise).
