@@ -54,8 +54,7 @@ def cross_validation_errors(data, fit, candidates, origins=None):
     folds = rolling_origin([y for y, _ in data], [u for _, u in data], *(() if origins is None else (origins,)))
     # the candidates side by side on the cores (ops.threads.run_tasks): each is its own EM runs, whose Kalman kernels
     # hold one core, so one after the other leaves the second idle; the same bits either way
-    tasks = [partial(fold_errors, folds, lambda ys, us, d=d_x: fit(d, ys, us), kalman_forecast_mean)
-             for d_x in candidates]
+    tasks = [partial(fold_errors, folds, partial(fit, d_x), kalman_forecast_mean) for d_x in candidates]
     return dict(zip(candidates, run_tasks(tasks)))
 
 
