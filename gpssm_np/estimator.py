@@ -45,6 +45,8 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
   ``transition.FilterTransition``);
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
+* ``_start_afresh()``: the parameters (and whatever else a fit changes besides them) back to what construction set,
+  the random initialisation drawn from ``seed``: where every fit of the epoch loop starts;
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
@@ -402,6 +404,11 @@ class GradientTrainedModel(StateSpaceModel):
         """Name -> shape of every unconstrained parameter."""
 
     @abc.abstractmethod
+    def _start_afresh(self):
+        """Set the parameters to the random initialisation drawn from ``seed``, as construction does, and undo what
+        a former fit changed besides them (:meth:`fit` starts here)."""
+
+    @abc.abstractmethod
     def elbo_function(self, y, u, rng, num_samples, num_windows=None, **options):
         """The ELBO of the windows y (B, T, d_y), u (B, T, d_u) (checked arrays) with noise drawn from ``rng``, as
         a function of the parameter dict; ``num_windows`` is the data-set size for the unbiased weighting (None:
@@ -649,8 +656,8 @@ class GradientTrainedModel(StateSpaceModel):
         ``y`` (T, d_y) or a list of such sequences; ``u`` likewise (or None when d_u = 0). Windows of ``seq_len``
         steps at ``stride`` are cut from each sequence (plus a tail window, as the authors do). The loss per step
         is -ELBO, divided by the number of windows under the unbiased weighting (so it is per window). Returns
-        ``self``; the loss of each step is appended to ``history_``. Parameters named in the plan's ``fixed`` keep
-        their values (e.g. ``("x0_mean", "x0_var")`` when the initial state is known). ``seed``: the training's
+        ``self``; ``history_`` holds the loss of each step. Parameters named in the plan's ``fixed`` keep their
+        initial values (e.g. ``("x0_mean", "x0_var")`` when the initial state is known). ``seed``: the training's
         random numbers (None: the model's seed).
 
         Robustness: a step whose loss or gradient is not finite is rejected (parameters and Adam state are left
@@ -665,6 +672,10 @@ class GradientTrainedModel(StateSpaceModel):
         order of windows and the position in it).
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
+
+        Every fit starts from the parameters construction drew from the model's ``seed`` (``_start_afresh``), not
+        from a former fit's, as scikit-learn's ``fit`` does: fitting a model twice gives what one fit of a new model
+        gives.
 
         ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
         kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
@@ -685,6 +696,8 @@ class GradientTrainedModel(StateSpaceModel):
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(plan.fixed)
+        self._start_afresh()
+        self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
         optimizer = Adam(lr=plan.lr, clip_norm=plan.clip_norm)
         run_epochs(self, Y, U, rng, optimizer, frozen, plan.epochs, plan.batch_size, plan.num_samples,
                    plan.max_rejections, checkpoint, plan.checkpoint_every, plan.checkpoint_steps, resume, progress)

@@ -21,10 +21,11 @@ def test_the_base_classes_are_abstract_and_name_their_hooks():
                                                    "_q_x0", "_forecast", "constrained_params"}
     assert GradientTrainedModel.__abstractmethods__ == {"get_config", "_q_x0", "param_shapes", "elbo_function",
                                                         "transition_moments", "obs_var", "_free_run",
-                                                        "constrained_params"}
+                                                        "constrained_params", "_start_afresh"}
 
     class Incomplete(GradientTrainedModel):  # every hook but the free run
         get_config = _q_x0 = param_shapes = elbo_function = transition_moments = obs_var = lambda self: None
+        _start_afresh = get_config
         constrained_params = get_config
 
     with pytest.raises(TypeError, match="_free_run"):

@@ -159,3 +159,19 @@ def test_checkpoint_steps_do_not_change_training(tmp_path):
         np.testing.assert_array_equal(stepped.get_learned_params()[name], value)
     with pytest.raises(ValueError, match="checkpoint_steps"):
         build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "d.ckpt"), plan=dict(FIT, checkpoint_steps=0))
+
+
+@pytest.mark.parametrize("kind", ["odgpssm", "prssm_mlp", "dssm"])
+def test_a_second_fit_starts_afresh(kind):
+    """fit is not a continuation (estimator.GradientTrainedModel.fit): a model fitted to other data first, its jitter
+    raised after that fit, then fitted to these data ends where a new model fitted to them alone does (parameters,
+    history and jitter, bit for bit)."""
+    y, u = toy_data()
+    fresh = build(kind).fit(y, u, plan=FIT)
+    twice = build(kind).fit(*toy_data(seed=1), plan=FIT)
+    twice.increase_jitter()
+    twice.fit(y, u, plan=FIT)
+    assert twice.history_ == fresh.history_
+    for name, value in fresh.get_learned_params().items():
+        np.testing.assert_array_equal(twice.get_learned_params()[name], value, err_msg=name)
+    assert getattr(twice.spec, "jitter", None) == getattr(fresh.spec, "jitter", None)

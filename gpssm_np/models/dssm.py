@@ -250,6 +250,10 @@ class DSSM(GradientTrainedModel):
         return [("trans_gate_1", H, D), ("trans_gate_2", s.dim_x, H), ("trans_prop_1", H, D),
                 ("trans_prop_2", s.dim_x, H), ("trans_lin", s.dim_x, D), ("trans_scale", s.dim_x, s.dim_x)]
 
+    def _start_afresh(self):
+        """The random initialisation drawn from ``seed``, as construction draws it."""
+        self.params = self._init_params(np.random.default_rng(self.seed))
+
     def _init_params(self, rng):
         s = self.spec
         params = _init_layers(rng, self._layers())

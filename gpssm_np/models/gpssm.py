@@ -155,6 +155,7 @@ class GPSSM(GradientTrainedModel):
         self.validation_, self.restart_scores_, self.refit_, self.lr_ = [], [], None, None
         self.lr_scale_, self.lr_scale_tests_ = None, []
         self.spec = spec
+        self.init_jitter = spec.jitter  # a fit may raise the spec's (increase_jitter); every fit starts from this
         self.backend = check_backend(backend)
         kl_weights(kl_weighting, 1, 1)  # validates the name
         self.kl_weighting = kl_weighting
@@ -270,6 +271,7 @@ class GPSSM(GradientTrainedModel):
         plan = self.training_plan(plan, max_steps, epochs)
         fit_started()
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
+        self.spec = replace(self.spec, jitter=self.init_jitter)  # nor its raised jitter hold in this one
         seed = self.seed if seed is None else check.seed(seed)
         if isinstance(plan, Plan):
             return self._fit_default(y, u, plan, progress, seed, checkpoint, resume)
@@ -432,6 +434,11 @@ class GPSSM(GradientTrainedModel):
             return None
         moments = [start.initial_states(i, window_starts(len(y), seq_len, stride)) for i, y in enumerate(ys)]
         return np.concatenate([m for m, _ in moments]), np.concatenate([v for _, v in moments])
+
+    def _start_afresh(self):
+        """The random initialisation drawn from ``seed``, as construction draws it, and the constructor's jitter."""
+        self.spec = replace(self.spec, jitter=self.init_jitter)
+        self.params = self._drawn_params(np.random.default_rng(self.seed))
 
     def _drawn_params(self, rng):
         """The random initialisation (``params.init_params``, and a recognition network's) drawn from ``rng``."""
