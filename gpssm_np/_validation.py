@@ -74,7 +74,7 @@ def keywords(values, constructor=None, allowed=(), owner=None):
     return values
 
 
-def _rectangular(x, name):
+def rectangular(x, name):
     """``x`` as an array; nested lists of unequal lengths (which NumPy refuses) are a ValueError naming ``name``."""
     if isinstance(x, np.ndarray):
         return x
@@ -87,7 +87,7 @@ def _rectangular(x, name):
 
 def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
     """``x`` as a float64 array with a number of dimensions in ``ndims`` and only finite values."""
-    raw = _rectangular(x, name)
+    raw = rectangular(x, name)
     if raw.dtype.kind not in "biuf":
         raise ValueError(f"{name}: expected a real numeric array, got dtype {raw.dtype} ({type(x).__name__})")
     arr = raw.astype(np.float64, copy=False)
@@ -124,7 +124,7 @@ def columns(x, dim, name):
     """``x`` unchanged, or a one-dimensional ``x`` (T,) as the column (T, 1) when ``dim`` = 1 (one output or one
     input, as scikit-learn takes a 1-D y); a 1-D ``x`` for ``dim`` > 1 is ambiguous and raises ValueError. The
     caller checks dtype and values (``finite_array``)."""
-    if x is None or np.ndim(_rectangular(x, name)) != 1:
+    if x is None or np.ndim(rectangular(x, name)) != 1:
         return x
     if dim != 1:
         raise ValueError(f"{name}: a one-dimensional array is one channel, but the model has {dim} (expected shape "

@@ -163,11 +163,11 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
 
     def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
                  num_particles=1000, init_window=50, units="original", y_names=None, u_names=None, **unknown):
-        """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from ``x0 = (mean,
-        var)`` (the latent state), from the past data ``y_past``, ``u_past``, or from the model's prior: a
-        :class:`gpssm_np.forecast.Forecast`. Data and forecast are in original units; ``units="model"`` returns
-        the forecast in the model's standardised units instead (``Forecast.in_original_units`` maps it back). Where
-        the forecast starts: the subclass's ``_forecast``.
+        """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0, or an array (T, 0); given
+        beside inputs, ``steps`` must be their length), from ``x0 = (mean, var)`` (the latent state), from the past data
+        ``y_past``, ``u_past``, or from the model's prior: a :class:`gpssm_np.forecast.Forecast`. Data and forecast are
+        in original units; ``units="model"`` returns the forecast in the model's standardised units instead
+        (``Forecast.in_original_units`` maps it back). Where the forecast starts: the subclass's ``_forecast``.
 
         ``y_names``, ``u_names``: the channel names of the columns of ``y_past`` and of ``u_future``/``u_past``;
         for a model fitted with names (``y_names_``, ``u_names_``) the columns are reordered to the model's order
@@ -332,17 +332,30 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         return out
 
     def _future_inputs(self, u_future, steps):
-        """The future inputs u_future (T, d_u) checked; for a model without inputs zeros (T, 0), T = ``steps``, or
-        the length of u_future when steps is None."""
+        """The future inputs u_future (T, d_u) checked; for a model without inputs zeros (T, 0), T = ``steps`` or the
+        length of a u_future of shape (T, 0). ``steps`` given beside u_future must be its length."""
         dim_u = self.spec.dim_u
-        if dim_u == 0:
-            return np.zeros((len(u_future) if steps is None and u_future is not None
-                             else check.positive_int(steps, "steps"), 0))
         if u_future is None:
-            raise ValueError(f"u_future: the model has dim_u = {dim_u} inputs, got None")
-        u_future = check.finite_array(check.columns(u_future, dim_u, "u_future"), "u_future", (2,))
-        if u_future.shape[1] != dim_u:
-            raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
+            if dim_u:
+                raise ValueError(f"u_future: the model has dim_u = {dim_u} inputs, got None")
+            if steps is None:
+                raise ValueError("steps: a model without inputs (dim_u = 0) forecasts `steps` steps; give steps (or "
+                                 "u_future of shape (T, 0))")
+            return np.zeros((check.positive_int(steps, "steps"), 0))
+        if dim_u == 0:
+            given = check.rectangular(u_future, "u_future")
+            if given.ndim != 2 or given.shape[1] != 0 or given.shape[0] == 0 or given.dtype.kind not in "biuf":
+                raise ValueError(f"u_future: the model has no inputs (dim_u = 0): expected None with steps, or a "
+                                 f"numeric array of shape (T, 0), got {type(u_future).__name__} of shape "
+                                 f"{given.shape}")
+            u_future = np.zeros(given.shape)
+        else:
+            u_future = check.finite_array(check.columns(u_future, dim_u, "u_future"), "u_future", (2,))
+            if u_future.shape[1] != dim_u:
+                raise ValueError(f"u_future: expected shape (T, {dim_u}), got {u_future.shape}")
+        if steps is not None and check.positive_int(steps, "steps") != len(u_future):
+            raise ValueError(f"steps: {steps} steps asked, but u_future has {len(u_future)}; give one of them, or "
+                             "both alike")
         return u_future
 
     def future_inputs_in_model_units(self, u_future, steps):

@@ -66,6 +66,8 @@ class OnlineFilterBase(abc.ABC):
                 raise ValueError(f"u_t: the model has dim_u = {spec.dim_u} inputs, got None")
             u_t = check.step_values(u_t, "u_t", spec.dim_u, "input")
         else:
+            if u_t is not None:
+                check.step_values(u_t, "u_t", 0, "input")  # no inputs: None or an empty array, nothing else
             u_t = None
         if scaling is not None:
             y_t = scaling.y_to_model(y_t)

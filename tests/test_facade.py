@@ -279,3 +279,27 @@ def test_evaluate_warns_when_the_model_was_fitted_on_other_data(rng, tmp_path):
     assert gpssm.fit(y[:60], u[:60], **options).data_name_ == "mine"
     dssm = gp.DSSM(dim_x=2, hidden=3, rnn_hidden=3)
     assert dssm.fit(y[:60], u[:60], **options).data_name_ == "mine"
+
+
+def test_a_model_without_inputs_refuses_inputs_and_takes_the_forecast_length_once(rng):
+    """dim_u = 0: u_future is None with ``steps``, or an array (T, 0); inputs with columns, a string or a length
+    other than ``steps`` are a ValueError naming the argument (they were dropped, or a string's length read as T),
+    and so are inputs given to the online filter's update. With inputs, ``steps`` must be u_future's length."""
+    y = np.sin(np.arange(300) / 7.0)[:, None] + 0.01 * rng.normal(size=(300, 1))
+    for model in (gp.ARX(dim_u=0).fit(y), gp.LGSSM(dim_x=2, dim_u=0).fit(y)):
+        assert model.forecast(steps=10).mean.shape == (10, 1)
+        np.testing.assert_array_equal(model.forecast(np.zeros((10, 0))).mean, model.forecast(steps=10).mean)
+        for bad in ("abc", np.ones((10, 3)), np.ones(10), np.zeros((0, 0))):
+            with pytest.raises(ValueError, match="u_future"):
+                model.forecast(bad)
+        for call in (lambda: model.forecast(np.zeros((10, 0)), steps=5), lambda: model.forecast()):
+            with pytest.raises(ValueError, match="steps"):
+                call()
+        with pytest.raises(ValueError, match="u_t"):
+            model.online_filter().update(y[0], np.array([5.0]))
+        model.online_filter().update(y[0], np.zeros(0))
+    u = rng.normal(size=(300, 1))
+    arx = gp.ARX(dim_u=1).fit(y, u)
+    assert arx.forecast(u[:10], steps=10).mean.shape == (10, 1)
+    with pytest.raises(ValueError, match="steps"):
+        arx.forecast(u[:10], steps=5)

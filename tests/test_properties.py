@@ -147,9 +147,10 @@ def test_bad_sizes(num_samples):
 @example(u=np.array([[0.0], [np.nan]]), steps=None)
 @example(u=np.array([[np.inf], [0.0], [0.0]]), steps=3)
 def test_forecast_on_arbitrary_inputs(u, steps):
-    # the model has inputs, so u_future (T, 1) is required and steps is ignored
+    # the model has inputs, so u_future (T, 1) is required, and steps, where given, must be its length
     bad = array_error(as_column(u, 1), (2,)) or np.shape(as_column(u, 1))[1] != 1
-    out = outcome(MODEL.forecast, "u_future" if bad else None, u, num_samples=3, steps=steps)
+    expected = "u_future" if bad else None if steps is None or steps == len(u) else "steps"
+    out = outcome(MODEL.forecast, expected, u, num_samples=3, steps=steps)
     if out is not None:
         assert out.samples.shape == (3, len(u), 1) and np.all(np.isfinite(out.samples))
 
