@@ -83,6 +83,27 @@ from .units import SCALING_FIELDS, UNITS, Scaling
 FILTER_OPTIONS = ("proposal", "ess_threshold", "store_particles")
 
 
+#: The methods of the surface (besides ``fit`` and ``forecast``, which check theirs themselves) whose unknown keyword
+#: arguments are a ValueError naming them and the valid ones, as the constructors' are, not Python's TypeError.
+KEYWORD_CHECKED = ("predict", "score", "filter", "smooth", "online_filter")
+
+
+def _keyword_checked(method):
+    """``method`` with an unknown keyword argument a ValueError naming it and the valid ones; a method that collects
+    its keywords (``**options``) checks them itself and is returned as it is."""
+    parameters = list(inspect.signature(method).parameters.values())[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return method
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    @functools.wraps(method)
+    def checked(self, *args, **options):
+        check.keywords(options, allowed=named, owner=f"{type(self).__name__}.{method.__name__}")
+        return method(self, *args, **options)
+
+    return checked
+
+
 class StateSpaceModel(ConstructorArguments, abc.ABC):
     """The estimator surface of every model (module docstring): configuration in the constructor, learned arrays
     behind ``get_learned_params``, training history in ``history_``, the units of the data in ``scaling_``."""
@@ -105,11 +126,15 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
 
     def __init_subclass__(cls, **kwargs):
         """Every ``fit`` a subclass defines takes ``y_names``/``u_names`` (:func:`_fit_surface`) and names an unknown
-        keyword argument in a ValueError."""
+        keyword argument in a ValueError, and so do the methods of :data:`KEYWORD_CHECKED` it defines
+        (:func:`_keyword_checked`)."""
         super().__init_subclass__(**kwargs)
         fit = cls.__dict__.get("fit")
         if fit is not None and not getattr(fit, "__isabstractmethod__", False) and not hasattr(fit, "_surface"):
             cls.fit = _fit_surface(fit)
+        for name in KEYWORD_CHECKED:
+            if name in cls.__dict__:
+                setattr(cls, name, _keyword_checked(cls.__dict__[name]))
 
     def __init__(self, seed=0, standardize=True):
         self.seed = check.seed(seed)
@@ -184,6 +209,9 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         if y_order is not None and y_past is not None:
             y_past = np.asarray(y_past)[..., y_order]
         u_future = self._future_inputs(u_future, steps)
+        # the exact forecasts (Kalman filter, ARX) use neither, but a bad value is refused by every model alike
+        check.positive_int(num_particles, "num_particles")
+        check.positive_int(init_window, "init_window")
         fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
                             num_samples, seed, x0, num_particles, init_window)
         fc = fc if units == "model" else fc.in_original_units()
@@ -230,6 +258,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         return -float(np.sum(~np.isnan(np.asarray(y, dtype=np.float64)) * np.log(self.scaling_.y_std)))
 
     # -- the familiar surface --------------------------------------------------------------------------------
+    @_keyword_checked
     def predict(self, u_future=None, y_past=None, u_past=None, steps=None, num_samples=50, seed=0):
         """The mean forecast (T, d_y) with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0), from
         the past outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) when given: ``forecast(...).mean``
@@ -237,6 +266,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         return self.forecast(u_future, y_past=y_past, u_past=u_past, num_samples=num_samples, seed=seed,
                              steps=steps).mean
 
+    @_keyword_checked
     def score(self, y, u=None, burn_in=100, window=100, num_samples=50, seed=0, num_particles=1000):
         """The causal forecast RMSE of the sequence ``y`` (T, d_y) with inputs ``u`` (T, d_u), in the units of ``y``
         (lower is better, unlike scikit-learn's ``score``).
@@ -248,7 +278,11 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         ``burn_in`` outputs just before it, and scored by the RMSE of the mean of ``num_samples`` sampled runs;
         the score is the mean over windows. No output at or after a window's start is read for its forecast.
         """
-        [(y, u)] = self._sequences(y, u)
+        sequences = self._sequences(y, u)
+        if len(sequences) != 1:
+            raise ValueError(f"y: score takes one sequence (T, {self.spec.dim_y}), got {len(sequences)}; score each "
+                             "in turn")
+        [(y, u)] = sequences
         burn_in = check.positive_int(burn_in, "burn_in")
         if len(y) <= burn_in:
             raise ValueError(f"y: {len(y)} steps leave nothing to score after the burn_in of {burn_in} steps")

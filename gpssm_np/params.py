@@ -31,7 +31,7 @@ import autograd.numpy as anp
 import numpy as np
 
 from . import _validation as check
-from ._config import JITTER
+from ._config import JITTER, POSITIVE_FLOOR
 from .ops.kernels import kernel_code
 from .transforms import lower_triangle, positive, positive_inverse
 
@@ -159,6 +159,9 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),
                         ("obs_noise", obs_noise), ("x0_var", x0_var)):
         if value is not None:
+            given = np.asarray(value)
+            if given.dtype.kind not in "biuf" or not np.all(np.isfinite(given)) or np.any(given <= POSITIVE_FLOOR):
+                raise ValueError(f"{name}: expected positive finite values (above {POSITIVE_FLOOR}), got {value!r}")
             values[name] = value
     shapes = spec.param_shapes()
     params = {

@@ -335,5 +335,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     if not isinstance(protocol, str) or protocol not in functions:  # a list is unhashable: one protocol a call
         raise ValueError(f"protocol: expected one of {PROTOCOLS} (one per call), got {protocol!r}")
     check.keywords(options, allowed=PROTOCOL_OPTIONS[protocol], owner=f"evaluate(protocol={protocol!r})")
+    if not all(hasattr(model, name) for name in ("spec", "forecast", "scaling_")):  # the estimator surface
+        raise ValueError(f"model: expected a model of the package (ODGPSSM, PRSSM, DSSM, ARX, LGSSM), got "
+                         f"{type(model).__name__}")
     data = evaluation_data(model, dataset, history)
     return functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)

@@ -303,3 +303,26 @@ def test_a_model_without_inputs_refuses_inputs_and_takes_the_forecast_length_onc
     assert arx.forecast(u[:10], steps=10).mean.shape == (10, 1)
     with pytest.raises(ValueError, match="steps"):
         arx.forecast(u[:10], steps=5)
+
+
+def test_bad_arguments_of_the_surface_are_value_errors_naming_them(rng):
+    """Unknown keywords of predict, score, filter, smooth and online_filter, a list given to score, something not a
+    model given to evaluate, a non-positive initial value and particle options an exact path does not use: each a
+    ValueError naming the argument (Python's TypeError, an unpacking error, an AttributeError or an unnamed
+    message before; the exact paths took any value)."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    arx, lgssm = gp.ARX().fit(y, u), gp.LGSSM(dim_x=2, num_iters=2).fit(y, u)
+    for model in (arx, lgssm):
+        for method in ("predict", "score", "online_filter") + (("filter", "smooth") if model is lgssm else ()):
+            call = getattr(model, method)
+            with pytest.raises(ValueError, match=f"foo: unknown keyword argument of {type(model).__name__}.{method}"):
+                call(y, u, foo=1) if method in ("score", "filter", "smooth") else call(foo=1)
+        with pytest.raises(ValueError, match="y: score takes one sequence"):
+            model.score([y, y], [u, u])
+        for options in ({"num_particles": 0}, {"init_window": -1}):
+            with pytest.raises(ValueError, match=next(iter(options))):
+                model.forecast(u[:10], y_past=y[:50], u_past=u[:50], **options)
+    with pytest.raises(ValueError, match="model: expected a model of the package"):
+        gp.evaluate("m", (y, u), "causal")
+    with pytest.raises(ValueError, match="lengthscale: expected positive finite values"):
+        gp.ODGPSSM(dim_x=2, settings="authors", lengthscale=-1.0)

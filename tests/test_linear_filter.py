@@ -115,6 +115,24 @@ def test_the_smoother_draws_from_the_exact_smoothing_distribution(floor_model):
     np.testing.assert_allclose(lagged, cross[31], rtol=0, atol=5 * np.outer(sd[31], sd[30]).max() / np.sqrt(4000))
 
 
+def test_the_lgssm_smooths_with_the_surface_of_the_gp_models(floor_model):
+    # smooth(y, u) gives the RTS moments of x_0..x_T; with num_trajectories, joint draws of x_1..x_T from the same
+    # smoothing distribution, as a GP model's smooth answers
+    _, y, u = floor_model
+    lgssm = gp.LGSSM(dim_x=3, dim_y=1, dim_u=1, num_iters=5, calibrate=False).fit(*delayed_plant(T=200, seed=3))
+    means, covs = lgssm.smooth(y, u)
+    assert means.shape == (101, 3) and covs.shape == (101, 3, 3)
+    trajectories = lgssm.smooth(y, u, num_trajectories=4000, seed=1)
+    assert trajectories.shape == (4000, 100, 3)
+    sd = np.sqrt(np.diagonal(covs[1:], axis1=1, axis2=2))
+    assert np.all(np.abs(trajectories.mean(axis=0) - means[1:]) <= 5 * sd / np.sqrt(4000) + 1e-9)
+    np.testing.assert_allclose(trajectories.std(axis=0), sd, rtol=0.1, atol=1e-9)
+    np.testing.assert_array_equal(lgssm.smooth(y, u, num_trajectories=5, seed=2),
+                                  lgssm.smooth(y, u, num_trajectories=5, seed=2))
+    with pytest.raises(ValueError, match="num_trajectories"):
+        lgssm.smooth(y, u, num_trajectories=0)
+
+
 def test_the_lgssm_filters_with_the_same_result_as_a_gp_model_on_its_floor(floor_model):
     # the LGSSM's filter answers with the GP models' surface (a FilterResult, proposal "kalman"), its output
     # moments, innovations and log-likelihood in original units

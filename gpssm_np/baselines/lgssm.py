@@ -41,7 +41,8 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..kalman import as_covariance, forecast_trajectories, kalman_filter, predicted_moments, rts_smoother
+from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, predicted_moments, rts_smoother,
+                      sample_smoothed)
 from ..estimator import check_training_options
 from ..filtering import kalman_filter_result
 from ..online import KalmanOnlineFilter
@@ -418,10 +419,18 @@ class LGSSM(LinearBaseline):
         filter's kernel alone (no output moments, no draws), equal to it up to the rounding of its sum over steps."""
         return self.kalman(*self._window(y, u)).log_likelihood + self._log_jacobian(y)
 
-    def smooth(self, y, u=None):
-        """Smoothed means (T + 1, d_x) and covariances (T + 1, d_x, d_x) of x_0..x_T given the whole sequence (original
-        units)."""
-        return self._smooth(*self._window(y, u))
+    def smooth(self, y, u=None, num_trajectories=None, seed=0):
+        """Given the whole sequence y (T, d_y), u (T, d_u) (original units): the smoothed means (T + 1, d_x) and
+        covariances (T + 1, d_x, d_x) of x_0..x_T; with ``num_trajectories`` = S, as the GP models' ``smooth`` answers,
+        S joint draws (S, T, d_x) of x_1..x_T from the exact smoothing distribution (``kalman.sample_smoothed``:
+        forward filtering, backward sampling, with the generator of ``seed + 1``, as the GP models' backward
+        simulation)."""
+        y, u = self._window(y, u)
+        if num_trajectories is None:
+            return self._smooth(y, u)
+        num_trajectories = check.positive_int(num_trajectories, "num_trajectories")
+        return sample_smoothed(self.params_, self.kalman(y, u), num_trajectories,
+                               np.random.default_rng(check.seed(seed) + 1))
 
     def _smooth(self, y, u):
         p = self.params_

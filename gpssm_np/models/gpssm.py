@@ -541,6 +541,7 @@ class GPSSM(GradientTrainedModel):
         params = self.linear_gaussian()
         if params is None or set(kwargs) - {"store_particles"}:
             return super()._filter(transition, y, u, num_particles, seed, init_window, **kwargs)
+        check.positive_int(init_window, "init_window")  # not used here, refused alike
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         mean, cov = self._q_x0(full_cov=True)
         return kalman_filter_result(params, y[0], u[0], mean, cov, num_particles, np.random.default_rng(seed),
@@ -554,6 +555,8 @@ class GPSSM(GradientTrainedModel):
         params = self.linear_gaussian()
         if params is None:
             return super().smooth(y, u, num_particles, num_trajectories, seed, init_window)
+        check.unused_particle_options(num_particles, seed)
+        check.positive_int(init_window, "init_window")
         y, u = check.sequences(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
                                allow_missing=True)
         mean, cov = self._q_x0(full_cov=True)
