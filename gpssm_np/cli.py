@@ -158,8 +158,11 @@ def cmd_fit(args):
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
     epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
-    if epochs is None and args.settings == "authors":
-        epochs = 70  # the authors' loop: 70 epochs by default
+    if epochs is not None and args.max_steps is not None:
+        raise ValueError("--max-steps, --epochs: give one: --epochs trains that many epochs (the epoch loop), "
+                         "--max-steps bounds the gradient steps of the default fit's runs")
+    if epochs is None and args.settings == "authors" and args.max_steps is None:
+        epochs = 70  # the authors' loop: 70 epochs by default; with --max-steps, fit's regime for a step budget
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
     steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps
@@ -380,7 +383,8 @@ def make_parser():
                         "acceptance, guards or calibration; the GP part is always kept")
     p.add_argument("--max-steps", type=int, default=None,
                    help="ODGPSSM, PRSSM: gradient steps of each training run of the default fit at most (default "
-                        "1500); the linear models ignore it")
+                        "1500; with --settings authors, of the validation-block loop, as fit(max_steps=...) trains "
+                        "there); the linear models ignore it")
     p.add_argument("--seq-len", type=int, default=None,
                    help="training window length of the epoch loop (--settings authors or --epochs); the default "
                         "fit grows its own windows")

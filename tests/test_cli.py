@@ -192,6 +192,19 @@ def test_fit_says_when_it_replaces_a_model_file_and_names_seq_len_under_the_defa
     assert "--seq-len: the default fit grows its training windows itself" in capsys.readouterr().err
 
 
+def test_fit_takes_a_step_budget_under_the_authors_settings_as_fit_does(tmp_path, capsys):
+    # --settings authors --max-steps N trains as ODGPSSM(settings="authors").fit(y, u, max_steps=N) does; with
+    # --epochs too it names both options
+    args = ["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--settings", "authors", "--max-steps", "3",
+            "--num-samples", "5", "--out", str(tmp_path / "a.npz")]
+    assert main(args) == 0
+    import gpssm_np as gp
+    assert len(gp.load(tmp_path / "a.npz").history_) <= 3
+    capsys.readouterr()
+    assert main(args + ["--epochs", "2"]) == 2
+    assert "--max-steps, --epochs: give one" in capsys.readouterr().err
+
+
 def test_forecast_needs_a_burn_in(tmp_path, capsys):
     import gpssm_np as gp
 
