@@ -15,11 +15,13 @@ File layout (``FORMAT_VERSION`` 2), one ``np.savez_compressed`` archive:
 ``train/<name>``
     Only in training checkpoints (``fit(checkpoint=...)``): the optimizer's arrays (Adam moments).
 ``__meta__``
-    A 0-d unicode array holding a JSON object with the keys ``format_version`` (int), ``class`` (e.g.
-    ``"ODGPSSM"``), ``config`` (``model.get_config()``), ``gpssm_np_version``, ``numpy_version``, ``created_at``
-    (UTC, ISO 8601) and ``checksum``; checkpoints add ``training`` (epochs done, Adam step count and learning
-    rate, the random generator's state, the training log, and for a checkpoint written inside an epoch the
-    epoch's order of windows and the next position in it).
+    A 0-d unicode array holding a JSON object with the keys ``format_version`` (int), ``class`` (e.g. ``"ODGPSSM"``),
+    ``config`` (``model.get_config()``), ``gpssm_np_version``, ``numpy_version``, ``created_at`` (UTC, ISO 8601) and
+    ``checksum``; and ``arguments``, the constructor arguments as given (``model.get_params()``, where they are plain
+    JSON types: the loaded model's ``get_params()`` gives them, not the fitted configuration it is rebuilt from; absent
+    from older files); checkpoints add ``training`` (epochs done, Adam step count and learning rate, the random
+    generator's state, the training log, and for a checkpoint written inside an epoch the epoch's order of windows and
+    the next position in it).
 
 The checksum is the hex SHA-256 of the data entries (every entry but ``__meta__``) taken in sorted name order;
 for each entry the hash is fed, in this order::
@@ -98,6 +100,9 @@ def write_model(model, name, path, training=None):
             "gpssm_np_version": __version__, "numpy_version": np.__version__,
             "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "checksum": checksum(arrays)}
+    arguments = _plain_arguments(model)
+    if arguments is not None:
+        meta["arguments"] = arguments
     if training is not None:
         meta["training"] = training["info"]
     try:
@@ -107,6 +112,18 @@ def write_model(model, name, path, training=None):
     arrays[_META] = np.array(text)
     _atomic_write(path, arrays)
     return path
+
+
+def _plain_arguments(model):
+    """``model.get_params()`` (the constructor arguments as given) with NumPy values as lists, or None where one is
+    no plain JSON type (an object): the file then keeps the configuration alone."""
+    try:
+        arguments = {name: value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+                     for name, value in model.get_params().items()}
+        json.dumps(arguments, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return arguments
 
 
 def read_checkpoint(path, classes):
@@ -149,6 +166,8 @@ def read_model(path, classes):
     except (TypeError, ValueError) as err:
         raise _invalid(path, f"its configuration or parameters do not fit a {name}: {err}") from None
     model.history_ = [float(v) for v in arrays[_HISTORY]]
+    if isinstance(meta.get("arguments"), dict):
+        model.restore_arguments(meta["arguments"])
     if extra:
         try:
             model.set_extra_state(extra)

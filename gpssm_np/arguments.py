@@ -43,6 +43,16 @@ class ConstructorArguments:
                 params[name] = value
         return params
 
+    def restore_arguments(self, arguments):
+        """Make :meth:`get_params` give ``arguments`` (name -> value), the constructor arguments of the model this one
+        was rebuilt from by its configuration (``io.load``: the configuration holds fitted choices, e.g. a ``dim_x``
+        chosen from "auto"); arguments the constructor would not take are ignored, and it keeps its own."""
+        try:
+            inspect.signature(type(self)).bind(**arguments)
+        except TypeError:
+            return
+        self._arguments = ((), dict(arguments))
+
     def set_params(self, *params_dict, **params):
         """Set constructor arguments by name and return the model: it is built again from :meth:`get_params` with
         ``params`` in place (the constructor checks them: an unknown name is a ValueError naming it), so it is

@@ -152,6 +152,32 @@ def test_meta_records_format_class_versions_and_documented_checksum(saved):
     assert meta["checksum"] == digest.hexdigest() == io.checksum(entries)
 
 
+def test_a_loaded_model_gives_the_constructor_arguments_as_given(tmp_path, rng):
+    """get_params() of a loaded model is the saved model's (the file's "arguments"), not the fitted configuration it
+    is rebuilt from (an LGSSM's dim_x chosen from "auto", a GP model's floor kind and d_x); a clone of it builds the
+    same unfitted model; a file without "arguments" (older) gives the configuration."""
+    y, u = rng.normal(size=(150, 1)), rng.normal(size=(150, 1))
+    for model in (gp.LGSSM(dim_x="auto", num_iters=2), gp.ODGPSSM(dim_y=1, dim_u=1, lengthscale=np.float64(1.5))):
+        if isinstance(model, gp.LGSSM):
+            model.fit(y, u)
+        else:  # a GP model's fit chooses its floor and d_x; start from one without training
+            model.initialise(y, u)
+        given = model.get_params()
+        loaded = load(save(model, tmp_path / "m.npz"))
+        assert loaded.get_config() != type(model)(**given).get_config()  # the file rebuilds the fitted choice
+        assert json.dumps(loaded.get_params(), default=np.ndarray.tolist) == json.dumps(given,
+                                                                                        default=np.ndarray.tolist)
+        assert type(loaded)(**loaded.get_params()).get_config() == type(model)(**given).get_config()
+    path = save(gp.LGSSM(dim_x="auto", num_iters=2).fit(y, u), tmp_path / "old.npz")
+    with np.load(path) as f:
+        arrays = dict(f)
+    meta = json.loads(str(arrays["__meta__"][()]))
+    del meta["arguments"]
+    arrays["__meta__"] = np.array(json.dumps(meta))
+    np.savez(path, **arrays)
+    assert load(path).get_params()["dim_x"] == load(path).spec.dim_x
+
+
 def test_untrained_model_round_trips_with_empty_history(tmp_path):
     model = MODELS["odgpssm-free-x0"]()
     save(model, tmp_path / "m.npz")
