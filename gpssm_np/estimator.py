@@ -46,7 +46,7 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
 * ``_start_afresh()``: the parameters (and whatever else a fit changes besides them) back to what construction set,
-  the random initialisation drawn from ``seed``: where every fit of the epoch loop starts;
+  the random initialisation drawn from ``seed``: where a fit of the epoch loop starts a model a former fit left;
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
@@ -444,6 +444,7 @@ class GradientTrainedModel(StateSpaceModel):
         super().__init__(seed, standardize)
         self.params = {}
         self.training_log_ = {"rejected_steps": [], "jitter": []}
+        self._params_from_fit = False  # whether the parameters are a fit's (fit: they are then no start)
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -538,6 +539,7 @@ class GradientTrainedModel(StateSpaceModel):
                 raise ValueError(f"params[{name!r}]: expected shape {shape}, got {value.shape}")
             new[name] = value
         self.params = new
+        self._params_from_fit = False  # set from outside a fit: the next fit starts here
         return self
 
     # -- latent states and forecasts ------------------------------------------------------------------------
@@ -720,9 +722,11 @@ class GradientTrainedModel(StateSpaceModel):
         ``resume=True`` continues from that file if it exists (``epochs`` counts the whole run, so repeating the
         original call with ``resume=True`` finishes it) and ends bit-identical to an uninterrupted run.
 
-        Every fit starts from the parameters construction drew from the model's ``seed`` (``_start_afresh``), not
-        from a former fit's, as scikit-learn's ``fit`` does: fitting a model twice gives what one fit of a new model
-        gives.
+        Where training starts: the model's parameters as construction drew them from its ``seed``, or as
+        ``set_learned_params`` (or ``gp.load``) set them since (initial values of one's own, e.g. the inducing
+        inputs). Parameters a former fit left are no start: a fitted model starts again from the initialisation
+        construction drew (``_start_afresh``), as scikit-learn's ``fit`` does, so fitting a model twice gives what
+        one fit of a new model gives.
 
         ``data_name`` (as every model's ``fit`` takes it): the name of the training data, e.g. ``Dataset.name``;
         kept in ``data_name_`` and in the model file, so that ``evaluate`` warns when it scores the model on a data
@@ -743,11 +747,13 @@ class GradientTrainedModel(StateSpaceModel):
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))
         frozen = self._check_fixed(plan.fixed)
-        self._start_afresh()
+        if self._params_from_fit:
+            self._start_afresh()
         self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
         optimizer = Adam(lr=plan.lr, clip_norm=plan.clip_norm)
         run_epochs(self, Y, U, rng, optimizer, frozen, plan.epochs, plan.batch_size, plan.num_samples,
                    plan.max_rejections, checkpoint, plan.checkpoint_every, plan.checkpoint_steps, resume, progress)
+        self._params_from_fit = True
         self._remember_tail(data)
         return self._attach_scaling()
 

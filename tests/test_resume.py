@@ -175,3 +175,17 @@ def test_a_second_fit_starts_afresh(kind):
     for name, value in fresh.get_learned_params().items():
         np.testing.assert_array_equal(twice.get_learned_params()[name], value, err_msg=name)
     assert getattr(twice.spec, "jitter", None) == getattr(fresh.spec, "jitter", None)
+
+
+@pytest.mark.parametrize("kind", ["odgpssm", "dssm"])
+def test_a_fit_starts_from_parameters_set_before_it(kind):
+    """Initial values set with set_learned_params before a fit (as the car-tracking experiment sets its inducing
+    inputs and q(x0)) are the fit's start, also after an earlier fit: a parameter held fixed keeps them."""
+    y, u = toy_data()
+    name = "x0_mean" if kind == "odgpssm" else "obs_noise"
+    for model in (build(kind), build(kind).fit(*toy_data(seed=1), plan=FIT)):
+        params = model.get_learned_params()
+        params[name] = params[name] + 0.5
+        model.set_learned_params(params)
+        model.fit(y, u, plan=dict(FIT, fixed=(name,)))
+        np.testing.assert_array_equal(model.get_learned_params()[name], params[name])

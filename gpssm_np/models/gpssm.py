@@ -273,16 +273,19 @@ class GPSSM(GradientTrainedModel):
         self.interval_scale_ = None  # a former fit's calibration would scale the validation forecasts
         self.spec = replace(self.spec, jitter=self.init_jitter)  # nor its raised jitter hold in this one
         seed = self.seed if seed is None else check.seed(seed)
-        if isinstance(plan, Plan):
-            return self._fit_default(y, u, plan, progress, seed, checkpoint, resume)
         if isinstance(plan, EpochPlan) and self.init == "random":
             return super().fit(y, u, plan=plan, seed=seed, progress=progress, checkpoint=checkpoint, resume=resume,
                                data_name=data_name)
-        if checkpoint is not None or resume:
+        if isinstance(plan, Plan):
+            self._fit_default(y, u, plan, progress, seed, checkpoint, resume)
+        elif checkpoint is not None or resume:
             raise ValueError("checkpoint: checkpoints and resume need the default fit (models/default_fit.Plan) or "
                              "the epoch loop (init='random' with an EpochPlan); training with a validation block "
                              "keeps its best parameters in memory")
-        return self._fit_block(y, u, plan, progress, seed)
+        else:
+            self._fit_block(y, u, plan, progress, seed)
+        self._params_from_fit = True  # these regimes start from their own initialisation; the epoch loop would not
+        return self
 
     def training_plan(self, plan=None, max_steps=None, epochs=None):
         """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan; otherwise the regime's default
