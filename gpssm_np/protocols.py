@@ -292,13 +292,25 @@ def evaluation_data(model, dataset, history=None):
 
 
 def _fitted_on_raw_series(scaling, dataset):
-    """Whether a model with this ``units.Scaling`` was fitted on the raw training part of ``dataset``: its
-    statistics are the data set's (to 1e-9), and those are not the identity (when they are, both views agree)."""
+    """Whether a model with this ``units.Scaling`` was fitted on ``dataset``'s raw series rather than on its
+    standardised arrays: its statistics are nearer the raw training part's than the standardised arrays' (mean 0,
+    standard deviation 1), every output and input measured on its own scale (a mean in the data set's standard
+    deviations, a standard deviation by its log ratio). A model fitted on another stretch of the raw series (its
+    statistics then are not the training part's exactly) is one too; where the two views are equally near, the data
+    set's statistics are about the identity and the two views about agree."""
     ours = (scaling.y_mean, scaling.y_std, scaling.u_mean, scaling.u_std)
     theirs = tuple(getattr(dataset, name, None) for name in ("y_mean", "y_std", "u_mean", "u_std"))
-    if any(a is None for a in theirs) or not all(np.allclose(a, b, rtol=1e-9, atol=0.0) for a, b in zip(ours, theirs)):
+    if any(a is None for a in theirs):
         return False
-    return bool(np.any(ours[0]) or np.any(ours[2]) or np.any(ours[1] != 1.0) or np.any(ours[3] != 1.0))
+    mean_y, std_y, mean_u, std_u = (np.asarray(a, dtype=np.float64) for a in ours)
+    ds_mean_y, ds_std_y, ds_mean_u, ds_std_u = (np.asarray(a, dtype=np.float64) for a in theirs)
+
+    def distance(means, stds, scales, centres):
+        return float(np.sum(((means - centres) / scales) ** 2) + np.sum(np.log(stds / scales) ** 2))
+
+    raw = distance(mean_y, std_y, ds_std_y, ds_mean_y) + distance(mean_u, std_u, ds_std_u, ds_mean_u)
+    standardised = distance(mean_y, std_y, 1.0, 0.0) + distance(mean_u, std_u, 1.0, 0.0)
+    return raw < standardised
 
 
 def check_data_name(model, dataset):

@@ -89,6 +89,21 @@ def test_a_fit_on_raw_units_forecasts_in_raw_units_like_the_standardised_fit(dat
                                                                        u_past=data.u_train[past])), rtol=1e-6)
 
 
+def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(data):
+    """A model fitted on a stretch of the raw series (its statistics near the data set's, not equal) is given the
+    raw series by evaluate, as the explicit arrays give it; one fitted on a stretch of the standardised arrays the
+    standardised arrays."""
+    n = len(data.y_train)
+    raw = gp.ARX(na=2, nb=2).fit(data.y_raw[:150], data.u_raw[:150])
+    standardised = gp.ARX(na=2, nb=2).fit(data.y_train[:150], data.u_train[:150])
+    for model, arrays in ((raw, (data.y_raw, data.u_raw)), (standardised, (np.concatenate([data.y_train, data.y_test]),
+                                                                           np.concatenate([data.u_train, data.u_test])))):
+        y, u = arrays
+        explicit = gp.evaluate(model, (y[n:], u[n:]), "causal", history=(y[:n], u[:n]))
+        assert gp.evaluate(model, data, "causal")["rmse_original_units"] == pytest.approx(
+            explicit["rmse_original_units"] * (1.0 if model is raw else data.y_std[0]), rel=1e-9)
+
+
 @pytest.mark.parametrize("name", ["odgpssm", "lgssm"])
 def test_filter_takes_and_returns_raw_units(data, name):
     standardised = fitted(name, data.y_train, data.u_train)
