@@ -96,9 +96,8 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
     n = len(data.y_train)
     raw = gp.ARX(na=2, nb=2).fit(data.y_raw[:150], data.u_raw[:150])
     standardised = gp.ARX(na=2, nb=2).fit(data.y_train[:150], data.u_train[:150])
-    for model, arrays in ((raw, (data.y_raw, data.u_raw)), (standardised, (np.concatenate([data.y_train, data.y_test]),
-                                                                           np.concatenate([data.u_train, data.u_test])))):
-        y, u = arrays
+    standardised_arrays = (np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test]))
+    for model, (y, u) in ((raw, (data.y_raw, data.u_raw)), (standardised, standardised_arrays)):
         explicit = gp.evaluate(model, (y[n:], u[n:]), "causal", history=(y[:n], u[:n]))
         assert gp.evaluate(model, data, "causal")["rmse_original_units"] == pytest.approx(
             explicit["rmse_original_units"] * (1.0 if model is raw else data.y_std[0]), rel=1e-9)
