@@ -79,6 +79,9 @@ from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_
                             EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
 from .units import SCALING_FIELDS, UNITS, Scaling
 
+#: The ways the gradient-trained models' filters infer states (``GradientTrainedModel.filter_method``).
+FILTER_METHODS = ("particle", "enkf")
+
 #: The keyword arguments ``GradientTrainedModel.filter`` passes on to ``filtering.particle_filter``.
 FILTER_OPTIONS = ("proposal", "ess_threshold", "store_particles")
 
@@ -435,10 +438,21 @@ class GradientTrainedModel(StateSpaceModel):
     #: Hook (module docstring): the q(x0) network, set by the subclass; None: q(x0) is a free Gaussian.
     recognition = None
 
-    #: How :meth:`filter` (and so :meth:`forecast` from past data, the evaluation protocols and the default of
-    #: :meth:`online_filter`) infers states: "particle" (the fully adapted particle filter) or "enkf" (the ensemble
-    #: Kalman filter); ``filtering`` module.
-    filter_method = "particle"
+    _filter_method = "particle"
+
+    @property
+    def filter_method(self):
+        """How :meth:`filter` (and so :meth:`forecast` from past data, the evaluation protocols and the default of
+        :meth:`online_filter`) infers states: "particle" (the fully adapted particle filter) or "enkf" (the ensemble
+        Kalman filter); ``filtering`` module. Set to another value than those of :data:`FILTER_METHODS`, a
+        ValueError (a model file with such a value would not load)."""
+        return self._filter_method
+
+    @filter_method.setter
+    def filter_method(self, value):
+        if not isinstance(value, str) or value not in FILTER_METHODS:
+            raise ValueError(f"filter_method: expected one of {FILTER_METHODS}, got {value!r}")
+        self._filter_method = value
 
     def __init__(self, seed=0, standardize=True):
         super().__init__(seed, standardize)

@@ -326,3 +326,15 @@ def test_bad_arguments_of_the_surface_are_value_errors_naming_them(rng):
         gp.evaluate("m", (y, u), "causal")
     with pytest.raises(ValueError, match="lengthscale: expected positive finite values"):
         gp.ODGPSSM(dim_x=2, settings="authors", lengthscale=-1.0)
+
+
+def test_filter_method_is_checked_when_set(tmp_path):
+    """filter_method set on a model (as docs/guide.md shows) takes only FILTER_METHODS: another value is a ValueError
+    naming it (it was ignored by filter and written into a model file that would not load)."""
+    model = gp.ODGPSSM(dim_x=2, num_inducing=4)
+    with pytest.raises(ValueError, match="filter_method: expected one of"):
+        model.filter_method = "EnKF"
+    model.filter_method = "enkf"
+    assert gp.load(gp.save(model, tmp_path / "m.npz")).filter_method == "enkf"
+    with pytest.raises(ValueError, match="filter_method"):
+        gp.ODGPSSM(dim_x=2, filter_method="kalman")

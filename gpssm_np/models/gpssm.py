@@ -47,11 +47,12 @@ SETTINGS = {
 #: whichever forecasts better on the folds), or the authors' random initialisation.
 WARM_STARTS = ("lgssm", "arx", "linear")
 INITS = WARM_STARTS + ("random",)
-FILTER_METHODS = ("particle", "enkf")
 #: Where each training window's q(x0) comes from: the floor's smoothed state before the window, or the model's own
 #: q(x0) (one free Gaussian shared by all windows, or the recognition network applied to the window; under the default
 #: fit the floor's filtered state before the window).
 INITIAL_STATES = ("smoothed", "shared")
+
+
 class GPSSM(GradientTrainedModel):
     """Sparse-GP state-space model trained by the reparameterised ELBO of Lin et al. (2023), Eq. (11).
 
@@ -118,9 +119,7 @@ class GPSSM(GradientTrainedModel):
         if settings not in SETTINGS:
             raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
         self.objective = check_objective(SETTINGS[settings]["objective"] if objective is None else objective)
-        if filter_method not in FILTER_METHODS:
-            raise ValueError(f"filter_method: expected one of {FILTER_METHODS}, got {filter_method!r}")
-        self.filter_method = filter_method
+        self.filter_method = filter_method  # checked by the property
         if init not in INITS:
             raise ValueError(f"init: expected one of {INITS}, got {init!r}")
         if init in WARM_STARTS and spec.mean_function != "linear":
