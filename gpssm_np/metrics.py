@@ -1,6 +1,11 @@
 """Point and probabilistic forecast scores (pure NumPy). y, mean, std: arrays of the same shape (T, d_y)."""
+import warnings
+
 import numpy as np
 from scipy.special import ndtri
+
+#: The largest factor :func:`widening_factors` puts on a predictive standard deviation.
+MAX_WIDENING = 100.0
 
 
 def rmse(y, mean):
@@ -37,7 +42,15 @@ def standardised_errors(y, mean, std):
 def widening_factors(z):
     """Per output, the factor on a forecast's predictive std that makes its 95 % intervals cover 95 % of held-out
     errors: the 95 % quantile of the standardised errors ``z`` = |y - mean| / std (n, d_y) over the Gaussian's
-    1.959964, clipped to [1, 100], so that intervals are only widened (a split-conformal recalibration of the
-    predictive scale; research/ablation_plan.md, amendments 7 and 8). The GP models' default fit computes it on
-    its selection's windows, the linear models on their rolling-origin folds."""
-    return np.clip(np.quantile(z, 0.95, axis=0) / ndtri(0.975), 1.0, 100.0)
+    1.959964, clipped to [1, :data:`MAX_WIDENING`], so that intervals are only widened (a split-conformal
+    recalibration of the predictive scale; research/ablation_plan.md, amendments 7 and 8). The GP models' default fit
+    computes it on its selection's windows, the linear models on their rolling-origin folds. A factor the clip holds
+    at the cap is said in a UserWarning: the intervals then cover less than 95 % of such errors."""
+    factors = np.quantile(z, 0.95, axis=0) / ndtri(0.975)
+    if np.any(factors > MAX_WIDENING):
+        warnings.warn(f"interval calibration: the held-out forecasts' errors were up to {np.max(factors):.3g} times "
+                      f"their predictive standard deviations (95 % quantile over 1.96); the widening is capped at "
+                      f"{MAX_WIDENING:g}, so the 95 % intervals cover less than 95 % of such errors (forecasts this "
+                      "far off usually mean too little training data for the model's orders)", UserWarning,
+                      stacklevel=2)
+    return np.clip(factors, 1.0, MAX_WIDENING)

@@ -1,5 +1,7 @@
 """fit(calibrate=True): forecast intervals widened per output on the validation block (models/training.py, step 6).
 The fits name the validation-block loop's plan (``gp.BlockPlan``; without it a linear init runs the default fit)."""
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import ndtri
@@ -58,6 +60,16 @@ def test_widening_factors_widen_too_narrow_intervals_to_95_percent_and_leave_wid
     factors = widening_factors(z)
     assert factors[0] == pytest.approx(2.0, rel=0.03) and factors[1] == 1.0
     assert np.mean(z[:, 0] / factors[0] <= ndtri(0.975)) == pytest.approx(0.95, abs=1e-3)
+
+
+def test_a_widening_held_at_its_cap_is_said():
+    z = np.abs(np.random.default_rng(0).normal(size=(400, 2))) * np.array([1.0, 500.0])
+    with pytest.warns(UserWarning, match="capped at 100"):
+        factors = widening_factors(z)
+    assert factors[1] == 100.0 and 1.0 <= factors[0] < 1.2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        widening_factors(z[:, :1])  # below the cap: nothing said
 
 
 def test_standardised_errors_are_the_errors_in_predictive_standard_deviations():

@@ -1,5 +1,7 @@
 """The GP models' linear floor (models/floor.py): the better of the package's own ARX() and LGSSM(dim_x="auto") on
 the same rolling-origin folds, held exactly by the GP model before any gradient step."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -328,3 +330,18 @@ def test_a_floor_only_fit_simulates_as_the_lgssm_it_holds_from_a_few_outputs():
     L = model.constrained_params()["x0_sqrt"]
     E = emission_basis(lgssm.get_learned_params()["H"], lgssm.get_learned_params()["Q"])
     np.testing.assert_allclose(L @ L.T, E @ lgssm.get_learned_params()["P0"] @ E.T, rtol=1e-8, atol=1e-12)
+
+
+def test_a_series_too_short_for_the_folds_is_said():
+    """With too few training steps for the rolling-origin folds to score either linear model, the floor is the
+    fallback (choose_floor's docstring) and the fit says so in a UserWarning; with enough it says nothing of it."""
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(300, 1))
+    y = np.convolve(u[:, 0], [0.0, 0.5, 0.3], mode="full")[:300, None] + 0.05 * rng.normal(size=(300, 1))
+    with pytest.warns(UserWarning, match="too few for the rolling-origin folds"):
+        short = gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert not np.isfinite(short.selection_["floor"]["scores"][short.selection_["floor"]["kind"]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert not [w for w in caught if "too few for the rolling-origin folds" in str(w.message)]

@@ -7,7 +7,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    floor's state dimension (d_x = n d_y for an ARX of n = max(na, nb) lags) and Q = min(d_x, max(5, 3 d_y))
    latent GPs. A GP model's ``init="arx"`` or ``"lgssm"`` holds the floor to that kind, a fixed ``dim_x`` to
    that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs), and a list of
-   candidate d_x to the best of them on the same folds.
+   candidate d_x to the best of them on the same folds. Training data too short for the folds to score either kind
+   (a few dozen steps) get ``choose_floor``'s fallback, and a UserWarning says so.
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
@@ -79,6 +80,7 @@ assumption); the number of gradient steps that helps on the folds' shorter data 
 import copy
 import json
 import os
+import warnings
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -286,6 +288,10 @@ class DefaultFit:
                     + " on rolling-origin folds")
         floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x, fitted=self.fitted)
         self.floor_scores, self.fitted = dict(floor.scores), floor.fitted
+        if not np.isfinite(floor.scores.get(floor.kind, np.inf)):
+            warnings.warn(f"y: {sum(len(y) for y in ys)} training steps are too few for the rolling-origin folds to "
+                          f"score a linear model (no fold error is finite): the floor, the {floor.kind} of orders "
+                          f"{floor.orders}, is a fallback chosen without evidence", UserWarning, stacklevel=2)
         model = self.model
         d_x = floor.dim_x
         if model.spec.independent:  # PRSSM: one GP per state
