@@ -278,6 +278,23 @@ def test_from_csv_reads_named_columns_in_the_order_given(tmp_path, header, comme
     np.testing.assert_allclose(ds.to_original_y(ds.y_test), ds.y_raw[120:], rtol=1e-12)
 
 
+def test_from_csv_reads_the_header_and_the_rows_alike(tmp_path):
+    """Quoted fields (a text column holding the delimiter, quoted numbers) and a byte-order mark are read as the
+    csv module reads them, header and rows alike; a row with a field more or fewer than the header is an error naming
+    its line (a row with an extra field was taken)."""
+    path = tmp_path / "plant.csv"
+    rows = [f'"note {k}, ok","{0.1 * k:.1f}",{k}' for k in range(8)]
+    path.write_text("\ufeffnote,y,u\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    ds = datasets.from_csv(path, outputs="y", inputs="u")
+    np.testing.assert_allclose(ds.y_raw[:, 0], 0.1 * np.arange(8))
+    np.testing.assert_array_equal(ds.u_raw[:, 0], np.arange(8))
+    path.write_text("y,u\n" + "\n".join(f"{k},{k % 3}" for k in range(8)) + "\n1.0,2.0,3.0\n")
+    with pytest.raises(ValueError, match="path: line 10 of .* has 3 fields, the header 2"):
+        datasets.from_csv(path, outputs="y", inputs="u")
+    path.write_text("y,u,\n" + "\n".join(f"{k},{k % 3}," for k in range(8)) + "\n\n# a comment\n")
+    assert datasets.from_csv(path, outputs="y", inputs="u").y_raw.shape == (8, 1)  # trailing empty fields
+
+
 def test_a_series_without_inputs_fits_and_forecasts(rng):
     y = np.cumsum(rng.normal(size=(120, 1)), axis=0) * 0.1 + np.sin(np.arange(120) / 5)[:, None]
     ds = datasets.from_arrays(y.tolist())

@@ -1,5 +1,5 @@
 r"""Your own data as a :class:`~gpssm_np.datasets.Dataset`: :func:`from_arrays` (arrays or nested lists) and
-:func:`from_csv` (a CSV file with a header row of column names, read with NumPy).
+:func:`from_csv` (a CSV file with a header row of column names, read with Python's ``csv`` module).
 
 Both split the series at ``train_fraction``: the first ``floor(train_fraction N)`` rows are the training part, the
 rest the test part (0.5 gives the benchmarks' halves), and z-score outputs and inputs with the training part's mean
@@ -9,7 +9,6 @@ without inputs has ``d_u = 0`` (u arrays of shape (T, 0)).
 """
 import csv
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -99,12 +98,31 @@ def _names(columns, argname, header, path):
     return columns
 
 
+def _data_rows(lines, width, path):
+    """The data rows of a CSV file's ``lines`` after its header (lists of fields, as ``csv.reader`` splits them,
+    quotes honoured): blank lines and lines starting with ``#`` left out, every row ``width`` fields (empty fields
+    after the last are dropped); ValueError naming the first row of another width."""
+    rows = []
+    for line_number, fields in enumerate(lines, start=2):
+        if not any(f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
+            continue
+        while len(fields) > width and not fields[-1].strip():
+            fields = fields[:-1]
+        if len(fields) != width:
+            raise ValueError(f"path: line {line_number} of {os.fspath(path)} has {len(fields)} fields, the header "
+                             f"{width}; every row needs a field per column")
+        rows.append(fields)
+    return rows
+
+
 def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=","):
     """A :class:`~gpssm_np.datasets.Dataset` of the columns of a CSV file, split and standardised as the module
     docstring says.
 
-    The first line holds the column names (a leading ``#``, as ``np.savetxt(header=...)`` writes it, is dropped);
-    every other line is one time step. Only the named columns are read, and they must be complete numbers.
+    The first line holds the column names (a leading ``#``, as ``np.savetxt(header=...)`` writes it, is dropped, and
+    so is a byte-order mark); every other line is one time step, but blank lines and lines starting with ``#``. The
+    header and the rows are read alike (Python's ``csv`` module: a quoted field may hold the delimiter), every row has
+    a field per column, and only the named columns are converted; they must be complete numbers.
 
     Parameters
     ----------
@@ -131,14 +149,16 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     FileNotFoundError
         No file at ``path``.
     ValueError
-        No data rows after the header, a column missing (the message lists the file's columns) or both an output
-        and an input, an empty, non-numeric, NaN or inf cell in a used column (its data rows are named, counted
-        from 0 after the header), and the conditions of :func:`from_arrays`.
+        No data rows after the header, a row with another number of fields than the header (its line is named), a
+        column missing (the message lists the file's columns) or both an output and an input, an empty,
+        non-numeric, NaN or inf cell in a used column (its data rows are named, counted from 0 after the header),
+        and the conditions of :func:`from_arrays`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh, delimiter=delimiter), None)
+    with open(path, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel's UTF-8) is dropped
+        lines = list(csv.reader(fh, delimiter=delimiter))
+    header = lines[0] if lines else None
     if not header:
         raise ValueError(f"path: {os.fspath(path)} is empty; expected a header row of column names")
     header = [h.strip() for h in header]
@@ -154,20 +174,21 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     if both:
         raise ValueError(f"inputs: the columns {both} are also outputs; a column is one or the other")
     columns = outputs + inputs
-    try:
-        with warnings.catch_warnings():  # an empty table is reported below, with the minimum
-            warnings.filterwarnings("ignore", message=".*[Ee]mpty input")
-            table = np.genfromtxt(path, delimiter=delimiter, skip_header=1,
-                                  usecols=[header.index(c) for c in columns], dtype=np.float64, encoding="utf-8",
-                                  ndmin=2)
-    except ValueError as err:  # e.g. a line with fewer fields than the header
-        raise ValueError(f"path: {os.fspath(path)} cannot be read as a table of numbers: {err}") from None
-    if table.size == 0:
+    rows = _data_rows(lines[1:], len(header), path)
+    if not rows:
         raise ValueError(f"path: {os.fspath(path)} has a header and no data rows; expected at least "
                          f"{2 * MIN_ROWS} rows ({MIN_ROWS} for the training part and {MIN_ROWS} for the test part)")
+    table = np.empty((len(rows), len(columns)))
     for k, column in enumerate(columns):
-        bad = np.flatnonzero(~np.isfinite(table[:, k]))
-        if len(bad):
+        index, bad = header.index(column), []
+        for i, row in enumerate(rows):
+            try:
+                table[i, k] = float(row[index])
+            except ValueError:  # empty or not a number
+                table[i, k] = np.nan
+            if not np.isfinite(table[i, k]):
+                bad.append(i)
+        if bad:
             raise ValueError(f"{'outputs' if column in outputs else 'inputs'}: column {column!r} of "
                              f"{os.fspath(path)} has empty, non-numeric, NaN or inf cells in the data rows "
                              f"{_some(bad)} (counted from 0 after the header); remove or fill them")
