@@ -106,6 +106,15 @@ def fraction(text):
         raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}") from None
 
 
+def positive_count(text):
+    """``--seeds``: a positive integer, its error raised as argparse's so that argparse names the option (0 seeds
+    ran nothing and wrote empty tables)."""
+    try:
+        return check.positive_int(int(text), "seeds")
+    except ValueError:  # not an integer, or below 1
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+
+
 def _load_data(args):
     """The data set of ``--dataset NAME``, or of ``--csv FILE --outputs ... --inputs ...``."""
     from . import datasets
@@ -421,7 +430,7 @@ def make_parser():
                    help="default: the five of Table 1, or the four multi-output plants (mimo)")
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
-    p.add_argument("--seeds", type=int, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
+    p.add_argument("--seeds", type=positive_count, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
     p.add_argument("--epochs", type=int, default=None,
                    help="the epoch loop with this many epochs (default: the authors' 70 for table1 and qstudy, "
                         "300 steps for car; mimo's GP models: the default fit)")

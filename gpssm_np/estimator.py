@@ -193,7 +193,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
                  num_particles=1000, init_window=50, units="original", y_names=None, u_names=None, **unknown):
         """Forecast with known future inputs ``u_future`` (T, d_u) (``steps`` when d_u = 0, or an array (T, 0); given
         beside inputs, ``steps`` must be their length), from ``x0 = (mean, var)`` (the latent state), from the past data
-        ``y_past``, ``u_past``, or from the model's prior: a :class:`gpssm_np.forecast.Forecast`. Data and forecast are
+        ``y_past``, ``u_past`` (one or the other: both are a ValueError), or from the model's prior: a
+        :class:`gpssm_np.forecast.Forecast`. Data and forecast are
         in original units; ``units="model"`` returns the forecast in the model's standardised units instead
         (``Forecast.in_original_units`` maps it back). Where the forecast starts: the subclass's ``_forecast``.
 
@@ -202,6 +203,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         and the forecast's outputs are in the order of ``y_names`` (or the model's, without it); names the model
         was not fitted with are a ValueError. An unknown keyword argument is a ValueError naming the valid ones."""
         check.keywords(unknown, StateSpaceModel.forecast, owner=f"{type(self).__name__}.forecast")
+        if x0 is not None and (y_past is not None or u_past is not None):
+            raise ValueError("x0: a forecast starts from x0 or from the past data (y_past, u_past), not both")
         if units not in UNITS:
             raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
         y_order = _names.order(self.y_names_, _names.checked(y_names, self.spec.dim_y, "y_names"), "y_names")

@@ -228,3 +228,10 @@ def test_reproduce_car_names_the_options_it_does_not_take(tmp_path, capsys):
     assert main(["reproduce", "car", "--models", "odgpssm", "--jobs", "2", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--models, --jobs: reproduce car trains ODGPSSM and PRSSM" in err and not any(tmp_path.iterdir())
+
+
+def test_reproduce_needs_at_least_one_seed(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "table1", "--seeds", "0", "--out", str(tmp_path)])
+    assert "argument --seeds: expected a positive integer, got '0'" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

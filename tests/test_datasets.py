@@ -295,6 +295,16 @@ def test_from_csv_reads_the_header_and_the_rows_alike(tmp_path):
     assert datasets.from_csv(path, outputs="y", inputs="u").y_raw.shape == (8, 1)  # trailing empty fields
 
 
+def test_simulate_linear_checks_its_arguments():
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    with pytest.raises(ValueError, match="T: expected a positive integer"):
+        datasets.simulate_linear(system, -3)
+    with pytest.raises(ValueError, match=r"u: expected shape \(10, 1\)"):
+        datasets.simulate_linear(system, 10, u=np.zeros((9, 1)))
+    y, u, x = datasets.simulate_linear(system, 10, u=np.ones(10))  # one input as a 1-D array
+    assert y.shape == (10, 1) and u.shape == (10, 1) and x.shape == (11, 2)
+
+
 def test_a_series_without_inputs_fits_and_forecasts(rng):
     y = np.cumsum(rng.normal(size=(120, 1)), axis=0) * 0.1 + np.sin(np.arange(120) / 5)[:, None]
     ds = datasets.from_arrays(y.tolist())

@@ -244,10 +244,15 @@ def random_linear_system(dim_x=4, dim_y=1, dim_u=1, seed=0, slow=True, noise_std
 
 def simulate_linear(system, T, seed=0, u=None):
     """(y (T, d_y), u (T, d_u), x (T + 1, d_x)) from ``system`` (:func:`random_linear_system`), x_0 = 0, inputs
-    i.i.d. standard normal held for 5 steps (a random multi-level signal) unless ``u`` is given."""
-    rng = np.random.default_rng(seed)
+    i.i.d. standard normal held for 5 steps (a random multi-level signal) unless ``u`` (T, d_u) is given."""
+    T = check.positive_int(T, "T")
+    rng = np.random.default_rng(check.seed(seed))
     F, G, H, Q, R = (system[k] for k in ("F", "G", "H", "Q", "R"))
-    if u is None:
+    if u is not None:
+        u = check.finite_array(check.columns(u, G.shape[1], "u"), "u", (2,))
+        if u.shape != (T, G.shape[1]):
+            raise ValueError(f"u: expected shape {(T, G.shape[1])} (T steps of the system's inputs), got {u.shape}")
+    else:
         levels = rng.standard_normal((-(-T // 5), G.shape[1]))
         u = np.repeat(levels, 5, axis=0)[:T]
     x = np.zeros((T + 1, F.shape[0]))
