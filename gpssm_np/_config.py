@@ -20,8 +20,32 @@ VAR_FLOOR = 1e-10
 #: Floor added to every positive parameter: value = softplus(raw) + POSITIVE_FLOOR.
 POSITIVE_FLOOR = 1e-6
 
-#: Set GPSSM_NP_NUMBA_CACHE=0 to compile every kernel afresh in each process.
-NUMBA_CACHE = os.environ.get("GPSSM_NP_NUMBA_CACHE", "1").strip().lower() not in ("0", "false", "no")
+def _switch_from_env(name, default):
+    """The on/off environment variable ``name``: 1, true, yes, on (any case) or 0, false, no, off; unset or empty
+    ``default``; another value a ValueError naming it."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}: expected 1, true, yes, on or 0, false, no, off, got {value!r}")
+
+
+def _mebibytes_from_env(name, default):
+    """Bytes of the environment variable ``name`` in MiB (a non-negative integer; unset: ``default``); another value
+    a ValueError naming it."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default * 2**20
+    if not value.isdigit():
+        raise ValueError(f"{name}: expected a non-negative integer number of MiB, got {value!r}")
+    return int(value) * 2**20
+
+
+#: Set GPSSM_NP_NUMBA_CACHE=0 (or false, no, off) to compile every kernel afresh in each process.
+NUMBA_CACHE = _switch_from_env("GPSSM_NP_NUMBA_CACHE", True)
 
 
 #: Cores of this machine (os.cpu_count() reads /proc each time: ~0.1 ms, too slow to ask per kernel call).
@@ -34,13 +58,14 @@ def _threads_from_env(value):
         return CPU_COUNT
     if value.isdigit():
         return int(value)
-    raise ValueError(f"GPSSM_NP_THREADS: expected a positive integer or 'auto', got {value!r}")
+    raise ValueError(f"GPSSM_NP_THREADS: expected a positive integer, or 'auto' (or 0) for one per core, got "
+                     f"{value!r}")
 
 
 #: Threads of the fused Numba kernels (rollout forward and reverse), split over blocks of particles. The result is
-#: bit-identical for every thread count (the blocks and the order their gradients are summed in do not depend on
-#: it). GPSSM_NP_THREADS=N, or "auto" (the default) for one per core; 1 runs them in the calling thread only, which
-#: measured faster on machines whose cores are busy with other work (bench/README.md). The sweeps of
+#: bit-identical for every thread count (the blocks and the order their gradients are summed in do not depend on it).
+#: GPSSM_NP_THREADS=N, or "auto" (the default; also 0) for one per core; 1 runs them in the calling thread only,
+#: which measured faster on machines whose cores are busy with other work (bench/README.md). The sweeps of
 #: ``experiments.table1`` give each of their ``jobs`` processes cores // jobs threads.
 NUM_THREADS = _threads_from_env(os.environ.get("GPSSM_NP_THREADS", "auto"))
 
@@ -55,8 +80,8 @@ FASTMATH_SUMS = frozenset({"contract", "reassoc"})
 
 #: Memory budget of the rollout's tape (what its forward pass keeps for the reverse pass): past it, parts of the tape
 #: are recomputed in the reverse pass instead of stored (ops/rollout.py). GPSSM_NP_TAPE_MB, in MiB.
-TAPE_BYTES = int(os.environ.get("GPSSM_NP_TAPE_MB", "512")) * 2**20
+TAPE_BYTES = _mebibytes_from_env("GPSSM_NP_TAPE_MB", 512)
 
 #: Bytes of freed tapes (rollout, LSTM) kept for reuse by later calls (of the same or smaller sizes).
 #: GPSSM_NP_TAPE_POOL_MB, in MiB.
-TAPE_POOL_BYTES = int(os.environ.get("GPSSM_NP_TAPE_POOL_MB", "512")) * 2**20
+TAPE_POOL_BYTES = _mebibytes_from_env("GPSSM_NP_TAPE_POOL_MB", 512)

@@ -7,6 +7,7 @@ from importlib import metadata
 
 import numpy as np
 
+from ._config import NUMBA_CACHE
 from ._version import __version__
 from .ops.threads import kernel_threads
 
@@ -38,5 +39,5 @@ def versions():
     return {"gpssm_np": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "numba": numba.__version__,
             "autograd": _distribution_version("autograd"), "matplotlib": matplotlib.__version__,
-            "platform": platform.platform(), "numba_cache": os.environ.get("GPSSM_NP_NUMBA_CACHE", "1"),
+            "platform": platform.platform(), "numba_cache": str(int(NUMBA_CACHE)),
             "cpu_count": os.cpu_count(), "kernel_threads": kernel_threads()}
