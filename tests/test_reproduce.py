@@ -136,3 +136,14 @@ def test_gp_part_structure_by_hand():
     text = table1.markdown({"runs": rows})
     section = text.split("### The GP part")[1].split("###")[0]
     assert "| odgpssm | 2.00 (4.00) |" in section and "arx" not in section  # a model without a GP part: no row
+
+
+def test_a_sweep_refuses_unknown_settings_and_no_seeds(tmp_path):
+    # a misspelled setting ran the base configuration (and keyed the runs by the stray name); no seeds wrote empty
+    # tables
+    with pytest.raises(ValueError, match=r"settings: unknown \['epoch'\]"):
+        table1.sweep(datasets=["gas_furnace"], models=["arx"], seeds=1, settings={"epoch": 2}, out=str(tmp_path))
+    for seeds in (0, -2, []):
+        with pytest.raises(ValueError, match="seeds: expected a positive count"):
+            table1.sweep(datasets=["gas_furnace"], models=["arx"], seeds=seeds, out=str(tmp_path))
+    assert not any(tmp_path.iterdir())

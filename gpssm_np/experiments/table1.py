@@ -217,6 +217,9 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     superseded."""
     if base not in SETTINGS:
         raise ValueError(f"base: expected one of {sorted(SETTINGS)}, got {base!r}")
+    stray = sorted(set(settings or {}) - set(SETTINGS[base]))
+    if stray:
+        raise ValueError(f"settings: unknown {stray}; expected names from {sorted(SETTINGS[base])}")
     settings = dict(SETTINGS[base], **(settings or {}))
     unknown = [d for d in datasets if d not in DATASETS + MIMO_DATASETS]
     if unknown:
@@ -225,6 +228,8 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
         if m not in MODELS and not Q_MODEL.match(m):
             raise ValueError(f"models: unknown {m!r}; expected names from {MODELS} or odgpssm_q<Q>")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    if not seed_list:
+        raise ValueError(f"seeds: expected a positive count or a non-empty list of seeds, got {seeds!r}")
     os.makedirs(out, exist_ok=True)
     json_path = os.path.join(out, f"{name}.json")
     config = run_config(settings, base)
