@@ -147,3 +147,28 @@ def test_a_sweep_refuses_unknown_settings_and_no_seeds(tmp_path):
         with pytest.raises(ValueError, match="seeds: expected a positive count"):
             table1.sweep(datasets=["gas_furnace"], models=["arx"], seeds=seeds, out=str(tmp_path))
     assert not any(tmp_path.iterdir())
+
+
+def test_the_car_tracking_sweep_keeps_each_finished_seed(tmp_path, monkeypatch):
+    """reproduce car writes each seed's rows as it finishes, so a sweep stopped in its second seed resumes there
+    (its file was written once, after the last seed: a stop lost every finished run)."""
+    from gpssm_np.experiments import car_tracking
+
+    computed = []
+
+    def fake_rows(seed, epochs, command=None):
+        computed.append(seed)
+        if seed == 1:
+            raise KeyboardInterrupt
+        return [{"seed": seed, "model": name, "rmse": {"p1": 0.1}, "seconds": 1.0, "provenance": {}}
+                for name in car_tracking.MODELS], None
+
+    monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
+    with pytest.raises(KeyboardInterrupt):
+        car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3)
+    saved = json.loads((tmp_path / "car_tracking.json").read_text())
+    assert sorted({row["seed"] for row in saved["runs"]}) == [0]
+    computed.clear()
+    with pytest.raises(KeyboardInterrupt):
+        car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3)
+    assert computed == [1]  # seed 0 reused

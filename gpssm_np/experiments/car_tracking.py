@@ -16,6 +16,7 @@ The inferred states are the smoothed trajectories of a particle filter with back
 trained model; the RMSE of each of the four dimensions against the true states is reported.
 """
 import json
+import logging
 import os
 import time
 
@@ -26,6 +27,8 @@ from ..datasets import car_tracking
 from ..transforms import positive_inverse
 from . import runs as runs_module
 from .stats import paired_bootstrap
+
+logger = logging.getLogger(__name__)
 
 STATE_NAMES = ("p1", "p2", "v1", "v2")
 MODELS = ("prssm", "odgpssm")
@@ -179,19 +182,22 @@ def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, co
                 "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
     started = time.perf_counter()
     first = None
-    for seed in todo:
+    logger.info("%s: reusing %d of %d seeds, computing %d", json_path, seeds - len(todo), seeds, len(todo))
+    for seed in todo:  # each finished seed is written at once (atomically): a stopped sweep resumes after it
         rows, res = run_rows(seed, epochs, invocation["command"])
         first = first or res
         document["runs"].extend(dict(r, config_key=document["config_key"], code=code) for r in rows)
+        document["runs"].sort(key=lambda r: (r["seed"], MODELS.index(r["model"])))
         invocation["computed"] += 1
+        invocation["wall_seconds"] = time.perf_counter() - started
+        document["wall_seconds"] = float(earlier.get("wall_seconds") or 0.0) + invocation["wall_seconds"]
+        runs_module.write_text(json_path, runs_module.dumps(document))
+        logger.info("finished car tracking seed %d (%d of %d)", seed, invocation["computed"], len(todo))
     invocation["wall_seconds"] = time.perf_counter() - started
     document["wall_seconds"] = float(earlier.get("wall_seconds") or 0.0) + invocation["wall_seconds"]
-    document["runs"].sort(key=lambda r: (r["seed"], MODELS.index(r["model"])))
-    with open(json_path, "w") as fh:
-        fh.write(runs_module.dumps(document))
+    runs_module.write_text(json_path, runs_module.dumps(document))
     md_path = os.path.join(out, "car_tracking.md")
-    with open(md_path, "w") as fh:
-        fh.write(markdown(document))
+    runs_module.write_text(md_path, markdown(document))
     paths = [json_path, md_path]
     if first is not None:
         fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)

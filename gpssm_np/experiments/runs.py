@@ -167,6 +167,17 @@ def reconcile(rows, identity, part, parts, config, code, allow_mixed_versions, p
     return kept, superseded, set(chosen)
 
 
+def write_text(path, text):
+    """Write ``text`` to ``path`` atomically (a temporary file beside it, flushed to disk, then ``os.replace``): a
+    sweep stopped while it writes leaves its earlier file whole."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
 def dumps(document):
     """JSON text of a sweep document with one line per row (short diffs, readable), other fields indented."""
     lines = ["{"]

@@ -158,15 +158,6 @@ def training_choice(model):
     return {"lr_scale": model.lr_scale_, "lr_scale_t": [test["t"] for test in model.lr_scale_tests_]}
 
 
-def _atomic_write(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 #: Options of the protocols when sweep files did not record them (the defaults of protocols.py then).
 LEGACY_PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
 
@@ -260,7 +251,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
         invocation["computed"] += 1
         invocation["wall_seconds"] = time.perf_counter() - started
         document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
-        _atomic_write(json_path, runs_module.dumps(document))
+        runs_module.write_text(json_path, runs_module.dumps(document))
         logger.info("finished %s/%s seed %s (%d of %d)", rows[0]["dataset"], rows[0]["model"], rows[0]["seed"],
                     invocation["computed"], len(todo))
 
@@ -285,8 +276,8 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
             record(run_one(d, m, s, settings, data_dir, None, PROTOCOL_OPTIONS, command))
     invocation["wall_seconds"] = time.perf_counter() - started
     document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
-    _atomic_write(json_path, runs_module.dumps(document))
-    _atomic_write(os.path.join(out, f"{name}.md"), markdown(document))
+    runs_module.write_text(json_path, runs_module.dumps(document))
+    runs_module.write_text(os.path.join(out, f"{name}.md"), markdown(document))
     return document
 
 
