@@ -49,8 +49,13 @@ class OnlineFilterBase(abc.ABC):
         """The forecast (model units, built by the model) from the current state under ``u_future`` (T, d_u)."""
 
     @abc.abstractmethod
+    def _state(self):
+        """The filter's state, a dict with the keys :data:`STATE_KEYS` (:meth:`state` adds the model's class)."""
+
     def state(self):
-        """The filter's state, a dict with the keys :data:`STATE_KEYS`."""
+        """The filter's state: a dict with the keys :data:`STATE_KEYS` and "model", the name of the model's class
+        (a filter of another class refuses it: :func:`check_online_state`)."""
+        return dict(self._state(), model=type(self.model).__name__)
 
     def update(self, y_t, u_t=None):
         """Assimilate the output y_t (d_y,) (NaN entries: missing) of the step driven by the input u_t (d_u,) (None
@@ -121,7 +126,7 @@ class OnlineFilter(OnlineFilterBase):
         """The filter of ``model`` where the filter whose :meth:`state` is ``state`` was."""
         C, R = model.emission()
         transition = model.filter_transition()
-        check_online_state(state, cls.STATE_KEYS)
+        check_online_state(state, cls.STATE_KEYS, model)
         rng = np.random.default_rng()
         try:
             rng.bit_generator.state = state["rng"]
@@ -145,7 +150,7 @@ class OnlineFilter(OnlineFilterBase):
         return self.model.forecast_from_particles(self._online.particles, self._online.log_weights, u_future,
                                                    num_samples, np.random.default_rng(seed), "online filter")
 
-    def state(self):
+    def _state(self):
         """The particles (N, d_x) and normalised log-weights (N,) (copies), the step count, the generator state and
         the filter options."""
         online = self._online
@@ -154,12 +159,17 @@ class OnlineFilter(OnlineFilterBase):
                 "proposal": online.proposal}
 
 
-def check_online_state(state, keys):
-    """``state`` if it is a dict with the ``keys`` of an online filter's state; ValueError otherwise."""
+def check_online_state(state, keys, model):
+    """``state`` if it is a dict with the ``keys`` of an online filter's state, written by a filter of a model of
+    ``model``'s class (its "model" entry; a state without one, from an earlier version, is taken); ValueError
+    otherwise (a state of another class could have the right shapes and mean something else)."""
     missing = sorted(set(keys) - set(state)) if isinstance(state, dict) else None
     if missing is None or missing:
         raise ValueError(f"state: expected the dict of the online filter's state() with keys {keys}, got "
                          f"{'missing ' + str(missing) if missing else type(state).__name__}")
+    written_by, mine = state.get("model", type(model).__name__), type(model).__name__
+    if written_by != mine:
+        raise ValueError(f"state: written by the online filter of a {written_by}, not of a {mine}")
     return state
 
 
@@ -188,7 +198,7 @@ class KalmanOnlineFilter(OnlineFilterBase):
         model's ``prior`` (mean (d_x,), covariance (d_x, d_x))."""
         dx = model.spec.dim_x
         if state is not None:
-            check_online_state(state, cls.STATE_KEYS)
+            check_online_state(state, cls.STATE_KEYS, model)
             mean, cov = (check.finite_array(state[k], k, (n,)) for k, n in (("mean", 1), ("cov", 2)))
             if mean.shape != (dx,) or cov.shape != (dx, dx):
                 raise ValueError(f"state: expected a mean ({dx},) and a covariance ({dx}, {dx}), got {mean.shape} "
@@ -218,6 +228,6 @@ class KalmanOnlineFilter(OnlineFilterBase):
     def _predict(self, u_future, num_samples, seed):
         return self.model._forecast(u_future, None, None, num_samples, seed, (self.mean, self.cov), None, None)
 
-    def state(self):
+    def _state(self):
         """The filtered mean (d_x,) and covariance (d_x, d_x) (copies) and the step count."""
         return {"mean": self.mean.copy(), "cov": self.cov.copy(), "step": self._step}

@@ -87,7 +87,7 @@ def test_the_online_filter_reproduces_the_filter(floor_model):
     online = model.online_filter()
     means = np.array([online.update(y_t, u_t)[0] for y_t, u_t in zip(y[:60], u[:60])])
     state = online.state()
-    assert set(state) == {"mean", "cov", "step"}
+    assert set(state) == {"mean", "cov", "step", "model"}
     resumed = model.online_filter(state=state)
     means = np.concatenate([means, [resumed.update(y_t, u_t)[0] for y_t, u_t in zip(y[60:], u[60:])]])
     np.testing.assert_array_equal(means, result.output_means)

@@ -194,3 +194,18 @@ def test_the_lgssm_offers_the_same_surface_with_its_kalman_filter(dim_u, tmp_pat
         model.online_filter(state={"mean": np.zeros(2)})
     with pytest.raises(ValueError, match="state"):
         model.online_filter(state={"mean": np.zeros(3), "cov": np.eye(3), "step": 0})
+
+
+def test_a_state_of_another_model_class_is_refused():
+    """online_filter(state=...) takes the state of its own class's filters only (its "model" entry): a state of
+    another class with the same dimensions was taken and meant something else; a state without the entry (an
+    earlier version's) is taken."""
+    kwargs = dict(dim_y=1, dim_u=1, dim_x=3, init="random", num_inducing=4)
+    state = gp.ODGPSSM(**kwargs).online_filter(num_particles=20).state()
+    assert state["model"] == "ODGPSSM"
+    for other in (gp.PRSSM(**kwargs), gp.DSSM(dim_y=1, dim_u=1, dim_x=3)):
+        with pytest.raises(ValueError, match=f"state: written by the online filter of a ODGPSSM, not of a "
+                                             f"{type(other).__name__}"):
+            other.online_filter(state=state)
+    del state["model"]
+    gp.PRSSM(**kwargs).online_filter(state=state)

@@ -491,7 +491,7 @@ class ARX(LinearBaseline):
                              "training data (or give state=)")
         na, nb_1, dy, du = self.na_, max(self.nb_ - 1, 0), self.spec.dim_y, self.spec.dim_u
         if state is not None:
-            check_online_state(state, ARXOnlineFilter.STATE_KEYS)
+            check_online_state(state, ARXOnlineFilter.STATE_KEYS, self)
             y_window = np.asarray(state["y_window"], dtype=np.float64)
             u_window = np.asarray(state["u_window"], dtype=np.float64)
             y_window = y_window.reshape(-1, dy) if y_window.size else y_window.reshape(0, dy)
@@ -584,7 +584,7 @@ class ARXOnlineFilter(OnlineFilterBase):
         return self.model.run_from(u_future, self.y_window, self.u_window if len(self.u_window) else None,
                                    num_samples, seed, "online filter")
 
-    def state(self):
+    def _state(self):
         """The windows of past outputs (na, d_y) and inputs (nb - 1, d_u) (copies, model units) and the step
         count."""
         return {"y_window": self.y_window.copy(), "u_window": self.u_window.copy(), "step": self._step}
