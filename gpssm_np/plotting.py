@@ -115,6 +115,8 @@ def plot_forecast_figure(forecast, u_future=None, y_past=None, u_past=None, y_tr
     top.set_ylabel(y_label or f"y[{output}]")
     if inputs is not None:
         bottom, d_u = axes[1], inputs.shape[1]
+        if isinstance(u_labels, str):  # one input's label, not its characters
+            u_labels = [u_labels]
         names = [f"u[{i}]" for i in range(d_u)] if u_labels is None else [str(n) for n in u_labels]
         if len(names) != d_u:
             raise ValueError(f"u_labels: expected {d_u} labels (one per input), got {len(names)}")
@@ -186,7 +188,7 @@ def plot_history(history, ax=None, smooth=None, validation=None):
     Parameters
     ----------
     history : sequence of float, or an object with ``history_`` (and ``validation_``, used when ``validation`` is
-        None)
+        None; a default fit that kept no GP part has no loss on all the data, and its validation is drawn alone)
     ax : matplotlib Axes, optional
     smooth : int, optional
         Window of a trailing moving average drawn over the (then faded) raw curve; at most ``len(history)``.
@@ -202,6 +204,8 @@ def plot_history(history, ax=None, smooth=None, validation=None):
         if validation is None:
             validation = getattr(history, "validation_", None)
         history = history.history_
+        if not len(history) and any(r.get("rmse") is not None for r in validation or []):
+            history = [np.nan]  # a fit that kept no GP part trained none on all the data: its validation alone
     loss = _array(history, "history", (1,))
     if smooth is not None and (isinstance(smooth, bool) or not isinstance(smooth, numbers.Integral)
                                or not 1 <= smooth <= len(loss)):

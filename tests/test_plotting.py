@@ -247,3 +247,21 @@ def test_q_study_figure_has_integer_ticks_and_a_legend_on_each_panel():
         assert list(ax.get_xticks()) == [1, 2, 3, 4, 8]
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["actuator", "dryer"]
         assert ax.get_xlabel() == "Q (number of latent GPs)" and ax.get_ylabel() == "test RMSE (standardised)"
+
+
+def test_history_of_a_fit_that_kept_no_gp_part_draws_its_validation(rng):
+    # a default fit that keeps the floor has no loss on all the data (history_ empty) but its selection's scores
+    class FloorOnly:
+        history_ = []
+        validation_ = [{"step": 0, "rmse": 0.5}, {"step": 50, "rmse": 0.6}]
+
+    ax = plot_history(FloorOnly())
+    (right,) = [other for other in ax.figure.axes if other is not ax]
+    np.testing.assert_array_equal(right.lines[0].get_xdata(), [0, 50])
+
+
+def test_one_input_label_may_be_a_string(rng):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    axes = plot_forecast_figure(_forecast(rng, d_y=1), rng.normal(size=(20, 1)), u_labels="inflow")
+    assert "inflow" in [line.get_label() for line in axes[1].get_lines()]

@@ -37,6 +37,8 @@ def test_errors_name_the_argument():
         paired_bootstrap([], [])
     with pytest.raises(ValueError, match="^level:"):
         paired_bootstrap([1.0], [2.0], level=1.5)
+    with pytest.raises(ValueError, match="^level:"):  # a string was a TypeError from the comparison
+        paired_bootstrap([1.0], [2.0], level="0.9")
     with pytest.raises(ValueError, match="^num_resamples:"):
         paired_bootstrap([1.0], [2.0], num_resamples=0)
 

@@ -35,7 +35,7 @@ def paired_bootstrap(a, b, num_resamples=10_000, level=0.95, seed=0):
         raise ValueError("a, b: expected finite scores")
     if isinstance(num_resamples, bool) or not isinstance(num_resamples, (int, np.integer)) or num_resamples < 1:
         raise ValueError(f"num_resamples: expected a positive integer, got {num_resamples!r}")
-    if not 0.0 < level < 1.0:
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.number)) or not 0.0 < level < 1.0:
         raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
     diff = a - b
     rng = np.random.default_rng(seed)
