@@ -8,11 +8,15 @@ import logging
 import sys
 import time
 
+from ._config import NUMBA_CACHE
+
 logger = logging.getLogger("gpssm_np.fit")
 
 
-#: Said once per process, before the first fit whose kernels are not in Numba's on-disk cache.
+#: Said once per process, before the first fit whose kernels are not in Numba's on-disk cache (the second form with
+#: the cache turned off, GPSSM_NP_NUMBA_CACHE=0).
 COMPILE_NOTE = "compiling the Numba kernels (20 s or so the first time; cached on disk afterwards)"
+COMPILE_NOTE_UNCACHED = "compiling the Numba kernels (20 s or so in every process: GPSSM_NP_NUMBA_CACHE is off)"
 _compile_noted = []
 #: Seconds into a fit after which ``progress=None`` starts to show its lines.
 AUTO_AFTER = 3.0
@@ -36,7 +40,7 @@ def note_compilation(report, cached):
     """Tell ``report`` (a :class:`Progress`) once per process that kernels are being compiled, unless ``cached``."""
     if not cached and not _compile_noted:
         _compile_noted.append(True)
-        report.note(COMPILE_NOTE, now=True)
+        report.note(COMPILE_NOTE if NUMBA_CACHE else COMPILE_NOTE_UNCACHED, now=True)
 
 
 class Progress:

@@ -54,4 +54,11 @@ def test_compilation_is_noted_once_per_process_and_only_without_a_cache(monkeypa
     _progress.note_compilation(report, cached=False)
     _progress.note_compilation(report, cached=False)
     assert stream.getvalue().count("compiling the Numba kernels") == 1
+    assert "cached on disk afterwards" in stream.getvalue()
+    # with the cache turned off the note does not promise one
+    monkeypatch.setattr(_progress, "_compile_noted", [])
+    monkeypatch.setattr(_progress, "NUMBA_CACHE", False)
+    stream = io.StringIO()
+    _progress.note_compilation(Progress(2, stream=stream), cached=False)
+    assert "GPSSM_NP_NUMBA_CACHE is off" in stream.getvalue() and "cached on disk" not in stream.getvalue()
 
