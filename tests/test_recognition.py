@@ -139,3 +139,29 @@ def test_config_round_trip(net, rng):
     y, u = data(rng)
     for a, b in zip(net.q_x0(params, y, u), rebuilt.q_x0(params, y, u)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_recognition_options_are_checked_by_name():
+    """An option the network does not take, options that are no dict, and options without a network are
+    ValueErrors naming recognition_options (a TypeError from the network's constructor, or dropped, before)."""
+    import gpssm_np as gp
+
+    with pytest.raises(ValueError, match="num_steps: unknown keyword argument of recognition_options of "
+                                         "recognition='lstm'; expected one of hidden, num_layers"):
+        gp.ODGPSSM(dim_x=2, init="random", recognition="lstm", recognition_options={"num_steps": 3})
+    with pytest.raises(ValueError, match="recognition_options: expected a dict"):
+        gp.ODGPSSM(dim_x=2, init="random", recognition="mlp", recognition_options=[1])
+    with pytest.raises(ValueError, match=r"recognition_options: \['hidden'\] given without a recognition network"):
+        gp.ODGPSSM(dim_x=2, recognition_options={"hidden": 3})
+    assert gp.ODGPSSM(dim_x=2, init="random", recognition="mlp",
+                      recognition_options={"num_steps": 3, "hidden": 4}).get_config()["recognition_options"] == \
+        {"num_steps": 3, "hidden": 4}
+
+
+def test_plan_errors_name_the_plans_own_field():
+    import gpssm_np as gp
+
+    with pytest.raises(ValueError, match="^lr_scales: expected a dict"):
+        gp.ODGPSSM().training_plan({"lr_scales": []})
+    with pytest.raises(ValueError, match="^lr_scales: unknown parameter names"):
+        gp.ODGPSSM().training_plan({"lr_scales": ({"nope": 1.0},)})

@@ -5,6 +5,7 @@ t = 1..T, x_t = mu(x_{t-1}, u_t) + A h([x_{t-1}, u_t]) + v_t with v_t ~ N(0, dia
 C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (PR-SSM) or linear
 (``transition.py``).
 """
+import inspect
 import json
 from dataclasses import replace
 from dataclasses import fields as dataclass_fields
@@ -381,21 +382,22 @@ class GPSSM(GradientTrainedModel):
         by_dim_x = floor.get("dim_x_scores") or {self.spec.dim_x: floor["scores"]}
         self.dim_x_scores_ = {d: scores.get(floor["kind"], np.inf) for d, scores in by_dim_x.items()}
 
-    def _check_lr_scale(self, lr_scale, default=False):
-        """``fit``'s ``lr_scale`` as a list of candidates, each a dict of parameter name -> factor > 0: one dict is one
-        candidate, a list or tuple of dicts several (step 8 of ``models/training.py``); ValueError otherwise.
-        ``default``: the value is :class:`BlockPlan`'s default, whose candidates that name parameters the model
-        lacks (the linear part of a model without the linear mean) are dropped instead."""
+    def _check_lr_scale(self, lr_scale, default=False, field="lr_scale"):
+        """A plan's step-size candidates (``field``: BlockPlan's ``lr_scale``, Plan's ``lr_scales``) as a list, each a
+        dict of parameter name -> factor > 0: one dict is one candidate, a list or tuple of dicts several (step 8 of
+        ``models/training.py``); ValueError naming ``field`` otherwise. ``default``: the value is
+        :class:`BlockPlan`'s default, whose candidates that name parameters the model lacks (the linear part of a
+        model without the linear mean) are dropped instead."""
         candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
         if not isinstance(candidates, (list, tuple)) or not candidates or not all(isinstance(c, dict)
                                                                                   for c in candidates):
-            raise ValueError(f"lr_scale: expected a dict of parameter name -> factor or a non-empty list of such "
+            raise ValueError(f"{field}: expected a dict of parameter name -> factor or a non-empty list of such "
                              f"dicts, got {lr_scale!r}")
         if default:
             candidates = [c for c in candidates if set(c) <= set(self.params)]
         for candidate in candidates:
-            self._check_param_names(candidate, "lr_scale")
-        return [{name: check.positive_float(value, f"lr_scale[{name!r}]") for name, value in candidate.items()}
+            self._check_param_names(candidate, field)
+        return [{name: check.positive_float(value, f"{field}[{name!r}]") for name, value in candidate.items()}
                 for candidate in candidates]
 
     def initialise(self, y, u=None, seed=None):
@@ -662,7 +664,7 @@ def check_plan(plan, model):
         elif name == "calibrate":
             value = check_switch(value, name, (False, True))
         elif name in ("lr_scale", "lr_scales"):
-            value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale))
+            value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale, name))
         elif name == "seq_lens":
             if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"seq_lens: expected a non-empty sequence of positive window lengths, got {value!r}")
@@ -724,14 +726,25 @@ def x0_covariance_of(init):
 
 
 def make_recognition(kind, spec, options=None):
-    """The recognition network ``kind`` (None, "lstm" or "mlp") for a model with ``spec``."""
+    """The recognition network ``kind`` (None, "lstm" or "mlp") for a model with ``spec``, built with ``options`` (a
+    dict of the network's constructor arguments but its dimensions; ValueError naming an unknown one, or options
+    given without a network)."""
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"recognition_options: expected a dict of the network's arguments, got {options!r}")
     if kind is None:
         if not spec.free_x0:
             raise ValueError("recognition: spec.free_x0 is False, so a recognition network ('lstm' or 'mlp') is needed")
+        if options:
+            raise ValueError(f"recognition_options: {sorted(options)} given without a recognition network "
+                             "(recognition='lstm' or 'mlp')")
         return None
     if kind not in NETWORKS:
         raise ValueError(f"recognition: expected None, 'lstm' or 'mlp', got {kind!r}")
     if spec.free_x0:
         raise ValueError("recognition: a recognition network replaces the free q(x0); "
                          "build the spec with free_x0=False")
-    return NETWORKS[kind](spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))
+    network = NETWORKS[kind]
+    check.keywords(dict(options or {}), allowed=[name for name in inspect.signature(network).parameters
+                                                 if name not in ("dim_x", "dim_y", "dim_u")],
+                   owner=f"recognition_options of recognition={kind!r}")
+    return network(spec.dim_x, spec.dim_y, spec.dim_u, **(options or {}))
