@@ -45,8 +45,8 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
   ``transition.FilterTransition``);
 * ``obs_var()``: the diagonal of R;
 * ``_free_run(x0, u, rng)``: sampled states (S, T, d_x) from initial states x0 (S, d_x) under inputs u (T, d_u);
-* ``_start_afresh()``: the parameters (and whatever else a fit changes besides them) back to what construction set,
-  the random initialisation drawn from ``seed``: where a fit of the epoch loop starts a model a former fit left;
+* ``_start_afresh()``: the parameters back to the random initialisation construction drew from ``seed``: where a fit
+  of the epoch loop starts a model a former fit left;
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
   the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
 
@@ -470,8 +470,8 @@ class GradientTrainedModel(StateSpaceModel):
 
     @abc.abstractmethod
     def _start_afresh(self):
-        """Set the parameters to the random initialisation drawn from ``seed``, as construction does, and undo what
-        a former fit changed besides them (:meth:`fit` starts here)."""
+        """Set the parameters to the random initialisation drawn from ``seed``, as construction does (:meth:`fit`
+        starts here from a former fit's parameters)."""
 
     @abc.abstractmethod
     def elbo_function(self, y, u, rng, num_samples, num_windows=None, **options):

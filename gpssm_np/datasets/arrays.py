@@ -180,15 +180,14 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
                          f"{2 * MIN_ROWS} rows ({MIN_ROWS} for the training part and {MIN_ROWS} for the test part)")
     table = np.empty((len(rows), len(columns)))
     for k, column in enumerate(columns):
-        index, bad = header.index(column), []
+        index = header.index(column)
         for i, row in enumerate(rows):
             try:
                 table[i, k] = float(row[index])
-            except ValueError:  # empty or not a number
+            except ValueError:  # empty or not a number: reported with NaN and inf below
                 table[i, k] = np.nan
-            if not np.isfinite(table[i, k]):
-                bad.append(i)
-        if bad:
+        bad = np.flatnonzero(~np.isfinite(table[:, k]))
+        if len(bad):
             raise ValueError(f"{'outputs' if column in outputs else 'inputs'}: column {column!r} of "
                              f"{os.fspath(path)} has empty, non-numeric, NaN or inf cells in the data rows "
                              f"{_some(bad)} (counted from 0 after the header); remove or fill them")

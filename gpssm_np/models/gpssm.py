@@ -440,8 +440,8 @@ class GPSSM(GradientTrainedModel):
         return np.concatenate([m for m, _ in moments]), np.concatenate([v for _, v in moments])
 
     def _start_afresh(self):
-        """The random initialisation drawn from ``seed``, as construction draws it, and the constructor's jitter."""
-        self.spec = replace(self.spec, jitter=self.init_jitter)
+        """The random initialisation drawn from ``seed``, as construction draws it (the constructor's jitter is every
+        fit's, :meth:`fit` sets it back first)."""
         self.params = self._drawn_params(np.random.default_rng(self.seed))
 
     def _drawn_params(self, rng):
