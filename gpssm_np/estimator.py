@@ -12,8 +12,9 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
   models take the keyword arguments of :meth:`GradientTrainedModel.fit` (the GP models' ``fit`` adds
   ``max_steps``), and one whose training is not gradient-based accepts and ignores all of :data:`TRAINING_OPTIONS`
   (:func:`check_training_options`);
-* ``_q_x0(y=None, u=None)``: mean and variance of the initial state x_0 before a window, in model units (ValueError
-  for a model without a latent state, ``has_latent_state = False``); the public ``q_x0`` converts its data;
+* ``_q_x0(y=None, u=None, full_cov=False)``: mean and variance (or covariance) of the initial state x_0 before a
+  window, in model units (ValueError for a model without a latent state, ``has_latent_state = False``); the public
+  ``q_x0`` converts its data;
 * ``_forecast(u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window)``: a
   :class:`gpssm_np.forecast.Forecast` with known future inputs, all in model units (built by
   ``_forecast_result``); the public :meth:`~StateSpaceModel.forecast` converts its data and its result;
@@ -170,7 +171,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         output or input, ``_validation.columns``); returns ``self``."""
 
     @abc.abstractmethod
-    def _q_x0(self, y=None, u=None, **options):
+    def _q_x0(self, y=None, u=None, full_cov=False):
         """:meth:`q_x0` with the window in model units."""
 
     @abc.abstractmethod
@@ -183,11 +184,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         values)."""
 
     # -- data in original units -----------------------------------------------------------------------------
-    def q_x0(self, y=None, u=None, **options):
+    def q_x0(self, y=None, u=None, full_cov=False):
         """Mean and variance, each (d_x,), of the initial state x_0 before the window ``y`` (T, d_y), ``u`` (T, d_u)
-        (original units; the state is the model's own); ``full_cov=True`` (the LGSSM's and the GP models'
-        ``options``) gives the covariance (d_x, d_x) instead of the variances."""
-        return self._q_x0(self._y_to_model(y), self._u_to_model(u), **options)
+        (original units; the state is the model's own); ``full_cov=True`` gives the covariance (d_x, d_x) instead
+        of the variances (diagonal where the model's q(x_0) is)."""
+        if not isinstance(full_cov, (bool, np.bool_)):
+            raise ValueError(f"full_cov: expected True or False, got {full_cov!r}")
+        return self._q_x0(self._y_to_model(y), self._u_to_model(u), full_cov=bool(full_cov))
 
     def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
                  num_particles=1000, init_window=50, units="original", y_names=None, u_names=None, **unknown):
@@ -664,13 +667,16 @@ class GradientTrainedModel(StateSpaceModel):
     def _forecast_origin(self, y_past, u_past, x0):
         """(y_past, u_past, origin) of :meth:`_forecast`: where a forecast starts (``Forecast.origin``) and the data
         it filters, if any: "x0" (given), "y_past" (the data given), "end of the training data" (the
-        :data:`DATA_TAIL` steps kept by ``fit``) or "q(x0)" (no data)."""
+        :data:`DATA_TAIL` steps kept by ``fit``), "q(x0)" (no data; the free Gaussian) or "p(x0)" (no data; the
+        prior N(0, I) of a model whose q(x0) is a recognition network, :meth:`_prior_x0`)."""
         origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
         if origin == "y_past":  # checked here so that a message names the argument given (the filter's say y, u)
             check.sequences(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
                             names=("y_past", "u_past"))
         if origin == "q(x0)" and self.data_tail_ is not None:
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
+        if origin == "q(x0)" and self.recognition is not None:
+            origin = "p(x0)"
         return y_past, u_past, origin
 
     def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal=None):

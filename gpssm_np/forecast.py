@@ -38,8 +38,9 @@ class Forecast:
     origin : str or None
         Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
         data" (filtered from the last steps the model was fitted on), "online filter" (the current state of a
-        ``model.online_filter()``) or "q(x0)" (the model's initial-state distribution); None for models that do not
-        say.
+        ``model.online_filter()``), "q(x0)" (the model's initial-state distribution) or "p(x0)" (the prior
+        N(0, I), where a model's q(x0) is a recognition network that has no data to read); None for models that do
+        not say.
     """
 
     samples: np.ndarray

@@ -84,6 +84,9 @@ def test_shapes(rng):
     y, u = data(rng)
     mean, var = m.q_x0(y[0], u[0])
     assert mean.shape == var.shape == (3,) and np.all(var > 0)
+    mean_full, cov = m.q_x0(y[0], u[0], full_cov=True)  # the estimators' q_x0 surface
+    np.testing.assert_array_equal(mean_full, mean)
+    np.testing.assert_array_equal(cov, np.diag(var))
     x = rng.normal(size=(7, 3))
     mean, cov = m.transition_moments()(x, u[0, 0], 0)
     assert mean.shape == (7, 3) and cov.shape == (7, 3, 3)
@@ -213,6 +216,8 @@ def test_bad_call_arguments(rng):
         m.q_x0()
     with pytest.raises(ValueError, match="y"):
         m.q_x0(y, u)  # two windows
+    with pytest.raises(ValueError, match="full_cov"):
+        m.q_x0(y[0], u[0], full_cov="yes")
     with pytest.raises(ValueError, match="y"):
         m.elbo(rng.normal(size=(2, 5, 2)), u)
     with pytest.raises(ValueError, match="u"):

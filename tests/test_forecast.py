@@ -286,6 +286,9 @@ def test_forecast_after_fit_continues_from_the_end_of_the_training_data(tmp_path
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors").fit(
         y, u, epochs=1, plan=dict(seq_len=10, batch_size=8, num_samples=3))
     assert gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).forecast(u[:5]).origin == "q(x0)"
+    # a recognition network's q(x0) needs data, so a run without any starts from the prior and says so
+    assert gp.DSSM(dim_x=2, dim_y=1, dim_u=1).forecast(u[:5]).origin == "p(x0)"
+    assert gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, recognition="mlp").forecast(u[:5]).origin == "p(x0)"
     u_next = rng.normal(size=(7, 1))
     tail = model.DATA_TAIL
     continued = model.forecast(u_next, num_samples=5, num_particles=50, seed=1)

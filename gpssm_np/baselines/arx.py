@@ -425,7 +425,7 @@ class ARX(LinearBaseline):
         return {"a": a, "b": b, "c": self.theta_[-1].copy()}
 
     # -- protocol surface ------------------------------------------------------------------------------------
-    def _q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None, full_cov=False):
         """Not available: the ARX has no latent state (``has_latent_state`` is False); raises ValueError."""
         raise ValueError("model: the ARX has no latent state, so there is no q(x0); forecast from past data "
                          "(y_past, u_past) instead")

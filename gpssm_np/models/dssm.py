@@ -327,14 +327,15 @@ class DSSM(GradientTrainedModel):
             x = states[:, t] = mean + std * eps[t]
         return states
 
-    def _q_x0(self, y=None, u=None):
+    def _q_x0(self, y=None, u=None, full_cov=False):
         """Mean and variance (each (d_x,)) of q(x_0 | y_{1:T}, u_{1:T}): the inference network's q(x_0) heads on
         the RNN state after reading the window y (T, d_y), u (T, d_u) (model units) backwards (module
-        docstring)."""
+        docstring); ``full_cov``: the (diagonal) covariance (d_x, d_x) instead of the variances."""
         if y is None:
             raise ValueError("y: the DSSM's q(x0) comes from its inference network, which needs the window y")
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
         if y.shape[0] != 1:
             raise ValueError(f"y: expected one window of shape (T, {self.spec.dim_y}), got shape {y.shape}")
         mean, var = self.recognition.q_x0(self.params, self.recognition.hidden_states(self.params, y, u)[0])
-        return np.asarray(mean)[0], np.asarray(var)[0]
+        mean, var = np.asarray(mean)[0], np.asarray(var)[0]
+        return mean, (np.diag(var) if full_cov else var)
