@@ -188,9 +188,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         """Mean and variance, each (d_x,), of the initial state x_0 before the window ``y`` (T, d_y), ``u`` (T, d_u)
         (original units; the state is the model's own); ``full_cov=True`` gives the covariance (d_x, d_x) instead
         of the variances (diagonal where the model's q(x_0) is)."""
-        if not isinstance(full_cov, (bool, np.bool_)):
-            raise ValueError(f"full_cov: expected True or False, got {full_cov!r}")
-        return self._q_x0(self._y_to_model(y), self._u_to_model(u), full_cov=bool(full_cov))
+        return self._q_x0(self._y_to_model(y), self._u_to_model(u), full_cov=check.boolean(full_cov, "full_cov"))
 
     def forecast(self, u_future=None, y_past=None, u_past=None, num_samples=50, seed=0, steps=None, x0=None,
                  num_particles=1000, init_window=50, units="original", y_names=None, u_names=None, **unknown):

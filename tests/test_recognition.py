@@ -165,3 +165,12 @@ def test_plan_errors_name_the_plans_own_field():
         gp.ODGPSSM().training_plan({"lr_scales": []})
     with pytest.raises(ValueError, match="^lr_scales: unknown parameter names"):
         gp.ODGPSSM().training_plan({"lr_scales": ({"nope": 1.0},)})
+
+
+def test_epochs_in_a_plan_dict_selects_the_epoch_loop_as_the_argument_does():
+    import gpssm_np as gp
+
+    for model in (gp.ODGPSSM(), gp.PRSSM(settings="authors")):
+        from_dict = model.training_plan({"epochs": 3, "batch_size": 4})
+        assert isinstance(from_dict, gp.EpochPlan) and from_dict == model.training_plan({"batch_size": 4}, epochs=3)
+        assert from_dict.epochs == 3

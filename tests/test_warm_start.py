@@ -189,6 +189,7 @@ def test_average_keeps_the_moving_average_of_the_iterates():
                     + 0.25 * iterates[2][name])
         np.testing.assert_allclose(kept[name], expected, rtol=1e-8, atol=1e-9)
     assert any(not np.allclose(iterates[2][name], start[name]) for name in start)
+    np.testing.assert_array_equal(fit(3, average=np.float32(0.75))["A"], fit(3, average=float(np.float32(0.75)))["A"])
     for bad in (0.0, 1.0, True, "0.9"):  # False: the iterates themselves
         with pytest.raises(ValueError, match="average"):
             gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan=gp.BlockPlan(average=bad))

@@ -290,7 +290,7 @@ class GPSSM(GradientTrainedModel):
     def training_plan(self, plan=None, max_steps=None, epochs=None):
         """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan; otherwise the regime's default
         plan with the changes of ``plan`` (a dict), ``max_steps`` and ``epochs``. The regime without a plan: the
-        epoch loop when ``epochs`` is given or under ``settings="authors"`` (without ``max_steps``), the default
+        epoch loop when ``epochs`` is given (as an argument or in the dict) or under ``settings="authors"`` (without ``max_steps``), the default
         fit for the configurations it covers, the validation-block loop for the others."""
         changes = {} if plan is None else plan
         if not isinstance(changes, (dict, Plan, BlockPlan, EpochPlan)):
@@ -300,7 +300,8 @@ class GPSSM(GradientTrainedModel):
                 raise ValueError("plan: the default fit (Plan) needs settings='default', a linear init ('linear', "
                                  "'arx' or 'lgssm') and no recognition network; use BlockPlan")
             plan, changes = changes, {}
-        elif epochs is not None or (self.settings == "authors" and max_steps is None and "max_steps" not in changes):
+        elif epochs is not None or "epochs" in changes or (self.settings == "authors" and max_steps is None
+                                                           and "max_steps" not in changes):
             plan = EpochPlan()
         else:
             plan = Plan() if self._fits_by_default_pipeline() else BlockPlan()

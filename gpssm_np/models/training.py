@@ -36,6 +36,7 @@ configurations without a linear floor: ``init="random"``, a recognition network;
 The budget counts gradient steps, not epochs over stride-1 windows, so that long series do not multiply the time;
 the steps are deterministic given the seed.
 """
+import numbers
 import time
 from dataclasses import dataclass, replace
 
@@ -332,8 +333,8 @@ def check_switch(value, name, choices):
 def check_average(average):
     """``fit``'s ``average``: False (the iterates themselves; returned as None) or the decay of the average of the
     iterates, in (0, 1)."""
-    if average is False or average is None:
+    if average is None or (isinstance(average, (bool, np.bool_)) and not average):
         return None
-    if isinstance(average, bool) or not isinstance(average, (int, float)) or not 0 < average < 1:
+    if isinstance(average, (bool, np.bool_)) or not isinstance(average, numbers.Real) or not 0 < average < 1:
         raise ValueError(f"average: expected False or a decay in (0, 1), got {average!r}")
     return float(average)
