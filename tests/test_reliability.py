@@ -132,6 +132,9 @@ def test_checkpoint_argument_errors(tmp_path):
     model.fit(y, u, checkpoint=path, plan=dict(FIT, epochs=1))
     with pytest.raises(ValueError, match="checkpoint"):
         small_model().fit(y, u, checkpoint=path, resume=True, plan=FIT)
+    warm = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, init="lgssm")  # epochs without checkpoints
+    with pytest.raises(ValueError, match="^checkpoint_steps: the epochs of a warm-started model"):
+        warm.fit(y, u, epochs=1, plan=dict(seq_len=10, checkpoint_steps=2))
     model_file = str(tmp_path / "model.npz")
     gp.save(small_model(), model_file)
     with pytest.raises(io.ModelFileError, match="not a checkpoint"):

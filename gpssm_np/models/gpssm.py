@@ -282,6 +282,9 @@ class GPSSM(GradientTrainedModel):
             raise ValueError("checkpoint: checkpoints and resume need the default fit (models/default_fit.Plan) or "
                              "the epoch loop (init='random' with an EpochPlan); training with a validation block "
                              "keeps its best parameters in memory")
+        elif isinstance(plan, EpochPlan) and plan.checkpoint_steps is not None:
+            raise ValueError(f"checkpoint_steps: the epochs of a warm-started model (init={self.init!r}) run as "
+                             "the validation-block loop, which writes no checkpoints")
         else:
             self._fit_block(y, u, plan, progress, seed)
         self._params_from_fit = True  # these regimes start from their own initialisation; the epoch loop would not
