@@ -570,7 +570,8 @@ class GradientTrainedModel(StateSpaceModel):
         missing): ``filtering.FilterResult`` (filtered state means and covariances, filtered and predicted output
         moments and innovations in original units, the log marginal likelihood estimate of y in original units,
         final particles). The filter starts from q(x0) (for a recognition network: applied to the first
-        ``init_window`` steps, see :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
+        ``init_window`` steps, or to as many as the network reads where that is more (an MLP's ``num_steps``); see
+        :meth:`filter_start` for missing outputs among them); ``kwargs`` go to
         :func:`gpssm_np.filtering.particle_filter` (proposal, ess_threshold, store_particles); the proposal defaults
         to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf". A model that
         is linear Gaussian may filter exactly instead (``GPSSM._filter``: the result's proposal is then "kalman")."""
@@ -587,6 +588,8 @@ class GradientTrainedModel(StateSpaceModel):
         y, u = y[0], u[0]
         init_window = check.positive_int(init_window, "init_window")
         kwargs.setdefault("proposal", self._default_proposal())
+        if self.recognition is not None:  # a network reads its own steps (an MLP's num_steps) whatever init_window
+            init_window = max(init_window, self.recognition.min_steps)
         mean, cov = as_covariance(*self.filter_start(y[:init_window], u[:init_window]))
         C, R = self.emission()
         return particle_filter(transition, C, R, y, u if self.spec.dim_u else None, mean, cov,
@@ -615,11 +618,12 @@ class GradientTrainedModel(StateSpaceModel):
         needed = self.recognition.min_steps
         if complete >= needed:
             return self._q_x0(y[:complete], u[:complete])
+        where = (f"before the first missing output (step {complete + 1})" if len(missing)
+                 else "in the sequence")
         warnings.warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
                       f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
-                      f"come{'s' if complete == 1 else ''} before the first missing output (step "
-                      f"{complete + 1}); the filter starts from the prior N(0, I) instead", UserWarning,
-                      stacklevel=3)
+                      f"{'is' if complete == 1 else 'are'} {where}; the filter starts from the prior N(0, I) instead",
+                      UserWarning, stacklevel=3)
         return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):

@@ -205,8 +205,24 @@ def test_a_recognition_network_filters_data_with_missing_first_outputs(rng):
             assert np.all(np.isfinite(model.forecast(u[:5], y_past=y, u_past=u, num_samples=3).mean))
     y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
     y[2] = np.nan  # two complete steps: fewer than the MLP's three
-    with pytest.warns(UserWarning, match="first 3 complete steps of a sequence, but only 2 come before"):
+    with pytest.warns(UserWarning, match="first 3 complete steps of a sequence, but only 2 are before the first"):
         np.testing.assert_array_equal(mlp.filter_start(y, u)[1], [1, 1])
+    with pytest.warns(UserWarning, match="but only 2 are in the sequence"):  # short, nothing missing
+        mlp.filter(y[:2], u[:2], num_particles=50)
+    y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
+    with warnings.catch_warnings():  # an init_window shorter than the MLP's steps: the network reads its own
+        warnings.simplefilter("error")
+        short, own = (mlp.filter(y, u, num_particles=50, init_window=n) for n in (2, 3))
+    np.testing.assert_array_equal(short.means, own.means)
+
+
+def test_training_windows_hold_the_steps_a_recognition_network_reads(rng):
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, recognition="mlp",
+                       recognition_options={"hidden": 3, "num_steps": 12})
+    with pytest.raises(ValueError, match="^seq_len: the recognition network reads the first 12 steps"):
+        model.fit(y, u, max_steps=2, plan={"seq_len": 10})
+    assert model.training_plan({"seq_len": 12}, max_steps=2).seq_len == 12
 
 
 def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):

@@ -647,7 +647,8 @@ NON_NEGATIVE = ("switch_t",)
 def check_plan(plan, model):
     """``plan`` (:class:`Plan`, :class:`BlockPlan` or :class:`EpochPlan`) with every field checked (a ValueError
     naming the field and what it expects) and normalised (``fixed`` and ``lr_scale`` candidates as tuples,
-    ``average`` False as None); parameter names are checked against ``model``'s."""
+    ``average`` False as None); parameter names are checked against ``model``'s, and ``seq_len`` against the steps
+    its recognition network reads."""
     changes = {}
     for f in dataclass_fields(plan):
         name, value = f.name, getattr(plan, f.name)
@@ -676,6 +677,11 @@ def check_plan(plan, model):
         else:
             value = checked_field(name, value)
         changes[name] = value
+    needed = 1 if model.recognition is None else model.recognition.min_steps
+    if "seq_len" in changes and changes["seq_len"] < needed:  # the network reads q(x0) from each training window
+        raise ValueError(f"seq_len: the recognition network reads the first {needed} steps of a window "
+                         f"(recognition_options num_steps), more than the plan's windows of {changes['seq_len']}; "
+                         f"give a seq_len of at least {needed}")
     return replace(plan, **changes)
 
 
