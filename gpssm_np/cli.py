@@ -130,20 +130,12 @@ def _load_data(args):
                              train_fraction=args.train_fraction)
 
 
-def _in_file_units(model):
-    """Whether ``model`` was fitted on data in their own units (its scaling is not the identity), as ``fit`` fits
-    now; False for a model fitted on a data set's standardised arrays (model files of earlier versions)."""
-    s = getattr(model, "scaling_", None)
-    return s is not None and bool(np.any(s.y_mean) or np.any(s.u_mean) or np.any(s.y_std != 1.0)
-                                  or np.any(s.u_std != 1.0))
-
-
 def _model_data(model, ds, args):
     """The data set ``ds`` checked against ``model`` and the arrays the model takes: (the data set with its columns
     in the model's order of channel names, ``protocols.EvaluationData`` in the model's units). Warns when ``--csv``
     is split at another train fraction than the fit's."""
     from ._names import align_dataset
-    from .protocols import EvaluationData, evaluation_data
+    from .protocols import evaluation_data
 
     fitted_at = getattr(model, "train_fraction_", None)
     if args.csv is not None and fitted_at is not None and not np.isclose(fitted_at, args.train_fraction):
@@ -151,11 +143,7 @@ def _model_data(model, ds, args):
                       f"split at {args.train_fraction:g}; the scored test part then differs from the fit's "
                       f"(give --train-fraction {fitted_at:g} to score the fit's test part)", UserWarning, stacklevel=2)
     data = evaluation_data(model, ds)  # checks dimensions and names, warns for another data set's name
-    ds = align_dataset(model, ds)
-    if _in_file_units(model):  # the raw series, whatever the split's statistics
-        n = len(ds.y_train)
-        data = EvaluationData(ds.y_raw[:n], ds.u_raw[:n], ds.y_raw[n:], ds.u_raw[n:], ds.y_std, ds.y_std)
-    return ds, data
+    return align_dataset(model, ds), data
 
 
 def cmd_fit(args):
@@ -230,10 +218,11 @@ def cmd_evaluate(args):
 def cmd_forecast(args):
     from .io import load
     from .plotting import plot_forecast_figure
+    from .protocols import fitted_on_raw_series
 
     model = load(args.model_file)
     ds, data = _model_data(model, _load_data(args), args)
-    in_file_units = _in_file_units(model)
+    in_file_units = fitted_on_raw_series(model, ds)
     y_all = np.concatenate([data.y_train, data.y_test])
     u_all = np.concatenate([data.u_train, data.u_test])
     g = len(ds.y_train) + args.start

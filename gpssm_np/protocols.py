@@ -284,20 +284,25 @@ def evaluation_data(model, dataset, history=None):
     check_data_name(model, dataset)
     dataset = align_dataset(model, dataset)  # columns in the order of the model's channel names (_names)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
-    if scaling is not None and _fitted_on_raw_series(scaling, dataset):
+    if fitted_on_raw_series(model, dataset):
         raw = [to_original(a) for a, to_original in zip(
             standardised, (dataset.to_original_y, dataset.to_original_u) * 2)]
         return EvaluationData(*raw, dataset.y_std, dataset.y_std)
     return EvaluationData(*standardised, np.ones(model.spec.dim_y), dataset.y_std)
 
 
-def _fitted_on_raw_series(scaling, dataset):
-    """Whether a model with this ``units.Scaling`` was fitted on ``dataset``'s raw series rather than on its
-    standardised arrays: its statistics are nearer the raw training part's than the standardised arrays' (mean 0,
-    standard deviation 1), every output and input measured on its own scale (a mean in the data set's standard
-    deviations, a standard deviation by its log ratio). A model fitted on another stretch of the raw series (its
-    statistics then are not the training part's exactly) is one too; where the two views are equally near, the data
-    set's statistics are about the identity and the two views about agree."""
+def fitted_on_raw_series(model, dataset):
+    """Whether ``model`` was fitted on ``dataset``'s raw series rather than on its standardised arrays, which
+    decides the units ``model`` is given the data set in (:func:`evaluation_data`, and the command line's
+    ``evaluate`` and ``forecast``): its ``scaling_`` statistics are nearer the raw training part's than the
+    standardised arrays' (mean 0, standard deviation 1), every output and input measured on its own scale (a mean in
+    the data set's standard deviations, a standard deviation by its log ratio). A model fitted on another stretch of
+    the raw series (its statistics then are not the training part's exactly) is one too; where the two views are
+    equally near, the data set's statistics are about the identity and the two views about agree. False for a model
+    without a scaling (one fitted before models kept it)."""
+    scaling = getattr(model, "scaling_", None)
+    if scaling is None:
+        return False
     ours = (scaling.y_mean, scaling.y_std, scaling.u_mean, scaling.u_std)
     theirs = tuple(getattr(dataset, name, None) for name in ("y_mean", "y_std", "u_mean", "u_std"))
     if any(a is None for a in theirs):

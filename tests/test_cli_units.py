@@ -107,3 +107,20 @@ def test_a_csv_without_rows_is_a_clean_error(tmp_path, capsys):
 def test_help_has_no_restructuredtext_markup():
     text = make_parser().format_help()
     assert "``" not in text and "gpssm-np" in text
+
+
+def test_the_command_line_gives_a_model_the_data_in_the_units_evaluate_does(fitted, plant_csv, tmp_path):
+    """One rule (``protocols.fitted_on_raw_series``) says which units a model is given a data set in: a model fitted
+    in Python on part of the standardised arrays (its statistics are not the identity) is scored by the command
+    line as by ``gp.evaluate``, and so is the command line's own fit on the file's units."""
+    ds = gp.datasets.from_csv(plant_csv, outputs=["level_cm", "temp_C"], inputs=["pump_V", "heater_kW"])
+    part = gp.ARX(dim_y=2, dim_u=2).fit(ds.y_train[:150], ds.u_train[:150])
+    assert np.all(part.scaling_.y_std != 1.0)
+    path = str(tmp_path / "part.npz")
+    gp.save(part, path)
+    for model_file in (path, fitted):
+        out = tmp_path / "e.json"
+        assert main(["evaluate", model_file, "--csv", plant_csv, *CSV, "--protocol", "causal", "--out",
+                     str(out)]) == 0
+        expected = gp.evaluate(gp.load(model_file), ds, "causal")["rmse"]
+        assert json.loads(out.read_text())["results"]["causal"]["rmse"] == pytest.approx(expected, rel=1e-9)
