@@ -75,8 +75,18 @@ class ConstructorArguments:
         return self
 
     def __repr__(self):
-        arguments = ", ".join(f"{name}={value!r}" for name, value in self._changed_config().items())
-        return f"{type(self).__name__}({arguments})"
+        """The constructor arguments as given (:meth:`get_params`) that differ from their defaults, so that
+        evaluating it builds the model as it was built, unfitted; then, once a fit has chosen something the
+        arguments left open (orders, a state dimension, a floor), those choices in brackets (:meth:`_fitted_choices`).
+        As in scikit-learn, the repr says how a model was asked for; what the fit made of it follows it."""
+        as_built = type(self)(**self.get_params())
+        arguments = ", ".join(f"{name}={value!r}" for name, value in as_built._changed_config().items())
+        choices = self._fitted_choices()
+        return f"{type(self).__name__}({arguments})" + (f" [{choices}]" if choices else "")
+
+    def _fitted_choices(self):
+        """What the fit chose that the constructor arguments left open, as text for the repr ("" for nothing)."""
+        return ""
 
     def _changed_config(self):
         """The entries of ``get_config()`` that rebuild the model with every other argument at its default: the

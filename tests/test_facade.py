@@ -166,6 +166,9 @@ def test_repr_shows_the_arguments_that_differ_from_the_defaults():
     for model in tiny_models():  # the repr rebuilds the model
         assert eval(repr(model), {name: getattr(gp, name) for name in MODEL_CLASSES}).get_config() == \
             model.get_config()
+    y, u = simulated(np.random.default_rng(5), T=200, du=2)
+    lgssm = gp.LGSSM(dim_x="auto", dim_y=1, dim_u=2).fit(y, u)  # fitted: the arguments as given, then the choice
+    assert repr(lgssm) == f"LGSSM(dim_x='auto', dim_u=2) [d_x={lgssm.spec.dim_x} chosen from 1-10]"
 
 
 def test_summary_gives_the_constrained_parameters_by_name(fitted_models):

@@ -90,6 +90,10 @@ def test_a_named_kind_holds_the_floor_to_it(kind):
         assert model.spec.dim_x == gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u).spec.dim_x
     fitted = gp.ODGPSSM(dim_y=1, dim_u=1, init=kind, seed=0).fit(y, u, max_steps=2, plan={"eval_every": 1})
     assert fitted.selection_["floor"]["kind"] == kind and fitted.selection_["other_floor"] is None
+    # the repr says how the model was asked for, then what the fit chose
+    floor, kept = fitted.selection_["floor"], "kept" if fitted.selection_["gp_part"] else "not kept"
+    assert repr(fitted) == (f"ODGPSSM(init={kind!r}) [floor={kind} {tuple(floor['orders'])}, "
+                            f"d_x={fitted.spec.dim_x}, GP part {kept}]")
 
 
 def test_a_fixed_state_dimension_is_the_floors():

@@ -251,9 +251,9 @@ class ARX(LinearBaseline):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
         self.lag_mean_ = self.lag_cov_ = None
 
-    def __repr__(self):
-        """The constructor arguments that differ from the defaults, then, once fitted, the orders chosen."""
-        return super().__repr__() + (f" [na_={self.na_}, nb_={self.nb_}]" if self.fitted else "")
+    def _fitted_choices(self):
+        """The orders chosen, once fitted (the repr's bracket)."""
+        return f"na_={self.na_}, nb_={self.nb_}" if self.fitted else ""
 
     def get_config(self):
         """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""

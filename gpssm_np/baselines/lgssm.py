@@ -165,14 +165,14 @@ class LGSSM(LinearBaseline):
             max_spectral_radius = check.positive_float(max_spectral_radius, "max_spectral_radius")
         self.max_spectral_radius = max_spectral_radius
 
-    def __repr__(self):
-        """The constructor arguments that differ from the defaults, then, once fitted, the state dimension (and the
-        candidates it was chosen from, with ``dim_x="auto"``)."""
+    def _fitted_choices(self):
+        """Once fitted, the state dimension (and the candidates it was chosen from, with ``dim_x="auto"``): the
+        repr's bracket."""
         if not self.fitted:
-            return super().__repr__()
+            return ""
         scores = self.dim_x_scores_
         chosen = f" chosen from {min(scores)}-{max(scores)}" if scores else ""
-        return super().__repr__() + f" [d_x={self.spec.dim_x}{chosen}]"
+        return f"d_x={self.spec.dim_x}{chosen}"
 
     def _check_block_rows(self):
         if self._block_rows() * self.spec.dim_y < self.spec.dim_x:

@@ -376,6 +376,18 @@ class GPSSM(GradientTrainedModel):
             if "record" in selection:  # the default fit's, as _fit_default keeps it
                 self.validation_ = selection["record"]
 
+    def _fitted_choices(self):
+        """What the default fit (or a linear warm start) chose, for the repr's bracket: the floor's kind and orders,
+        the state dimension and whether the GP part was kept; "" for a model no such fit has chosen for."""
+        selection = getattr(self, "selection_", None)
+        if selection is None:
+            return ""
+        floor = selection["floor"]
+        text = f"floor={floor['kind']} {tuple(floor['orders'])}, d_x={self.spec.dim_x}"
+        if "gp_part" in selection:
+            text += ", GP part " + ("kept" if selection["gp_part"] else "not kept")
+        return text
+
     def _record_floor(self, selection):
         """Keep the default fit's ``selection`` (at least its "floor") in ``selection_`` and the floor's kind and
         fold errors in ``warm_start_`` (the kind), ``warm_start_scores_`` (kind -> its best mean fold error) and
