@@ -158,6 +158,20 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     return y, inputs(u, y.shape[:2], dim_u, yn, un)
 
 
+def one_sequence(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
+    """:func:`sequences` for a method that reads one sequence (a filter, a smoother, a forecast's past): y (T, d_y)
+    and u (T, d_u) as float64 arrays; several sequences (B, T, d_y) with B > 1, or a list of them, are a ValueError
+    naming ``names[0]`` (the method would otherwise read the first alone)."""
+    if isinstance(y, (list, tuple)) and len(y) > 1 and all(np.ndim(rectangular(yi, names[0])) == 2 for yi in y):
+        raise ValueError(f"{names[0]}: expected one sequence (T, {dim_y}), got a list of {len(y)} sequences; give "
+                         "each sequence in a call of its own")
+    y, u = sequences(y, u, dim_y, dim_u, allow_missing, names)
+    if y.shape[0] != 1:
+        raise ValueError(f"{names[0]}: expected one sequence (T, {dim_y}), got {y.shape[0]} of them, shape "
+                         f"{y.shape}; give each sequence in a call of its own")
+    return y[0], u[0]
+
+
 def inputs(u, leading_shape, dim_u, matched="y", name="u"):
     """Check inputs u (named ``name`` in the messages) of shape leading_shape + (d_u,) (a missing leading batch axis
     is added); None, or an array of zero width, when d_u = 0. Returns a float64 array with the leading shape, of

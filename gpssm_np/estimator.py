@@ -206,6 +206,9 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         check.keywords(unknown, StateSpaceModel.forecast, owner=f"{type(self).__name__}.forecast")
         if x0 is not None and (y_past is not None or u_past is not None):
             raise ValueError("x0: a forecast starts from x0 or from the past data (y_past, u_past), not both")
+        if u_past is not None and y_past is None:
+            raise ValueError("u_past: the past inputs go with the past outputs y_past, which were not given (without "
+                             "past data a forecast continues from the end of the training data)")
         if units not in UNITS:
             raise ValueError(f"units: expected one of {UNITS}, got {units!r}")
         y_order = _names.order(self.y_names_, _names.checked(y_names, self.spec.dim_y, "y_names"), "y_names")
@@ -236,7 +239,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         if a is None or self.scaling_ is None:
             return a
         mean = self.scaling_.y_mean if kind == "y" else self.scaling_.u_mean
-        a = np.asarray(a)
+        try:
+            a = np.asarray(a)
+        except ValueError:  # nested sequences of unequal lengths: the method's check names the argument
+            return a
         if a.ndim == 1 and len(mean) == 1:
             a = a[:, None]  # one channel as (T,), as check.columns reads it
         if a.dtype.kind not in "biuf" or a.ndim not in (2, 3) or a.shape[-1] != len(mean):
@@ -285,11 +291,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         ``burn_in`` outputs just before it, and scored by the RMSE of the mean of ``num_samples`` sampled runs;
         the score is the mean over windows. No output at or after a window's start is read for its forecast.
         """
-        sequences = self._sequences(y, u)
-        if len(sequences) != 1:
-            raise ValueError(f"y: score takes one sequence (T, {self.spec.dim_y}), got {len(sequences)}; score each "
-                             "in turn")
-        [(y, u)] = sequences
+        y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u)
         burn_in = check.positive_int(burn_in, "burn_in")
         if len(y) <= burn_in:
             raise ValueError(f"y: {len(y)} steps leave nothing to score after the burn_in of {burn_in} steps")
@@ -584,8 +586,7 @@ class GradientTrainedModel(StateSpaceModel):
 
     def _filter(self, transition, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
         """:meth:`filter` in model units, through ``transition``."""
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
-        y, u = y[0], u[0]
+        y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         init_window = check.positive_int(init_window, "init_window")
         kwargs.setdefault("proposal", self._default_proposal())
         if self.recognition is not None:  # a network reads its own steps (an MLP's num_steps) whatever init_window
@@ -631,8 +632,8 @@ class GradientTrainedModel(StateSpaceModel):
         units: array (num_trajectories, T, d_x)."""
         y, u = self._y_to_model(y), self._u_to_model(u)
         result = self._filter(self.filter_transition(), y, u, num_particles, seed, init_window, store_particles=True)
-        _, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
-        return backward_simulation(self.transition_moments(), result, u[0] if self.spec.dim_u else None,
+        _, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
+        return backward_simulation(self.transition_moments(), result, u if self.spec.dim_u else None,
                                    check.positive_int(num_trajectories, "num_trajectories"),
                                    np.random.default_rng(seed + 1))
 
@@ -673,8 +674,8 @@ class GradientTrainedModel(StateSpaceModel):
         prior N(0, I) of a model whose q(x0) is a recognition network, :meth:`_prior_x0`)."""
         origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
         if origin == "y_past":  # checked here so that a message names the argument given (the filter's say y, u)
-            check.sequences(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
-                            names=("y_past", "u_past"))
+            check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
+                               names=("y_past", "u_past"))
         if origin == "q(x0)" and self.data_tail_ is not None:
             (y_past, u_past), origin = self.data_tail_, "end of the training data"
         if origin == "q(x0)" and self.recognition is not None:

@@ -6,6 +6,7 @@ the exact filter of a linear Gaussian model (the LGSSM, and a GP model without a
 filter (``baselines/arx.py``) derives from the base here too.
 """
 import abc
+import dataclasses
 
 import numpy as np
 
@@ -226,7 +227,8 @@ class KalmanOnlineFilter(OnlineFilterBase):
                 np.einsum("ij,jk,ik->i", H, pred_cov, H) + np.diag(R), y_t - predicted)
 
     def _predict(self, u_future, num_samples, seed):
-        return self.model._forecast(u_future, None, None, num_samples, seed, (self.mean, self.cov), None, None)
+        fc = self.model._forecast(u_future, None, None, num_samples, seed, (self.mean, self.cov), None, None)
+        return dataclasses.replace(fc, origin="online filter")  # the model's forecast from x0 = the filtered state
 
     def _state(self):
         """The filtered mean (d_x,) and covariance (d_x, d_x) (copies) and the step count."""

@@ -320,7 +320,7 @@ def test_bad_arguments_of_the_surface_are_value_errors_naming_them(rng):
             call = getattr(model, method)
             with pytest.raises(ValueError, match=f"foo: unknown keyword argument of {type(model).__name__}.{method}"):
                 call(y, u, foo=1) if method in ("score", "filter", "smooth") else call(foo=1)
-        with pytest.raises(ValueError, match="y: score takes one sequence"):
+        with pytest.raises(ValueError, match="y: expected one sequence"):
             model.score([y, y], [u, u])
         for options in ({"num_particles": 0}, {"init_window": -1}):
             with pytest.raises(ValueError, match=next(iter(options))):

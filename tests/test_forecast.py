@@ -315,3 +315,44 @@ def test_forecast_after_fit_continues_from_the_end_of_the_training_data(tmp_path
     loaded = gp.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.forecast(u_next, num_samples=5, num_particles=50, seed=1).samples,
                                   continued.samples)
+
+
+def test_methods_that_read_one_sequence_refuse_several(rng):
+    """filter, smooth, forecast's past, score and a recognition network's q_x0 read one sequence: several (a list,
+    or an array (B, T, d_y)) are a ValueError naming the argument (the GP models read the first alone), nested
+    rows of unequal lengths too (NumPy's message named none), and so are past inputs without past outputs (they
+    were dropped)."""
+    y, u = rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
+    two_y, two_u = [y[:10], y[20:30]], [u[:10], u[20:30]]
+    ragged_y, ragged_u = [y[:10], y[20:40]], [u[:10], u[20:40]]
+    lgssm = gp.LGSSM(dim_x=2, dim_y=1, dim_u=1, num_iters=2).fit(y[:100], u[:100])
+    floor_only = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y[:100], u[:100], max_steps=2, plan={"eval_every": 1},
+                                                         progress=False)
+    assert floor_only.linear_gaussian() is not None  # no GP part kept: the exact (Kalman) paths
+    models = [small_model(), gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=3, rnn_hidden=3), lgssm, floor_only]
+    for model in models:
+        for call in (lambda: model.filter(two_y, two_u), lambda: model.smooth(two_y, two_u),
+                     lambda: model.filter(np.stack(two_y), np.stack(two_u))):
+            with pytest.raises(ValueError, match="^y: expected one sequence"):
+                call()
+        with pytest.raises(ValueError, match="^y_past: expected one sequence"):
+            model.forecast(u[:5], y_past=two_y, u_past=two_u)
+        with pytest.raises(ValueError, match="^y: expected one sequence"):
+            model.filter(ragged_y, ragged_u)
+        with pytest.raises(ValueError, match="^y_past: expected one sequence"):
+            model.forecast(u[:5], y_past=ragged_y, u_past=ragged_u)
+        with pytest.raises(ValueError, match="^y_past: expected an array of shape .* unequal lengths"):
+            model.forecast(u[:5], y_past=[[0.1], [0.2, 0.3]], u_past=u[:2])
+        with pytest.raises(ValueError, match="^u_past: the past inputs go with the past outputs y_past"):
+            model.forecast(u[:5], u_past=u[:10])
+    arx = gp.ARX(dim_y=1, dim_u=1).fit(y[:100], u[:100])
+    with pytest.raises(ValueError, match="^y_past: expected one sequence"):
+        arx.forecast(u[:5], y_past=two_y, u_past=two_u)
+    with pytest.raises(ValueError, match="^y_past: expected one sequence"):
+        arx.forecast(u[:5], y_past=ragged_y, u_past=ragged_u)
+    with pytest.raises(ValueError, match="^y: expected one sequence"):
+        arx.score(two_y, two_u)
+    mlp = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, recognition="mlp",
+                     recognition_options={"hidden": 3, "num_steps": 3})
+    with pytest.raises(ValueError, match="^y: expected one sequence"):
+        mlp.q_x0(two_y, two_u)

@@ -190,6 +190,7 @@ def test_the_lgssm_offers_the_same_surface_with_its_kalman_filter(dim_u, tmp_pat
     assert f.step == len(y) and np.all(np.isfinite(f.innovation))
     fc = f.predict(u[:5], num_samples=10, seed=0)
     assert fc.mean.shape == (5, 1) and abs(fc.mean.mean() - 300.0) < 150.0  # raw units
+    assert fc.origin == "online filter"  # as every model's online filter says
     with pytest.raises(ValueError, match="state"):
         model.online_filter(state={"mean": np.zeros(2)})
     with pytest.raises(ValueError, match="state"):

@@ -444,7 +444,8 @@ class ARX(LinearBaseline):
         seed = check.seed(seed)
         y_past, u_past, origin = self._past_or_tail(y_past, u_past)
         if origin == "y_past":  # one past, its outputs and inputs of the same length, as the other models take it
-            [(y_past, u_past)] = self._sequences(y_past, u_past, names=("y_past", "u_past"), allow_missing=True)
+            y_past, u_past = check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
+                                                names=("y_past", "u_past"))
         return self.run_from(u_future, y_past, u_past, num_samples, seed, origin or "training means")
 
     def run_from(self, u_future, y_past, u_past, num_samples, seed, origin):

@@ -396,11 +396,8 @@ class LGSSM(LinearBaseline):
     def _window(self, y, u):
         """One sequence y (T, d_y) (NaN entries missing), u (T, d_u) in original units, checked, in model units."""
         self._check_fitted()
-        y, u = check.sequences(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
-                               allow_missing=True)
-        if y.shape[0] != 1:
-            raise ValueError(f"y: expected one sequence (T, {self.spec.dim_y}), got shape {y.shape}")
-        return y[0], u[0]
+        return check.one_sequence(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
+                                  allow_missing=True)
 
     def filter(self, y, u=None, num_particles=1000, seed=0):
         """Kalman filter over y (T, d_y) (NaN entries missing), u (T, d_u) (original units) from the prior N(m0, P0),
@@ -452,7 +449,7 @@ class LGSSM(LinearBaseline):
         if y is None:
             mean, cov = self.params_["m0"], self.params_["P0"]
         else:
-            [(y, u)] = self._sequences(y, u)
+            y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u)
             means, covs = self._smooth(y, u)
             mean, cov = means[0], covs[0]
         return mean.copy(), (cov.copy() if full_cov else np.diag(cov).copy())
@@ -507,7 +504,8 @@ class LGSSM(LinearBaseline):
         if x0 is not None:
             mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
-            [(y_past, u_past)] = self._sequences(y_past, u_past, ("y_past", "u_past"), allow_missing=True)
+            y_past, u_past = check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
+                                                names=("y_past", "u_past"))
             result = self.kalman(y_past, u_past)
             mean, cov = result.means[-1], result.covs[-1]
         else:

@@ -333,9 +333,8 @@ class DSSM(GradientTrainedModel):
         docstring); ``full_cov``: the (diagonal) covariance (d_x, d_x) instead of the variances."""
         if y is None:
             raise ValueError("y: the DSSM's q(x0) comes from its inference network, which needs the window y")
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-        if y.shape[0] != 1:
-            raise ValueError(f"y: expected one window of shape (T, {self.spec.dim_y}), got shape {y.shape}")
-        mean, var = self.recognition.q_x0(self.params, self.recognition.hidden_states(self.params, y, u)[0])
+        y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u)
+        mean, var = self.recognition.q_x0(self.params, self.recognition.hidden_states(self.params, y[None],
+                                                                                    u[None])[0])
         mean, var = np.asarray(mean)[0], np.asarray(var)[0]
         return mean, (np.diag(var) if full_cov else var)

@@ -545,8 +545,8 @@ class GPSSM(GradientTrainedModel):
         y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
         mean, cov = self._q_x0(full_cov=True) if x0 is None else as_covariance(*check.x0(x0, spec.dim_x))
         if x0 is None and y_past is not None:
-            y, u = check.sequences(y_past, u_past, spec.dim_y, spec.dim_u, allow_missing=True)
-            result = kalman_filter(params, y[0], u[0], mean, cov)
+            y, u = check.one_sequence(y_past, u_past, spec.dim_y, spec.dim_u, allow_missing=True)
+            result = kalman_filter(params, y, u, mean, cov)
             mean, cov = result.means[-1], result.covs[-1]
         states = forecast_trajectories(params, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
@@ -562,9 +562,9 @@ class GPSSM(GradientTrainedModel):
         if params is None or set(kwargs) - {"store_particles"}:
             return super()._filter(transition, y, u, num_particles, seed, init_window, **kwargs)
         check.positive_int(init_window, "init_window")  # not used here, refused alike
-        y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
+        y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)
         mean, cov = self._q_x0(full_cov=True)
-        return kalman_filter_result(params, y[0], u[0], mean, cov, num_particles, np.random.default_rng(seed),
+        return kalman_filter_result(params, y, u, mean, cov, num_particles, np.random.default_rng(seed),
                                     store_particles=kwargs.get("store_particles", False))
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
@@ -577,10 +577,10 @@ class GPSSM(GradientTrainedModel):
             return super().smooth(y, u, num_particles, num_trajectories, seed, init_window)
         check.unused_particle_options(num_particles, seed)
         check.positive_int(init_window, "init_window")
-        y, u = check.sequences(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
-                               allow_missing=True)
+        y, u = check.one_sequence(self._y_to_model(y), self._u_to_model(u), self.spec.dim_y, self.spec.dim_u,
+                                  allow_missing=True)
         mean, cov = self._q_x0(full_cov=True)
-        result = kalman_filter(params, y[0], u[0], mean, cov)
+        result = kalman_filter(params, y, u, mean, cov)
         return sample_smoothed(params, result, check.positive_int(num_trajectories, "num_trajectories"),
                                np.random.default_rng(check.seed(seed) + 1))
 
@@ -611,8 +611,8 @@ class GPSSM(GradientTrainedModel):
         else:
             if y is None:
                 raise ValueError("y: the model's q(x0) comes from a recognition network, which needs the window y")
-            y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
-            mean, var = (np.asarray(v)[0] for v in self.recognition.q_x0(self.params, y[:1], u[:1]))
+            y, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u)
+            mean, var = (np.asarray(v)[0] for v in self.recognition.q_x0(self.params, y[None], u[None]))
         return as_covariance(mean, var) if full_cov else (mean, var)
 
     def _free_x0(self):
