@@ -41,7 +41,8 @@ and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_te
 the model's own standardisation (``scaling_``; the arrays' units when the model has none). A ``Dataset`` is given to
 a model as its standardised arrays (``ds.y_train`` is what a model is normally fitted on), except to a model fitted
 on the raw training part (``ds.y_raw[:n_train]``: its ``scaling_`` equals the data set's statistics), which gets
-the raw series. "rmse_original_units_per_output" maps the RMSE of each output back with the data set's standard
+the raw series. A model fitted with ``standardize=False`` keeps no statistics, so this cannot be told: it gets the
+standardised arrays, with a warning where they are not the raw series. "rmse_original_units_per_output" maps the RMSE of each output back with the data set's standard
 deviations (for test arrays: the model's).
 """
 import logging
@@ -284,11 +285,26 @@ def evaluation_data(model, dataset, history=None):
     check_data_name(model, dataset)
     dataset = align_dataset(model, dataset)  # columns in the order of the model's channel names (_names)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
+    if scaling is None and not _identity_statistics(dataset):
+        warnings.warn(f"model: this {type(model).__name__} keeps no statistics of its training data "
+                      "(standardize=False), so which units it was fitted in cannot be told: it is given the data "
+                      "set's standardised arrays; a model fitted on the raw series is scored with test arrays in its "
+                      "units, dataset=(y_test, u_test) with history=(y_train, u_train)", UserWarning, stacklevel=3)
     if fitted_on_raw_series(model, dataset):
         raw = [to_original(a) for a, to_original in zip(
             standardised, (dataset.to_original_y, dataset.to_original_u) * 2)]
         return EvaluationData(*raw, dataset.y_std, dataset.y_std)
     return EvaluationData(*standardised, np.ones(model.spec.dim_y), dataset.y_std)
+
+
+def _identity_statistics(dataset):
+    """Whether ``dataset``'s raw series are their standardised arrays (its means 0 and standard deviations 1, or it
+    keeps no statistics): then the units a model was fitted in do not matter."""
+    stats = [getattr(dataset, name, None) for name in ("y_mean", "y_std", "u_mean", "u_std")]
+    if any(a is None for a in stats):
+        return True
+    y_mean, y_std, u_mean, u_std = (np.asarray(a, dtype=np.float64) for a in stats)
+    return bool(np.allclose(y_mean, 0) and np.allclose(u_mean, 0) and np.allclose(y_std, 1) and np.allclose(u_std, 1))
 
 
 def fitted_on_raw_series(model, dataset):

@@ -103,6 +103,21 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
             explicit["rmse_original_units"] * (1.0 if model is raw else data.y_std[0]), rel=1e-9)
 
 
+def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardised_arrays(data):
+    """A model fitted with standardize=False keeps no statistics, so evaluate cannot tell the units it was fitted
+    in: it gives it the standardised arrays and says so, unless those are the raw series anyway."""
+    import warnings
+
+    model = gp.ARX(na=2, nb=2, standardize=False).fit(*raw_train(data))
+    with pytest.warns(UserWarning, match="^model: this ARX keeps no statistics of its training data"):
+        gp.evaluate(model, data, "causal")
+    plain = gp.datasets.from_arrays(np.concatenate([data.y_train, data.y_test]),  # statistics of 0 and 1
+                                    np.concatenate([data.u_train, data.u_test]), train_fraction=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(plain.y_train, plain.u_train), plain, "causal")
+
+
 @pytest.mark.parametrize("name", ["odgpssm", "lgssm"])
 def test_filter_takes_and_returns_raw_units(data, name):
     standardised = fitted(name, data.y_train, data.u_train)
