@@ -33,8 +33,9 @@ class Forecast:
         standardisation y_model = (y - y_mean) / y_std that :meth:`in_original_units` undoes; None for a forecast in
         original units (the default of ``model.forecast``).
     std_scale : ndarray (d_y,) or None
-        A factor on each output's predictive standard deviation, the calibration a GP model's fit estimated on its
-        validation block (``fit(calibrate=True)``, ``models/training.py``); None: 1. The samples stay the model's.
+        A factor on each output's predictive standard deviation, the calibration a model's fit estimated on its
+        folds or validation block (the plans' ``calibrate``, ``models/training.py``; the ARX's and the LGSSM's
+        ``calibrate``); None: 1. The samples stay the model's.
     origin : str or None
         Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
         data" (filtered from the last steps the model was fitted on), "online filter" (the current state of a

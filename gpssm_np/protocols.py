@@ -20,8 +20,9 @@ initial state of that span is chosen:
   transition's mean, x_t = E[x_t | x_{t-1}] (no noise, one trajectory), over the whole test half with the true
   inputs; the RMSE in original units is sqrt(mean_t sum_j (y_tj - yhat_tj)^2 std_j^2) (summed over outputs, as
   EnVI's code does). Unlike EnVI's code, no test point is scored twice (its loader repeats the last 38 Actuator
-  and 2 Gas Furnace points). A model without a transition mean (ARX, LGSSM) is scored by the mean of its free run
-  from the same origin. It has no predictive spread, so its NLPD and coverage are None.
+  and 2 Gas Furnace points). Test arrays without a history start from the filtered mean at the end of the model's
+  own training data, as its forecasts do. A model without a transition mean (ARX, LGSSM) is scored by the mean of
+  its free run from the same origin. It has no predictive spread, so its NLPD and coverage are None.
 
 * ``"simulate"``: system identification's simulation protocol (docs/guide.md, "Evaluation protocols"; e.g.
   Schoukens and Noel's benchmark reports): only the first ``n_init`` outputs of the test record are read (default
@@ -31,7 +32,9 @@ initial state of that span is chosen:
 
 A test part shorter than the window (default 100 steps) is scored as one window of its own length (a logged note
 says so; the result's "window" records the length used). When nothing precedes a window (test arrays given
-without a history), its forecast starts from the model's q(x0), or its prior, instead of a filtered state.
+without a history), its forecast starts where the model's forecasts without past data start: the state filtered
+at the end of its own training data (``forecast``'s origin "end of the training data"; the ARX: its last outputs),
+or, for a model without it, its q(x0) or prior.
 
 Besides RMSE each protocol reports the mean negative log predictive density of the outputs (a Gaussian with the
 particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
@@ -192,9 +195,10 @@ def envi_forecast(model, dataset, seed=0, num_particles=1000):
     transition runs in the model's units, ``scaling_``)."""
     dataset = evaluation_data(model, dataset)
     transition = getattr(model, "transition_moments", None)
-    if transition is None or len(dataset.y_train) == 0:
+    history = _envi_history(model, dataset)
+    if transition is None or history is None:
         return freerun_forecast(model, dataset, seed=seed, num_particles=num_particles).mean
-    result = model.filter(dataset.y_train, dataset.u_train, num_particles=num_particles, seed=seed)
+    result = model.filter(*history, num_particles=num_particles, seed=seed)
     step = transition()
     scaling = getattr(model, "scaling_", None)
     u_test = dataset.u_test if scaling is None else scaling.u_to_model(dataset.u_test)
@@ -203,6 +207,18 @@ def envi_forecast(model, dataset, seed=0, num_particles=1000):
         x = step(x, u_t if u_t.size else None, t)[0]
         out.append(x[0, :model.spec.dim_y])
     return np.array(out) if scaling is None else scaling.y_to_original(np.array(out))
+
+
+def _envi_history(model, dataset):
+    """The data (y, u) whose filtered mean the envi protocol propagates, in the units of the data: the history
+    before the test part, else the end of the model's own training data (``data_tail_``, where its forecasts without
+    past data start), else None (the protocol then scores the mean of the model's free run)."""
+    if len(dataset.y_train):
+        return dataset.y_train, dataset.u_train
+    tail, scaling = getattr(model, "data_tail_", None), getattr(model, "scaling_", None)
+    if tail is None or scaling is None:
+        return tail
+    return scaling.y_to_original(tail[0]), scaling.u_to_original(tail[1])
 
 
 def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
@@ -359,8 +375,9 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     of each output, mean over windows, in original units: a list of d_y values) and "rmse_original_units" (that
     value for one output; None for several, whose units differ), "windows" (start indices in the test half),
     "window" (their length: the option ``window``, or the test length when shorter) and "protocol". ``options`` go
-    to the protocol's function (:data:`PROTOCOL_OPTIONS`: window, max_windows, burn_in, num_particles; n_init for
-    "simulate"); another keyword is a ValueError naming the valid ones. A Dataset with channel names is given to a
+    to the protocol's function, each protocol taking its own (:data:`PROTOCOL_OPTIONS`: "paper" window and
+    max_windows; "causal" those, burn_in and num_particles; "freerun" and "envi" num_particles; "simulate" n_init and
+    num_particles); another keyword is a ValueError naming the valid ones. A Dataset with channel names is given to a
     model fitted with names in the model's column order (ValueError when the names differ, ``gpssm_np._names``).
     """
     functions = {"causal": evaluate_causal, "simulate": evaluate_simulate, "freerun": evaluate_freerun,

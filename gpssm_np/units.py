@@ -65,6 +65,10 @@ class Scaling:
         """Outputs (..., d_y) in model units -> original units."""
         return y * self.y_std + self.y_mean
 
+    def u_to_original(self, u):
+        """Inputs (..., d_u) in model units -> original units."""
+        return u * self.u_std + self.u_mean
+
     def arrays(self):
         """name -> array, what a model file keeps (:meth:`from_arrays` reads it back)."""
         return {"scaling_" + name: getattr(self, name) for name in SCALING_FIELDS}
