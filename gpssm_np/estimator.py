@@ -78,6 +78,7 @@ from .optim import Adam
 from .protocols import EvaluationData, evaluate
 from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
                             EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
+from .training_loop import EPOCH_CHECKPOINT_LAYOUT, RESUMABLE_PLAN_FIELDS, fit_fingerprint
 from .units import SCALING_FIELDS, UNITS, Scaling
 
 #: The ways the gradient-trained models' filters infer states (``GradientTrainedModel.filter_method``).
@@ -777,8 +778,12 @@ class GradientTrainedModel(StateSpaceModel):
             self._start_afresh()
         self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
         optimizer = Adam(lr=plan.lr, clip_norm=plan.clip_norm)
+        fingerprint = None if checkpoint is None else fit_fingerprint(
+            self, [yi for yi, _ in data], [ui for _, ui in data], plan, self.seed if seed is None else seed, frozen,
+            EPOCH_CHECKPOINT_LAYOUT, plan_left_out=RESUMABLE_PLAN_FIELDS)
         run_epochs(self, Y, U, rng, optimizer, frozen, plan.epochs, plan.batch_size, plan.num_samples,
-                   plan.max_rejections, checkpoint, plan.checkpoint_every, plan.checkpoint_steps, resume, progress)
+                   plan.max_rejections, checkpoint, plan.checkpoint_every, plan.checkpoint_steps, resume, progress,
+                   fingerprint)
         self._params_from_fit = True
         self._remember_tail(data)
         return self._attach_scaling()

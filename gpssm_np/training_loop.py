@@ -14,9 +14,11 @@
 The functions take the model: they read and write its public attributes (``params``, ``spec``, ``history_``,
 ``training_log_``) and call its public methods (``train_step``, ``minibatch_loss``, ``increase_jitter``).
 """
+import hashlib
+import json
 import logging
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 from autograd import value_and_grad
@@ -115,17 +117,18 @@ class TrainingError(RuntimeError):
 
 
 def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samples, max_rejections, checkpoint,
-               checkpoint_every, checkpoint_steps, resume, progress):
+               checkpoint_every, checkpoint_steps, resume, progress, fingerprint=None):
     """``epochs`` passes over the windows Y (B, T, d_y), U (B, T, d_u) in an order drawn from ``rng`` per epoch, an
     Adam step (``model.train_step``) per minibatch of ``batch_size`` windows; checkpoints to the path
     ``checkpoint`` (None: none) every ``checkpoint_every`` epochs, after the last one and every ``checkpoint_steps``
-    steps inside an epoch; with ``resume`` it first restores that file when it exists. The arguments are checked
-    by ``GradientTrainedModel.fit``, which documents them."""
+    steps inside an epoch; with ``resume`` it first restores that file when it exists, refused when written for
+    another ``fingerprint`` (:func:`fit_fingerprint`). The arguments are checked by ``GradientTrainedModel.fit``,
+    which documents them."""
     num_windows = Y.shape[0]
     run = AdamRun(model, Y, U, None, rng, optimizer, frozen, batch_size, num_samples, max_rejections)
     first_epoch = 0
     if resume and os.path.exists(checkpoint):
-        first_epoch, position = restore_checkpoint(model, checkpoint, optimizer, rng)
+        first_epoch, position = restore_checkpoint(model, checkpoint, optimizer, rng, fingerprint)
         if position is not None:  # inside an epoch: its order of windows and the next position
             run.order, run.position = position
     report = Progress(epochs, enabled=progress)
@@ -138,10 +141,11 @@ def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samp
                     break
                 if (checkpoint is not None and checkpoint_steps is not None
                         and len(model.history_) % checkpoint_steps == 0):
-                    write_checkpoint(model, checkpoint, optimizer, rng, epoch, (run.order, run.position))
+                    write_checkpoint(model, checkpoint, optimizer, rng, epoch, (run.order, run.position),
+                                     fingerprint)
             report.update(epoch + 1, model.history_[-1])
             if checkpoint is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
-                write_checkpoint(model, checkpoint, optimizer, rng, epoch + 1)
+                write_checkpoint(model, checkpoint, optimizer, rng, epoch + 1, fingerprint=fingerprint)
     report.close()
 
 
@@ -290,22 +294,58 @@ def without_frozen(grads, frozen):
     return {name: (np.zeros_like(g) if name in frozen else g) for name, g in grads.items()}
 
 
-def write_checkpoint(model, path, optimizer, rng, epochs_done, position=None):
+#: The layout of the epoch loop's checkpoints, part of their fingerprint (:func:`fit_fingerprint`).
+EPOCH_CHECKPOINT_LAYOUT = 1
+#: Plan fields that a resumed epoch loop may change: more epochs continue a run, and when checkpoints are written
+#: does not change it.
+RESUMABLE_PLAN_FIELDS = ("epochs", "checkpoint_every", "checkpoint_steps")
+
+
+def fit_fingerprint(model, ys, us, plan, seed, frozen, layout, plan_left_out=(), config_left_out=("jitter",)):
+    """What a checkpoint must have been written for (plain JSON types), so that resuming a fit of other data or
+    settings from it is refused (:func:`check_fingerprint`): the checkpoint ``layout``, the data's shapes and the
+    SHA-256 of its arrays ``ys``, ``us`` (model units), the plan's fields but ``plan_left_out``, the seed, the frozen
+    parameters, and the model's class and configuration but ``config_left_out`` (what the fit itself sets)."""
+    digest = hashlib.sha256()
+    for array in (a for pair in zip(ys, us) for a in pair):
+        array = np.ascontiguousarray(array, dtype=np.float64)
+        digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
+    config = {k: v for k, v in model.get_config().items() if k not in config_left_out}
+    plan_fields = {k: v for k, v in asdict(plan).items() if k not in plan_left_out}
+    return json.loads(json.dumps({
+        "layout": layout, "shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)],
+        "data_sha256": digest.hexdigest(), "plan": plan_fields, "seed": int(seed), "frozen": list(frozen),
+        "class": type(model).__name__, "config": config}))
+
+
+def check_fingerprint(mine, theirs, path, fit):
+    """ValueError naming what differs unless the checkpoint at ``path`` was written for the same fit (``mine`` and
+    ``theirs`` from :func:`fit_fingerprint`; ``fit`` names the kind of fit in the message)."""
+    if theirs == mine:
+        return
+    differ = [key for key in mine if (theirs or {}).get(key) != mine[key]]
+    raise ValueError(f"checkpoint: {os.fspath(path)!r} was written by {fit} of other data or settings (differing: "
+                     f"{', '.join(differ)}; data shapes there {(theirs or {}).get('shapes')}, here {mine['shapes']}); "
+                     "remove it or pass another path")
+
+
+def write_checkpoint(model, path, optimizer, rng, epochs_done, position=None, fingerprint=None):
     """Write ``model`` with the Adam state, the generator state, the training log and ``epochs_done`` to ``path``
     (atomically, ``archive.write_model``); ``position``: (order of windows, next position) inside epoch
     ``epochs_done + 1``, or None between epochs."""
     state = optimizer.state_dict()
     arrays = {key: np.asarray(value, dtype=np.float64) for key, value in state.items() if key != "t"}
     info = {"epochs_done": epochs_done, "adam_t": int(state["t"]), "lr": optimizer.lr,
-            "rng_state": rng.bit_generator.state, "training_log": model.training_log_}
+            "rng_state": rng.bit_generator.state, "training_log": model.training_log_, "fingerprint": fingerprint}
     if position is not None:  # inside epoch epochs_done + 1: its order of windows and the next position
         info["position"] = {"order": [int(i) for i in position[0]], "next": int(position[1])}
     archive.write_model(model, type(model).__name__, path, training={"arrays": arrays, "info": info})
 
 
-def restore_checkpoint(model, path, optimizer, rng):
+def restore_checkpoint(model, path, optimizer, rng, fingerprint=None):
     """Restore into ``model``, ``optimizer`` and ``rng`` what :func:`write_checkpoint` wrote to ``path``; returns
-    (epochs done, position inside the next epoch or None)."""
+    (epochs done, position inside the next epoch or None). A checkpoint written for another ``fingerprint``
+    (:func:`fit_fingerprint`: other data, plan, seed or configuration, or none recorded) is a ValueError."""
     try:
         saved, training = archive.read_checkpoint(path, {type(model).__name__: type(model)})
     except archive.ModelFileError as err:  # say which run could not resume, not only what the file is
@@ -313,6 +353,7 @@ def restore_checkpoint(model, path, optimizer, rng):
     if type(saved) is not type(model) or set(saved.params) != set(model.params):
         raise ValueError(f"checkpoint: {path!r} holds a {type(saved).__name__} that does not match this model")
     info, arrays = training["info"], training["arrays"]
+    check_fingerprint(fingerprint, info.get("fingerprint"), path, f"an epoch loop of a {type(model).__name__}")
     model.params = saved.params
     model.spec = saved.spec  # keeps a jitter raised during the interrupted run
     model.history_ = list(saved.history_)

@@ -189,3 +189,24 @@ def test_a_fit_starts_from_parameters_set_before_it(kind):
         model.set_learned_params(params)
         model.fit(y, u, plan=dict(FIT, fixed=(name,)))
         np.testing.assert_array_equal(model.get_learned_params()[name], params[name])
+
+
+def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path):
+    """The epoch loop resumes only the fit its checkpoint was written for (``training_loop.fit_fingerprint``):
+    other data, another configuration, seed or step size is a ValueError naming what differs; more epochs continue
+    the run, as an uninterrupted run of that many epochs goes."""
+    y, u = toy_data()
+    path = str(tmp_path / "c.ckpt")
+    build("odgpssm").fit(y, u, checkpoint=path, plan=dict(FIT, epochs=1))
+    other_y, _ = toy_data(seed=1)
+    refused = [(lambda: build("odgpssm").fit(other_y, u, checkpoint=path, resume=True, plan=FIT), "data_sha256"),
+               (lambda: gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=0, settings="authors").fit(
+                   y, u, checkpoint=path, resume=True, plan=FIT), "config"),
+               (lambda: build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=FIT, seed=3), "seed"),
+               (lambda: build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, lr=0.01)), "plan")]
+    for fit, differing in refused:
+        with pytest.raises(ValueError, match=f"^checkpoint: .* other data or settings \\(differing: {differing}"):
+            fit()
+    resumed = build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=FIT)
+    whole = build("odgpssm").fit(y, u, plan=FIT)
+    assert resumed.history_ == whole.history_

@@ -2,11 +2,12 @@
 written for (:func:`fingerprint`), and how a model, an Adam run and stage 4's result go into the checkpoint's
 arrays and come back (``archive.write_state`` files: npz arrays and JSON, no pickle).
 """
-import hashlib
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 import numpy as np
+
+from ..training_loop import fit_fingerprint
 
 #: The label of the default fit's checkpoint files (``archive.write_state``).
 CHECKPOINT_KIND = "default_fit_checkpoint"
@@ -35,19 +36,11 @@ def guard_result(values):
 
 
 def fingerprint(model, ys, us, plan, seed, frozen):
-    """What a checkpoint must have been written for (plain JSON types): the layout (:data:`CHECKPOINT_LAYOUT`), the
-    data's shapes and the SHA-256 of its arrays (model units), the plan, the seed, the frozen parameters and the
-    model's class and configuration (the state dimension, Q, the jitter and the kind of warm start, which a fit
-    sets, left out)."""
-    digest = hashlib.sha256()
-    for array in (a for pair in zip(ys, us) for a in pair):
-        array = np.ascontiguousarray(array, dtype=np.float64)
-        digest.update(",".join(str(n) for n in array.shape).encode("ascii") + b"\0" + array.tobytes())
-    config = {k: v for k, v in model.get_config().items() if k not in ("dim_x", "num_latent", "jitter", "init")}
-    return {"layout": CHECKPOINT_LAYOUT,
-            "shapes": [[list(y.shape), list(u.shape)] for y, u in zip(ys, us)], "data_sha256": digest.hexdigest(),
-            "plan": asdict(plan), "seed": int(seed), "frozen": list(frozen), "class": type(model).__name__,
-            "config": config}
+    """What a default fit's checkpoint must have been written for (``training_loop.fit_fingerprint`` at
+    :data:`CHECKPOINT_LAYOUT`, the whole plan): the state dimension, Q, the jitter and the kind of warm start, which
+    the fit sets, are left out of the configuration."""
+    return fit_fingerprint(model, ys, us, plan, seed, frozen, CHECKPOINT_LAYOUT,
+                           config_left_out=("dim_x", "num_latent", "jitter", "init"))
 
 
 def model_state(model, prefix, arrays):

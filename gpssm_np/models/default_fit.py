@@ -94,7 +94,7 @@ from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded, run_tasks
 from ..optim import Adam
 from .._config import MAX_REJECTIONS
-from ..training_loop import GrowingRun
+from ..training_loop import GrowingRun, check_fingerprint
 from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guard_result, model_state, restore_model,
                          restore_run, run_state)
 from .floor import FLOOR_KINDS, choose_floor
@@ -252,13 +252,7 @@ class DefaultFit:
     def read_checkpoint(self):
         """(state, arrays) of the checkpoint, refused (ValueError) when written for other data or another plan."""
         state, arrays = archive.read_state(self.checkpoint, CHECKPOINT_KIND)
-        mine = json.loads(json.dumps(self.fingerprint))
-        theirs = state.get("fingerprint", {})
-        if theirs != mine:
-            differ = [key for key in mine if theirs.get(key) != mine[key]]
-            raise ValueError(f"checkpoint: {os.fspath(self.checkpoint)!r} was written by a default fit of other "
-                             f"data or settings (differing: {', '.join(differ)}; data shapes there "
-                             f"{theirs.get('shapes')}, here {mine['shapes']}); remove it or pass another path")
+        check_fingerprint(self.fingerprint, state.get("fingerprint", {}), self.checkpoint, "a default fit")
         if state.get("stage") not in STAGES:
             raise ValueError(f"checkpoint: unknown stage {state.get('stage')!r} in {os.fspath(self.checkpoint)!r}")
         return state, arrays
