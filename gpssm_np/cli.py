@@ -107,8 +107,8 @@ def fraction(text):
 
 
 def positive_count(text):
-    """``--seeds``: a positive integer, its error raised as argparse's so that argparse names the option (0 seeds
-    ran nothing and wrote empty tables)."""
+    """A count that must be positive (``--seeds``, ``--jobs``, ``reproduce --epochs``), its error raised as
+    argparse's so that argparse names the option (0 seeds ran nothing and wrote empty tables)."""
     try:
         return check.positive_int(int(text), "seeds")
     except ValueError:  # not an integer, or below 1
@@ -146,6 +146,22 @@ def _model_data(model, ds, args):
     return align_dataset(model, ds), data
 
 
+def _writable_file(out):
+    """The file path ``out`` of ``fit --out``, its folder made as the other commands make theirs, checked before the
+    fit runs: a ValueError when it is a folder or its folder cannot be made or written to (the fit would be lost)."""
+    from .archive import check_path
+
+    check_path(out, "--out")
+    folder = os.path.dirname(os.path.abspath(out))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"--out: cannot make the folder {folder!r} for {out!r}: {err.strerror}") from None
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out: cannot write to the folder {folder!r} of {out!r}")
+    return out
+
+
 def cmd_fit(args):
     from .io import save
     from .models.default_fit import Plan
@@ -167,12 +183,11 @@ def cmd_fit(args):
             model.training_plan(None, args.max_steps, epochs), Plan):
         raise ValueError("--seq-len: the default fit grows its training windows itself (20, 40, then 80 steps); "
                          "--seq-len sets the epoch loop's (--settings authors, or --epochs)")
+    out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz")  # before a fit of minutes
     model.fit(ds.y_raw[:n], ds.u_raw[:n], plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs,
               progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names, **steps)
     if args.csv is not None:
         model.train_fraction_ = args.train_fraction
-    out = args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz"
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)  # as the other commands do for --out
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
     loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
@@ -420,11 +435,11 @@ def make_parser():
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
     p.add_argument("--seeds", type=positive_count, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
-    p.add_argument("--epochs", type=int, default=None,
+    p.add_argument("--epochs", type=positive_count, default=None,
                    help="the epoch loop with this many epochs (default: the authors' 70 for table1 and qstudy, "
                         "300 steps for car; mimo's GP models: the default fit)")
     p.add_argument("--out", default="results", help="results folder (default ./results); a rerun resumes there")
-    p.add_argument("--jobs", type=int, default=1, help="parallel local processes")
+    p.add_argument("--jobs", type=positive_count, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")
     p.add_argument("--data-dir", default=None)
     p.add_argument("--settings", default=None, choices=["authors", "prssm_style", "default"],
@@ -457,7 +472,7 @@ def main(argv=None):
             # cannot fail again, and the exit code is 1, Python's for EPIPE
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
-        except (ValueError, FileNotFoundError) as err:
+        except (ValueError, OSError) as err:  # bad arguments, and files or folders that cannot be read or written
             print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:

@@ -301,7 +301,7 @@ def evaluation_data(model, dataset, history=None):
     check_data_name(model, dataset)
     dataset = align_dataset(model, dataset)  # columns in the order of the model's channel names (_names)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
-    if scaling is None and not _identity_statistics(dataset):
+    if scaling is None and getattr(model, "standardize", True) is False and not _identity_statistics(dataset):
         warnings.warn(f"model: this {type(model).__name__} keeps no statistics of its training data "
                       "(standardize=False), so which units it was fitted in cannot be told: it is given the data "
                       "set's standardised arrays; a model fitted on the raw series is scored with test arrays in its "

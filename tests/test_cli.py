@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from gpssm_np.cli import main
@@ -235,3 +236,37 @@ def test_reproduce_needs_at_least_one_seed(tmp_path, capsys):
         main(["reproduce", "table1", "--seeds", "0", "--out", str(tmp_path)])
     assert "argument --seeds: expected a positive integer, got '0'" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("option", ["--jobs", "--epochs"])
+def test_reproduce_needs_positive_jobs_and_epochs(tmp_path, capsys, option):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "table1", option, "0", "--out", str(tmp_path)])
+    assert f"argument {option}: expected a positive integer, got '0'" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_files_and_folders_that_cannot_be_used_are_errors_not_tracebacks(tmp_path, capsys, monkeypatch):
+    """A folder given as a CSV file, a file given as an output folder: a message and exit code 2; fit's --out is
+    checked before the fit, whose minutes a path that cannot be written would throw away."""
+    import gpssm_np.models.gpssm as gpssm_module
+
+    csv = tmp_path / "plant.csv"
+    rng = np.random.default_rng(0)
+    np.savetxt(csv, np.column_stack([rng.normal(size=200), rng.normal(size=200)]), delimiter=",", header="y,u",
+               comments="")
+    data = ["--csv", str(csv), "--outputs", "y", "--inputs", "u"]
+    assert main(["fit", "--csv", str(tmp_path), "--outputs", "y", "--inputs", "u", "--model", "arx"]) == 2
+    assert "gpssm-np fit: error:" in capsys.readouterr().err
+    model = str(tmp_path / "arx.npz")
+    assert main(["fit", *data, "--model", "arx", "--out", model]) == 0
+    assert main(["forecast", model, *data, "--steps", "5", "--out", str(csv)]) == 2
+    assert "gpssm-np forecast: error:" in capsys.readouterr().err
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit ran before --out was checked")
+
+    monkeypatch.setattr(gpssm_module.GPSSM, "fit", no_fit)
+    for out in (str(tmp_path), str(csv / "m.npz")):  # a folder; a path under a file
+        assert main(["fit", *data, "--model", "odgpssm", "--max-steps", "2", "--out", out]) == 2
+        assert "gpssm-np fit: error: --out:" in capsys.readouterr().err
