@@ -347,6 +347,9 @@ def test_own_data_errors_name_the_argument(tmp_path, rng):
     for fraction in (0, 1, 1.5, -0.1, True, "half"):
         with pytest.raises(ValueError, match="train_fraction"):
             datasets.from_arrays(y, u, train_fraction=fraction)
+    y100, u100 = rng.normal(size=(100, 1)), rng.normal(size=(100, 1))
+    for fraction, rows in ((0.29, 29), (0.57, 57), (0.5, 50), (0.705, 70)):  # 0.29 x 100 is 28.999999999999996
+        assert len(datasets.from_arrays(y100, u100, train_fraction=fraction).y_train) == rows
     with pytest.raises(ValueError, match="y: 3 rows .* each part needs at least 2"):
         datasets.from_arrays(y[:3], u[:3])
     with pytest.raises(ValueError, match="u: expected 60 rows to match y, got 59"):
@@ -502,6 +505,12 @@ def test_nonlinear_simulators_reject_unknown_kinds():
     (lambda: datasets.cascaded_tanks(2.5), "T: expected a positive integer"),
     (lambda: datasets.random_linear_system(dim_x=0), "dim_x: expected a positive integer"),
     (lambda: datasets.random_linear_system(noise_std=0.0), "noise_std: expected a positive"),
+    (lambda: datasets.quadruple_tanks(10, hold=0), "hold: expected a positive integer"),
+    (lambda: datasets.two_mass(10, hold=0), "hold: expected a positive integer"),
+    (lambda: datasets.block_oriented(10, seed=-1), "seed: expected a non-negative integer"),
+    (lambda: datasets.cascaded_tanks(10, obs_std=-1), "obs_std: expected a non-negative"),
+    (lambda: datasets.cascaded_tanks(10, dt=0), "dt: expected a positive"),
+    (lambda: datasets.stirred_tank_reactor(10, process_std=(0.001, -0.05)), "process_std: expected a non-negative"),
 ])
 def test_simulators_name_a_bad_size(call, match):
     with pytest.raises(ValueError, match=match):

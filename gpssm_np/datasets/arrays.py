@@ -1,7 +1,8 @@
 r"""Your own data as a :class:`~gpssm_np.datasets.Dataset`: :func:`from_arrays` (arrays or nested lists) and
 :func:`from_csv` (a CSV file with a header row of column names, read with Python's ``csv`` module).
 
-Both split the series at ``train_fraction``: the first ``floor(train_fraction N)`` rows are the training part, the
+Both split the series at ``train_fraction``: the first ``floor(train_fraction N)`` rows are the training part (the
+product rounded to 9 decimals first, so that 0.29 of 100 rows is 29, not the 28 of 28.999999999999996), the
 rest the test part (0.5 gives the benchmarks' halves), and z-score outputs and inputs with the training part's mean
 and population standard deviation, as :func:`~gpssm_np.datasets.load` does for the benchmarks. The returned
 ``Dataset`` keeps those statistics (``y_mean``, ``y_std``, ``u_mean``, ``u_std``) and the raw series; a series
@@ -48,7 +49,7 @@ def _dataset(name, y, u, train_fraction, y_names=None, u_names=None):
         raise ValueError(f"name: expected a non-empty str, got {name!r}")
     if len(u) != len(y):
         raise ValueError(f"u: expected {len(y)} rows to match y, got {len(u)}")
-    n_train = int(np.floor(train_fraction * len(y)))
+    n_train = int(np.floor(round(train_fraction * len(y), 9)))
     if min(n_train, len(y) - n_train) < MIN_ROWS:
         raise ValueError(f"y: {len(y)} rows split at train_fraction={train_fraction} leave {n_train} training and "
                          f"{len(y) - n_train} test rows; each part needs at least {MIN_ROWS}")

@@ -24,6 +24,22 @@ def _input_range(input_range):
     return low, high
 
 
+def _plant(T, seed, dt=None, hold=None, **stds):
+    """The checked length ``T`` and the generator of ``seed`` of a simulated plant, after checking its other sizes:
+    ``dt`` positive, ``hold`` a positive integer, every standard deviation in ``stds`` (a number, or one per state
+    or output) non-negative; each a ValueError naming the argument."""
+    T = check.positive_int(T, "T")
+    rng = np.random.default_rng(check.seed(seed))
+    if dt is not None:
+        check.positive_float(dt, "dt")
+    if hold is not None:
+        check.positive_int(hold, "hold")
+    for name, value in stds.items():
+        for v in np.atleast_1d(np.asarray(value, dtype=object)).tolist():
+            check.non_negative_float(v, name)
+    return T, rng
+
+
 def multilevel(rng, T, dim, low, high, hold):
     """A random multi-level input (T, dim): levels drawn uniformly in [low, high] from ``rng``, each held ``hold``
     samples, the channels independent."""
@@ -273,8 +289,7 @@ def cascaded_tanks(T, seed=0, dt=2.0, process_std=0.01, obs_std=0.02):
     (std ``process_std`` per sample) and output noise (std ``obs_std``). Returns (y (T, 1), u (T, 1), levels
     (T + 1, 2)); the steady state for a constant u is h1 = (k u / a1)^2, h2 = (k u / a2)^2, so the gain grows with
     the input: no linear model fits every operating point."""
-    T = check.positive_int(T, "T")
-    rng = np.random.default_rng(seed)
+    T, rng = _plant(T, seed, dt=dt, process_std=process_std, obs_std=obs_std)
     a1, a2, k = 0.5, 0.4, 0.4
     u = multilevel(rng, T, 1, 0.0, 2.0, 25)
     h = np.zeros((T + 1, 2))
@@ -312,11 +327,10 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
     (std ``obs_std`` V); levels start at the steady state of the first inputs. Returns (y (T, 2), u (T, 2), levels
     (T + 1, 4)). Steady-state levels grow with the square of the flows, so no linear model fits every operating
     point, and each output depends on both inputs (the upper tanks feed the other side's lower tank)."""
-    T = check.positive_int(T, "T")
+    T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
     p = QUADRUPLE_TANKS
     A, a, k, gamma = (np.array(p[key]) for key in ("A", "a", "k", "gamma"))
     low, high = _input_range(input_range)
-    rng = np.random.default_rng(seed)
     levels = multilevel(rng, T, 2, low, high, hold)  # drawn even when u is given: the noise stays the same
     if u is None:
         u = levels
@@ -362,12 +376,11 @@ def block_oriented(T, seed=0, structure="hammerstein", process_std=0.02, obs_std
     x (T + 1, 2)). Both are textbook cases where a linear model's gain is right at one amplitude only; the Wiener
     system's output saturates, so its nonlinearity is in the measurement, which a state-space model with
     y = C x must move into its transition."""
-    T = check.positive_int(T, "T")
+    T, rng = _plant(T, seed, hold=hold, process_std=process_std, obs_std=obs_std)
     if structure not in BLOCK_STRUCTURES:
         raise ValueError(f"structure: expected one of {tuple(BLOCK_STRUCTURES)}, got {structure!r}")
     (low, high), before, after = BLOCK_STRUCTURES[structure]
     F, g = _RESONANCE
-    rng = np.random.default_rng(seed)
     u = multilevel(rng, T, 1, low, high, hold)
     x = np.zeros((T + 1, 2))
     for t in range(T):
@@ -389,11 +402,10 @@ def forced_oscillator(T, seed=0, restoring="pendulum", dt=0.1, process_std=0.02,
     output noise (std ``obs_std``); at rest at 0 at the start. Returns (y (T, 1), u (T, 1), states (T + 1, 2) of
     position and velocity). The stiffness changes with the amplitude (softening for the pendulum, hardening for
     Duffing), so the resonance frequency moves with the input level."""
-    T = check.positive_int(T, "T")
+    T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
     if restoring not in OSCILLATORS:
         raise ValueError(f"restoring: expected one of {tuple(OSCILLATORS)}, got {restoring!r}")
     force, damping, gain, amplitude = OSCILLATORS[restoring]
-    rng = np.random.default_rng(seed)
     u = multilevel(rng, T, 1, -amplitude, amplitude, hold)
     states = np.zeros((T + 1, 2))
     sub = dt / 10
@@ -425,10 +437,9 @@ def three_tanks(T, seed=0, dt=5.0, process_std=0.002, obs_std=0.002, input_range
     levels h1, h2, h3 in m, u (T, 2) the flows in 1e-4 m^3 / s, levels (T + 1, 3)). The flows between tanks depend
     on level differences through square roots, so every output depends nonlinearly on both inputs and on the
     other levels."""
-    T = check.positive_int(T, "T")
+    T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
     low, high = _input_range(input_range)
     p = THREE_TANKS
-    rng = np.random.default_rng(seed)
     u = multilevel(rng, T, 2, low, high, hold)
     root = p["pipe"] * np.sqrt(2 * p["g"])
 
@@ -488,9 +499,8 @@ def stirred_tank_reactor(T, seed=0, dt=0.05, process_std=(0.001, 0.05), obs_std=
     coolant to both outputs grows with the temperature: the classic nonlinear process plant. The default ranges keep
     it on the low-temperature branch: at T_c = 302 K and C_f = 1.05 the reactor ignites (it runs away to about
     400 K and oscillates), so wider ranges may leave the regime this benchmark means."""
-    T = check.positive_int(T, "T")
+    T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
     (c_low, c_high), (f_low, f_high) = _input_range(coolant_range), _input_range(feed_range)
-    rng = np.random.default_rng(seed)
     u = multilevel(rng, T, 2, np.array([c_low, f_low]), np.array([c_high, f_high]), hold)
     sub = dt / 10
     states = np.zeros((T + 1, 2))
@@ -512,8 +522,7 @@ def two_mass(T, seed=0, dt=0.05, process_std=0.005, obs_std=0.01, amplitude=1.0,
     sample), output noise (std ``obs_std``); at rest at 0 at the start. Returns (y (T, 2) = [p1, p2] + noise,
     u (T, 1), states (T + 1, 4) = [p1, v1, p2, v2]). The coupling stiffens with the stretch between the masses, so
     the second output answers the first nonlinearly: a drive train or a flexible arm with a hardening joint."""
-    T = check.positive_int(T, "T")
-    rng = np.random.default_rng(seed)
+    T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
     u = multilevel(rng, T, 1, -amplitude, amplitude, hold)
     states = np.zeros((T + 1, 4))
     sub = dt / 10
