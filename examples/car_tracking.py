@@ -11,13 +11,14 @@ import os
 
 import numpy as np
 
+from gpssm_np.cli import positive_count
 from gpssm_np.experiments import car_tracking
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few seconds: few training steps and particles")
-    parser.add_argument("--seeds", type=int, default=1, help="how many seeds (0, 1, ...; default 1)")
+    parser.add_argument("--seeds", type=positive_count, default=1, help="how many seeds (0, 1, ...; default 1)")
     parser.add_argument("--out", default="examples_out", help="output folder (default ./examples_out)")
     args = parser.parse_args()
     epochs, particles = (20, 100) if args.quick else (300, 500)

@@ -19,3 +19,9 @@ def test_example_quick(script, expected, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / expected).exists()
     assert "RMSE" in proc.stdout or "rmse" in proc.stdout.lower() or "=" in proc.stdout
+
+
+def test_car_tracking_needs_a_seed(tmp_path):
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "car_tracking.py"), "--quick", "--seeds",
+                           "0", "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "argument --seeds: expected a positive integer, got '0'" in proc.stderr
