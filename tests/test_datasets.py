@@ -564,3 +564,27 @@ def test_three_tanks_settles_at_the_levels_where_the_flows_balance():
     np.testing.assert_allclose(u, 0.3, rtol=1e-6)  # in 1e-4 m^3 / s
     with pytest.raises(ValueError, match="input_range"):
         datasets.three_tanks(10, input_range=(1.0, 0.5))
+
+
+def test_from_csv_names_what_it_cannot_read(tmp_path):
+    """Blank lines before the header are skipped (the message called such a file empty); text that is not UTF-8, a
+    field beyond the csv module's limit and a delimiter that is not one character are ValueErrors naming the path or
+    the argument (they were UnicodeDecodeError, _csv.Error and TypeError)."""
+    rows = "\n".join(f"{i},{0.5 * i}" for i in range(20))
+    blank = tmp_path / "blank.csv"
+    blank.write_text("\n\ny,u\n" + rows + "\n")
+    assert len(datasets.from_csv(blank, outputs="y", inputs="u").y_train) == 10
+    blank.write_text("\n\ny,u\n" + rows + "\n1,2,3\n")
+    with pytest.raises(ValueError, match="^path: line 24 of .* has 3 fields"):
+        datasets.from_csv(blank, outputs="y", inputs="u")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("temp\u00e9,u\n".encode("latin-1") + rows.encode())
+    with pytest.raises(ValueError, match="^path: .*latin.csv is not UTF-8 text"):
+        datasets.from_csv(latin, outputs="y", inputs="u")
+    big = tmp_path / "big.csv"
+    big.write_text("y,u,note\n" + "\n".join(f"{i},{i},{'x' * 200000 if i == 3 else 'a'}" for i in range(20)))
+    with pytest.raises(ValueError, match="^path: .*big.csv cannot be read as CSV"):
+        datasets.from_csv(big, outputs="y", inputs="u")
+    for delimiter in ("", ";;", None, '"'):
+        with pytest.raises(ValueError, match="^delimiter: expected one character"):
+            datasets.from_csv(blank, outputs="y", inputs="u", delimiter=delimiter)

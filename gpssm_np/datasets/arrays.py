@@ -99,12 +99,13 @@ def _names(columns, argname, header, path):
     return columns
 
 
-def _data_rows(lines, width, path):
+def _data_rows(lines, width, path, first_line=2):
     """The data rows of a CSV file's ``lines`` after its header (lists of fields, as ``csv.reader`` splits them,
     quotes honoured): blank lines and lines starting with ``#`` left out, every row ``width`` fields (empty fields
-    after the last are dropped); ValueError naming the first row of another width."""
+    after the last are dropped); ValueError naming the first row of another width (``first_line``: the number of
+    the line after the header)."""
     rows = []
-    for line_number, fields in enumerate(lines, start=2):
+    for line_number, fields in enumerate(lines, start=first_line):
         if not any(f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
             continue
         while len(fields) > width and not fields[-1].strip():
@@ -120,8 +121,8 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     """A :class:`~gpssm_np.datasets.Dataset` of the columns of a CSV file, split and standardised as the module
     docstring says.
 
-    The first line holds the column names (a leading ``#``, as ``np.savetxt(header=...)`` writes it, is dropped, and
-    so is a byte-order mark); every other line is one time step, but blank lines and lines starting with ``#``. The
+    The first line that is not blank holds the column names (a leading ``#``, as ``np.savetxt(header=...)`` writes
+    it, is dropped, and so is a byte-order mark); the file is UTF-8 text; every other line is one time step, but blank lines and lines starting with ``#``. The
     header and the rows are read alike (Python's ``csv`` module: a quoted field may hold the delimiter), every row has
     a field per column, and only the named columns are converted; they must be complete numbers.
 
@@ -150,18 +151,28 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     FileNotFoundError
         No file at ``path``.
     ValueError
-        No data rows after the header, a row with another number of fields than the header (its line is named), a
+        A file that is not UTF-8 text or not CSV, a ``delimiter`` that is not one character, no data rows after the
+        header, a row with another number of fields than the header (its line is named), a
         column missing (the message lists the file's columns) or both an output and an input, an empty,
         non-numeric, NaN or inf cell in a used column (its data rows are named, counted from 0 after the header),
         and the conditions of :func:`from_arrays`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")
-    with open(path, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel's UTF-8) is dropped
-        lines = list(csv.reader(fh, delimiter=delimiter))
-    header = lines[0] if lines else None
-    if not header:
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\"":
+        raise ValueError(f"delimiter: expected one character other than a quote or a line break, got {delimiter!r}")
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark (Excel's) is dropped
+            lines = list(csv.reader(fh, delimiter=delimiter))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"path: {os.fspath(path)} is not UTF-8 text ({err.reason} at byte {err.start}); save it "
+                         "as UTF-8") from None
+    except csv.Error as err:  # e.g. a field longer than the csv module's limit
+        raise ValueError(f"path: {os.fspath(path)} cannot be read as CSV: {err}") from None
+    first = next((i for i, line in enumerate(lines) if line), None)  # blank lines before the header are skipped
+    if first is None:
         raise ValueError(f"path: {os.fspath(path)} is empty; expected a header row of column names")
+    header, data_lines = lines[first], lines[first + 1:]
     header = [h.strip() for h in header]
     header[0] = header[0].lstrip("#").strip()
     duplicated = sorted({h for h in header if header.count(h) > 1})
@@ -175,7 +186,7 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     if both:
         raise ValueError(f"inputs: the columns {both} are also outputs; a column is one or the other")
     columns = outputs + inputs
-    rows = _data_rows(lines[1:], len(header), path)
+    rows = _data_rows(data_lines, len(header), path, first + 2)
     if not rows:
         raise ValueError(f"path: {os.fspath(path)} has a header and no data rows; expected at least "
                          f"{2 * MIN_ROWS} rows ({MIN_ROWS} for the training part and {MIN_ROWS} for the test part)")
