@@ -23,6 +23,10 @@ File layout (``FORMAT_VERSION`` 2), one ``np.savez_compressed`` archive:
     generator's state, the training log, and for a checkpoint written inside an epoch the epoch's order of windows and
     the next position in it).
 
+The metadata also records ``meta_checksum``, the hex SHA-256 of its own sorted-key JSON without that entry
+(:func:`meta_checksum`), so that an edit of the configuration, the arguments or a state is refused; files written
+before it existed lack it and are read without that check.
+
 The checksum is the hex SHA-256 of the data entries (every entry but ``__meta__``) taken in sorted name order;
 for each entry the hash is fed, in this order::
 
@@ -58,8 +62,8 @@ import numpy as np
 
 from ._version import __version__
 
-__all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "check_path", "read_checkpoint", "read_model",
-           "read_state", "write_model", "write_state"]
+__all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "meta_checksum", "check_path", "read_checkpoint",
+           "read_model", "read_state", "write_model", "write_state"]
 
 #: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
 FORMAT_VERSION = 2
@@ -106,7 +110,7 @@ def write_model(model, name, path, training=None):
     if training is not None:
         meta["training"] = training["info"]
     try:
-        text = json.dumps(meta, sort_keys=True, allow_nan=False)
+        text = json.dumps(dict(meta, meta_checksum=meta_checksum(meta)), sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as err:
         raise ValueError(f"model: get_config() must return plain JSON types, got an error: {err}") from None
     arrays[_META] = np.array(text)
@@ -188,6 +192,7 @@ def write_state(path, kind, state, arrays):
     meta = {"format_version": FORMAT_VERSION, "kind": kind, "gpssm_np_version": __version__,
             "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "checksum": checksum(arrays), "state": state}
+    meta["meta_checksum"] = meta_checksum(meta)
     arrays[_META] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
     _atomic_write(path, arrays)
     return path
@@ -217,9 +222,24 @@ def read_state(path, kind):
     if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
         raise _invalid(path, f"its format_version {meta.get('format_version')!r} is not one this gpssm_np reads "
                              f"(up to {FORMAT_VERSION})")
+    _check_checksums(path, meta, arrays)
+    return meta["state"], arrays
+
+
+def meta_checksum(meta):
+    """Hex SHA-256 of the metadata ``meta`` (a dict of plain JSON types) without its ``meta_checksum`` entry, as
+    sorted-key JSON: a file records it so that an edit of its configuration, arguments or state is detected."""
+    text = json.dumps({k: v for k, v in meta.items() if k != "meta_checksum"}, sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_checksums(path, meta, arrays):
+    """ModelFileError unless the data entries match ``meta``'s checksum and the metadata its ``meta_checksum`` (files
+    written before it existed have none and are read as before)."""
     if checksum(arrays) != meta.get("checksum"):
         raise _invalid(path, "its checksum does not match; the file is corrupted or was modified")
-    return meta["state"], arrays
+    if "meta_checksum" in meta and meta_checksum(meta) != meta["meta_checksum"]:
+        raise _invalid(path, "its metadata checksum does not match; its configuration or state was modified")
 
 
 def checksum(arrays):
@@ -325,8 +345,7 @@ def _read(path, classes):
         if isinstance(err, ValueError) and ("pickle" in str(err) or "Object arrays" in str(err)):
             raise _invalid(path, "it contains pickled (object) data, which is never loaded") from None
         raise _invalid(path, f"it cannot be read as an npz archive ({type(err).__name__}: {err})") from None
-    if checksum(arrays) != meta["checksum"]:
-        raise _invalid(path, "its checksum does not match; the file is corrupted or was modified")
+    _check_checksums(path, meta, arrays)
     _check_layout(path, arrays)
     return meta, arrays
 

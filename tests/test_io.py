@@ -47,9 +47,12 @@ def rewrite(path, change):
 
 
 def change_meta(**updates):
+    """An edit of the metadata whose checksum is made again, so that the check behind it is what refuses the file
+    (an edit without it is refused by the metadata checksum: test_edited_metadata_is_refused_by_its_checksum)."""
     def change(entries):
         meta = json.loads(str(entries["__meta__"][()]))
         meta.update(updates)
+        meta["meta_checksum"] = archive.meta_checksum(meta)
         entries["__meta__"] = np.array(json.dumps(meta))
 
     return change
@@ -95,6 +98,7 @@ def test_a_format_1_file_of_a_warm_started_model_loads_with_the_same_q_x0(tmp_pa
         entries["params/x0_var"] = variances_raw
         meta = json.loads(str(entries["__meta__"][()]))
         meta.update(format_version=1, checksum=io.checksum(entries))
+        del meta["meta_checksum"]  # format 1 had none
         entries["__meta__"] = np.array(json.dumps(meta))
 
     rewrite(path, as_format_1)
@@ -119,6 +123,7 @@ def test_a_format_1_checkpoint_whose_parameters_changed_is_refused(tmp_path, rng
                     entries[key.replace("x0_sqrt", "x0_var")] = np.diag(entries.pop(key)).copy()
             meta = json.loads(str(entries["__meta__"][()]))
             meta.update(format_version=1, checksum=io.checksum(entries))
+            del meta["meta_checksum"]  # format 1 had none
             entries["__meta__"] = np.array(json.dumps(meta))
 
         rewrite(path, as_format_1)
@@ -172,7 +177,7 @@ def test_a_loaded_model_gives_the_constructor_arguments_as_given(tmp_path, rng):
     with np.load(path) as f:
         arrays = dict(f)
     meta = json.loads(str(arrays["__meta__"][()]))
-    del meta["arguments"]
+    del meta["arguments"], meta["meta_checksum"]  # a file of an older version: neither entry
     arrays["__meta__"] = np.array(json.dumps(meta))
     np.savez(path, **arrays)
     assert load(path).get_params()["dim_x"] == load(path).spec.dim_x
@@ -326,6 +331,32 @@ def test_tampered_parameter_is_refused_by_checksum(saved):
     rewrite(path, tamper)
     with pytest.raises(ModelFileError, match="corrupted or was modified"):
         load(path)
+
+
+def test_edited_metadata_is_refused_by_its_checksum(saved, tmp_path):
+    """The metadata's own checksum: an edited configuration or argument is refused; a file of an older version,
+    without the entry, loads."""
+    model, path = saved
+    for edit in ({"config": dict(model.get_config(), kernel="se")}, {"arguments": {"dim_x": 7}}):
+        edited = tmp_path / "edited.npz"
+        edited.write_bytes(open(path, "rb").read())
+
+        def change(entries):
+            meta = json.loads(str(entries["__meta__"][()]))
+            meta.update(edit)
+            entries["__meta__"] = np.array(json.dumps(meta))
+
+        rewrite(edited, change)
+        with pytest.raises(ModelFileError, match="metadata checksum does not match"):
+            load(edited)
+
+    def older(entries):
+        meta = json.loads(str(entries["__meta__"][()]))
+        del meta["meta_checksum"]
+        entries["__meta__"] = np.array(json.dumps(meta))
+
+    rewrite(path, older)
+    assert load(path).get_config() == model.get_config()
 
 
 def test_added_or_removed_entry_is_refused_by_checksum(saved):
