@@ -496,3 +496,16 @@ def test_what_the_default_fit_chose_is_kept_in_the_model_file(tmp_path):
     assert loaded.validation_ == loaded.selection_["record"] and len(loaded.validation_) >= 1
     model.selection_["t"] = np.float32(1.5)  # NumPy scalars, should a stage leave one, are written as numbers
     assert load(save(model, tmp_path / "m.npz")).selection_["t"] == 1.5
+
+
+def test_a_loaded_linear_model_keeps_how_its_orders_were_chosen(tmp_path, rng):
+    """The ARX's and the LGSSM's selection records (candidate -> fold error, the chosen orders' window errors) are
+    in the file: a loaded model says how it was chosen as the fitted one does (its repr too)."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    y[:, 0] += np.convolve(u[:, 0], [0.0, 0.5, 0.3], mode="same")
+    for model, record in ((gp.ARX(dim_y=1, dim_u=1).fit(y, u), "selection_scores_"),
+                          (gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y, u), "dim_x_scores_")):
+        assert len(getattr(model, record)) > 1 and model.fold_errors_
+        loaded = load(save(model, tmp_path / "m.npz"))
+        assert getattr(loaded, record) == getattr(model, record) and loaded.fold_errors_ == model.fold_errors_
+        assert repr(loaded) == repr(model)

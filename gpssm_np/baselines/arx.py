@@ -261,6 +261,8 @@ class ARX(LinearBaseline):
                 "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
                 "seed": self.seed, "standardize": self.standardize, "calibrate": self.calibrate}
 
+    SELECTION_RECORD = ("selection_scores_", "fold_errors_")
+
     def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
         (d_y,) of :meth:`coefficients`, "noise_var" sigma^2 (d_y,), and the training means "y_mean" (d_y,) and

@@ -194,6 +194,8 @@ class LGSSM(LinearBaseline):
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize,
                 "calibrate": self.calibrate}
 
+    SELECTION_RECORD = ("dim_x_scores_", "fold_errors_")
+
     def get_learned_params(self):
         """Copies of the fitted parameters (``params_``), empty before fit."""
         return {k: v.copy() for k, v in self.params_.items()} if self.fitted else {}
