@@ -45,8 +45,8 @@ the model's own standardisation (``scaling_``; the arrays' units when the model 
 a model as its standardised arrays (``ds.y_train`` is what a model is normally fitted on), except to a model fitted
 on the raw training part (``ds.y_raw[:n_train]``: its ``scaling_`` equals the data set's statistics), which gets
 the raw series. A model fitted with ``standardize=False`` keeps no statistics, so this cannot be told: it gets the
-standardised arrays, with a warning where they are not the raw series. "rmse_original_units_per_output" maps the RMSE of each output back with the data set's standard
-deviations (for test arrays: the model's).
+standardised arrays, with a warning where they are not the raw series. "rmse_original_units_per_output" maps the
+RMSE of each output back with the data set's standard deviations (for test arrays: the model's).
 """
 import logging
 import warnings

@@ -293,8 +293,9 @@ class GPSSM(GradientTrainedModel):
     def training_plan(self, plan=None, max_steps=None, epochs=None):
         """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan; otherwise the regime's default
         plan with the changes of ``plan`` (a dict), ``max_steps`` and ``epochs``. The regime without a plan: the
-        epoch loop when ``epochs`` is given (as an argument or in the dict) or under ``settings="authors"`` (without ``max_steps``), the default
-        fit for the configurations it covers, the validation-block loop for the others."""
+        epoch loop when ``epochs`` is given (as an argument or in the dict) or under ``settings="authors"`` (without
+        ``max_steps``), the default fit for the configurations it covers, the validation-block loop for the
+        others."""
         changes = {} if plan is None else plan
         if not isinstance(changes, (dict, Plan, BlockPlan, EpochPlan)):
             raise ValueError(f"plan: expected None, a dict of changes, Plan, BlockPlan or EpochPlan, got {plan!r}")
