@@ -123,8 +123,9 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
 
     The first line that is not blank holds the column names (a leading ``#``, as ``np.savetxt(header=...)`` writes
     it, is dropped, and so is a byte-order mark); the file is UTF-8 text; every other line is one time step, but
-    blank lines and lines starting with ``#``. The header and the rows are read alike (Python's ``csv`` module: a quoted field may hold the delimiter), every row has
-    a field per column, and only the named columns are converted; they must be complete numbers.
+    blank lines and lines starting with ``#``. The header and the rows are read alike (Python's ``csv`` module: a
+    quoted field may hold the delimiter), every row has a field per column, and only the named columns are
+    converted; they must be complete numbers.
 
     Parameters
     ----------
