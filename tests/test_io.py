@@ -509,3 +509,18 @@ def test_a_loaded_linear_model_keeps_how_its_orders_were_chosen(tmp_path, rng):
         loaded = load(save(model, tmp_path / "m.npz"))
         assert getattr(loaded, record) == getattr(model, record) and loaded.fold_errors_ == model.fold_errors_
         assert repr(loaded) == repr(model)
+
+
+def test_a_loaded_gp_model_keeps_how_it_trained(tmp_path, rng):
+    """The record of a fit (validation scores, each run's best score, the refit's steps and seed, the step size and
+    its candidates' tests) is in the file, for the validation-block loop and for the default fit."""
+    y, u = rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
+    block = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, recognition="mlp",
+                       recognition_options={"hidden": 3, "num_steps": 3}).fit(
+        y, u, plan=gp.BlockPlan(max_steps=4, eval_every=2, seq_len=10, batch_size=4, num_samples=3), progress=False)
+    default = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, plan={"eval_every": 1}, progress=False)
+    for model in (block, default):
+        assert model.validation_ and model.refit_ is not None
+        loaded = load(save(model, tmp_path / "m.npz"))
+        for name in gp.ODGPSSM.TRAINING_RECORD:
+            assert json.dumps(getattr(loaded, name)) == json.dumps(getattr(model, name), default=float), name
