@@ -65,7 +65,8 @@ from ._version import __version__
 __all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "meta_checksum", "check_path", "read_checkpoint",
            "read_model", "read_state", "write_model", "write_state"]
 
-#: Version of the file layout written by :func:`save`; :func:`load` refuses files with a larger number.
+#: Version of the file layout written by :func:`write_model` (``io.save``); :func:`read_model` (``io.load``) refuses
+#: files with a larger number.
 FORMAT_VERSION = 2
 
 _META = "__meta__"
@@ -131,7 +132,8 @@ def _plain_arguments(model):
 
 
 def read_checkpoint(path, classes):
-    """(model, training) from a checkpoint written by ``fit(checkpoint=...)``: the model as :func:`read_model`
+    """(model, training) from a checkpoint of the epoch loop (``fit(checkpoint=...)`` with ``epochs``; the
+    default fit writes a state file, :func:`read_state`, that its own resume reads): the model as :func:`read_model`
     gives it, and a dict with "arrays" (the optimizer's arrays) and "info" (epochs done, Adam step and learning
     rate, random generator state, training log)."""
     model, meta, arrays = read_model(path, classes)

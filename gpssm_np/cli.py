@@ -2,7 +2,8 @@
 
 Sub-commands: ``demo`` (car-tracking demo: PNG + JSON), ``fit`` (train a model on a data set, save it),
 ``evaluate`` (score a saved model under a protocol, JSON), ``forecast`` (forecast a test window with a saved model,
-JSON + PNG), ``info`` (versions). Each writes where ``--out`` says and prints the paths it wrote. ``fit``,
+JSON + PNG), ``reproduce`` (the paper's experiments and the multi-output plants, resumable sweeps), ``info``
+(versions). Each writes where ``--out`` says and prints the paths it wrote. ``fit``,
 ``evaluate`` and ``forecast`` read a benchmark (``--dataset NAME``) or your own CSV file (``--csv FILE --outputs
 NAME ... --inputs NAME ...``, ``datasets.from_csv``). ``fit`` trains on the file's units (the model keeps their
 scaling, ``scaling_``) and records the data set's name, its channel names and, for a CSV file, the train fraction
@@ -379,7 +380,8 @@ def make_parser():
         p.add_argument("--inputs", nargs="*", metavar="NAME", help="with --csv: the input columns (none: no inputs)")
         p.add_argument("--train-fraction", type=fraction, default=0.5,
                        help="with --csv: the share of rows, from the top, that is the training part (default 0.5)")
-        p.add_argument("--data-dir", default=None, help="data folder (default: $GPSSM_NP_DATA)")
+        p.add_argument("--data-dir", default=None,
+                       help="data folder (default: $GPSSM_NP_DATA, else ~/.cache/gpssm_np/data)")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--num-samples", type=int, default=50,
                        help="particles per training window (fit), sampled forecast trajectories (evaluate, "

@@ -3,8 +3,9 @@ r"""Linear baselines with the estimator surface of the state-space models (``est
 
 Both follow the package's time convention: the input u_t acts on the step that produces y_t. Arrays are 0-based,
 ``y[t]`` and ``u[t]`` belonging to the same step. Both implement :class:`gpssm_np.models.StateSpaceModel`: ``spec``
-(dim_x, dim_y, dim_u), ``fit(y, u, **training_options)`` (the GP training options epochs, seq_len, batch_size, lr,
-num_samples, progress, ... are accepted and ignored), ``q_x0(y_window, u_window)``, ``forecast(u_future,
+(dim_x, dim_y, dim_u), ``fit(y, u, **training_options)`` (the training options every model's ``fit`` takes, plan,
+epochs, seed, progress, checkpoint, resume, max_steps and data_name, are accepted and ignored:
+``estimator.TRAINING_OPTIONS``), ``q_x0(y_window, u_window)``, ``forecast(u_future,
 y_past=None, u_past=None, num_samples=50, seed=0, x0=None, ...)`` returning a :class:`gpssm_np.forecast.Forecast`,
 ``get_config``, ``get_params``/``set_params`` (the constructor arguments), ``get_learned_params``/
 ``set_learned_params`` (the fitted arrays, so ``gpssm_np.save`` and ``gpssm_np.load`` keep them), the units of the

@@ -1,4 +1,4 @@
-r"""Benchmark data: the five real system-identification sets, your own series, synthetic generators, and windowing.
+r"""Benchmark data: the nine real system-identification sets, your own series, synthetic generators, and windowing.
 
 * :mod:`~gpssm_np.datasets.files` -- :func:`load` a real benchmark from disk (checked by sha256), split in halves and
   standardised with the training half's statistics; :class:`Dataset`; where the data folder is.

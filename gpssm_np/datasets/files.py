@@ -1,8 +1,9 @@
-r"""The five real system-identification benchmarks on disk: locating, verifying and reading their files, and the
+r"""The nine real system-identification data sets on disk: locating, verifying and reading their files, and the
 split and standardisation of the ODGPSSM / PR-SSM / RGP protocol (see ``shared/data/SOURCES.md``).
 
-:func:`load` reads one of ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``, ``"gas_furnace"`` from
-disk (no downloads), checks its sha256, and applies the protocol:
+:func:`load` reads one of the paper's five, ``"actuator"``, ``"ballbeam"``, ``"drive"``, ``"dryer"``,
+``"gas_furnace"``, or of the four multi-output plants, ``"cd_player_arm"``, ``"winding"``, ``"steamgen"``,
+``"dryer2"`` (:data:`DATASET_FILES`), from disk (no downloads), checks its sha256, and applies the protocol:
 
 * **split** -- the first ``N // 2`` samples are the training half, the rest the test half;
 * **standardisation** -- u and y are z-scored separately with the mean and the *population* standard deviation
@@ -99,8 +100,9 @@ class Dataset:
     of the real benchmarks (:func:`load`, split in halves) or your own data (:func:`gpssm_np.datasets.from_arrays`,
     :func:`gpssm_np.datasets.from_csv`, split at a fraction).
 
-    All arrays are float64 and read-only. For the benchmarks ``T_train = N // 2``, ``T_test = N - N // 2`` and
-    ``d_y = d_u = 1``; ``d_u = 0`` for a series without inputs.
+    All arrays are float64 and read-only. For the benchmarks ``T_train = N // 2`` and ``T_test = N - N // 2``
+    (the paper's five have ``d_y = d_u = 1``, the multi-output plants more); ``d_u = 0`` for a series without
+    inputs.
 
     Attributes
     ----------

@@ -105,7 +105,8 @@ from .training import ValidationScore, paired_t
 
 @dataclass(frozen=True)
 class Plan:
-    """The settings of the default fit (module docstring). ``origins``: folds of the floor; ``gp_folds``: the latest
+    """The settings of the default fit (module docstring). ``origins``: the rolling origins of the folds the GP part's
+    selection draws from (the floor's orders are chosen on the linear models' own 5 folds); ``gp_folds``: the latest
     origins the GP part is trained and scored on; ``switch_t``: how many standard errors it must win by;
     ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times the
     floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the

@@ -46,7 +46,7 @@ Q_MODEL = re.compile(r"^odgpssm_q(\d+)$")
 
 def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
     """The model ``name`` (one of :data:`MODELS`, or ``odgpssm_q<Q>`` for ODGPSSM with Q latent GPs) for
-    ``dataset`` (a ``datasets.Dataset``, whose standardised arrays it is fitted on) with ``settings``."""
+    ``dataset`` (a ``datasets.Dataset``, whose dimensions it takes) with ``settings``."""
     d_y, d_u = dataset.y_train.shape[1], dataset.u_train.shape[1]
     fixed_dim_x = max(4 if settings["dim_x"] == "auto" else settings["dim_x"], d_y)  # C = [I, 0] needs d_x >= d_y
     dims = dict(dim_x=settings["dim_x"] if settings["dim_x"] == "auto" else fixed_dim_x, dim_y=d_y, dim_u=d_u)
