@@ -111,7 +111,7 @@ def positive_count(text):
     """A count that must be positive (``--seeds``, ``--jobs``, ``reproduce --epochs``), its error raised as
     argparse's so that argparse names the option (0 seeds ran nothing and wrote empty tables)."""
     try:
-        return check.positive_int(int(text), "seeds")
+        return check.positive_int(int(text), "count")
     except ValueError:  # not an integer, or below 1
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
 

@@ -58,6 +58,7 @@ time).
 import abc
 import functools
 import inspect
+import json
 import warnings
 
 import numpy as np
@@ -317,11 +318,19 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         y, u = data[-1]
         self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
 
+    #: Attributes a fit sets that say how it chose and trained (a subclass names its own, e.g. the ARX's order
+    #: scores): a model file keeps them, as JSON under "fit_record" (:func:`_record_json`), so a loaded model says it.
+    FIT_RECORD = ()
+
     def extra_state(self):
         """What a model file keeps beside the parameters, name -> ndarray: the units (``scaling_``), the name of
         the training data (a 0-d str array), the channel names (str arrays), ``train_fraction_``, the end of the
-        training data (``data_tail_``) and the interval calibration (``interval_scale_``), when set."""
+        training data (``data_tail_``), the interval calibration (``interval_scale_``) and the fit's record
+        (:data:`FIT_RECORD`), when set."""
         state = {} if self.scaling_ is None else self.scaling_.arrays()
+        record = _record_json({name: getattr(self, name, None) for name in self.FIT_RECORD})
+        if any(value not in (None, [], {}) for value in record.values()):  # an unfitted model has none
+            state["fit_record"] = np.array(json.dumps(record))
         if self.data_tail_ is not None:
             state["tail_y"], state["tail_u"] = self.data_tail_
         if self.interval_scale_ is not None:
@@ -337,6 +346,11 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         """Restore :meth:`extra_state`'s dict; ValueError for an entry this model cannot take (the output scaling
         of old files is dropped: ``units.Scaling.from_state``)."""
         state = dict(state)
+        record = state.pop("fit_record", None)
+        if record is not None:  # absent from files written before it was kept
+            for name, value in _record_value(json.loads(str(np.asarray(record)[()]))).items():
+                if name in self.FIT_RECORD:
+                    setattr(self, name, value)
         data_name = state.pop("data_name", None)
         tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
         if tail_y is not None:  # absent from files of models never fitted
@@ -808,3 +822,29 @@ class GradientTrainedModel(StateSpaceModel):
         unknown = sorted(set(names) - set(self.params))
         if unknown:
             raise ValueError(f"{argname}: unknown parameter names {unknown}; expected names from {sorted(self.params)}")
+
+
+def _record_json(value):
+    """A fit's record (:data:`StateSpaceModel.FIT_RECORD`) in JSON's types: NumPy values as Python's, tuples as
+    lists, and a dict whose keys are not all strings (the ARX's (na, nb) -> score) as ``{"__pairs__": [[key,
+    value], ...]}``; JSON writes inf and NaN as Infinity and NaN. :func:`_record_value` undoes it."""
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {k: _record_json(v) for k, v in value.items()}
+        return {"__pairs__": [[_record_json(k), _record_json(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_record_json(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    return value
+
+
+def _record_value(value):
+    """Undo :func:`_record_json`: pairs back to a dict, a key that was a tuple back to a tuple."""
+    if isinstance(value, dict):
+        if set(value) == {"__pairs__"}:
+            return {(tuple(k) if isinstance(k, list) else k): _record_value(v) for k, v in value["__pairs__"]}
+        return {k: _record_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_record_value(v) for v in value]
+    return value

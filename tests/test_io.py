@@ -522,5 +522,5 @@ def test_a_loaded_gp_model_keeps_how_it_trained(tmp_path, rng):
     for model in (block, default):
         assert model.validation_ and model.refit_ is not None
         loaded = load(save(model, tmp_path / "m.npz"))
-        for name in gp.ODGPSSM.TRAINING_RECORD:
+        for name in gp.ODGPSSM.FIT_RECORD:
             assert json.dumps(getattr(loaded, name)) == json.dumps(getattr(model, name), default=float), name

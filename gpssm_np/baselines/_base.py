@@ -12,7 +12,6 @@ forecast's errors will be after it (the folds' assumption); a fold whose model c
 forecast fails or is not finite, add nothing; without folds (too short a series) the intervals stay the model's own.
 """
 import abc
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,29 +50,6 @@ class LinearBaseline(StateSpaceModel):
         self.spec = BaselineSpec(check.positive_int(dim_x, "dim_x"), dim_y, check.non_negative_int(dim_u, "dim_u"))
         self.calibrate = check.boolean(calibrate, "calibrate")
         self.fitted = False
-
-    #: The attributes of the order selection a model file keeps (the choice itself is in the parameters' shapes):
-    #: a subclass names its own, each a dict (candidate -> fold error) or a list of window errors, or None.
-    SELECTION_RECORD = ()
-
-    def extra_state(self):
-        """:meth:`StateSpaceModel.extra_state` and the record of the order selection (:data:`SELECTION_RECORD`), as
-        JSON, so that a loaded model says how its orders were chosen."""
-        state = super().extra_state()
-        record = {name: _as_pairs(getattr(self, name, None)) for name in self.SELECTION_RECORD}
-        if any(value for value in record.values()):
-            state["selection"] = np.array(json.dumps(record))
-        return state
-
-    def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict (files written before the selection was kept have none)."""
-        state = dict(state)
-        record = state.pop("selection", None)
-        super().set_extra_state(state)
-        if record is not None:
-            for name, value in json.loads(str(np.asarray(record)[()])).items():
-                if name in self.SELECTION_RECORD:
-                    setattr(self, name, _from_pairs(value))
 
     @abc.abstractmethod
     def _fold_model(self, ys, us):
@@ -126,17 +102,3 @@ class LinearBaseline(StateSpaceModel):
         if not self.fitted:
             raise ValueError(f"model: this {type(self).__name__} is not fitted yet; call fit(y, u) first")
 
-
-def _as_pairs(value):
-    """A selection record in JSON's types: a dict (candidate -> score; a candidate an int or a tuple of ints) as a
-    list of [candidate, score] pairs, a list of floats as it is (JSON writes inf and NaN as Infinity and NaN)."""
-    if isinstance(value, dict):
-        return {"pairs": [[list(k) if isinstance(k, tuple) else k, float(v)] for k, v in value.items()]}
-    return None if value is None else [float(v) for v in value]
-
-
-def _from_pairs(value):
-    """Undo :func:`_as_pairs`."""
-    if isinstance(value, dict):
-        return {(tuple(k) if isinstance(k, list) else int(k)): float(v) for k, v in value["pairs"]}
-    return value

@@ -261,7 +261,7 @@ class ARX(LinearBaseline):
                 "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
                 "seed": self.seed, "standardize": self.standardize, "calibrate": self.calibrate}
 
-    SELECTION_RECORD = ("selection_scores_", "fold_errors_")
+    FIT_RECORD = ("selection_scores_", "fold_errors_")  # how the orders were chosen: a model file keeps it
 
     def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"

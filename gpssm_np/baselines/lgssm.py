@@ -194,7 +194,7 @@ class LGSSM(LinearBaseline):
                 "max_spectral_radius": self.max_spectral_radius, "seed": self.seed, "standardize": self.standardize,
                 "calibrate": self.calibrate}
 
-    SELECTION_RECORD = ("dim_x_scores_", "fold_errors_")
+    FIT_RECORD = ("dim_x_scores_", "fold_errors_")  # how d_x was chosen: a model file keeps it
 
     def get_learned_params(self):
         """Copies of the fitted parameters (``params_``), empty before fit."""

@@ -354,38 +354,31 @@ class GPSSM(GradientTrainedModel):
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
-    #: The record of how a fit trained (``fit``'s docstring), kept in a model file beside ``selection_``.
-    TRAINING_RECORD = ("validation_", "restart_scores_", "refit_", "lr_", "lr_scale_", "lr_scale_tests_")
+    #: How a fit trained (``fit``'s docstring): a model file keeps it beside ``selection_``.
+    FIT_RECORD = ("validation_", "restart_scores_", "refit_", "lr_", "lr_scale_", "lr_scale_tests_")
 
     def extra_state(self):
-        """:meth:`GradientTrainedModel.extra_state`, what the fit chose (``selection_``) and how it trained
-        (:data:`TRAINING_RECORD`), as JSON, so that a loaded model says it too."""
+        """:meth:`GradientTrainedModel.extra_state` (with the fit's record, :data:`FIT_RECORD`) and what the fit
+        chose (``selection_``, as JSON), so that a loaded model says it too."""
         state = super().extra_state()
         if getattr(self, "selection_", None) is not None:
             state["selection"] = np.array(json.dumps(self.selection_, default=_plain))
-        record = {name: getattr(self, name) for name in self.TRAINING_RECORD}
-        if record["validation_"] or record["refit_"] or record["restart_scores_"]:
-            state["training_record"] = np.array(json.dumps(record, default=_plain))
         return state
 
     def set_extra_state(self, state):
-        """Restore :meth:`extra_state`'s dict: the training record, ``selection_`` and the records
+        """Restore :meth:`extra_state`'s dict: the fit's record, ``selection_`` and the records
         :meth:`_record_floor` derives from it (JSON's keys are strings: the candidate state dimensions of
         "dim_x_scores" are read back as ints)."""
         state = dict(state)
-        selection, record = state.pop("selection", None), state.pop("training_record", None)
+        selection = state.pop("selection", None)
         super().set_extra_state(state)
-        if record is not None:  # absent from files written before it was kept
-            for name, value in json.loads(str(np.asarray(record)[()])).items():
-                if name in self.TRAINING_RECORD:
-                    setattr(self, name, value)
         if selection is not None:
             selection = json.loads(str(np.asarray(selection)[()]))
             floor = selection.get("floor") or {}
             if floor.get("dim_x_scores"):
                 floor["dim_x_scores"] = {int(d): scores for d, scores in floor["dim_x_scores"].items()}
             self._record_floor(selection)
-            if "record" in selection:  # the default fit's, as _fit_default keeps it
+            if "record" in selection and not self.validation_:  # a file written before the fit's record was kept
                 self.validation_ = selection["record"]
 
     def _fitted_choices(self):
