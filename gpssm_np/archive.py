@@ -55,6 +55,7 @@ import json
 import os
 import struct
 import tempfile
+import tokenize
 import zipfile
 import zlib
 
@@ -76,9 +77,10 @@ _EXTRA = "extra/"
 _TRAIN = "train/"
 _META_KEYS = ("format_version", "class", "config", "gpssm_np_version", "numpy_version", "created_at", "checksum")
 # What reading a damaged archive can raise (truncated or corrupted zip, bad .npy header, object arrays, a seek
-# to an offset out of range: OSError, caught only once the file has been opened, so not a missing file).
+# to an offset out of range: OSError, caught only once the file has been opened, so not a missing file). numpy
+# parses a header that Python's parser refuses once more through the tokenizer, whose TokenError is none of these.
 _READ_ERRORS = (zipfile.BadZipFile, zlib.error, ValueError, EOFError, NotImplementedError, RuntimeError, struct.error,
-                OverflowError, OSError)
+                OverflowError, OSError, SyntaxError, tokenize.TokenError)
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip starting with a member, an empty zip
 
 

@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import zipfile
 
 import numpy as np
 import pytest
@@ -309,6 +310,21 @@ def test_any_flipped_byte_is_refused_or_harmless(saved, tmp_path):
         assert loaded.get_config() == model.get_config() and loaded.history_ == model.history_
         for name, value in model.get_learned_params().items():
             np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_unparsable_array_header_is_refused(saved, tmp_path):
+    """An array header that cannot be parsed (here a dict left open, which numpy's tokenizer meets as a
+    ``tokenize.TokenError``, not a ValueError) is a ModelFileError like any damage."""
+    _, path = saved
+    damaged = tmp_path / "damaged.npz"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(damaged, "w") as target:
+        for name in source.namelist():
+            member = source.read(name)
+            start = member.index(b"{'descr'")
+            end = member.index(b"}", start)  # the header dict left open
+            target.writestr(name, member[:end] + b" " + member[end + 1:])
+    with pytest.raises(ModelFileError, match="cannot be read as an npz archive"):
+        load(damaged)
 
 
 def test_file_that_is_not_an_npz_is_refused(tmp_path):
