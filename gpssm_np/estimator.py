@@ -318,6 +318,29 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         y, u = data[-1]
         self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
 
+    #: ``Forecast.origin`` of a forecast from neither ``x0`` nor past data nor a data tail: the model's own start
+    #: (a subclass whose start differs names it, :meth:`_own_start`).
+    OWN_START = "q(x0)"
+
+    def _own_start(self):
+        """The origin :meth:`_forecast_origin` names for a forecast from no data: :data:`OWN_START`."""
+        return self.OWN_START
+
+    def _forecast_origin(self, y_past, u_past, x0=None):
+        """(y_past, u_past, origin) of every model's ``_forecast``, in the model's units: where the forecast starts
+        (``Forecast.origin``) and the data it reads, by one rule: "x0" (given; no data read), else "y_past" (the data
+        given, checked as one sequence with a message naming ``y_past`` and ``u_past``), else "end of the training
+        data" (the :data:`DATA_TAIL` steps ``fit`` kept, ``data_tail_``), else no data and :meth:`_own_start`."""
+        if x0 is not None:
+            return None, None, "x0"
+        if y_past is not None:
+            y_past, u_past = check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
+                                                names=("y_past", "u_past"))
+            return y_past, u_past, "y_past"
+        if self.data_tail_ is not None:
+            return (*self.data_tail_, "end of the training data")
+        return None, None, self._own_start()
+
     #: Attributes a fit sets that say how it chose and trained (a subclass names its own, e.g. the ARX's order
     #: scores): a model file keeps them, as JSON under "fit_record" (:func:`_record_json`), so a loaded model says it.
     FIT_RECORD = ()
@@ -682,20 +705,10 @@ class GradientTrainedModel(StateSpaceModel):
         states = self._free_run(x0_particles, u_future, rng)  # (S, T, d_x)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
 
-    def _forecast_origin(self, y_past, u_past, x0):
-        """(y_past, u_past, origin) of :meth:`_forecast`: where a forecast starts (``Forecast.origin``) and the data
-        it filters, if any: "x0" (given), "y_past" (the data given), "end of the training data" (the
-        :data:`DATA_TAIL` steps kept by ``fit``), "q(x0)" (no data; the free Gaussian) or "p(x0)" (no data; the
-        prior N(0, I) of a model whose q(x0) is a recognition network, :meth:`_prior_x0`)."""
-        origin = "x0" if x0 is not None else "y_past" if y_past is not None else "q(x0)"
-        if origin == "y_past":  # checked here so that a message names the argument given (the filter's say y, u)
-            check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
-                               names=("y_past", "u_past"))
-        if origin == "q(x0)" and self.data_tail_ is not None:
-            (y_past, u_past), origin = self.data_tail_, "end of the training data"
-        if origin == "q(x0)" and self.recognition is not None:
-            origin = "p(x0)"
-        return y_past, u_past, origin
+    def _own_start(self):
+        """"q(x0)", or "p(x0)" for a model whose q(x0) is a recognition network: without data it starts from the
+        prior N(0, I) (:meth:`_prior_x0`)."""
+        return "p(x0)" if self.recognition is not None else self.OWN_START
 
     def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal=None):
         """A particle filter to run one measurement at a time (for a model embedded in a controller): an

@@ -317,6 +317,28 @@ def test_forecast_after_fit_continues_from_the_end_of_the_training_data(tmp_path
                                   continued.samples)
 
 
+def test_every_model_names_its_forecast_origin_by_one_rule(rng):
+    """x0 given, else the past data given, else the training data's tail, else the model's own start: the same
+    order and names for the ARX, the LGSSM and the GP models (``StateSpaceModel._forecast_origin``)."""
+    y, u = rng.normal(size=(80, 1)), rng.normal(size=(80, 1))
+    u_next = rng.normal(size=(6, 1))
+    arx = gp.ARX(na=2, nb=2).fit(y, u)
+    lgssm = gp.LGSSM(dim_x=2, num_iters=2).fit(y, u)
+    odgpssm = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors").fit(
+        y, u, epochs=1, plan=dict(seq_len=10, batch_size=8, num_samples=3))
+    x0 = (np.zeros(2), np.ones(2))
+    for model, own in ((arx, "training means"), (lgssm, "q(x0)"), (odgpssm, "q(x0)")):
+        kwargs = dict(num_samples=3, num_particles=20)
+        if model is not arx:
+            assert model.forecast(u_next, x0=x0, **kwargs).origin == "x0"
+        assert model.forecast(u_next, y_past=y[:10], u_past=u[:10], **kwargs).origin == "y_past"
+        with pytest.raises(ValueError, match="u_past"):
+            model.forecast(u_next, y_past=y[:10], u_past=u[:9], **kwargs)
+        assert model.forecast(u_next, **kwargs).origin == "end of the training data"
+        model.data_tail_ = None
+        assert model.forecast(u_next, **kwargs).origin == own
+
+
 def test_methods_that_read_one_sequence_refuse_several(rng):
     """filter, smooth, forecast's past, score and a recognition network's q_x0 read one sequence: several (a list,
     or an array (B, T, d_y)) are a ValueError naming the argument (the GP models read the first alone), nested

@@ -83,15 +83,6 @@ class LinearBaseline(StateSpaceModel):
             self.interval_scale_ = widening_factors(z)
         return self
 
-    def _past_or_tail(self, y_past, u_past):
-        """(y_past, u_past, origin) of a forecast: the past data given, else the end of the training data (after
-        fit, or from a model file that keeps it), else (None, None, None): the model's own start."""
-        if y_past is not None:
-            return y_past, u_past, "y_past"
-        if self.data_tail_ is not None:
-            return (*self.data_tail_, "end of the training data")
-        return None, None, None
-
     def constrained_params(self):
         """The fitted parameters (:meth:`get_learned_params`: they are the model's own values, covariances and variances
         included); ValueError before fit."""

@@ -233,6 +233,8 @@ class ARX(LinearBaseline):
     """
 
     has_latent_state = False
+    #: Without past data or a data tail its lags are the training means.
+    OWN_START = "training means"
 
     def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=5, dim_y=1, dim_u=1, seed=0,
                  standardize=True, calibrate=True, **unknown):
@@ -444,11 +446,8 @@ class ARX(LinearBaseline):
             raise ValueError("x0: the ARX has no latent state; give the past outputs y_past (and u_past) instead")
         num_samples = check.positive_int(num_samples, "num_samples")
         seed = check.seed(seed)
-        y_past, u_past, origin = self._past_or_tail(y_past, u_past)
-        if origin == "y_past":  # one past, its outputs and inputs of the same length, as the other models take it
-            y_past, u_past = check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
-                                                names=("y_past", "u_past"))
-        return self.run_from(u_future, y_past, u_past, num_samples, seed, origin or "training means")
+        y_past, u_past, origin = self._forecast_origin(y_past, u_past)
+        return self.run_from(u_future, y_past, u_past, num_samples, seed, origin)
 
     def run_from(self, u_future, y_past, u_past, num_samples, seed, origin):
         """The forecast of :meth:`_forecast` (model units) from the last na rows of the outputs ``y_past`` and the
@@ -504,7 +503,7 @@ class ARX(LinearBaseline):
                 raise ValueError(f"state: expected windows y_window ({na}, {dy}) (NaN: a missing output) and finite "
                                  f"u_window ({nb_1}, {du}), got {y_window.shape} and {u_window.shape}")
             return ARXOnlineFilter(self, y_window, u_window, check.non_negative_int(state["step"], "step"))
-        y_tail, u_tail, _ = self._past_or_tail(None, None)
+        y_tail, u_tail, _ = self._forecast_origin(None, None)
         return ARXOnlineFilter(self, self._past(y_tail, dy, na, self.y_mean_),
                                self._past(u_tail, du, nb_1, self.u_mean_))
 

@@ -500,17 +500,13 @@ class LGSSM(LinearBaseline):
         num_samples = check.positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(check.seed(seed))
         p, dx = self.params_, self.spec.dim_x
-        origin = "x0"
-        if x0 is None:
-            y_past, u_past, origin = self._past_or_tail(y_past, u_past)
+        y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
         if x0 is not None:
             mean, cov = as_covariance(*check.x0(x0, dx))
         elif y_past is not None:
-            y_past, u_past = check.one_sequence(y_past, u_past, self.spec.dim_y, self.spec.dim_u, allow_missing=True,
-                                                names=("y_past", "u_past"))
             result = self.kalman(y_past, u_past)
             mean, cov = result.means[-1], result.covs[-1]
         else:
-            mean, cov, origin = p["m0"], p["P0"], "q(x0)"
+            mean, cov = p["m0"], p["P0"]
         states = forecast_trajectories(p, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin)
