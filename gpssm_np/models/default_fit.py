@@ -335,7 +335,7 @@ class DefaultFit:
             self.ahead.wait()
             while self.step < plan.max_steps and self.since < plan.patience:
                 n = min(plan.eval_every, plan.max_steps - self.step)
-                run_tasks([partial(run.advance, n) for _, run, _ in runs])  # the runs are independent
+                self.advance(n)
                 self.step += n
                 current = self.evaluate(self.step)
                 report.update(self.step, runs[-1][0].history_[-1], current)
@@ -368,6 +368,10 @@ class DefaultFit:
         stages = [(k * plan.max_steps // len(plan.seq_lens), n) for k, n in enumerate(plan.seq_lens)]
         return GrowingRun(model, cut, stages, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
+
+    def advance(self, n):
+        """``n`` Adam steps of every fold run, side by side on the cores (the runs are independent)."""
+        run_tasks([partial(run.advance, n) for _, run, _ in self.runs])
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
