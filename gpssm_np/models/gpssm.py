@@ -549,9 +549,8 @@ class GPSSM(GradientTrainedModel):
         rng = np.random.default_rng(check.seed(seed))
         y_past, u_past, origin = self._forecast_origin(y_past, u_past, x0)
         mean, cov = self._q_x0(full_cov=True) if x0 is None else as_covariance(*check.x0(x0, spec.dim_x))
-        if x0 is None and y_past is not None:
-            y, u = check.one_sequence(y_past, u_past, spec.dim_y, spec.dim_u, allow_missing=True)
-            result = kalman_filter(params, y, u, mean, cov)
+        if x0 is None and y_past is not None:  # checked by _forecast_origin, or the data tail fit kept
+            result = kalman_filter(params, y_past, u_past, mean, cov)
             mean, cov = result.means[-1], result.covs[-1]
         states = forecast_trajectories(params, u_future, mean, cov, num_samples, rng)
         return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
