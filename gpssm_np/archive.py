@@ -52,6 +52,7 @@ from the classes the caller passes, never by importing a name read from the file
 import datetime
 import hashlib
 import json
+import math
 import os
 import struct
 import tempfile
@@ -213,6 +214,7 @@ def read_state(path, kind):
             raise _invalid(path, "it is not an npz (zip) archive")
     try:
         with np.load(path, allow_pickle=False) as npz:
+            _check_declared_sizes(path, npz)
             if _META not in npz.files:
                 raise _invalid(path, f"it has no {_META!r} entry")
             meta = json.loads(str(npz[_META][()]))
@@ -341,6 +343,7 @@ def _read(path, classes):
             raise _invalid(path, "it is not an npz (zip) archive")
     try:
         with np.load(path, allow_pickle=False) as npz:
+            _check_declared_sizes(path, npz)
             meta = _read_meta(path, npz, classes)
             arrays = {key: npz[key] for key in npz.files if key != _META}
     except ModelFileError:
@@ -352,6 +355,21 @@ def _read(path, classes):
     _check_checksums(path, meta, arrays)
     _check_layout(path, arrays)
     return meta, arrays
+
+
+def _check_declared_sizes(path, npz):
+    """Refuse an entry of the archive ``npz`` whose .npy header declares more data than the entry holds (a damaged
+    shape), before numpy allocates an array of that shape: such a header asked for hundreds of GiB (MemoryError)."""
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    for info in npz.zip.infolist():
+        with npz.zip.open(info) as f:
+            reader = readers.get(np.lib.format.read_magic(f))
+            if reader is None:  # a later .npy version: numpy's own reading checks it
+                continue
+            shape, _, dtype = reader(f)
+        if math.prod(shape) * dtype.itemsize > info.file_size:
+            raise _invalid(path, f"its entry {info.filename!r} declares shape {shape} of {dtype}, more data than its "
+                                 f"{info.file_size} bytes")
 
 
 def _read_meta(path, npz, classes):

@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -325,6 +326,32 @@ def test_unparsable_array_header_is_refused(saved, tmp_path):
             target.writestr(name, member[:end] + b" " + member[end + 1:])
     with pytest.raises(ModelFileError, match="cannot be read as an npz archive"):
         load(damaged)
+
+
+def declared_larger(source, target):
+    """Copy the archive ``source`` to ``target`` with the first dimension of every array's shape declared as 1e11,
+    each header kept at its length (its padding shortened)."""
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for name in src.namelist():
+            member = src.read(name)
+            end = member.index(b"\n")
+            header = re.sub(rb"'shape': \(\d+", b"'shape': (99999999999", member[:end], count=1)
+            header = header.rstrip(b" ").ljust(end, b" ")
+            assert len(header) == end
+            dst.writestr(name, header + member[end:])
+
+
+def test_an_array_declared_larger_than_its_data_is_refused_before_it_is_allocated(saved, tmp_path):
+    """A damaged shape in an array's header (here 1e11 rows, 745 GiB) is a ModelFileError naming the entry, not a
+    MemoryError; a state file's too."""
+    _, path = saved
+    declared_larger(path, tmp_path / "damaged.npz")
+    with pytest.raises(ModelFileError, match="declares shape \\(99999999999"):
+        load(tmp_path / "damaged.npz")
+    archive.write_state(tmp_path / "state.npz", "test", {"step": 1}, {"x": np.zeros((3, 2))})
+    declared_larger(tmp_path / "state.npz", tmp_path / "damaged_state.npz")
+    with pytest.raises(ModelFileError, match="declares shape \\(99999999999, 2\\)"):
+        archive.read_state(tmp_path / "damaged_state.npz", "test")
 
 
 def test_file_that_is_not_an_npz_is_refused(tmp_path):
