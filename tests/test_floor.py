@@ -300,6 +300,39 @@ def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chose
     assert pipeline.acceptance(pipeline.record)[::2] == (50, 1)
 
 
+def test_a_candidate_whose_own_error_stalls_stops_training():
+    """Each step-size candidate's fold runs stop once its own mean fold error has not fallen below its lowest for
+    ``patience`` evaluations (``default_fit.live_candidates``): they take no more steps, score inf from then on, and
+    stage 3 chooses among the steps each candidate trained to."""
+    from gpssm_np.models.default_fit import DefaultFit, Plan
+
+    class Run:
+        def __init__(self, errors):
+            self.errors, self.steps = errors, 0
+
+        def scored(self, window_scores):
+            return [self.errors[self.steps // 50]] * 2
+
+        def advance(self, n):
+            self.steps += n
+
+    score = type("Score", (), {"window_scores": None})
+    stalls, improves = [1.0, 0.9, 0.95, 0.96, 0.97], [1.0, 0.99, 0.98, 0.97, 0.96]
+    pipeline = DefaultFit(None, plan=Plan(patience=2))
+    pipeline.runs = [(None, Run(errors), score) for errors in (stalls, stalls, improves, improves)]  # 2 x 2 folds
+    runs = [run for _, run, _ in pipeline.runs]
+    pipeline.record = []
+    for step in range(0, 250, 50):
+        if step:
+            pipeline.advance(50)
+        pipeline.evaluate(step)
+    # the first candidate's lowest is at step 50; after two evaluations without a lower one (100, 150) it stops
+    assert [r["candidates"][0] for r in pipeline.record] == [1.0, 0.9, 0.95, 0.96, np.inf]
+    assert runs[0].steps == 150 and runs[2].steps == 200
+    assert pipeline.record[-1]["windows"][0] == [np.inf] * 4
+    assert pipeline.acceptance(pipeline.record)[::2] == (50, 0)
+
+
 def test_the_default_fit_keeps_a_given_num_latent():
     y, u = delayed_plant(T=300)
     assert gp.ODGPSSM(dim_y=1, dim_u=1, num_latent=2).initialise(y, u).spec.num_latent == 2

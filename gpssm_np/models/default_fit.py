@@ -25,7 +25,10 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    a particle filter over the past, then a free run; the same random numbers at every evaluation). The runs go
    in lockstep, their training steps and evaluations side by side on the cores (``ops.threads.run_tasks``: the
    same bits as one after the other); the (candidate, step) with the lowest mean error over its windows wins, and
-   the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``).
+   the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``). A candidate's runs stop
+   sooner, once its own mean error has not fallen for ``patience`` evaluations (:func:`live_candidates`): they are
+   neither trained nor scored again, so no steps go to a candidate that stopped improving while the other still
+   improves (decision AU of research/ablation_plan.md).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
    floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
    of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
@@ -130,6 +133,22 @@ class Plan:
     num_particles: int = 200
     lr_scales: tuple = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
     fixed: tuple = ()
+
+
+def live_candidates(record, candidates, patience):
+    """For each of the ``candidates`` step-size candidates of the selection's ``record`` (its evaluations, step 0
+    first), whether it still trains: its mean fold error fell below its own lowest within the last ``patience``
+    evaluations (decision AU of research/ablation_plan.md). A candidate that stopped scores inf from then on, so it
+    stays stopped; one whose forecasts stopped being finite stops too. All train before the first evaluation."""
+    if not record:
+        return [True] * candidates
+    live = []
+    for c in range(candidates):
+        best, since = record[0]["candidates"][c], 0
+        for r in record[1:]:
+            best, since = (r["candidates"][c], 0) if r["candidates"][c] < best else (best, since + 1)
+        live.append(since < patience)
+    return live
 
 
 def num_latent_for(dim_x, dim_y):
@@ -369,21 +388,35 @@ class DefaultFit:
         return GrowingRun(model, cut, stages, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
 
+    def live_runs(self):
+        """The indices into ``self.runs`` of the step-size candidates still training (:func:`live_candidates`; the
+        runs of one candidate are consecutive)."""
+        candidates = len(self.plan.lr_scales)
+        per_candidate = len(self.runs) // candidates
+        live = live_candidates(self.record, candidates, self.plan.patience)
+        return [k for k in range(len(self.runs)) if live[k // per_candidate]]
+
     def advance(self, n):
-        """``n`` Adam steps of every fold run, side by side on the cores (the runs are independent)."""
-        run_tasks([partial(run.advance, n) for _, run, _ in self.runs])
+        """``n`` Adam steps of every fold run of a candidate still training, side by side on the cores (the runs are
+        independent)."""
+        run_tasks([partial(self.runs[k][1].advance, n) for k in self.live_runs()])
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
         step-size candidate are consecutive in ``self.runs``); returns the lowest candidate's mean. A candidate
         whose forecasts are not finite (a run that diverged) scores inf: NaN would compare as neither better nor
-        worse, so that the step kept here and the step stage 3 chooses could differ."""
+        worse, so that the step kept here and the step stage 3 chooses could differ. A candidate that has stopped
+        (:func:`live_candidates`) is not scored: inf, each of its windows too, so stage 3 cannot choose it at a
+        step it did not train to."""
         self.filter_ahead.wait()
         candidates = len(self.plan.lr_scales)
         per_candidate = len(self.runs) // candidates
+        live = self.live_runs()
         # side by side: a wide floor's particle filters are mostly kernel time (bench/README.md, dryer2)
-        errors = run_tasks([partial(run.scored, score.window_scores) for _, run, score in self.runs])
-        groups = [[e for errs in errors[c * per_candidate:(c + 1) * per_candidate] for e in errs]
+        errors = dict(zip(live, run_tasks([partial(self.runs[k][1].scored, self.runs[k][2].window_scores)
+                                           for k in live])))
+        groups = [[e for k in range(c * per_candidate, (c + 1) * per_candidate) for e in errors[k]]
+                  if c * per_candidate in errors else [np.inf] * len(self.record[0]["windows"][c])
                   for c in range(candidates)]
         means = [float(np.mean(g)) for g in groups]
         means = [m if np.isfinite(m) else np.inf for m in means]
