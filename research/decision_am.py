@@ -30,14 +30,14 @@ def cells():
     return [(n, v, s) for n, s in cut_cells(SEEDS) for v in VARIANTS]
 
 
-def run_variant(out, variant, cells, patch=None, plan=None, reverse=False):
+def run_variant(out, variant, cells, patch=None, plan=None, reverse=False, extra=()):
     """Fit ``variant`` (the package patched by ``patch()``, which returns the undo, where given; ``plan``: changes
     to the default plan) on the (cut, seed) ``cells`` whose row ``out`` lacks, in order or last first with
-    ``reverse``."""
+    ``reverse``; ``extra``: what each row records besides (:func:`decision_m.held_out_row`)."""
     undo = patch() if patch is not None else (lambda: None)
     try:
         for name, seed in pending(out, cells, lambda cell: (cell[0], variant, cell[1]), reverse):
-            held_out_row(out, name, variant, plan=plan, seed=seed)
+            held_out_row(out, name, variant, extra=extra, plan=plan, seed=seed)
     finally:
         undo()
 

@@ -12,12 +12,12 @@ import os
 
 from cut_seeds import rows_of
 from decision_ac import BOUND, against_default, seconds_ratio, statistics
-from decision_am import print_changed
+from decision_am import print_changed, run_variant
 from decision_ao import smaller_ensembles
 from decision_as import SEEDS, cells
-from decision_m import RESULTS, held_out_row
+from decision_m import RESULTS
 from default_rows_machine import machine
-from rows import pending, worker_main
+from rows import worker_main
 
 
 def default_rows():
@@ -26,12 +26,8 @@ def default_rows():
 
 
 def run(out, worker, workers, reverse=False):
-    name, undo = machine(), smaller_ensembles()
-    try:
-        for cut, seed in pending(out, cells(), lambda cell: (cell[0], "AT", cell[1]), reverse):
-            held_out_row(out, cut, "AT", extra=(("machine", lambda model: name),), seed=seed)
-    finally:
-        undo()
+    name = machine()
+    run_variant(out, "AT", cells(), smaller_ensembles, reverse=reverse, extra=(("machine", lambda model: name),))
 
 
 def decide(out):

@@ -15,11 +15,11 @@ import numpy as np
 
 from cut_seeds import rows_of
 from decision_ac import BOUND, against_default, seconds_ratio, statistics
-from decision_am import print_changed
+from decision_am import print_changed, run_variant
 from decision_as import SEEDS, cells
-from decision_m import RESULTS, held_out_row
+from decision_m import RESULTS
 from default_rows_machine import machine
-from rows import pending, worker_main
+from rows import worker_main
 
 from gpssm_np.models import default_fit
 from gpssm_np.ops.threads import run_tasks
@@ -115,12 +115,9 @@ def default_rows():
 
 
 def run(out, worker, workers, reverse=False):
-    name, undo = machine(), candidate_patience()
-    try:
-        for cut, seed in pending(out, cells(), lambda cell: (cell[0], "AU", cell[1]), reverse):
-            held_out_row(out, cut, "AU", extra=(("machine", lambda model: name),) + EXTRA, seed=seed)
-    finally:
-        undo()
+    name = machine()
+    run_variant(out, "AU", cells(), candidate_patience, reverse=reverse,
+                extra=(("machine", lambda model: name),) + EXTRA)
 
 
 def decide(out):
@@ -147,7 +144,7 @@ def decide(out):
         seconds_ratio("AU where no candidate stopped early and the scores repeat", {k: rows[k] for k in same},
                       {k: default[k] for k in same}, {k[0] for k in same})
     seconds_ratio("AU", rows, default, pairs)
-    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= 0.90
+    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= 0.95
     if missing:
         print(f"not run yet: {len(missing)} cells")
     print("AU adopted" if adopted else "AU not adopted")
