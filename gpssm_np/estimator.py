@@ -318,13 +318,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         y, u = data[-1]
         self.data_tail_ = (np.array(y[-self.DATA_TAIL:]), np.array(u[-self.DATA_TAIL:]))
 
-    #: ``Forecast.origin`` of a forecast from neither ``x0`` nor past data nor a data tail: the model's own start
-    #: (a subclass whose start differs names it, :meth:`_own_start`).
-    OWN_START = "q(x0)"
-
     def _own_start(self):
-        """The origin :meth:`_forecast_origin` names for a forecast from no data: :data:`OWN_START`."""
-        return self.OWN_START
+        """The ``Forecast.origin`` of a forecast from neither ``x0`` nor past data nor a data tail: "q(x0)" (a
+        subclass whose start without data differs names its own)."""
+        return "q(x0)"
 
     def _forecast_origin(self, y_past, u_past, x0=None):
         """(y_past, u_past, origin) of every model's ``_forecast``, in the model's units: where the forecast starts
@@ -708,7 +705,7 @@ class GradientTrainedModel(StateSpaceModel):
     def _own_start(self):
         """"q(x0)", or "p(x0)" for a model whose q(x0) is a recognition network: without data it starts from the
         prior N(0, I) (:meth:`_prior_x0`)."""
-        return "p(x0)" if self.recognition is not None else self.OWN_START
+        return "p(x0)" if self.recognition is not None else super()._own_start()
 
     def online_filter(self, num_particles=500, seed=0, state=None, x0=None, ess_threshold=0.5, proposal=None):
         """A particle filter to run one measurement at a time (for a model embedded in a controller): an

@@ -233,8 +233,6 @@ class ARX(LinearBaseline):
     """
 
     has_latent_state = False
-    #: Without past data or a data tail its lags are the training means.
-    OWN_START = "training means"
 
     def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=5, dim_y=1, dim_u=1, seed=0,
                  standardize=True, calibrate=True, **unknown):
@@ -433,6 +431,10 @@ class ARX(LinearBaseline):
         """Not available: the ARX has no latent state (``has_latent_state`` is False); raises ValueError."""
         raise ValueError("model: the ARX has no latent state, so there is no q(x0); forecast from past data "
                          "(y_past, u_past) instead")
+
+    def _own_start(self):
+        """Without past data or a data tail the ARX's lags are the training means."""
+        return "training means"
 
     def _forecast(self, u_future, y_past, u_past, num_samples, seed, x0, num_particles, init_window):
         """Simulated forecast from the outputs ``y_past`` (T_p, d_y) and inputs ``u_past`` (T_p, d_u) before the
