@@ -1,0 +1,92 @@
+"""Decision AV of research/ablation_plan.md (Adam's step on every parameter but the linear part's doubled: the
+default plan's ``lr`` 0.02, the step-size candidates' factors on F, G, b halved, so that those keep their steps of
+0.01 and 0.001): the 70/30 cuts of the 24 training halves other than the steam generator, training seeds 1-4, scored
+on each cut's last 30 % under causal and simulate, against the current default's rows on the same machine
+(``BASELINE``, decision AU's). One JSON line per (cut, seed), variant "AV", appended (resumable), each naming the
+machine's CPU and the fit's training steps (the selection's, over its runs still training, and the refit's, stage
+3b's included); two workers share the cells from both ends (``--worker 0``, and ``--worker 1 --reverse``).
+
+Run: python research/decision_av.py research/results/decision_av.jsonl [--reverse]; then --decide.
+This script is the research record's; nothing in the package imports it.
+"""
+import os
+
+from cut_seeds import rows_of
+from decision_ac import BOUND, against_default, seconds_ratio, statistics
+from decision_am import print_changed, run_variant
+from decision_as import SEEDS, cells
+from decision_m import RESULTS
+from default_rows_machine import machine
+from rows import worker_main
+
+from gpssm_np.models import default_fit
+
+#: The current default's rows on this machine (decision AU's, which counted the same steps), and their variant.
+BASELINE = (os.path.join(RESULTS, "decision_au.jsonl"), "AU")
+#: AV's changes to the default plan: the base step doubled, the linear part's factors halved.
+LINEAR = ("F", "G", "b")
+PLAN = {"lr": 2 * default_fit.Plan.lr,
+        "lr_scales": tuple({p: scales.get(p, 1.0) / 2 for p in LINEAR} for scales in default_fit.Plan.lr_scales)}
+#: The most AV's training steps may be, as a share of the default's, for it to be adopted.
+STEPS_RATIO = 0.90
+#: Training steps of the fits of this process since the last row: the selection's (over its runs still training)
+#: and the refit's.
+COUNTS = {"selection": 0, "refit": 0}
+
+
+def counting():
+    """Count the training steps of ``default_fit.DefaultFit`` (nothing else changes); returns the undo."""
+    cls = default_fit.DefaultFit
+    saved = {name: getattr(cls, name) for name in ("advance", "refit")}
+
+    def advance(self, n):
+        COUNTS["selection"] += n * len(self.live_runs())
+        return saved["advance"](self, n)
+
+    def refit(self, floor, ys, us, steps, saved_state=None):
+        COUNTS["refit"] += steps
+        return saved["refit"](self, floor, ys, us, steps, saved_state)
+
+    cls.advance, cls.refit = advance, refit
+
+    def undo():
+        for name, value in saved.items():
+            setattr(cls, name, value)
+    return undo
+
+
+def counted(key):
+    """A row's extra item: ``COUNTS[key]`` of the fit just made (read, then reset for the next)."""
+    def value(model):
+        v, COUNTS[key] = COUNTS[key], 0
+        return v
+    return value
+
+
+def run(out, worker, workers, reverse=False):
+    name = machine()
+    run_variant(out, "AV", cells(), counting, plan=PLAN, reverse=reverse,
+                extra=(("machine", lambda model: name),) + tuple((f"{k}_steps", counted(k)) for k in COUNTS))
+
+
+def decide(out):
+    rows, default = rows_of(out, "AV"), rows_of(*BASELINE)
+    pairs, missing = against_default("AV", rows, default, cells(), SEEDS)
+    if not pairs:
+        print("no complete cut yet")
+        return
+    bounds, _ = statistics("AV over the default, seeds 1-4", pairs)
+    print_changed(pairs, SEEDS)
+    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for k, r in rs.items() if k[0] in pairs)
+             for v, rs in (("AV", rows), ("default", default))}
+    ratio = steps["AV"] / steps["default"]
+    print(f"  training steps over the complete cuts: AV {steps['AV']}, default {steps['default']} ({ratio:.3f} times)")
+    seconds_ratio("AV", rows, default, pairs)
+    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= STEPS_RATIO
+    if missing:
+        print(f"not run yet: {len(missing)} cells")
+    print("AV adopted" if adopted else "AV not adopted")
+
+
+if __name__ == "__main__":
+    worker_main(__doc__.splitlines()[0], run, decide)
