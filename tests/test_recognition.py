@@ -165,6 +165,9 @@ def test_plan_errors_name_the_plans_own_field():
         gp.ODGPSSM().training_plan({"lr_scales": []})
     with pytest.raises(ValueError, match="^lr_scales: unknown parameter names"):
         gp.ODGPSSM().training_plan({"lr_scales": ({"nope": 1.0},)})
+    with pytest.raises(ValueError, match="^gp_folds: expected at most the plan's origins \\(5\\)"):
+        gp.ODGPSSM().training_plan({"gp_folds": 6})
+    assert gp.ODGPSSM().training_plan({"gp_folds": 5, "origins": 5}).gp_folds == 5
 
 
 def test_epochs_in_a_plan_dict_selects_the_epoch_loop_as_the_argument_does():

@@ -693,6 +693,9 @@ def check_plan(plan, model):
         else:
             value = checked_field(name, value)
         changes[name] = value
+    if changes.get("gp_folds", 0) > changes.get("origins", np.inf):  # the selection's folds are among the origins
+        raise ValueError(f"gp_folds: expected at most the plan's origins ({changes['origins']}) latest folds, got "
+                         f"{changes['gp_folds']}")
     needed = 1 if model.recognition is None else model.recognition.min_steps
     if "seq_len" in changes and changes["seq_len"] < needed:  # the network reads q(x0) from each training window
         raise ValueError(f"seq_len: the recognition network reads the first {needed} steps of a window "
