@@ -341,9 +341,9 @@ def test_every_model_names_its_forecast_origin_by_one_rule(rng):
 
 def test_methods_that_read_one_sequence_refuse_several(rng):
     """filter, smooth, forecast's past, score and a recognition network's q_x0 read one sequence: several (a list,
-    or an array (B, T, d_y)) are a ValueError naming the argument (the GP models read the first alone), nested
-    rows of unequal lengths too (NumPy's message named none), and so are past inputs without past outputs (they
-    were dropped)."""
+    or an array (B, T, d_y), with their inputs or one sequence's) are a ValueError naming the outputs' argument (the
+    GP models read the first alone), nested rows of unequal lengths too (NumPy's message named none), and so are
+    past inputs without past outputs (they were dropped)."""
     y, u = rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
     two_y, two_u = [y[:10], y[20:30]], [u[:10], u[20:30]]
     ragged_y, ragged_u = [y[:10], y[20:40]], [u[:10], u[20:40]]
@@ -354,7 +354,8 @@ def test_methods_that_read_one_sequence_refuse_several(rng):
     models = [small_model(), gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=3, rnn_hidden=3), lgssm, floor_only]
     for model in models:
         for call in (lambda: model.filter(two_y, two_u), lambda: model.smooth(two_y, two_u),
-                     lambda: model.filter(np.stack(two_y), np.stack(two_u))):
+                     lambda: model.filter(np.stack(two_y), np.stack(two_u)),
+                     lambda: model.filter(two_y, u[:10]), lambda: model.filter(np.stack(two_y), u[:10])):
             with pytest.raises(ValueError, match="^y: expected one sequence"):
                 call()
         with pytest.raises(ValueError, match="^y_past: expected one sequence"):
@@ -363,6 +364,8 @@ def test_methods_that_read_one_sequence_refuse_several(rng):
             model.filter(ragged_y, ragged_u)
         with pytest.raises(ValueError, match="^y_past: expected one sequence"):
             model.forecast(u[:5], y_past=ragged_y, u_past=ragged_u)
+        with pytest.raises(ValueError, match="^y_past: expected one sequence"):  # named before u_past is matched
+            model.forecast(u[:5], y_past=np.stack(two_y), u_past=u[:10])
         with pytest.raises(ValueError, match="^y_past: expected an array of shape .* unequal lengths"):
             model.forecast(u[:5], y_past=[[0.1], [0.2, 0.3]], u_past=u[:2])
         with pytest.raises(ValueError, match="^u_past: the past inputs go with the past outputs y_past"):
