@@ -110,12 +110,12 @@ from .training import ValidationScore, paired_t
 class Plan:
     """The settings of the default fit (module docstring). ``origins``: the rolling origins of the folds the GP part's
     selection draws from (the floor's orders are chosen on the linear models' own 5 folds); ``gp_folds``: the latest
-    origins the GP part is trained and scored on; ``switch_t``: how many standard errors it must win by;
-    ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times the
-    floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
-    step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every
-    fold in the selection stage; ``seq_lens``: the training windows' lengths, each for an equal share of
-    ``max_steps`` (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
+    origins the GP part is trained and scored on (at most ``origins``); ``switch_t``: how many standard errors it must
+    win by; ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times
+    the floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
+    step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every fold
+    in the selection stage; ``seq_lens``: the training windows' lengths, each for an equal share of ``max_steps``
+    (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
 
     origins: int = 5
     gp_folds: int = 2
