@@ -165,10 +165,10 @@ def one_sequence(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     if isinstance(y, (list, tuple)) and len(y) > 1 and all(np.ndim(rectangular(yi, names[0])) == 2 for yi in y):
         raise ValueError(f"{names[0]}: expected one sequence (T, {dim_y}), got a list of {len(y)} sequences; give "
                          "each sequence in a call of its own")
-    y = rectangular(y, names[0])
-    if y.ndim == 3 and y.shape[0] != 1:  # said before u is matched to y's shape, whose message would name u
-        raise ValueError(f"{names[0]}: expected one sequence (T, {dim_y}), got {y.shape[0]} of them, shape "
-                         f"{y.shape}; give each sequence in a call of its own")
+    shape = rectangular(y, names[0]).shape  # y itself goes on, so that a message names the type given
+    if len(shape) == 3 and shape[0] != 1:  # said before u is matched to y's shape, whose message would name u
+        raise ValueError(f"{names[0]}: expected one sequence (T, {dim_y}), got {shape[0]} of them, shape {shape}; "
+                         "give each sequence in a call of its own")
     y, u = sequences(y, u, dim_y, dim_u, allow_missing, names)
     return y[0], u[0]
 
