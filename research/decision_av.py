@@ -55,37 +55,54 @@ def counting():
     return undo
 
 
-def counted(key):
-    """A row's extra item: ``COUNTS[key]`` of the fit just made (read, then reset for the next)."""
+def counted(counts, key):
+    """A row's extra item: ``counts[key]`` of the fit just made (read, then reset for the next)."""
     def value(model):
-        v, COUNTS[key] = COUNTS[key], 0
+        v = counts[key]
+        counts[key] = type(v)()
         return v
     return value
 
 
-def run(out, worker, workers, reverse=False):
+def step_extra():
+    """The row items of a decision ruled on training steps: the machine's CPU, and the steps :func:`counting`
+    counted."""
     name = machine()
-    run_variant(out, "AV", cells(), counting, plan=PLAN, reverse=reverse,
-                extra=(("machine", lambda model: name),) + tuple((f"{k}_steps", counted(k)) for k in COUNTS))
+    return (("machine", lambda model: name),) + tuple((f"{k}_steps", counted(COUNTS, k)) for k in COUNTS)
 
 
-def decide(out):
-    rows, default = rows_of(out, "AV"), rows_of(*BASELINE)
-    pairs, missing = against_default("AV", rows, default, cells(), SEEDS)
+def run(out, worker, workers, reverse=False):
+    run_variant(out, "AV", cells(), counting, plan=PLAN, reverse=reverse, extra=step_extra())
+
+
+def decide_on_steps(out, variant, steps_ratio, extra=None):
+    """The verdict of a decision ruled as AV is (module docstring) on ``variant``'s rows of ``out`` against
+    :data:`BASELINE`'s: adopted when no cell is missing, both upper bounds are at most ``decision_ac.BOUND`` and
+    the training steps at most ``steps_ratio`` times the default's; ``extra(rows, pairs)`` prints what the decision
+    reports besides."""
+    rows, default = rows_of(out, variant), rows_of(*BASELINE)
+    pairs, missing = against_default(variant, rows, default, cells(), SEEDS)
     if not pairs:
         print("no complete cut yet")
         return
-    bounds, _ = statistics("AV over the default, seeds 1-4", pairs)
+    bounds, _ = statistics(f"{variant} over the default, seeds 1-4", pairs)
     print_changed(pairs, SEEDS)
     steps = {v: sum(r["selection_steps"] + r["refit_steps"] for k, r in rs.items() if k[0] in pairs)
-             for v, rs in (("AV", rows), ("default", default))}
-    ratio = steps["AV"] / steps["default"]
-    print(f"  training steps over the complete cuts: AV {steps['AV']}, default {steps['default']} ({ratio:.3f} times)")
-    seconds_ratio("AV", rows, default, pairs)
-    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= STEPS_RATIO
+             for v, rs in ((variant, rows), ("default", default))}
+    ratio = steps[variant] / steps["default"]
+    print(f"  training steps over the complete cuts: {variant} {steps[variant]}, default {steps['default']} "
+          f"({ratio:.3f} times)")
+    if extra is not None:
+        extra(rows, pairs)
+    seconds_ratio(variant, rows, default, pairs)
+    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= steps_ratio
     if missing:
         print(f"not run yet: {len(missing)} cells")
-    print("AV adopted" if adopted else "AV not adopted")
+    print(f"{variant} adopted" if adopted else f"{variant} not adopted")
+
+
+def decide(out):
+    decide_on_steps(out, "AV", STEPS_RATIO)
 
 
 if __name__ == "__main__":
