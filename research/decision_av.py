@@ -75,17 +75,17 @@ def run(out, worker, workers, reverse=False):
     run_variant(out, "AV", cells(), counting, plan=PLAN, reverse=reverse, extra=step_extra())
 
 
-def decide_on_steps(out, variant, steps_ratio, extra=None):
+def decide_on_steps(out, variant, steps_ratio, extra=None, means_at_most=None):
     """The verdict of a decision ruled as AV is (module docstring) on ``variant``'s rows of ``out`` against
     :data:`BASELINE`'s: adopted when no cell is missing, both upper bounds are at most ``decision_ac.BOUND`` and
-    the training steps at most ``steps_ratio`` times the default's; ``extra(rows, pairs)`` prints what the decision
-    reports besides."""
+    the training steps at most ``steps_ratio`` times the default's (and, for an accuracy change, the geometric means
+    at most ``means_at_most``, {protocol: most}); ``extra(rows, pairs)`` prints what the decision reports besides."""
     rows, default = rows_of(out, variant), rows_of(*BASELINE)
     pairs, missing = against_default(variant, rows, default, cells(), SEEDS)
     if not pairs:
         print("no complete cut yet")
         return
-    bounds, _ = statistics(f"{variant} over the default, seeds 1-4", pairs)
+    bounds, means = statistics(f"{variant} over the default, seeds 1-4", pairs)
     print_changed(pairs, SEEDS)
     steps = {v: sum(r["selection_steps"] + r["refit_steps"] for k, r in rs.items() if k[0] in pairs)
              for v, rs in ((variant, rows), ("default", default))}
@@ -96,6 +96,7 @@ def decide_on_steps(out, variant, steps_ratio, extra=None):
         extra(rows, pairs)
     seconds_ratio(variant, rows, default, pairs)
     adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= steps_ratio
+    adopted = adopted and all(means[p] <= most for p, most in (means_at_most or {}).items())
     if missing:
         print(f"not run yet: {len(missing)} cells")
     print(f"{variant} adopted" if adopted else f"{variant} not adopted")
