@@ -59,6 +59,7 @@ import tempfile
 import tokenize
 import zipfile
 import zlib
+from functools import partial
 
 import numpy as np
 
@@ -209,20 +210,7 @@ def read_state(path, kind):
     path = check_path(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"path: no such file {os.fspath(path)!r}")
-    with open(path, "rb") as f:
-        if f.read(4) not in _ZIP_MAGIC:
-            raise _invalid(path, "it is not an npz (zip) archive")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            _check_declared_sizes(path, npz)
-            if _META not in npz.files:
-                raise _invalid(path, f"it has no {_META!r} entry")
-            meta = json.loads(str(npz[_META][()]))
-            arrays = {key: npz[key] for key in npz.files if key != _META}
-    except ModelFileError:
-        raise
-    except (json.JSONDecodeError,) + _READ_ERRORS as err:
-        raise _invalid(path, f"it cannot be read as a state file ({type(err).__name__}: {err})") from None
+    meta, arrays = _entries(path, _state_meta, "a state file")
     if not isinstance(meta, dict) or meta.get("kind") != kind:
         raise _invalid(path, f"it is not a {kind!r} file")
     if not isinstance(meta.get("format_version"), int) or meta["format_version"] > FORMAT_VERSION:
@@ -336,22 +324,38 @@ def _invalid(path, reason):
     return ModelFileError(f"path: {os.fspath(path)!r} is not a valid gpssm_np model file: {reason}")
 
 
-def _read(path, classes):
-    """(meta, arrays) from the file, checked for format version, class, layout and checksum."""
+def _entries(path, read_meta, what):
+    """(meta, arrays) of the npz archive at ``path``: the zip's magic and every entry's declared size checked
+    (:func:`_check_declared_sizes`), ``read_meta(path, npz)`` the metadata, the other entries the arrays. What cannot
+    be read is a :class:`ModelFileError` that says it cannot be read as ``what`` (pickled data: that it is never
+    loaded)."""
     with open(path, "rb") as f:
         if f.read(4) not in _ZIP_MAGIC:
             raise _invalid(path, "it is not an npz (zip) archive")
     try:
         with np.load(path, allow_pickle=False) as npz:
             _check_declared_sizes(path, npz)
-            meta = _read_meta(path, npz, classes)
+            meta = read_meta(path, npz)
             arrays = {key: npz[key] for key in npz.files if key != _META}
     except ModelFileError:
         raise
-    except _READ_ERRORS as err:
+    except _READ_ERRORS as err:  # json.JSONDecodeError is a ValueError
         if isinstance(err, ValueError) and ("pickle" in str(err) or "Object arrays" in str(err)):
             raise _invalid(path, "it contains pickled (object) data, which is never loaded") from None
-        raise _invalid(path, f"it cannot be read as an npz archive ({type(err).__name__}: {err})") from None
+        raise _invalid(path, f"it cannot be read as {what} ({type(err).__name__}: {err})") from None
+    return meta, arrays
+
+
+def _state_meta(path, npz):
+    """The metadata of a state file (:func:`read_state` checks it): the JSON of its ``__meta__`` entry."""
+    if _META not in npz.files:
+        raise _invalid(path, f"it has no {_META!r} entry")
+    return json.loads(str(npz[_META][()]))
+
+
+def _read(path, classes):
+    """(meta, arrays) from the file, checked for format version, class, layout and checksum."""
+    meta, arrays = _entries(path, partial(_read_meta, classes=classes), "an npz archive")
     _check_checksums(path, meta, arrays)
     _check_layout(path, arrays)
     return meta, arrays

@@ -471,7 +471,7 @@ def test_object_array_is_refused_without_unpickling(saved):
     add_object(entries)
     with open(path, "wb") as f:
         np.savez_compressed(f, **entries)  # np.save pickles object arrays
-    with pytest.raises(ModelFileError, match="pickled"):
+    with pytest.raises(ModelFileError, match="it contains pickled"):
         load(path)
     assert calls == []
 
@@ -567,3 +567,25 @@ def test_a_loaded_gp_model_keeps_how_it_trained(tmp_path, rng):
         loaded = load(save(model, tmp_path / "m.npz"))
         for name in gp.ODGPSSM.FIT_RECORD:
             assert json.dumps(getattr(loaded, name)) == json.dumps(getattr(model, name), default=float), name
+
+
+def test_a_damaged_state_file_is_refused_as_a_state_file(tmp_path):
+    """A checkpoint (``archive.write_state``) that is no zip, has no metadata, holds pickled data or is cut short is a
+    ModelFileError that says which, as a model file's damage is."""
+    read_state = archive.read_state
+    path = archive.write_state(tmp_path / "state.ckpt", "test", {"a": 1}, {"x": np.arange(3.0)})
+    assert read_state(path, "test")[0] == {"a": 1}
+    with pytest.raises(ModelFileError, match="not a 'other' file"):
+        read_state(path, "other")
+    cases = {"not a zip": (b"not a zip at all", "it is not an npz"),
+             "cut short": (open(path, "rb").read()[:-40], "cannot be read as a state file")}
+    np.savez(tmp_path / "no_meta.npz", x=np.arange(3.0))
+    np.savez(tmp_path / "pickled.npz", __meta__=np.array([{"kind": "test"}], dtype=object))
+    for name, (content, message) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ModelFileError, match=message):
+            read_state(tmp_path / name, "test")
+    with pytest.raises(ModelFileError, match="has no '__meta__' entry"):
+        read_state(tmp_path / "no_meta.npz", "test")
+    with pytest.raises(ModelFileError, match="it contains pickled"):
+        read_state(tmp_path / "pickled.npz", "test")
