@@ -44,11 +44,15 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    for a three-output plant at 10 lags, where the LGSSM's are at most 10 (decision S of research/ablation_plan.md).
    It costs a second selection (not a second fit of the linear model) only where the first kept nothing.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
-   starts there and takes s* Adam steps with the chosen candidate on all of it, its windows growing at the same
-   steps (the last average of the iterates kept); without, it is the floor with a zero GP residual (A = 0, all
-   process noise the floor's; PRSSM, whose A = I is fixed: q(u) at its prior, the kernel variances at the warm
-   start's floor, ``warm_start.zero_residual_variance``): a linear model in the GP model's form, which forecasts
-   exactly, through the Kalman filter (``GPSSM.linear_gaussian``), as the floor does.
+   starts there and takes round(r s*) Adam steps with the chosen candidate on all of it, r = the training data's
+   steps over the mean of the GP folds' training steps (:func:`passes_ratio`; r >= 1: 1.39 for one sequence of up to
+   400 steps, 1.18 for one of 1000): as many passes over all the data as the fold runs made over their shorter
+   pasts, its windows growing at the fold runs' steps scaled by r alike (the last average of the iterates kept;
+   decision AX of research/ablation_plan.md; Goodfellow, Bengio and Courville, Deep Learning, 2016, sec. 7.8, name
+   both choices, the steps or the passes); without, it is the floor with a zero GP residual (A = 0, all process
+   noise the floor's; PRSSM, whose A = I is fixed: q(u) at its prior, the kernel variances at the warm start's
+   floor, ``warm_start.zero_residual_variance``): a linear model in the GP model's form, which forecasts exactly,
+   through the Kalman filter (``GPSSM.linear_gaussian``), as the floor does.
    A guard against transitions whose long free runs leave the data (the folds score 100-step windows only):
    the refitted model and the floor (in the model's form, the same random numbers) each simulate every training
    sequence from its first 5 outputs over all the rest (the simulate protocol on the training data); where the
@@ -62,9 +66,10 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    selection's forecasts at s* would have covered 95 % of their outputs, only where that widens them
    (``training.ValidationScore.interval_scale``).
 
-What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the paired
-t, whether the GP part was kept, the calibration factors, and stage 3b's record as "other_floor"; where stage 3b's
-model was returned, everything else is that pipeline's, the chosen floor in "other_floor"'s "chosen").
+What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the refit's
+steps, the paired t, whether the GP part was kept, the calibration factors, and stage 3b's record as "other_floor";
+where stage 3b's model was returned, everything else is that pipeline's, the chosen floor in "other_floor"'s
+"chosen").
 
 **Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
@@ -78,7 +83,7 @@ SHA-256 of the training arrays, the plan, seed, frozen parameters and model conf
 layout) makes a checkpoint of other data, settings or layout a ValueError.
 
 Assumptions: the later part of the training data says how a model will forecast what follows it (the folds'
-assumption); the number of gradient steps that helps on the folds' shorter data helps on all of it.
+assumption); the number of passes over the data that helps on the folds' shorter data helps on all of it.
 """
 import copy
 import json
@@ -151,6 +156,15 @@ def live_candidates(record, candidates, patience):
     return live
 
 
+def passes_ratio(ys, folds):
+    """r of stage 4 (module docstring): the steps of the training data ``ys`` (summed over its sequences) over the
+    mean of the ``folds``' training steps (each summed over its sequences), at least 1; 1 without folds."""
+    if not folds:
+        return 1.0
+    fold_steps = np.mean([sum(len(y) for y in fold.ys) for fold in folds])
+    return max(1.0, sum(len(y) for y in ys) / fold_steps)
+
+
 def num_latent_for(dim_x, dim_y):
     """Q of the default fit: d_x latent GPs, at most max(5, 3 d_y) (stage 1 of the module docstring)."""
     return min(dim_x, max(5, 3 * dim_y))
@@ -171,6 +185,7 @@ class DefaultFit:
         self.floor_scores, self.accepted = {}, 0  # stage 1's fold scores by kind; stage 3's s*
         self.runs, self.record, self.kept, self.best, self.since, self.step = [], [], {}, None, 0, 0
         self.refit_run, self.free_run, self.scale, self.floor_choice = None, None, None, None
+        self.passes = 1.0  # stage 4's r (passes_ratio), set by run
         self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
         # child processes compiling the training's kernels and the scores' filter step (set by run)
         self.ahead, self.filter_ahead = compile_ahead.Ahead(), compile_ahead.Ahead()
@@ -193,6 +208,7 @@ class DefaultFit:
             raise ValueError(f"checkpoint: {os.fspath(self.checkpoint)!r} was written after the floor "
                              f"{saved[0]['floor']}, this fit chose {self.floor_choice}")
         folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
+        self.passes = passes_ratio(ys, folds)
         runs, record = self.selection(floor, folds, saved)
         step, t, self.candidate = self.acceptance(record)
         self.accepted = step
@@ -221,7 +237,8 @@ class DefaultFit:
         if stage != "done":
             self.save("done")
         return {"floor": floor.summary(), "origins": [list(f.origins) for f in folds], "record": record,
-                "step": step, "t": t, "gp_part": step > 0, "free_run": free_run,
+                "step": step, "refit_steps": self.refit_steps(step), "t": t, "gp_part": step > 0,
+                "free_run": free_run,
                 "lr_scale": dict(self.plan.lr_scales[self.candidate]) if step else None,
                 "interval_scale": None if scale is None else scale.tolist()}
 
@@ -367,13 +384,14 @@ class DefaultFit:
         report.close()
         return runs, self.record
 
-    def training_run(self, model, warm, ys, us, seed, scales):
+    def training_run(self, model, warm, ys, us, seed, scales, passes=1.0):
         """The :class:`GrowingRun` of ``model`` on ``ys``, ``us`` with Adam's step-size factors ``scales`` and random
         numbers from ``seed``: windows (stride 1) of ``plan.seq_lens[k]`` steps (at most the shortest sequence) from
-        step k ``max_steps`` / len(``seq_lens``) on, each started from the floor's filtered state before its first
-        output (``warm.filtered_states``, the :class:`warm_start.WarmStart` the model started from): N(m, diag P)
-        given the outputs before the window only, as a forecast starts; for a model with ``initial_state="smoothed"``
-        the smoothed one (``warm.initial_states``), given all the outputs."""
+        step k M / len(``seq_lens``) on (rounded down; M = round(``passes`` ``max_steps``), ``passes`` stage 4's r),
+        each started from the floor's filtered state before its first output (``warm.filtered_states``, the
+        :class:`warm_start.WarmStart` the model started from): N(m, diag P) given the outputs before the window only,
+        as a forecast starts; for a model with ``initial_state="smoothed"`` the smoothed one
+        (``warm.initial_states``), given all the outputs."""
         plan = self.plan
         shortest = min(len(y) for y in ys)
         states = warm.initial_states if model.initial_state == "smoothed" else warm.filtered_states
@@ -384,7 +402,8 @@ class DefaultFit:
             return (*windows(ys, us, seq_len, 1), (np.concatenate([m for m, _ in moments]),
                                                    np.concatenate([v for _, v in moments])))
 
-        stages = [(k * plan.max_steps // len(plan.seq_lens), n) for k, n in enumerate(plan.seq_lens)]
+        budget = int(round(passes * plan.max_steps))
+        stages = [(k * budget // len(plan.seq_lens), n) for k, n in enumerate(plan.seq_lens)]
         return GrowingRun(model, cut, stages, np.random.default_rng(seed), Adam(plan.lr, scales=scales), self.frozen,
                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
 
@@ -463,19 +482,27 @@ class DefaultFit:
         return paired_t(first.record[0]["windows"][0], at["windows"][self.candidate])
 
     # -- stage 4 ---------------------------------------------------------------------------------------------
-    def refit(self, floor, ys, us, steps, saved=None):
-        """The final parameters on all of ``ys``, ``us`` (module docstring, stage 4); a checkpoint at its start and
-        every ``eval_every`` steps. ``saved``: a checkpoint's (state, arrays) written inside the refit."""
+    def refit_steps(self, step):
+        """The refit's Adam steps for the selection's ``step`` s*: round(r s*), r = ``self.passes``
+        (:func:`passes_ratio`; module docstring, stage 4)."""
+        return int(round(self.passes * step))
+
+    def refit(self, floor, ys, us, step, saved=None):
+        """The final parameters on all of ``ys``, ``us`` (module docstring, stage 4) for the selection's ``step``
+        s* (0: the floor with a zero residual); a checkpoint at its start and every ``eval_every`` steps. ``saved``:
+        a checkpoint's (state, arrays) written inside the refit."""
         model, plan = self.model, self.plan
         model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
-        if not steps:
+        if not step:
             model.start_from_floor(floor.model, ys, us, self.seed, gp_share=0.0)
             return
+        steps = self.refit_steps(step)
         warm = model.start_from_floor(floor.model, ys, us, self.seed)
         report = Progress(steps, enabled=self.progress, unit="step")
         report.note(f"refit on all the training data: {steps} steps")
         with blas_single_threaded():
-            run = self.refit_run = self.training_run(model, warm, ys, us, self.seed, plan.lr_scales[self.candidate])
+            run = self.refit_run = self.training_run(model, warm, ys, us, self.seed, plan.lr_scales[self.candidate],
+                                                     self.passes)
             if saved is not None:
                 state, arrays = saved
                 restore_model(model, "model/", state["model"], arrays)
