@@ -63,7 +63,8 @@ def main(argv=None):
                          "fit_seconds": seconds, "steps": steps,
                          "seconds_per_step": seconds / max(steps, 1), "folds": len(sel["origins"]),
                          "candidates": len(sel["record"][0].get("candidates") or [None]),
-                         "floor": sel["floor"]["kind"], "gp_part": sel["gp_part"], "refit_steps": sel["step"],
+                         "floor": sel["floor"]["kind"], "gp_part": sel["gp_part"], "s_star": sel["step"],
+                         "refit_steps": sel["refit_steps"],
                          "floor_fold_rmse": scores[0], "selected_fold_rmse": min(scores),
                          "stage_3b": sel.get("other_floor")})
     report = {"compile_or_cache_seconds": compile_seconds, "fit_options": fit_options, "runs": runs,
