@@ -7,7 +7,10 @@ machine's CPU, the fit's training steps (the selection's, over its runs still tr
 included) and r of every refit that trained a GP part; two workers share the cells from both ends (``--worker 0``,
 and ``--worker 1 --reverse``).
 
-Run: python research/decision_ax.py research/results/decision_ax.jsonl [--reverse]; then --decide.
+Run: python research/decision_ax.py research/results/decision_ax.jsonl [--reverse]; then --decide. The patch is of
+the code before the package adopted AX (ed42873, in a git worktree on PYTHONPATH): from 1b50826 on the package's own
+refit takes the r s* steps (``default_fit.passes_ratio``, the twin of :func:`passes_ratio` here), and the patch
+refuses to scale them a second time.
 This script is the research record's; nothing in the package imports it.
 """
 from dataclasses import replace
@@ -44,6 +47,8 @@ def ax_patch():
     """AX's patch of ``default_fit.DefaultFit``: a refit that trains a GP part takes round(r s*) steps with the
     windows' schedule of ``max_steps`` scaled by r (``DefaultFit.training_run`` reads the plan's); the training steps
     are counted (``decision_av.counting``, which sees the scaled steps). Returns the undo."""
+    if hasattr(default_fit, "passes_ratio"):  # the package already refits for r s* steps (1b50826 on)
+        raise RuntimeError("decision_ax: this gpssm_np already scales the refit by r; run the patch on ed42873's code")
     cls = default_fit.DefaultFit
     undo_counting = counting()
     saved = cls.refit
