@@ -14,6 +14,8 @@ import dataclasses
 
 import numpy as np
 
+from ._validation import rectangular
+
 
 def checked(names, dim, argname):
     """``names`` (None, or a sequence of ``dim`` distinct non-empty str) as a tuple (None stays None); ValueError
@@ -74,6 +76,16 @@ def order(own, given, argname, what="outputs"):
         raise ValueError(f"{argname}: the model was fitted on the {what} {list(own)}, got {list(given)}"
                          + (f"; missing {missing}" if missing else "") + (f"; unknown {unknown}" if unknown else ""))
     return np.array([given.index(n) for n in own])
+
+
+def reordered(a, columns, argname):
+    """``a`` (..., d) with its columns taken in the order ``columns`` (from :func:`order`); ValueError naming
+    ``argname`` when ``a`` is not an array with one column per name (indexing it would fail with an error that
+    names neither the argument nor the names)."""
+    a = rectangular(a, argname)
+    if a.ndim == 0 or a.shape[-1] != len(columns):
+        raise ValueError(f"{argname}: expected {len(columns)} columns, one per name given, got shape {a.shape}")
+    return a[..., columns]
 
 
 def align_dataset(model, dataset):

@@ -217,9 +217,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         u_order = _names.order(self.u_names_, _names.checked(u_names, self.spec.dim_u, "u_names"), "u_names",
                                "inputs")
         if u_order is not None:
-            u_future, u_past = (None if a is None else np.asarray(a)[..., u_order] for a in (u_future, u_past))
+            u_future, u_past = (None if a is None else _names.reordered(a, u_order, name)
+                                for a, name in ((u_future, "u_future"), (u_past, "u_past")))
         if y_order is not None and y_past is not None:
-            y_past = np.asarray(y_past)[..., y_order]
+            y_past = _names.reordered(y_past, y_order, "y_past")
         u_future = self._future_inputs(u_future, steps)
         # the exact forecasts (Kalman filter, ARX) use neither, but a bad value is refused by every model alike
         check.positive_int(num_particles, "num_particles")

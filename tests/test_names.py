@@ -88,6 +88,19 @@ def test_forecast_reorders_by_name(named):
         model.forecast(u_future, y_past=y_past, u_past=u_past, u_names=["pump", "fan"])
 
 
+@pytest.mark.parametrize("argument, value, message", [
+    ("y_past", [[1.0, 2.0], [3.0]], "y_past: expected an array of shape"),
+    ("y_past", np.zeros((20, 1)), r"y_past: expected 2 columns, one per name given, got shape \(20, 1\)"),
+    ("y_past", 5.0, r"y_past: expected 2 columns, one per name given, got shape \(\)"),
+    ("u_past", np.zeros((20, 3)), r"u_past: expected 2 columns, one per name given, got shape \(20, 3\)"),
+    ("u_future", [[1.0], [2.0, 3.0]], "u_future: expected an array of shape")])
+def test_forecast_names_the_argument_whose_columns_cannot_be_reordered(named, argument, value, message):
+    model, ds = named
+    data = {"u_future": ds.u_raw[20:25], "y_past": ds.y_raw[:20], "u_past": ds.u_raw[:20], argument: value}
+    with pytest.raises(ValueError, match=message):
+        model.forecast(**data, y_names=["temp", "level"], u_names=["heater", "pump"])
+
+
 def test_online_filter_reads_values_by_name(rng):
     y, u = plant(rng, T=120)
     model = gp.LGSSM(dim_x=2, dim_y=2, dim_u=2, num_iters=2).fit(y, u, y_names=["level", "temp"],
