@@ -204,7 +204,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         ``y_names``, ``u_names``: the channel names of the columns of ``y_past`` and of ``u_future``/``u_past``;
         for a model fitted with names (``y_names_``, ``u_names_``) the columns are reordered to the model's order
         and the forecast's outputs are in the order of ``y_names`` (or the model's, without it); names the model
-        was not fitted with are a ValueError. An unknown keyword argument is a ValueError naming the valid ones."""
+        was not fitted with, and data without one column per name, are a ValueError. An unknown keyword argument is a ValueError naming the valid ones."""
         check.keywords(unknown, StateSpaceModel.forecast, owner=f"{type(self).__name__}.forecast")
         if x0 is not None and (y_past is not None or u_past is not None):
             raise ValueError("x0: a forecast starts from x0 or from the past data (y_past, u_past), not both")
