@@ -19,7 +19,7 @@ from defaults_check import DATA, SIMULATORS
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 FILES = ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl", "stage_3b_refits.jsonl",
          "defaults_y_s0.jsonl", "defaults_y_s1234.jsonl", "defaults_y_steamgen.jsonl", "defaults_ax_s0.jsonl",
-         "defaults_ax_s12.jsonl", "defaults_ax_s34.jsonl")
+         "defaults_ax_s12.jsonl", "defaults_ax_s34.jsonl", "defaults_ax_steamgen.jsonl")
 PAIRINGS = (((1, 2), (3, 4)), ((1, 3), (2, 4)), ((1, 4), (2, 3)), ((0, 1), (2, 3)), ((0, 2), (1, 3)),
             ((0, 3), (1, 4)))
 
