@@ -16,7 +16,7 @@ from gpssm_np.baselines.arx import arx_simulate
 from gpssm_np.baselines.lgssm_order import kalman_forecast_mean
 from gpssm_np.datasets.folds import Window, fold_errors, mean_error, rolling_origin
 from gpssm_np.models.floor import FLOOR_KINDS, choose_floor, fit_kind, floor_of
-from gpssm_np.models.warm_start import check_outputs_vary
+from gpssm_np.models.warm_start import check_outputs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from defaults_check import DATA, SIMULATORS, dataset  # noqa: E402
@@ -47,7 +47,7 @@ def choose_floor_nested(ys, us, kinds=FLOOR_KINDS, late=2):
     latest origins (each refitted to the data before its origin), which did not choose them; the chosen kind is
     then fitted to all the data with its own order selection. Falls back to :func:`choose_floor` when there are
     fewer than ``late`` + 1 origins."""
-    check_outputs_vary(ys)
+    check_outputs(ys)
     folds = rolling_origin(ys, us)
     if len(folds) <= late or len(kinds) < 2:
         return choose_floor(ys, us, kinds)

@@ -36,7 +36,7 @@ from ..baselines.arx import ARX, order_errors
 from ..baselines.lgssm import LGSSM
 from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
-from .warm_start import check_outputs_vary
+from .warm_start import check_outputs
 
 #: The linear models a floor can be.
 FLOOR_KINDS = ("arx", "lgssm")
@@ -136,7 +136,7 @@ def choose_floor(ys, us, kinds=FLOOR_KINDS, dim_x=None, fitted=None):
     ``dim_x`` a list of candidates: :func:`best_of_candidates`. ``fitted``: a :class:`Floor`'s ``fitted`` from
     the same ``ys``, ``us`` and ``dim_x``, whose kinds are taken as they are instead of fitted again (the fits are
     deterministic, so the floor is the same)."""
-    check_outputs_vary(ys)
+    check_outputs(ys)
     if isinstance(dim_x, (list, tuple)):
         return best_of_candidates(ys, us, kinds, dim_x)
     if dim_x is not None and dim_x % ys[0].shape[1]:  # no ARX in observer form has this d_x

@@ -127,13 +127,23 @@ def emission_basis(H, Q_l):
     return np.concatenate([H, rotation.T @ N])
 
 
-def check_outputs_vary(ys):
-    """ValueError naming ``y`` when an output column is constant over the training sequences ``ys``: the linear
-    warm start's emission would lose that output (H lacks full row rank) and there is nothing to forecast."""
+def check_outputs(ys):
+    """ValueError naming ``y`` when the training sequences ``ys`` leave the linear floors an output they cannot hold:
+    an output column constant over them (the LGSSM's emission H would lack full row rank, and there is nothing to
+    forecast), or columns linearly dependent once centred (one a copy, a shift or a combination of others: H would
+    lack full row rank, and the ARX's regressors would be collinear). Dependence is numerical rank below d_y at
+    NumPy's default tolerance, so only exact dependence (up to rounding) is refused, whichever floor the data
+    would choose."""
     constant = [j for j in range(ys[0].shape[1]) if all(np.ptp(y[:, j]) == 0 for y in ys)]
     if constant:
         raise ValueError(f"y: output column(s) {constant} are constant over the training data; a linear warm start "
                          "cannot hold them (drop them, or use init='random')")
+    stacked = np.concatenate(ys)
+    rank = np.linalg.matrix_rank(stacked - stacked.mean(axis=0))
+    if rank < stacked.shape[1]:
+        raise ValueError(f"y: the {stacked.shape[1]} outputs span only {rank} dimension(s) over the training data: "
+                         "they are linearly dependent (one a copy or a combination of others); drop the redundant "
+                         "outputs, or use init='random'")
 
 
 def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
@@ -164,7 +174,7 @@ def floor_warm_start(floor, ys, us):
     the first block) written in the basis of :func:`whitened_basis` (the lag states' variance floor _VAR_MIN set in
     that basis, so that its process noise is diagonal exactly), or an ``LGSSM`` in the emission basis. Both fitted
     with ``standardize=False`` on ``ys``, ``us`` (model units)."""
-    check_outputs_vary(ys)
+    check_outputs(ys)
     if not hasattr(floor, "coefficients"):  # an LGSSM
         return _in_emission_basis(floor, ys, us, None, np.ones(floor.spec.dim_x, dtype=bool))
     coef = floor.coefficients()
