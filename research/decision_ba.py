@@ -1,6 +1,6 @@
 """Decision BA of research/ablation_plan.md (the refit trained for round(1.25 r s*) steps): the 70/30 cuts of the 24
 training halves other than the steam generator, training seeds 3 and 4; one fit per cell gives both rows. The default
-fit runs with its refit continued on the same run to round(1.25 r s*) (``refit_length.longer_refit_patch``'s way);
+fit runs with its refit continued on the same run to round(1.25 r s*) (``refit_length.continued_refit``);
 the longer refit's averaged parameters go through stage 4's guards against the same floor form (the floor form's
 parameters kept for where they fail), the fit returns the default's model, and after it both are scored on the cut's
 last 30 % under causal and simulate. One JSON line per cell, appended (resumable); two workers share the cells from
@@ -22,6 +22,7 @@ from cut_seeds import rows_of
 from decision_ac import BOUND, statistics
 from decision_m import NAMES, RESULTS, held_out_cut
 from default_rows_machine import machine
+from refit_length import append_row, continued_refit
 from rows import pending
 
 from gpssm_np.models import default_fit
@@ -49,23 +50,9 @@ def ba_patch():
         if not step:
             return saved_refit(self, floor, ys, us, step, saved)
         KEPT.clear()
-        base = saved_steps(self, step)
-        longer = int(round(FACTOR * base))
-        self.refit_steps = lambda s: longer
-        advance = default_fit.GrowingRun.advance
-
-        def advance_keeping(run, n):
-            for _ in range(n):
-                advance(run, 1)
-                if run.steps == base:
-                    KEPT["default"] = run.params()
-        default_fit.GrowingRun.advance = advance_keeping
-        try:
-            saved_refit(self, floor, ys, us, step, saved)
-        finally:
-            default_fit.GrowingRun.advance = advance
-            del self.refit_steps
-        KEPT["BA"], KEPT["extra_steps"] = self.model.get_learned_params(), longer - base
+        kept = continued_refit(saved_refit, saved_steps, self, floor, ys, us, step, saved, (1.0, FACTOR))
+        base, longer = (int(round(c * saved_steps(self, step))) for c in (1.0, FACTOR))
+        KEPT["default"], KEPT["BA"], KEPT["extra_steps"] = kept[1.0], kept[FACTOR], longer - base
         decision_av.COUNTS["refit"] += longer
         KEPT["BA_guard"] = self.guards(floor, ys, us)
         KEPT["floor"] = self.floor_form(floor, ys, us).get_learned_params()
@@ -120,9 +107,7 @@ def run(out, reverse):
                     row["BA"] = dict(row["default"])
             else:  # a refit whose model the fit did not return (module docstring of ablation_plan's BA): apart
                 row["BA"] = None
-            with open(out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+            append_row(out, row)
     finally:
         undo()
 

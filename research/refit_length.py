@@ -31,6 +31,37 @@ AX = (os.path.join(RESULTS, "decision_ax.jsonl"), "AX")
 KEPT = {}
 
 
+def continued_refit(refit, refit_steps, fit, floor, ys, us, step, saved, factors):
+    """Run ``refit`` (``DefaultFit.refit``, unpatched) of the pipeline ``fit`` for s* = ``step`` on to round(c r s*)
+    steps for the largest c of ``factors`` (``refit_steps``: ``DefaultFit.refit_steps``, giving round(r s*)), on the
+    same run; returns {c: the averaged parameters at round(c r s*)} for every c. The model is left at the longest."""
+    base = refit_steps(fit, step)
+    targets = [int(round(c * base)) for c in factors]
+    fit.refit_steps = lambda s: max(targets)  # the run goes to the longest; its params are kept on the way
+    advance, kept = default_fit.GrowingRun.advance, {}
+
+    def advance_keeping(run, n):
+        for _ in range(n):
+            advance(run, 1)
+            for c, t in zip(factors, targets):
+                if run.steps == t:
+                    kept[c] = run.params()
+    default_fit.GrowingRun.advance = advance_keeping
+    try:
+        refit(fit, floor, ys, us, step, saved)
+    finally:
+        default_fit.GrowingRun.advance = advance
+        del fit.refit_steps
+    return kept
+
+
+def append_row(out, row):
+    """Append ``row`` to the row file ``out`` as a JSON line, and print it."""
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(json.dumps(row), flush=True)
+
+
 def longer_refit_patch():
     """The refit runs on to round(c r s*) for every c of FACTORS, keeping the averaged parameters at each; the model
     ends with those at c = 1 (the default's). Returns the undo."""
@@ -41,23 +72,7 @@ def longer_refit_patch():
         KEPT.clear()
         if not step:
             return saved_refit(self, floor, ys, us, step, saved)
-        base = saved_steps(self, step)
-        targets = [int(round(c * base)) for c in FACTORS]
-        self.refit_steps = lambda s: targets[-1]  # the run goes to the longest; its params are kept on the way
-        advance = default_fit.GrowingRun.advance
-
-        def advance_keeping(run, n):
-            for _ in range(n):
-                advance(run, 1)
-                for c, t in zip(FACTORS, targets):
-                    if run.steps == t:
-                        KEPT[c] = run.params()
-        default_fit.GrowingRun.advance = advance_keeping
-        try:
-            saved_refit(self, floor, ys, us, step, saved)
-        finally:
-            default_fit.GrowingRun.advance = advance
-            del self.refit_steps
+        KEPT.update(continued_refit(saved_refit, saved_steps, self, floor, ys, us, step, saved, FACTORS))
         self.model.set_learned_params(KEPT[1.0])
 
     cls.refit = refit
@@ -87,9 +102,7 @@ def run(out, reverse):
             for c in FACTORS if own else ():
                 model.set_learned_params(KEPT[c])
                 row["scores"][str(c)] = {p: gp.evaluate(model, ds, p, seed=0)["rmse"] for p in ("causal", "simulate")}
-            with open(out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
+            append_row(out, row)
     finally:
         undo()
 
