@@ -10,6 +10,7 @@ Run: python research/decision_ba.py research/results/decision_ba.jsonl [--revers
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
+import copy
 import json
 import os
 import time
@@ -36,6 +37,8 @@ AX = (os.path.join(RESULTS, "decision_ax.jsonl"), "AX")
 #: What the latest refit with a GP part left: its parameters at round(r s*) and round(FACTOR r s*), the longer
 #: one's guard record, the floor form's parameters, and its steps.
 KEPT = {}
+#: The first pipeline's floor form, which the fit returns where stage 3b's part is not kept.
+FIRST_FLOOR = {}
 
 
 def ba_patch():
@@ -48,7 +51,10 @@ def ba_patch():
 
     def refit(self, floor, ys, us, step, saved=None):
         if not step:
-            return saved_refit(self, floor, ys, us, step, saved)
+            saved_refit(self, floor, ys, us, step, saved)
+            if len(self.kinds) > 1:  # the first pipeline's floor form: where stage 3b's part fails BA's guards
+                FIRST_FLOOR["model"] = copy.deepcopy(self.model)
+            return
         KEPT.clear()
         kept = continued_refit(saved_refit, saved_steps, self, floor, ys, us, step, saved, (1.0, FACTOR))
         base, longer = (int(round(c * saved_steps(self, step))) for c in (1.0, FACTOR))
@@ -56,12 +62,24 @@ def ba_patch():
         decision_av.COUNTS["refit"] += longer
         KEPT["BA_guard"] = self.guards(floor, ys, us)
         KEPT["floor"] = self.floor_form(floor, ys, us).get_learned_params()
+        KEPT["stage_3b"] = len(self.kinds) == 1  # the default model allows both kinds: one is stage 3b's pipeline
         self.model.set_learned_params(KEPT["default"])
 
     cls.refit = refit
 
+    def t_over(self, first):
+        """Stage 3b's t, and its t whatever the guards said (the longer refit's guards may pass where the default's
+        did not; ablation_plan.md, BA's cells whose fit returned no model of its last refit)."""
+        guarded = self.free_run
+        self.free_run = {"passed": True}
+        KEPT["t_unguarded"] = saved_t_over(self, first)
+        self.free_run = guarded
+        return saved_t_over(self, first)
+
+    saved_t_over, cls.t_over = cls.t_over, t_over
+
     def undo():
-        cls.refit = saved_refit
+        cls.refit, cls.t_over = saved_refit, saved_t_over
         undo_counting()
     return undo
 
@@ -79,9 +97,10 @@ def scores(model, ds):
 def run(out, reverse):
     undo = ba_patch()
     try:
-        for name, seed in pending(out, cells(), lambda cell: (cell[0], "BA", cell[1]), reverse):
+        for name, seed in pending(out, cells(), lambda cell: (cell[0], "BA", cell[1]), reverse, settled):
             ds = held_out_cut(name)
             KEPT.clear()
+            FIRST_FLOOR.clear()
             start = time.perf_counter()
             model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed)
             model.fit(ds.y_train, ds.u_train, progress=False)
@@ -96,25 +115,52 @@ def run(out, reverse):
             for k in decision_av.COUNTS:
                 decision_av.COUNTS[k] = 0
             row["default"] = scores(model, ds)
-            if own or not sel["gp_part"] and not KEPT:  # BA's model: the longer refit, or the floor form
-                if own:
-                    passed = bool(KEPT["BA_guard"]["passed"])
-                    row["BA_guard"] = {"passed": passed, "model": KEPT["BA_guard"]["model"],
-                                       "floor": KEPT["BA_guard"]["floor"]}
+            if own:  # BA's model: the longer refit where it passes the guards, else the floor form the fit returns
+                passed = bool(KEPT["BA_guard"]["passed"])
+                row["BA_guard"] = {"passed": passed, "model": KEPT["BA_guard"]["model"],
+                                   "floor": KEPT["BA_guard"]["floor"]}
+                row["stage_3b"] = KEPT["stage_3b"]
+                if passed or not KEPT["stage_3b"]:
                     model.set_learned_params(KEPT["BA"] if passed else KEPT["floor"])
+                    row["BA"] = scores(model, ds)
+                else:  # stage 3b's t is None without its guards: the first pipeline's floor is returned
+                    row["BA"] = scores(FIRST_FLOOR["model"], ds)
+            elif "BA" in KEPT:  # a refit whose model the fit did not return (ablation_plan.md, BA): BA would have
+                # returned the longer part where its guards pass and, from stage 3b, its unguarded t beats switch_t
+                passed = bool(KEPT["BA_guard"]["passed"])
+                row["BA_guard"] = {"passed": passed, "model": KEPT["BA_guard"]["model"],
+                                   "floor": KEPT["BA_guard"]["floor"]}
+                row["stage_3b"], row["t_unguarded"] = KEPT["stage_3b"], KEPT.get("t_unguarded")
+                returned = passed and (not KEPT["stage_3b"] or (row["t_unguarded"] is not None
+                                                                and row["t_unguarded"] > default_fit.Plan().switch_t))
+                row["BA_returned"] = returned
+                if returned:
+                    model.set_learned_params(KEPT["BA"])
                     row["BA"] = scores(model, ds)
                 else:
                     row["BA"] = dict(row["default"])
-            else:  # a refit whose model the fit did not return (module docstring of ablation_plan's BA): apart
-                row["BA"] = None
+            else:  # no refit with a GP part: both rows are the floor's
+                row["BA"] = dict(row["default"])
             append_row(out, row)
     finally:
         undo()
 
 
+def settled(row):
+    """Whether ``row`` is final: the rows written without a BA row (before ablation_plan.md settled those cells) are
+    fitted again."""
+    return row["BA"] is not None
+
+
 def decide(out):
     with open(out) as f:
-        rows = {(r["data"], r["seed"]): r for r in map(json.loads, f)}
+        written = [json.loads(line) for line in f]
+    rows = {(r["data"], r["seed"]): r for r in written}  # a cell fitted again: its later row
+    for r in written:
+        later = rows[r["data"], r["seed"]]
+        if r is not later and r["default"] != later["default"]:
+            print(f"  {r['data']} seed {r['seed']}: the default's row fitted again differs: {r['default']} against "
+                  f"{later['default']}")
     every = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
     missing = [c for c in every if c not in rows or rows[c]["BA"] is None]
     names = [n for n in NAMES if n != LEFT_OUT and all((n, s) in rows and rows[n, s]["BA"] for s in SEEDS)]

@@ -24,13 +24,23 @@ def head_commit():
     return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 
 
-def pending(out, mine, key=lambda cell: cell, reverse=False):
+def pending(out, mine, key=lambda cell: cell, reverse=False, final=lambda row: True):
     """The cells of ``mine`` whose row the row file ``out`` lacks (``key``: a cell's (data, variant, seed)), in
     order, or last first with ``reverse``; the file is read again before each cell, because a second worker taking
-    the same cells from the other end adds rows to it."""
+    the same cells from the other end adds rows to it. A row that ``final`` rejects counts as lacking (the cell is
+    fitted again) unless a later row of the cell is final."""
     for cell in reversed(mine) if reverse else mine:
-        if key(cell) not in done_keys(out, "data", "variant", "seed"):
+        if key(cell) not in final_keys(out, final):
             yield cell
+
+
+def final_keys(out, final):
+    """The (data, variant, seed) of the rows of ``out`` that ``final`` accepts."""
+    if not os.path.exists(out):
+        return set()
+    with open(out) as f:
+        rows = [json.loads(line) for line in f]
+    return {(r.get("data"), r.get("variant"), r.get("seed")) for r in rows if final(r)}
 
 
 def worker_main(description, run, decide):
