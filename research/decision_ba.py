@@ -115,11 +115,12 @@ def run(out, reverse):
             for k in decision_av.COUNTS:
                 decision_av.COUNTS[k] = 0
             row["default"] = scores(model, ds)
-            if own:  # BA's model: the longer refit where it passes the guards, else the floor form the fit returns
+            if "BA" in KEPT:  # the longer refit's guards
                 passed = bool(KEPT["BA_guard"]["passed"])
                 row["BA_guard"] = {"passed": passed, "model": KEPT["BA_guard"]["model"],
                                    "floor": KEPT["BA_guard"]["floor"]}
                 row["stage_3b"] = KEPT["stage_3b"]
+            if own:  # BA's model: the longer refit where it passes the guards, else the floor form the fit returns
                 if passed or not KEPT["stage_3b"]:
                     model.set_learned_params(KEPT["BA"] if passed else KEPT["floor"])
                     row["BA"] = scores(model, ds)
@@ -127,10 +128,7 @@ def run(out, reverse):
                     row["BA"] = scores(FIRST_FLOOR["model"], ds)
             elif "BA" in KEPT:  # a refit whose model the fit did not return (ablation_plan.md, BA): BA would have
                 # returned the longer part where its guards pass and, from stage 3b, its unguarded t beats switch_t
-                passed = bool(KEPT["BA_guard"]["passed"])
-                row["BA_guard"] = {"passed": passed, "model": KEPT["BA_guard"]["model"],
-                                   "floor": KEPT["BA_guard"]["floor"]}
-                row["stage_3b"], row["t_unguarded"] = KEPT["stage_3b"], KEPT.get("t_unguarded")
+                row["t_unguarded"] = KEPT.get("t_unguarded")
                 returned = passed and (not KEPT["stage_3b"] or (row["t_unguarded"] is not None
                                                                 and row["t_unguarded"] > default_fit.Plan().switch_t))
                 row["BA_returned"] = returned

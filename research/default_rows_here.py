@@ -9,11 +9,9 @@ Run: python research/default_rows_here.py research/results/default_seeds34.jsonl
 [--reverse] [--seeds 1 2] [--after FILE]; ``--decide`` lists the cells without a row yet, deciding nothing. This
 script is the research record's; nothing in the package imports it.
 """
-import argparse
-
 from cut_seeds import rows_of
 from decision_am import cut_cells, run_variant
-from rows import done_keys
+from rows import done_keys, worker_main
 
 
 def cells(seeds, after=None):
@@ -26,20 +24,21 @@ def cells(seeds, after=None):
     return sorted(every, key=lambda cell: (cell[0] == "steamgen", cell in seen))
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out")
-    parser.add_argument("--worker", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
+def run(out, worker, workers, reverse, seeds, after):
+    run_variant(out, "default", cells(seeds, after)[worker::workers], reverse=reverse)
+
+
+def decide(out, seeds, after):
+    mine = cells(seeds, after)
+    rows = rows_of(out, "default")
+    missing = [cell for cell in mine if cell not in rows]
+    print(f"{len(rows)} of {len(mine)} cells have rows; not run yet: {missing}")
+
+
+def add_arguments(parser):
     parser.add_argument("--seeds", type=int, nargs="+", default=[3, 4])
     parser.add_argument("--after")
-    parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    mine = cells(args.seeds, args.after)
-    if args.decide:
-        rows = rows_of(args.out, "default")
-        missing = [cell for cell in mine if cell not in rows]
-        print(f"{len(rows)} of {len(mine)} cells have rows; not run yet: {missing}")
-    else:
-        run_variant(args.out, "default", mine[args.worker::args.workers], reverse=args.reverse)
+
+
+if __name__ == "__main__":
+    worker_main(__doc__.splitlines()[0], run, decide, add_arguments)

@@ -6,14 +6,14 @@ import os
 import subprocess
 
 
-def done_keys(out, *fields, missing=None):
+def done_keys(out, *fields, missing=None, final=lambda row: True):
     """The keys of the rows already in the row file ``out`` (an empty set when it does not exist): tuples of the
-    rows' values of ``fields``, or the values themselves for one field; a field a row lacks reads as ``missing``. A
-    resumable run skips these cells."""
+    rows' values of ``fields``, or the values themselves for one field; a field a row lacks reads as ``missing``; a
+    row that ``final`` rejects is left out. A resumable run skips these cells."""
     if not os.path.exists(out):
         return set()
     with open(out) as f:
-        rows = [json.loads(line) for line in f]
+        rows = [r for r in map(json.loads, f) if final(r)]
     if len(fields) == 1:
         return {r.get(fields[0], missing) for r in rows}
     return {tuple(r.get(k, missing) for k in fields) for r in rows}
@@ -30,32 +30,26 @@ def pending(out, mine, key=lambda cell: cell, reverse=False, final=lambda row: T
     the same cells from the other end adds rows to it. A row that ``final`` rejects counts as lacking (the cell is
     fitted again) unless a later row of the cell is final."""
     for cell in reversed(mine) if reverse else mine:
-        if key(cell) not in final_keys(out, final):
+        if key(cell) not in done_keys(out, "data", "variant", "seed", final=final):
             yield cell
 
 
-def final_keys(out, final):
-    """The (data, variant, seed) of the rows of ``out`` that ``final`` accepts."""
-    if not os.path.exists(out):
-        return set()
-    with open(out) as f:
-        rows = [json.loads(line) for line in f]
-    return {(r.get("data"), r.get("variant"), r.get("seed")) for r in rows if final(r)}
-
-
-def worker_main(description, run, decide):
+def worker_main(description, run, decide, add_arguments=None):
     """The entry point of a decision script whose cells workers share. Its command line: the row file, ``--worker``
     k of ``--workers`` (every workers-th cell from the k-th), ``--reverse`` (the worker's cells last first, so that a
-    second process can share them) and ``--decide``; then ``decide(out)`` with ``--decide``, else ``run(out, worker,
-    workers, reverse)``."""
+    second process can share them) and ``--decide``, and what ``add_arguments(parser)`` adds; then ``decide(out)``
+    with ``--decide``, else ``run(out, worker, workers, reverse)``, each also given the added arguments by name."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("out")
     parser.add_argument("--worker", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--reverse", action="store_true", help="this worker's cells last first")
     parser.add_argument("--decide", action="store_true")
-    args = parser.parse_args()
-    if args.decide:
-        decide(args.out)
+    if add_arguments is not None:
+        add_arguments(parser)
+    args = vars(parser.parse_args())
+    out, worker, workers, reverse, by_decide = (args.pop(k) for k in ("out", "worker", "workers", "reverse", "decide"))
+    if by_decide:
+        decide(out, **args)
     else:
-        run(args.out, args.worker, args.workers, args.reverse)
+        run(out, worker, workers, reverse, **args)
