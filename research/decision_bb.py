@@ -1,0 +1,109 @@
+"""Decision BB of research/ablation_plan.md (Adam's moments follow the objective's scale where the training windows
+grow): the 70/30 cuts of the 24 training halves other than the steam generator, training seeds 1-4, scored on each
+cut's last 30 % under causal and simulate, against this machine's default rows (research/results/
+default_seeds12_here.jsonl for seeds 1 and 2, research/results/decision_ba.jsonl's "default" scores for seeds 3 and
+4). One JSON line per (cut, seed), variant "BB", appended (resumable), each naming the machine's CPU, the fit's
+training steps and how many window changes rescaled Adam's moments; two workers share the cells (``--worker k
+--workers 2``).
+
+Run: python research/decision_bb.py research/results/decision_bb.jsonl --worker 0 --workers 2; then --decide.
+This script is the research record's; nothing in the package imports it.
+"""
+import json
+import os
+
+import decision_av
+from cut_seeds import rows_of
+from decision_ac import BOUND, against_default, statistics
+from decision_am import print_changed, run_variant
+from decision_m import NAMES, RESULTS
+from rows import worker_main
+
+from gpssm_np import training_loop
+
+SEEDS = (1, 2, 3, 4)
+LEFT_OUT = "steamgen"
+STEPS_RATIO = 1.25
+MEANS_AT_MOST = {"causal": 0.99, "simulate": 1.00}
+RESCALES = {"count": 0}
+
+
+def baseline():
+    """{(cut, seed): row} of this machine's default on seeds 1-4 (the module docstring's two files; a decision BA
+    row's "default" scores, with the fit's steps and GP part, which BA's patch did not change)."""
+    rows = rows_of(os.path.join(RESULTS, "default_seeds12_here.jsonl"), "default", (1, 2))
+    with open(os.path.join(RESULTS, "decision_ba.jsonl")) as f:
+        for r in map(json.loads, f):
+            if r["seed"] in (3, 4):
+                rows[r["data"], r["seed"]] = dict(r, variant="default", **r["default"])
+    return rows
+
+
+def rescaling_patch():
+    """BB's patch: where a ``GrowingRun``'s windows change from n to n' steps, Adam's first moments are multiplied by
+    n' / n and its second moments by (n' / n)^2, before the first step on the new windows; the training steps counted
+    (``decision_av.counting``) and the rescalings too. Returns the undo."""
+    saved = training_loop.GrowingRun.step
+    undo_counting = decision_av.counting()
+
+    def step(self):
+        for k, (start, seq_len) in enumerate(self.stages[1:], 1):
+            if self.steps == start:
+                ratio = seq_len / self.stages[k - 1][1]
+                optimizer = self.optimizer
+                optimizer._m = {key: m * ratio for key, m in optimizer._m.items()}
+                optimizer._v = {key: v * ratio ** 2 for key, v in optimizer._v.items()}
+                RESCALES["count"] += 1
+        saved(self)
+
+    training_loop.GrowingRun.step = step
+
+    def undo():
+        training_loop.GrowingRun.step = saved
+        undo_counting()
+    return undo
+
+
+def cells():
+    """The fitted cells, the default's longest fits first."""
+    default = baseline()
+    mine = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
+    return sorted(mine, key=lambda cell: -default[cell]["fit_seconds"])
+
+
+def run(out, worker, workers, reverse=False):
+    extra = decision_av.step_extra() + (("rescalings", decision_av.counted(RESCALES, "count")),)
+    run_variant(out, "BB", cells()[worker::workers], rescaling_patch, reverse=reverse, extra=extra)
+
+
+def decide(out):
+    rows, default = rows_of(out, "BB"), baseline()
+    every = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
+    untouched = [cell for cell, r in rows.items() if r["rescalings"] == 0]
+    if untouched:
+        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
+        print(f"{len(untouched)} fits reached no window change; largest relative difference from the default's rows "
+              f"{rel:.2e} (0 asked)")
+    pairs, missing = against_default("BB", rows, default, every, SEEDS)
+    if not pairs:
+        print("no complete cut yet")
+        return
+    bounds, means = statistics("BB over the default, seeds 1-4", pairs)
+    for part in ((1, 2), (3, 4)):
+        statistics(f"  seeds {part[0]} and {part[1]} alone", {n: [p[SEEDS.index(s)] for s in part]
+                                                               for n, p in pairs.items()})
+    print_changed(pairs, SEEDS)
+    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for (n, s), r in rs.items() if n in pairs and s in (3, 4))
+             for v, rs in (("BB", rows), ("default", default))}
+    ratio = steps["BB"] / steps["default"]
+    print(f"  training steps on seeds 3 and 4 over the complete cuts: BB {steps['BB']}, default {steps['default']} "
+          f"({ratio:.3f} times)")
+    adopted = not missing and all(bounds[p] <= BOUND and means[p] <= most for p, most in MEANS_AT_MOST.items())
+    adopted = adopted and ratio <= STEPS_RATIO
+    if missing:
+        print(f"not run yet: {len(missing)} cells")
+    print("BB adopted" if adopted else "BB not adopted")
+
+
+if __name__ == "__main__":
+    worker_main(__doc__.splitlines()[0], run, decide)
