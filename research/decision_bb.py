@@ -40,20 +40,23 @@ def baseline():
 
 
 def rescaling_patch():
-    """BB's patch: where a ``GrowingRun``'s windows change from n to n' steps, Adam's first moments are multiplied by
-    n' / n and its second moments by (n' / n)^2, before the first step on the new windows; the training steps counted
-    (``decision_av.counting``) and the rescalings too. Returns the undo."""
+    """BB's patch: where a ``GrowingRun``'s windows change from n to n' steps (their lengths as cut, at most the
+    shortest sequence's), Adam's first moments are multiplied by n' / n and its second moments by (n' / n)^2, before
+    the first step on the new windows; the training steps counted (``decision_av.counting``) and the rescalings that
+    changed the moments too. Returns the undo."""
     saved = training_loop.GrowingRun.step
     undo_counting = decision_av.counting()
 
     def step(self):
-        for k, (start, seq_len) in enumerate(self.stages[1:], 1):
+        for start, seq_len in self.stages[1:]:
             if self.steps == start:
-                ratio = seq_len / self.stages[k - 1][1]
+                # the windows' actual lengths: the run cuts them at the shortest sequence
+                before = self.Y.shape[1]
+                ratio = self.cut(seq_len)[0].shape[1] / before
                 optimizer = self.optimizer
                 optimizer._m = {key: m * ratio for key, m in optimizer._m.items()}
                 optimizer._v = {key: v * ratio ** 2 for key, v in optimizer._v.items()}
-                RESCALES["count"] += 1
+                RESCALES["count"] += ratio != 1.0
         saved(self)
 
     training_loop.GrowingRun.step = step
