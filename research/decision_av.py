@@ -75,6 +75,28 @@ def run(out, worker, workers, reverse=False):
     run_variant(out, "AV", cells(), counting, plan=PLAN, reverse=reverse, extra=step_extra())
 
 
+def training_steps_ratio(variant, rows, default, cuts, seeds=None, label="training steps over the complete cuts"):
+    """Print and return the training steps (selection and refit) of ``variant``'s ``rows`` over the ``default``'s
+    ({(cut, seed): row}), summed over the ``cuts`` (any container of cut names) and, where given, ``seeds``."""
+    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for (n, s), r in rs.items()
+                    if n in cuts and (seeds is None or s in seeds))
+             for v, rs in ((variant, rows), ("default", default))}
+    ratio = steps[variant] / steps["default"]
+    print(f"  {label}: {variant} {steps[variant]}, default {steps['default']} ({ratio:.3f} times)")
+    return ratio
+
+
+def steps_verdict(variant, missing, bounds, means, ratio, steps_ratio, means_at_most=None):
+    """Print the verdict of a decision ruled on training steps: adopted when no cell is ``missing``, both upper
+    ``bounds`` are at most ``decision_ac.BOUND``, the steps' ``ratio`` is at most ``steps_ratio`` and the geometric
+    ``means`` at most ``means_at_most`` ({protocol: most}, where given)."""
+    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= steps_ratio
+    adopted = adopted and all(means[p] <= most for p, most in (means_at_most or {}).items())
+    if missing:
+        print(f"not run yet: {len(missing)} cells")
+    print(f"{variant} adopted" if adopted else f"{variant} not adopted")
+
+
 def decide_on_steps(out, variant, steps_ratio, extra=None, means_at_most=None):
     """The verdict of a decision ruled as AV is (module docstring) on ``variant``'s rows of ``out`` against
     :data:`BASELINE`'s: adopted when no cell is missing, both upper bounds are at most ``decision_ac.BOUND`` and
@@ -87,19 +109,11 @@ def decide_on_steps(out, variant, steps_ratio, extra=None, means_at_most=None):
         return
     bounds, means = statistics(f"{variant} over the default, seeds 1-4", pairs)
     print_changed(pairs, SEEDS)
-    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for k, r in rs.items() if k[0] in pairs)
-             for v, rs in ((variant, rows), ("default", default))}
-    ratio = steps[variant] / steps["default"]
-    print(f"  training steps over the complete cuts: {variant} {steps[variant]}, default {steps['default']} "
-          f"({ratio:.3f} times)")
+    ratio = training_steps_ratio(variant, rows, default, pairs)
     if extra is not None:
         extra(rows, pairs)
     seconds_ratio(variant, rows, default, pairs)
-    adopted = not missing and bounds["causal"] <= BOUND and bounds["simulate"] <= BOUND and ratio <= steps_ratio
-    adopted = adopted and all(means[p] <= most for p, most in (means_at_most or {}).items())
-    if missing:
-        print(f"not run yet: {len(missing)} cells")
-    print(f"{variant} adopted" if adopted else f"{variant} not adopted")
+    steps_verdict(variant, missing, bounds, means, ratio, steps_ratio, means_at_most)
 
 
 def decide(out):

@@ -17,7 +17,7 @@ from scipy.linalg import eigh
 
 import decision_av
 from cut_seeds import rows_of
-from decision_ac import BOUND, against_default, seconds_ratio, statistics
+from decision_ac import against_default, seconds_ratio, statistics
 from decision_am import print_changed, run_variant
 from decision_m import RESULTS, NAMES
 from rows import worker_main
@@ -95,16 +95,9 @@ def decide(out):
         return
     bounds, means = statistics("AZ over the default, seeds 1 and 2", pairs)
     print_changed(pairs, SEEDS)
-    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for k, r in rs.items() if k[0] in pairs and k[1] in SEEDS)
-             for v, rs in (("AZ", rows), ("default", default))}
-    ratio = steps["AZ"] / steps["default"]
-    print(f"  training steps over the complete cuts: AZ {steps['AZ']}, default {steps['default']} ({ratio:.3f} times)")
+    ratio = decision_av.training_steps_ratio("AZ", rows, default, pairs, SEEDS)
     seconds_ratio("AZ", rows, default, pairs)
-    adopted = not missing and all(bounds[p] <= BOUND and means[p] <= most for p, most in MEANS_AT_MOST.items())
-    adopted = adopted and ratio <= STEPS_RATIO
-    if missing:
-        print(f"not run yet: {len(missing)} cells")
-    print("AZ adopted" if adopted else "AZ not adopted")
+    decision_av.steps_verdict("AZ", missing, bounds, means, ratio, STEPS_RATIO, MEANS_AT_MOST)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import os
 
 import decision_av
 from cut_seeds import rows_of
-from decision_ac import BOUND, against_default, statistics
+from decision_ac import against_default, statistics
 from decision_am import print_changed, run_variant
 from decision_m import NAMES, RESULTS
 from rows import worker_main
@@ -116,16 +116,9 @@ def decide(out):
         statistics(f"  seeds {part[0]} and {part[1]} alone", {n: [p[SEEDS.index(s)] for s in part]
                                                                for n, p in pairs.items()})
     print_changed(pairs, SEEDS)
-    steps = {v: sum(r["selection_steps"] + r["refit_steps"] for (n, s), r in rs.items() if n in pairs and s in (3, 4))
-             for v, rs in (("BB", rows), ("default", default))}
-    ratio = steps["BB"] / steps["default"]
-    print(f"  training steps on seeds 3 and 4 over the complete cuts: BB {steps['BB']}, default {steps['default']} "
-          f"({ratio:.3f} times)")
-    adopted = not missing and all(bounds[p] <= BOUND and means[p] <= most for p, most in MEANS_AT_MOST.items())
-    adopted = adopted and ratio <= STEPS_RATIO
-    if missing:
-        print(f"not run yet: {len(missing)} cells")
-    print("BB adopted" if adopted else "BB not adopted")
+    ratio = decision_av.training_steps_ratio("BB", rows, default, pairs, (3, 4),
+                                             "training steps on seeds 3 and 4 over the complete cuts")
+    decision_av.steps_verdict("BB", missing, bounds, means, ratio, STEPS_RATIO, MEANS_AT_MOST)
 
 
 if __name__ == "__main__":
