@@ -35,7 +35,10 @@ COUNTS = {"selection": 0, "refit": 0}
 
 
 def counting():
-    """Count the training steps of ``default_fit.DefaultFit`` (nothing else changes); returns the undo."""
+    """Count the training steps of ``default_fit.DefaultFit`` (nothing else changes): the selection's, and each
+    refit's round(r s*) (``DefaultFit.refit_steps`` of the s* it is given; before decision AX the refit took s* steps
+    and took them as its argument, which this counted, so rows written then by that code are counts of s*); returns
+    the undo."""
     cls = default_fit.DefaultFit
     saved = {name: getattr(cls, name) for name in ("advance", "refit")}
 
@@ -43,9 +46,9 @@ def counting():
         COUNTS["selection"] += n * len(self.live_runs())
         return saved["advance"](self, n)
 
-    def refit(self, floor, ys, us, steps, saved_state=None):
-        COUNTS["refit"] += steps
-        return saved["refit"](self, floor, ys, us, steps, saved_state)
+    def refit(self, floor, ys, us, step, saved_state=None):
+        COUNTS["refit"] += self.refit_steps(step)
+        return saved["refit"](self, floor, ys, us, step, saved_state)
 
     cls.advance, cls.refit = advance, refit
 

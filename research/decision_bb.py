@@ -20,7 +20,6 @@ from decision_m import NAMES, RESULTS
 from rows import worker_main
 
 from gpssm_np import training_loop
-from gpssm_np.models import default_fit
 
 SEEDS = (1, 2, 3, 4)
 LEFT_OUT = "steamgen"
@@ -43,29 +42,13 @@ def baseline():
     return rows
 
 
-def refit_counting():
-    """``decision_av.counting`` with each refit counted at its own steps, round(r s*) (``DefaultFit.refit_steps``;
-    decision_av's wrapper counts the s* it is given, which was the refit's steps before decision AX). Returns the
-    undo."""
-    undo = decision_av.counting()
-    cls = default_fit.DefaultFit
-    counted = cls.refit
-
-    def refit(self, floor, ys, us, step, saved=None):
-        decision_av.COUNTS["refit"] += self.refit_steps(step) - step
-        return counted(self, floor, ys, us, step, saved)
-
-    cls.refit = refit
-    return undo
-
-
 def rescaling_patch():
     """BB's patch: where a ``GrowingRun``'s windows change from n to n' steps (their lengths as cut, at most the
     shortest sequence's), Adam's first moments are multiplied by n' / n and its second moments by (n' / n)^2, before
     the first step on the new windows; the training steps counted (``decision_av.counting``) and the rescalings that
     changed the moments too. Returns the undo."""
     saved = training_loop.GrowingRun.step
-    undo_counting = refit_counting()
+    undo_counting = decision_av.counting()
 
     def step(self):
         for start, seq_len in self.stages[1:]:

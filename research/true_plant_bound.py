@@ -33,8 +33,9 @@ WINDOW = 100
 
 
 class Replay:
-    """A generator that records (``record``) or replays the calls of a simulator: inputs and the first ``cut``
-    process-noise calls as recorded, later process noise from ``fresh``, the last call (the output noise) as zeros."""
+    """A generator that records (given ``rng``) or replays (given the recorded ``calls``) the calls of a simulator:
+    inputs and the first ``cut`` process-noise calls as recorded, later process noise from ``fresh``, the last call
+    (the output noise) as zeros (as recorded with ``zero_last`` False)."""
 
     def __init__(self, rng=None, calls=None, cut=None, fresh=None, zero_last=True):
         self.rng, self.calls, self.cut, self.fresh, self.zero_last = rng, calls, cut, fresh, zero_last
@@ -93,12 +94,12 @@ def plant_row(name, draws, repeats):
     recorder = Replay(rng=np.random.default_rng(seed))
     y = _run(simulate, seed, recorder)
     calls = recorder.recorded
-    y_again, _, _ = simulate(T_TOTAL, seed=seed)
+    y_again, u, _ = simulate(T_TOTAL, seed=seed)
     replayed = _run(simulate, seed, Replay(calls=calls, cut=T_TOTAL, zero_last=False))
     if not (np.array_equal(y_again, y) and np.array_equal(replayed, y)):
         raise RuntimeError(f"{name}: the recording or its replay changed the record")
     obs_noise = y - _run(simulate, seed, Replay(calls=calls, cut=T_TOTAL))
-    ds = gp.datasets.from_arrays(y, _inputs(simulate, seed), train_fraction=T_TRAIN / T_TOTAL, name=name)
+    ds = gp.datasets.from_arrays(y, u, train_fraction=T_TRAIN / T_TOTAL, name=name)
     scale = np.asarray(ds.y_std)
 
     def score(mean_and_variance, start, stop):
@@ -131,13 +132,10 @@ def plant_row(name, draws, repeats):
     return row
 
 
-def _inputs(simulate, seed):
-    return simulate(T_TOTAL, seed=seed)[1]
-
-
 def summary(path):
     rows = [json.loads(line) for line in open(path)]
-    print("| plant | causal: bound | better linear | bound / linear | simulate: bound | better linear | bound / linear |")
+    print("| plant | causal: bound | better linear | bound / linear "
+          "| simulate: bound | better linear | bound / linear |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         c, s = r["causal"], r["simulate"]
