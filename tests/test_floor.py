@@ -333,6 +333,39 @@ def test_a_candidate_whose_own_error_stalls_stops_training():
     assert pipeline.acceptance(pipeline.record)[::2] == (50, 0)
 
 
+def test_the_candidates_are_halved_where_the_windows_first_grow():
+    """At the end of the first window stage (step max_steps / len(seq_lens)), of the step-size candidates still
+    training only the one with the lowest mean fold error so far goes on (``default_fit.live_candidates``, decision
+    BC): the other takes no more steps and scores inf from then on, though its own error still falls; before that
+    step both train, and a candidate that leads later does not come back."""
+    from gpssm_np.models.default_fit import DefaultFit, Plan
+
+    class Run:
+        def __init__(self, errors):
+            self.errors, self.steps = errors, 0
+
+        def scored(self, window_scores):
+            return [self.errors[self.steps // 50]] * 2
+
+        def advance(self, n):
+            self.steps += n
+
+    score = type("Score", (), {"window_scores": None})
+    early, late = [1.0, 0.9, 0.8, 0.78, 0.77, 0.76], [1.0, 0.95, 0.9, 0.7, 0.6, 0.5]  # lead at step 100, and after
+    pipeline = DefaultFit(None, plan=Plan(patience=4, max_steps=300, seq_lens=(20, 40, 80)))  # halved at step 100
+    pipeline.runs = [(None, Run(errors), score) for errors in (early, early, late, late)]  # 2 candidates x 2 folds
+    runs = [run for _, run, _ in pipeline.runs]
+    pipeline.record = []
+    for step in range(0, 300, 50):
+        if step:
+            pipeline.advance(50)
+        pipeline.evaluate(step)
+    assert [r["candidates"][1] for r in pipeline.record] == [1.0, 0.95, 0.9, np.inf, np.inf, np.inf]
+    assert [r["candidates"][0] for r in pipeline.record] == early
+    assert runs[0].steps == 250 and runs[2].steps == 100
+    assert pipeline.acceptance(pipeline.record)[::2] == (250, 0)
+
+
 def test_the_default_fit_keeps_a_given_num_latent():
     y, u = delayed_plant(T=300)
     assert gp.ODGPSSM(dim_y=1, dim_u=1, num_latent=2).initialise(y, u).spec.num_latent == 2

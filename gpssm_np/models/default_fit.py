@@ -28,7 +28,9 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    the runs stop after ``patience`` evaluations without a lower one (or ``max_steps``). A candidate's runs stop
    sooner, once its own mean error has not fallen for ``patience`` evaluations (:func:`live_candidates`): they are
    neither trained nor scored again, so no steps go to a candidate that stopped improving while the other still
-   improves (decision AU of research/ablation_plan.md).
+   improves (decision AU of research/ablation_plan.md). And at the end of the first window stage (step
+   ``max_steps`` / len(``seq_lens``), 500 of 1500), of the candidates still training only the one with the lowest
+   mean error so far goes on (successive halving, Jamieson and Talwalkar, AISTATS 2016; decision BC).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
    floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
    of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
@@ -140,11 +142,14 @@ class Plan:
     fixed: tuple = ()
 
 
-def live_candidates(record, candidates, patience):
+def live_candidates(record, candidates, patience, halve_at=None):
     """For each of the ``candidates`` step-size candidates of the selection's ``record`` (its evaluations, step 0
     first), whether it still trains: its mean fold error fell below its own lowest within the last ``patience``
     evaluations (decision AU of research/ablation_plan.md). A candidate that stopped scores inf from then on, so it
-    stays stopped; one whose forecasts stopped being finite stops too. All train before the first evaluation."""
+    stays stopped; one whose forecasts stopped being finite stops too. All train before the first evaluation.
+    From the first evaluation at or after step ``halve_at`` (and after step 0) on, of the candidates still training
+    there only the one with the lowest mean fold error up to it goes on, ties to the earlier candidate (successive
+    halving, decision BC of research/ablation_plan.md; None: never)."""
     if not record:
         return [True] * candidates
     live = []
@@ -153,7 +158,17 @@ def live_candidates(record, candidates, patience):
         for r in record[1:]:
             best, since = (r["candidates"][c], 0) if r["candidates"][c] < best else (best, since + 1)
         live.append(since < patience)
-    return live
+    # the first evaluation at or after halve_at, and after step 0, where every candidate scores the floor
+    at = None if halve_at is None else next((r["step"] for r in record if r["step"] >= max(halve_at, 1)), None)
+    if at is None:
+        return live
+    upto = [r for r in record if r["step"] <= at]
+    at_halving = live_candidates(upto, candidates, patience)
+    if sum(at_halving) < 2:
+        return live
+    lowest = [min(r["candidates"][c] for r in upto) for c in range(candidates)]
+    leader = min((c for c in range(candidates) if at_halving[c]), key=lambda c: (lowest[c], c))
+    return [alive and c == leader for c, alive in enumerate(live)]
 
 
 def passes_ratio(ys, folds):
@@ -408,11 +423,13 @@ class DefaultFit:
                           plan.batch_size, plan.num_samples, MAX_REJECTIONS, plan.average)
 
     def live_runs(self):
-        """The indices into ``self.runs`` of the step-size candidates still training (:func:`live_candidates`; the
-        runs of one candidate are consecutive)."""
+        """The indices into ``self.runs`` of the step-size candidates still training (:func:`live_candidates`, halved
+        where the windows first grow, at step ``max_steps / len(seq_lens)``; the runs of one candidate are
+        consecutive)."""
         candidates = len(self.plan.lr_scales)
         per_candidate = len(self.runs) // candidates
-        live = live_candidates(self.record, candidates, self.plan.patience)
+        live = live_candidates(self.record, candidates, self.plan.patience,
+                               self.plan.max_steps // len(self.plan.seq_lens))
         return [k for k in range(len(self.runs)) if live[k // per_candidate]]
 
     def advance(self, n):
