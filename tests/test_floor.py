@@ -300,11 +300,11 @@ def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chose
     assert pipeline.acceptance(pipeline.record)[::2] == (50, 1)
 
 
-def test_a_candidate_whose_own_error_stalls_stops_training():
-    """Each step-size candidate's fold runs stop once its own mean fold error has not fallen below its lowest for
-    ``patience`` evaluations (``default_fit.live_candidates``): they take no more steps, score inf from then on, and
-    stage 3 chooses among the steps each candidate trained to."""
-    from gpssm_np.models.default_fit import DefaultFit, Plan
+def lockstep(plan, errors, steps):
+    """A ``DefaultFit`` selection over fold runs that stand in for training: run k's mean window error at step s is
+    ``errors[k][s // 50]`` (two windows each); evaluated at ``steps`` and advanced 50 steps between them. Returns
+    (the pipeline, its stand-in runs)."""
+    from gpssm_np.models.default_fit import DefaultFit
 
     class Run:
         def __init__(self, errors):
@@ -317,15 +317,22 @@ def test_a_candidate_whose_own_error_stalls_stops_training():
             self.steps += n
 
     score = type("Score", (), {"window_scores": None})
-    stalls, improves = [1.0, 0.9, 0.95, 0.96, 0.97], [1.0, 0.99, 0.98, 0.97, 0.96]
-    pipeline = DefaultFit(None, plan=Plan(patience=2))
-    pipeline.runs = [(None, Run(errors), score) for errors in (stalls, stalls, improves, improves)]  # 2 x 2 folds
-    runs = [run for _, run, _ in pipeline.runs]
+    pipeline = DefaultFit(None, plan=plan)
+    pipeline.runs = [(None, Run(e), score) for e in errors]
     pipeline.record = []
-    for step in range(0, 250, 50):
+    for step in steps:
         if step:
             pipeline.advance(50)
         pipeline.evaluate(step)
+    return pipeline, [run for _, run, _ in pipeline.runs]
+
+
+def test_a_candidate_whose_own_error_stalls_stops_training():
+    """Each step-size candidate's fold runs stop once its own mean fold error has not fallen below its lowest for
+    ``patience`` evaluations (``default_fit.live_candidates``): they take no more steps, score inf from then on, and
+    stage 3 chooses among the steps each candidate trained to."""
+    stalls, improves = [1.0, 0.9, 0.95, 0.96, 0.97], [1.0, 0.99, 0.98, 0.97, 0.96]
+    pipeline, runs = lockstep(gp.Plan(patience=2), (stalls, stalls, improves, improves), range(0, 250, 50))  # 2 x 2
     # the first candidate's lowest is at step 50; after two evaluations without a lower one (100, 150) it stops
     assert [r["candidates"][0] for r in pipeline.record] == [1.0, 0.9, 0.95, 0.96, np.inf]
     assert runs[0].steps == 150 and runs[2].steps == 200
@@ -338,28 +345,9 @@ def test_the_candidates_are_halved_where_the_windows_first_grow():
     training only the one with the lowest mean fold error so far goes on (``default_fit.live_candidates``, decision
     BC): the other takes no more steps and scores inf from then on, though its own error still falls; before that
     step both train, and a candidate that leads later does not come back."""
-    from gpssm_np.models.default_fit import DefaultFit, Plan
-
-    class Run:
-        def __init__(self, errors):
-            self.errors, self.steps = errors, 0
-
-        def scored(self, window_scores):
-            return [self.errors[self.steps // 50]] * 2
-
-        def advance(self, n):
-            self.steps += n
-
-    score = type("Score", (), {"window_scores": None})
     early, late = [1.0, 0.9, 0.8, 0.78, 0.77, 0.76], [1.0, 0.95, 0.9, 0.7, 0.6, 0.5]  # lead at step 100, and after
-    pipeline = DefaultFit(None, plan=Plan(patience=4, max_steps=300, seq_lens=(20, 40, 80)))  # halved at step 100
-    pipeline.runs = [(None, Run(errors), score) for errors in (early, early, late, late)]  # 2 candidates x 2 folds
-    runs = [run for _, run, _ in pipeline.runs]
-    pipeline.record = []
-    for step in range(0, 300, 50):
-        if step:
-            pipeline.advance(50)
-        pipeline.evaluate(step)
+    plan = gp.Plan(patience=4, max_steps=300, seq_lens=(20, 40, 80))  # halved at step 100
+    pipeline, runs = lockstep(plan, (early, early, late, late), range(0, 300, 50))  # 2 candidates x 2 folds
     assert [r["candidates"][1] for r in pipeline.record] == [1.0, 0.95, 0.9, np.inf, np.inf, np.inf]
     assert [r["candidates"][0] for r in pipeline.record] == early
     assert runs[0].steps == 250 and runs[2].steps == 100
