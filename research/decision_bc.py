@@ -10,10 +10,8 @@ This script is the research record's; nothing in the package imports it.
 """
 import decision_av
 from cut_seeds import rows_of
-from decision_ac import against_default, statistics
-from decision_am import print_changed, run_variant
-from decision_bb import LEFT_OUT, SEEDS, baseline, cells
-from decision_m import NAMES
+from decision_am import run_variant
+from decision_bb import cells, decide_on_baseline
 from rows import worker_main
 
 from gpssm_np.models import default_fit
@@ -72,26 +70,9 @@ def run(out, worker, workers, reverse=False):
 
 
 def decide(out):
-    rows, default = rows_of(out, "BC"), baseline()
-    every = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
-    untouched = [cell for cell, r in rows.items() if r["halved"] == 0]
-    if untouched:
-        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
-        print(f"{len(untouched)} fits in which the halving stopped no candidate; largest relative difference from the "
-              f"default's rows {rel:.2e} (0 asked)")
-    print(f"{len(rows) - len(untouched)} fits in which it stopped one")
-    pairs, missing = against_default("BC", rows, default, every, SEEDS)
-    if not pairs:
-        print("no complete cut yet")
-        return
-    bounds, means = statistics("BC over the default, seeds 1-4", pairs)
-    for part in ((1, 2), (3, 4)):
-        statistics(f"  seeds {part[0]} and {part[1]} alone", {n: [p[SEEDS.index(s)] for s in part]
-                                                               for n, p in pairs.items()})
-    print_changed(pairs, SEEDS)
-    ratio = decision_av.training_steps_ratio("BC", rows, default, pairs, (3, 4),
-                                             "training steps on seeds 3 and 4 over the complete cuts")
-    decision_av.steps_verdict("BC", missing, bounds, means, ratio, STEPS_RATIO)
+    rows = rows_of(out, "BC")
+    print(f"{sum(r['halved'] > 0 for r in rows.values())} fits in which the halving stopped a candidate")
+    decide_on_baseline(out, "BC", "halved", "in which the halving stopped no candidate", STEPS_RATIO)
 
 
 if __name__ == "__main__":
