@@ -12,24 +12,23 @@ import json
 import os
 import sys
 
-from gpssm_np.models.default_fit import Plan, live_candidates
+from gpssm_np.models.default_fit import DefaultFit, Plan, live_candidates
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 FILES = ("defaults_ax_s0.jsonl", "defaults_ax_s12.jsonl", "defaults_ax_s34.jsonl", "defaults_ax_steamgen.jsonl")
 
 
 def verdict(fold_rmse, patience=Plan.patience, halve_at=Plan.max_steps // len(Plan.seq_lens)):
-    """'same (not halved)', 'same (halved)' or 'could change' for one selection record ([step, lowest, [mean of each candidate]] per evaluation)."""
+    """'same (not halved)', 'same (halved)' or 'could change' for one selection record ([step, lowest, [mean of each
+    candidate]] per evaluation): the candidate the package's halving keeps (``live_candidates`` at the halving
+    evaluation) against the one the record's lowest error chose (``DefaultFit.best_of``)."""
     record = [{"step": s, "candidates": c} for s, _, c in fold_rmse]
     upto = [r for r in record if r["step"] <= halve_at]
-    at = live_candidates(upto, len(record[0]["candidates"]), patience)
-    if record[-1]["step"] < halve_at or sum(at) < 2:
+    candidates = len(record[0]["candidates"])
+    if record[-1]["step"] < halve_at or sum(live_candidates(upto, candidates, patience)) < 2:
         return "same (not halved)"
-    lowest = [min(r["candidates"][c] for r in upto) for c in range(len(at))]
-    leader = min((c for c in range(len(at)) if at[c]), key=lambda c: (lowest[c], c))
-    chosen = min(((r, c) for r in record for c in range(len(at))),
-                 key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))[1]
-    return "same (halved)" if leader == chosen else "could change"
+    leader = live_candidates(upto, candidates, patience, halve_at).index(True)
+    return "same (halved)" if leader == DefaultFit.best_of(record)[1] else "could change"
 
 
 def main(paths):
