@@ -25,6 +25,7 @@ selection's score) and of windows inside the fold's training part. Training halv
 Run: python research/explore_natural_gradient.py OUT.jsonl hammerstein [tanks ...] [--kinds arx]
          [--gammas 0 0.01 0.05] [--steps 1500] [--every 50]
          [--candidate default|linear_slow]   (gamma 0: the default's Adam on q(u) too)
+     python research/explore_natural_gradient.py OUT.jsonl --summary
 This script is the research record's; nothing in the package imports it.
 """
 import argparse
@@ -117,10 +118,28 @@ def patched(gamma):
     return undo
 
 
+def summary(path):
+    """Per plant and variant: the lowest out-of-fold error and its step, and the first step at which each
+    natural-gradient run reaches the Adam run's lowest (the reading of the module docstring's plan entry)."""
+    rows = {}
+    with open(path) as f:
+        for r in map(json.loads, f):
+            rows.setdefault(r["data"], {})[r["variant"]] = r["trace"]
+    for name, variants in rows.items():
+        adam = next((t for v, t in variants.items() if v.endswith("adam")), None)
+        target = min(r["out"] for r in adam) if adam else None
+        for variant, t in variants.items():
+            best = min(t, key=lambda r: r["out"])
+            reach = next((r["step"] for r in t if target is not None and r["out"] <= target), None)
+            print(f"{name:12s} {variant:28s} lowest {best['out']:.4f} at step {best['step']:5d}   step 0 "
+                  f"{t[0]['out']:.4f}   reaches Adam's lowest at {reach}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("names", nargs="+")
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--summary", action="store_true", help="print the summary of OUT's rows and stop")
     parser.add_argument("--kinds", nargs="+", default=["arx"])
     parser.add_argument("--gammas", nargs="+", type=float, default=[0.0, 0.01, 0.05])
     parser.add_argument("--steps", type=int, default=1500)
@@ -129,6 +148,9 @@ def main():
                         help="the step-size candidate (diagnose_fold_fit's variant: the plain step, or F, G, b at "
                              "a tenth)")
     args = parser.parse_args()
+    if args.summary:
+        summary(args.out)
+        return
     done = done_keys(args.out, "data", "kind", "variant")
     for name in args.names:
         for kind in args.kinds:
