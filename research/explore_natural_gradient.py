@@ -24,7 +24,7 @@ selection's score) and of windows inside the fold's training part. Training halv
 
 Run: python research/explore_natural_gradient.py OUT.jsonl hammerstein [tanks ...] [--kinds arx]
          [--gammas 0 0.01 0.05] [--steps 1500] [--every 50]
-         [--candidate default|linear_slow]   (gamma 0: the default's Adam on q(u) too)
+         [--candidate default|linear_slow] [--per-window 20]   (gamma 0: the default's Adam on q(u) too)
      python research/explore_natural_gradient.py OUT.jsonl --summary
 This script is the research record's; nothing in the package imports it.
 """
@@ -77,15 +77,19 @@ def natural_step(m, L, g_m, g_L, gamma, scale):
 class NaturalQ(optim.Adam):
     """Adam on every parameter but q(u)'s, natural-gradient steps of ``gamma`` on q_mu and q_sqrt."""
 
-    def __init__(self, lr=0.01, scales=None, gamma=0.01):
+    def __init__(self, lr=0.01, scales=None, gamma=0.01, reference_length=None):
         super().__init__(lr, scales=scales)
         self.gamma, self.num_windows, self.halvings = gamma, 1, 0
+        # with reference_length n0, the step is gamma n0 / n on windows of n steps (n set by the training step)
+        self.reference_length, self.window_length = reference_length, reference_length
 
     def step(self, params, grads):
         rest = [k for k in params if k not in Q_NAMES]
         new = super().step({k: params[k] for k in rest}, {k: grads[k] for k in rest})
         m, L = np.asarray(params["q_mu"]), np.tril(np.asarray(params["q_sqrt"]))
         gamma = self.gamma
+        if self.reference_length is not None:
+            gamma *= self.reference_length / self.window_length
         for _ in range(20):
             out = natural_step(m, L, np.asarray(grads["q_mu"]), np.tril(np.asarray(grads["q_sqrt"])), gamma,
                                self.num_windows)
@@ -97,17 +101,17 @@ class NaturalQ(optim.Adam):
         return new
 
 
-def patched(gamma):
+def patched(gamma, reference_length=None):
     """Patch the default fit's optimiser to :class:`NaturalQ` of ``gamma``, and the models' training step
     (``estimator.train_step``, ``training_loop.train_step`` as the models call it) to tell it the number of
-    windows; returns the undo."""
+    windows and their length (``reference_length``: :class:`NaturalQ`'s); returns the undo."""
     adam, train_step = default_fit.Adam, estimator.train_step
 
     def make(lr, scales=None):
-        return NaturalQ(lr, scales=scales, gamma=gamma)
+        return NaturalQ(lr, scales=scales, gamma=gamma, reference_length=reference_length)
 
     def step(model, y, u, rng, num_samples, num_windows, optimizer, *args):
-        optimizer.num_windows = num_windows
+        optimizer.num_windows, optimizer.window_length = num_windows, y.shape[1]
         return train_step(model, y, u, rng, num_samples, num_windows, optimizer, *args)
 
     default_fit.Adam, estimator.train_step = make, step
@@ -144,6 +148,8 @@ def main():
     parser.add_argument("--gammas", nargs="+", type=float, default=[0.0, 0.01, 0.05])
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--every", type=int, default=50)
+    parser.add_argument("--per-window", type=int, default=None,
+                        help="scale gamma by this length over the windows' (the data term grows with the windows)")
     parser.add_argument("--candidate", choices=("default", "linear_slow"), default="default",
                         help="the step-size candidate (diagnose_fold_fit's variant: the plain step, or F, G, b at "
                              "a tenth)")
@@ -156,9 +162,11 @@ def main():
         for kind in args.kinds:
             for gamma in args.gammas:
                 variant = f"{args.candidate}, " + ("adam" if gamma == 0 else f"natural {gamma:g}")
+                if gamma and args.per_window:
+                    variant += f" x {args.per_window} / window length"
                 if (name, kind, variant) in done:
                     continue
-                undo = patched(gamma) if gamma else (lambda: None)
+                undo = patched(gamma, args.per_window) if gamma else (lambda: None)
                 try:
                     row = trace(name, kind, args.candidate, args.steps, args.every)
                 finally:
