@@ -24,7 +24,7 @@ selection's score) and of windows inside the fold's training part. Training halv
 
 Run: python research/explore_natural_gradient.py OUT.jsonl hammerstein [tanks ...] [--kinds arx]
          [--gammas 0 0.01 0.05] [--steps 1500] [--every 50]
-         [--candidate default|linear_slow] [--per-window 20]   (gamma 0: the default's Adam on q(u) too)
+         [--candidate default|linear_slow] [--per-window 20] [--psd]   (gamma 0: the default's Adam on q(u) too)
      python research/explore_natural_gradient.py OUT.jsonl --summary
 This script is the research record's; nothing in the package imports it.
 """
@@ -50,17 +50,26 @@ def phi(a):
     return out
 
 
-def natural_step(m, L, g_m, g_L, gamma, scale):
+def natural_step(m, L, g_m, g_L, gamma, scale, psd=False):
     """(m', L') of one natural-gradient step (module docstring) of q(v_q) = N(m_q, L_q L_q^T) for each q, from the
     loss's gradients g_m (Q, M) and g_L (Q, M, M) times ``scale``; None where a precision is not positive
-    definite."""
+    definite. ``psd``: the step's target precision, I + Lambda, with Lambda projected onto the positive semidefinite
+    matrices (its negative eigenvalues set to 0, as a Gauss-Newton approximation does), and the target mean taken with
+    it."""
     Linv = np.linalg.inv(L)
     X = np.swapaxes(Linv, 1, 2) @ phi(np.swapaxes(L, 1, 2) @ g_L) @ Linv
     dS = -scale * 0.5 * (X + np.swapaxes(X, 1, 2))
     dm = -scale * g_m
     prec = np.swapaxes(Linv, 1, 2) @ Linv  # S^-1
-    theta1 = np.einsum("qij,qj->qi", prec, m) + gamma * (dm - 2.0 * np.einsum("qij,qj->qi", dS, m))
-    prec_new = prec - 2.0 * gamma * dS  # -2 theta2'
+    if psd:  # the target precision I + Lambda with Lambda's negative eigenvalues set to 0
+        target = prec - 2.0 * dS
+        w, V = np.linalg.eigh(target - np.eye(target.shape[-1]))
+        target = np.eye(target.shape[-1]) + (V * np.maximum(w, 0.0)[:, None, :]) @ np.swapaxes(V, 1, 2)
+        theta1 = (1.0 - gamma) * np.einsum("qij,qj->qi", prec, m) + gamma * (np.einsum("qij,qj->qi", target, m) + dm)
+        prec_new = (1.0 - gamma) * prec + gamma * target
+    else:
+        theta1 = np.einsum("qij,qj->qi", prec, m) + gamma * (dm - 2.0 * np.einsum("qij,qj->qi", dS, m))
+        prec_new = prec - 2.0 * gamma * dS  # -2 theta2'
     try:
         np.linalg.cholesky(prec_new)  # positive definite, or no step
     except np.linalg.LinAlgError:
@@ -77,9 +86,9 @@ def natural_step(m, L, g_m, g_L, gamma, scale):
 class NaturalQ(optim.Adam):
     """Adam on every parameter but q(u)'s, natural-gradient steps of ``gamma`` on q_mu and q_sqrt."""
 
-    def __init__(self, lr=0.01, scales=None, gamma=0.01, reference_length=None):
+    def __init__(self, lr=0.01, scales=None, gamma=0.01, reference_length=None, psd=False):
         super().__init__(lr, scales=scales)
-        self.gamma, self.num_windows, self.halvings = gamma, 1, 0
+        self.gamma, self.num_windows, self.halvings, self.psd = gamma, 1, 0, psd
         # with reference_length n0, the step is gamma n0 / n on windows of n steps (n set by the training step)
         self.reference_length, self.window_length = reference_length, reference_length
 
@@ -92,7 +101,7 @@ class NaturalQ(optim.Adam):
             gamma *= self.reference_length / self.window_length
         for _ in range(20):
             out = natural_step(m, L, np.asarray(grads["q_mu"]), np.tril(np.asarray(grads["q_sqrt"])), gamma,
-                               self.num_windows)
+                               self.num_windows, self.psd)
             if out is not None:
                 break
             gamma *= 0.5
@@ -101,14 +110,14 @@ class NaturalQ(optim.Adam):
         return new
 
 
-def patched(gamma, reference_length=None):
+def patched(gamma, reference_length=None, psd=False):
     """Patch the default fit's optimiser to :class:`NaturalQ` of ``gamma``, and the models' training step
     (``estimator.train_step``, ``training_loop.train_step`` as the models call it) to tell it the number of
     windows and their length (``reference_length``: :class:`NaturalQ`'s); returns the undo."""
     adam, train_step = default_fit.Adam, estimator.train_step
 
     def make(lr, scales=None):
-        return NaturalQ(lr, scales=scales, gamma=gamma, reference_length=reference_length)
+        return NaturalQ(lr, scales=scales, gamma=gamma, reference_length=reference_length, psd=psd)
 
     def step(model, y, u, rng, num_samples, num_windows, optimizer, *args):
         optimizer.num_windows, optimizer.window_length = num_windows, y.shape[1]
@@ -150,6 +159,7 @@ def main():
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--per-window", type=int, default=None,
                         help="scale gamma by this length over the windows' (the data term grows with the windows)")
+    parser.add_argument("--psd", action="store_true", help="the target precision projected (natural_step's psd)")
     parser.add_argument("--candidate", choices=("default", "linear_slow"), default="default",
                         help="the step-size candidate (diagnose_fold_fit's variant: the plain step, or F, G, b at "
                              "a tenth)")
@@ -164,9 +174,11 @@ def main():
                 variant = f"{args.candidate}, " + ("adam" if gamma == 0 else f"natural {gamma:g}")
                 if gamma and args.per_window:
                     variant += f" x {args.per_window} / window length"
+                if gamma and args.psd:
+                    variant += ", PSD"
                 if (name, kind, variant) in done:
                     continue
-                undo = patched(gamma, args.per_window) if gamma else (lambda: None)
+                undo = patched(gamma, args.per_window, args.psd) if gamma else (lambda: None)
                 try:
                     row = trace(name, kind, args.candidate, args.steps, args.every)
                 finally:
