@@ -70,9 +70,9 @@ def rescaling_patch():
     return undo
 
 
-def cells():
-    """The fitted cells, the default's longest fits first."""
-    default = baseline()
+def cells(default=None):
+    """The fitted cells, the longest fits of ``default`` ({(cut, seed): row}; None: :func:`baseline`) first."""
+    default = baseline() if default is None else default
     mine = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
     return sorted(mine, key=lambda cell: -default[cell]["fit_seconds"])
 

@@ -14,7 +14,7 @@ import decision_av
 from cut_seeds import rows_of
 from decision_ac import against_default, meets_rule, statistics
 from decision_am import print_changed, run_variant
-from decision_bb import LEFT_OUT, SEEDS
+from decision_bb import LEFT_OUT, SEEDS, cells
 from decision_m import NAMES, RESULTS
 from explore_natural_gradient import NaturalQ, patched
 from rows import worker_main
@@ -54,16 +54,9 @@ def natural_patch():
     return undo
 
 
-def cells():
-    """The fitted cells, the default's longest fits first."""
-    default = baseline()
-    mine = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
-    return sorted(mine, key=lambda cell: -default[cell]["fit_seconds"])
-
-
 def run(out, worker, workers, reverse=False):
     extra = decision_av.step_extra() + (("retried", decision_av.counted(RETRIED, "count")),)
-    run_variant(out, "BD", cells()[worker::workers], natural_patch, reverse=reverse, extra=extra)
+    run_variant(out, "BD", cells(baseline())[worker::workers], natural_patch, reverse=reverse, extra=extra)
 
 
 def decide(out):
