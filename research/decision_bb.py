@@ -82,28 +82,38 @@ def run(out, worker, workers, reverse=False):
     run_variant(out, "BB", cells()[worker::workers], rescaling_patch, reverse=reverse, extra=extra)
 
 
-def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, means_at_most=None):
-    """The verdict of a decision whose rows (``out``, ``variant``) are compared with :func:`baseline` on the 96
-    cells: the fits where the change did not act (row item ``touched`` 0), whose scores must equal the default's
-    (``untouched_label`` says what they did not reach), the statistics over seeds 1-4 and each pair of seeds, the
-    changed cells, and the training steps on seeds 3 and 4 against ``steps_ratio``
-    (``decision_av.steps_verdict``)."""
-    rows, default = rows_of(out, variant), baseline()
+def compare(variant, rows, default):
+    """Print the statistics of ``variant``'s ``rows`` over ``default``'s ({(cut, seed): row}) on the 96 cells, seeds
+    1-4 and each pair of seeds, and the changed cells; returns (pairs, missing, upper bounds, geometric means) as
+    ``decision_ac.against_default`` and ``statistics`` give them, or None before any cut is complete."""
     every = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
-    untouched = [cell for cell, r in rows.items() if r[touched] == 0]
-    if untouched:
-        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
-        print(f"{len(untouched)} fits {untouched_label}; largest relative difference from the default's rows "
-              f"{rel:.2e} (0 asked)")
     pairs, missing = against_default(variant, rows, default, every, SEEDS)
     if not pairs:
         print("no complete cut yet")
-        return
+        return None
     bounds, means = statistics(f"{variant} over the default, seeds 1-4", pairs)
     for part in ((1, 2), (3, 4)):
         statistics(f"  seeds {part[0]} and {part[1]} alone", {n: [p[SEEDS.index(s)] for s in part]
                                                                for n, p in pairs.items()})
     print_changed(pairs, SEEDS)
+    return pairs, missing, bounds, means
+
+
+def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, means_at_most=None):
+    """The verdict of a decision whose rows (``out``, ``variant``) are compared with :func:`baseline` on the 96
+    cells: the fits where the change did not act (row item ``touched`` 0), whose scores must equal the default's
+    (``untouched_label`` says what they did not reach), :func:`compare`'s statistics, and the training steps on
+    seeds 3 and 4 against ``steps_ratio`` (``decision_av.steps_verdict``)."""
+    rows, default = rows_of(out, variant), baseline()
+    untouched = [cell for cell, r in rows.items() if r[touched] == 0]
+    if untouched:
+        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
+        print(f"{len(untouched)} fits {untouched_label}; largest relative difference from the default's rows "
+              f"{rel:.2e} (0 asked)")
+    compared = compare(variant, rows, default)
+    if compared is None:
+        return
+    pairs, missing, bounds, means = compared
     ratio = decision_av.training_steps_ratio(variant, rows, default, pairs, (3, 4),
                                              "training steps on seeds 3 and 4 over the complete cuts")
     decision_av.steps_verdict(variant, missing, bounds, means, ratio, steps_ratio, means_at_most)

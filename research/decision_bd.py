@@ -12,10 +12,10 @@ import os
 
 import decision_av
 from cut_seeds import rows_of
-from decision_ac import against_default, meets_rule, statistics
-from decision_am import print_changed, run_variant
-from decision_bb import LEFT_OUT, SEEDS, cells
-from decision_m import NAMES, RESULTS
+from decision_ac import meets_rule, seconds_ratio, verdict
+from decision_am import run_variant
+from decision_bb import cells, compare
+from decision_m import RESULTS
 from explore_natural_gradient import NaturalQ, patched
 from rows import worker_main
 
@@ -62,24 +62,15 @@ def run(out, worker, workers, reverse=False):
 def decide(out):
     """The rule of research/ablation_plan.md, decision BD."""
     rows, default = rows_of(out, "BD"), baseline()
-    every = [(n, s) for n in NAMES if n != LEFT_OUT for s in SEEDS]
-    pairs, missing = against_default("BD", rows, default, every, SEEDS)
-    if not pairs:
-        print("no complete cut yet")
+    compared = compare("BD", rows, default)
+    if compared is None:
         return
-    bounds, means = statistics("BD over the default, seeds 1-4", pairs)
-    for part in ((1, 2), (3, 4)):
-        statistics(f"  seeds {part[0]} and {part[1]} alone", {n: [p[SEEDS.index(s)] for s in part]
-                                                               for n, p in pairs.items()})
-    print_changed(pairs, SEEDS)
-    done = [c for c in every if c in rows]
-    seconds = sum(rows[c]["fit_seconds"] for c in done) / sum(default[c]["fit_seconds"] for c in done)
-    print(f"fit seconds over the {len(done)} fitted cells: {seconds:.3f} of the default's ({SECONDS_RATIO} at most)")
-    if missing:
-        print(f"{len(missing)} cells missing: nothing is decided")
-        return
-    adopted = meets_rule(means, bounds) and seconds <= SECONDS_RATIO
-    print("BD " + ("adopted" if adopted else "not adopted"))
+    pairs, missing, bounds, means = compared
+    seconds = seconds_ratio("BD", rows, default, pairs)
+    verdict("BD", missing, meets_rule(means, bounds) and seconds <= SECONDS_RATIO,
+            f"causal {means['causal']:.4f}, simulate {means['simulate']:.4f} (0.99 and 1.00 asked), upper bounds "
+            f"{bounds['causal']:.4f} and {bounds['simulate']:.4f} (1.02 asked), fit seconds {seconds:.2f} times "
+            f"({SECONDS_RATIO} asked)")
 
 
 if __name__ == "__main__":
