@@ -1,0 +1,89 @@
+"""Decision BE of research/ablation_plan.md (the natural step on q(u) as a third step-size candidate): the 70/30 cuts
+of the 24 training halves other than the steam generator, training seeds 1-4, scored on each cut's last 30 % under
+causal and simulate, against this machine's rows of the current default (decision BC's, research/results/
+decision_bc.jsonl: BC is the default). One JSON line per (cut, seed), variant "BE", appended (resumable), each naming
+the machine's CPU and the fit's training steps; two workers share the cells (``--worker k --workers 2``).
+
+The candidate is carried in the plan's ``lr_scales`` as the key ``"_natural"`` (as decision AN carried its third
+candidate): :func:`natural_candidate` makes the training run of such a candidate (its fold runs, stage 3b's, and the
+refit where it is chosen) step q_mu and q_sqrt by decision BD's :class:`explore_natural_gradient.NaturalQ` and gives
+Adam the step factors without that key; the other candidates' runs are the default's.
+
+Run: python research/decision_be.py research/results/decision_be.jsonl --worker 0 --workers 2; then --decide.
+This script is the research record's; nothing in the package imports it.
+"""
+import os
+
+import decision_av
+from cut_seeds import rows_of
+from decision_ac import meets_rule, seconds_ratio, verdict
+from decision_am import run_variant
+from decision_bb import cells, compare
+from decision_bd import GAMMA, REFERENCE_LENGTH, baseline
+from decision_m import RESULTS
+from explore_natural_gradient import patched
+
+from gpssm_np.models import default_fit, gpssm
+
+TENTH = {"F": 0.1, "G": 0.1, "b": 0.1}
+PLAN = {"lr_scales": ({}, TENTH, dict(TENTH, _natural=1))}
+SECONDS_RATIO = 1.35
+
+
+def natural_candidate():
+    """Patch the package for BE's third candidate (module docstring), the training steps counted
+    (``decision_av.counting``); returns the undo."""
+    adam = default_fit.Adam
+    undo_step = patched(GAMMA, REFERENCE_LENGTH, psd=True)  # NaturalQ's factory, and the training step telling it
+    natural, default_fit.Adam = default_fit.Adam, adam     # the windows; the optimiser is chosen per run below
+    undo_counting = decision_av.counting()
+    training_run, check = default_fit.DefaultFit.training_run, gpssm.GPSSM._check_lr_scale
+
+    def run(self, model, warm, ys, us, seed, scales, *args, **kwargs):
+        scales = dict(scales)
+        default_fit.Adam = natural if scales.pop("_natural", None) else adam
+        try:
+            return training_run(self, model, warm, ys, us, seed, scales, *args, **kwargs)
+        finally:
+            default_fit.Adam = adam
+
+    def check_lr_scale(self, lr_scale, default=False, *args):  # the plan's check, the key "_natural" kept apart
+        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
+        checked = check(self, [{k: v for k, v in c.items() if k != "_natural"} for c in candidates], default, *args)
+        return [dict(c, _natural=1) if "_natural" in given else c for c, given in zip(checked, candidates)]
+
+    default_fit.DefaultFit.training_run = run
+    gpssm.GPSSM._check_lr_scale = check_lr_scale
+
+    def undo():
+        default_fit.DefaultFit.training_run = training_run
+        gpssm.GPSSM._check_lr_scale = check
+        undo_counting()
+        undo_step()
+    return undo
+
+
+def run(out, worker, workers, reverse=False):
+    run_variant(out, "BE", cells(baseline())[worker::workers], natural_candidate, plan=PLAN, reverse=reverse,
+                extra=decision_av.step_extra())
+
+
+def decide(out):
+    """The rule of research/ablation_plan.md, decision BE."""
+    rows, default = rows_of(out, "BE"), baseline()
+    compared = compare("BE", rows, default)
+    if compared is None:
+        return
+    pairs, missing, bounds, means = compared
+    third = sorted((n, s) for (n, s), r in rows.items() if r["gp_part"] and "_natural" in (r["lr_scale"] or {}))
+    print(f"  the third candidate's part kept on {len(third)} of {len(rows)} cells: {third}")
+    seconds = seconds_ratio("BE", rows, default, pairs)
+    verdict("BE", missing, meets_rule(means, bounds) and seconds <= SECONDS_RATIO,
+            f"causal {means['causal']:.4f}, simulate {means['simulate']:.4f} (0.99 and 1.00 asked), upper bounds "
+            f"{bounds['causal']:.4f} and {bounds['simulate']:.4f} (1.02 asked), fit seconds {seconds:.2f} times "
+            f"({SECONDS_RATIO} asked)")
+
+
+if __name__ == "__main__":
+    from rows import worker_main
+    worker_main(__doc__.splitlines()[0], run, decide)
