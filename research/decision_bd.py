@@ -59,18 +59,28 @@ def run(out, worker, workers, reverse=False):
     run_variant(out, "BD", cells(baseline())[worker::workers], natural_patch, reverse=reverse, extra=extra)
 
 
-def decide(out):
-    """The rule of research/ablation_plan.md, decision BD."""
-    rows, default = rows_of(out, "BD"), baseline()
-    compared = compare("BD", rows, default)
+def decide_accuracy_change(out, variant, seconds_bound, extra=None):
+    """The rule of an accuracy change against decision BC's rows (decisions BD, BE of research/ablation_plan.md):
+    ``variant``'s rows of ``out`` over the default's, every cell in, causal <= 0.99, simulate <= 1.00, both upper
+    bounds <= 1.02 and the fit seconds at most ``seconds_bound`` times; ``extra(rows)`` prints what the decision
+    reports beside."""
+    rows, default = rows_of(out, variant), baseline()
+    compared = compare(variant, rows, default)
     if compared is None:
         return
     pairs, missing, bounds, means = compared
-    seconds = seconds_ratio("BD", rows, default, pairs)
-    verdict("BD", missing, meets_rule(means, bounds) and seconds <= SECONDS_RATIO,
+    if extra is not None:
+        extra(rows)
+    seconds = seconds_ratio(variant, rows, default, pairs)
+    verdict(variant, missing, meets_rule(means, bounds) and seconds <= seconds_bound,
             f"causal {means['causal']:.4f}, simulate {means['simulate']:.4f} (0.99 and 1.00 asked), upper bounds "
             f"{bounds['causal']:.4f} and {bounds['simulate']:.4f} (1.02 asked), fit seconds {seconds:.2f} times "
-            f"({SECONDS_RATIO} asked)")
+            f"({seconds_bound} asked)")
+
+
+def decide(out):
+    """The rule of research/ablation_plan.md, decision BD."""
+    decide_accuracy_change(out, "BD", SECONDS_RATIO)
 
 
 if __name__ == "__main__":

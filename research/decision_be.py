@@ -12,16 +12,12 @@ Adam the step factors without that key; the other candidates' runs are the defau
 Run: python research/decision_be.py research/results/decision_be.jsonl --worker 0 --workers 2; then --decide.
 This script is the research record's; nothing in the package imports it.
 """
-import os
-
 import decision_av
-from cut_seeds import rows_of
-from decision_ac import meets_rule, seconds_ratio, verdict
 from decision_am import run_variant
-from decision_bb import cells, compare
-from decision_bd import GAMMA, REFERENCE_LENGTH, baseline
-from decision_m import RESULTS
+from decision_bb import cells
+from decision_bd import GAMMA, REFERENCE_LENGTH, baseline, decide_accuracy_change
 from explore_natural_gradient import patched
+from rows import worker_main
 
 from gpssm_np.models import default_fit, gpssm
 
@@ -70,20 +66,12 @@ def run(out, worker, workers, reverse=False):
 
 def decide(out):
     """The rule of research/ablation_plan.md, decision BE."""
-    rows, default = rows_of(out, "BE"), baseline()
-    compared = compare("BE", rows, default)
-    if compared is None:
-        return
-    pairs, missing, bounds, means = compared
-    third = sorted((n, s) for (n, s), r in rows.items() if r["gp_part"] and "_natural" in (r["lr_scale"] or {}))
-    print(f"  the third candidate's part kept on {len(third)} of {len(rows)} cells: {third}")
-    seconds = seconds_ratio("BE", rows, default, pairs)
-    verdict("BE", missing, meets_rule(means, bounds) and seconds <= SECONDS_RATIO,
-            f"causal {means['causal']:.4f}, simulate {means['simulate']:.4f} (0.99 and 1.00 asked), upper bounds "
-            f"{bounds['causal']:.4f} and {bounds['simulate']:.4f} (1.02 asked), fit seconds {seconds:.2f} times "
-            f"({SECONDS_RATIO} asked)")
+    def third_candidate(rows):
+        third = sorted(cell for cell, r in rows.items() if r["gp_part"] and "_natural" in (r["lr_scale"] or {}))
+        print(f"  the third candidate's part kept on {len(third)} of {len(rows)} cells: {third}")
+
+    decide_accuracy_change(out, "BE", SECONDS_RATIO, third_candidate)
 
 
 if __name__ == "__main__":
-    from rows import worker_main
     worker_main(__doc__.splitlines()[0], run, decide)
