@@ -26,6 +26,16 @@ TENTH = {"F": 0.1, "G": 0.1, "b": 0.1}
 PLAN = {"lr_scales": ({}, TENTH, dict(TENTH, _once=1))}
 
 
+def check_keeping(check, key):
+    """The plan's check of step-size candidates (``GPSSM._check_lr_scale``, given as ``check``) with the marker ``key``
+    of a research candidate kept apart: checked without it, put back on the candidates that had it."""
+    def check_lr_scale(self, lr_scale, *args):
+        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
+        checked = check(self, [{k: v for k, v in c.items() if k != key} for c in candidates], *args)
+        return [dict(c, **{key: 1}) if key in given else c for c, given in zip(checked, candidates)]
+    return check_lr_scale
+
+
 def candidate_weights():
     """Patch the package for AN's third candidate (module docstring); returns the undo."""
     weights, training_run = inference.kl_weights, default_fit.DefaultFit.training_run
@@ -42,14 +52,9 @@ def candidate_weights():
         model.kl_weighting = "once" if scales.pop("_once", None) else "unbiased"
         return training_run(self, model, warm, ys, us, seed, scales)
 
-    def check_lr_scale(self, lr_scale, default=False):  # the plan's check, the key "_once" kept apart
-        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
-        checked = check(self, [{k: v for k, v in c.items() if k != "_once"} for c in candidates], default)
-        return [dict(c, _once=1) if "_once" in given else c for c, given in zip(checked, candidates)]
-
     inference.kl_weights = gpssm.kl_weights = kl_weights
     default_fit.DefaultFit.training_run = run
-    gpssm.GPSSM._check_lr_scale = check_lr_scale
+    gpssm.GPSSM._check_lr_scale = check_keeping(check, "_once")
 
     def undo():
         inference.kl_weights = gpssm.kl_weights = weights

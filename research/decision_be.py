@@ -5,7 +5,7 @@ decision_bc.jsonl: BC is the default). One JSON line per (cut, seed), variant "B
 the machine's CPU and the fit's training steps; two workers share the cells (``--worker k --workers 2``).
 
 The candidate is carried in the plan's ``lr_scales`` as the key ``"_natural"`` (as decision AN carried its third
-candidate): :func:`natural_candidate` makes the training run of such a candidate (its fold runs, stage 3b's, and the
+candidate, the key kept apart from the plan's check by ``decision_an.check_keeping``): :func:`natural_candidate` makes the training run of such a candidate (its fold runs, stage 3b's, and the
 refit where it is chosen) step q_mu and q_sqrt by decision BD's :class:`explore_natural_gradient.NaturalQ` and gives
 Adam the step factors without that key; the other candidates' runs are the default's.
 
@@ -14,6 +14,7 @@ This script is the research record's; nothing in the package imports it.
 """
 import decision_av
 from decision_am import run_variant
+from decision_an import TENTH, check_keeping
 from decision_bb import cells
 from decision_bd import GAMMA, REFERENCE_LENGTH, baseline, decide_accuracy_change
 from explore_natural_gradient import patched
@@ -21,7 +22,6 @@ from rows import worker_main
 
 from gpssm_np.models import default_fit, gpssm
 
-TENTH = {"F": 0.1, "G": 0.1, "b": 0.1}
 PLAN = {"lr_scales": ({}, TENTH, dict(TENTH, _natural=1))}
 SECONDS_RATIO = 1.35
 
@@ -43,13 +43,8 @@ def natural_candidate():
         finally:
             default_fit.Adam = adam
 
-    def check_lr_scale(self, lr_scale, default=False, *args):  # the plan's check, the key "_natural" kept apart
-        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
-        checked = check(self, [{k: v for k, v in c.items() if k != "_natural"} for c in candidates], default, *args)
-        return [dict(c, _natural=1) if "_natural" in given else c for c, given in zip(checked, candidates)]
-
     default_fit.DefaultFit.training_run = run
-    gpssm.GPSSM._check_lr_scale = check_lr_scale
+    gpssm.GPSSM._check_lr_scale = check_keeping(check, "_natural")
 
     def undo():
         default_fit.DefaultFit.training_run = training_run
