@@ -1,8 +1,11 @@
-"""Why decision BE kept no GP part on the cascaded tanks' cut where the default kept one (research/ablation_plan.md,
-outcome of BE): the selection's record of one training seed's fit under BE's candidates and under the default's, the
-mean fold error of each candidate at each evaluation, the step the acceptance tested and its paired t.
+"""Why decision BE lost where it lost (research/ablation_plan.md, outcome of BE): the selection's record of one
+training seed's fit of a held-out cut under BE's candidates and under the default's, the mean fold error of each
+candidate at each evaluation, the step the acceptance tested and its paired t, and, at the halving's evaluation (the
+first at or after step 500), the paired t (``training.paired_t``, over the fold windows) of each candidate still
+training against the one with the lowest error there (by how many standard errors the leader led).
 
-Run: python research/explore_be_tanks.py [seed ...]. Nothing in the package imports it."""
+Run: python research/explore_be_tanks.py CUT [seed ...] (the cascaded tanks' cut is "tanks"). Nothing in the package
+imports it."""
 import sys
 
 import numpy as np
@@ -10,27 +13,34 @@ import numpy as np
 import gpssm_np as gp
 from decision_be import PLAN, natural_candidate
 from decision_m import held_out_cut
+from gpssm_np.models.training import paired_t
 
 
-def trace(seed, plan=None):
-    ds = held_out_cut("tanks")
+def trace(name, seed, plan=None):
+    ds = held_out_cut(name)
     model = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=seed)
     model.fit(ds.y_train, ds.u_train, plan=plan, progress=False)
     sel = model.selection_
     for r in sel["record"]:
         print(f"  step {r['step']:5d}  " + "  ".join(f"{c:.4f}" if np.isfinite(c) else "  stop"
                                                     for c in r["candidates"]))
+    at = next(r for r in sel["record"] if r["step"] >= 500)
+    live = [c for c, e in enumerate(at["candidates"]) if np.isfinite(e)]
+    leader = min(live, key=lambda c: at["candidates"][c])
+    print(f"  at step {at['step']}: leader {leader}; paired t of each other candidate against it: "
+          + ", ".join(f"{c}: {paired_t(at['windows'][c], at['windows'][leader]):.2f}" for c in live if c != leader))
     print(f"  kept {sel['gp_part']}, step {sel['step']}, t {sel['t']}, lr_scale {sel['lr_scale']}, "
           f"other floor {sel['other_floor']}, free run {sel['free_run']}")
 
 
 if __name__ == "__main__":
-    for seed in map(int, sys.argv[1:] or ["1"]):
-        print(f"seed {seed}, BE")
+    name = sys.argv[1]
+    for seed in map(int, sys.argv[2:] or ["1"]):
+        print(f"{name} seed {seed}, BE")
         undo = natural_candidate()
         try:
-            trace(seed, PLAN)
+            trace(name, seed, PLAN)
         finally:
             undo()
-        print(f"seed {seed}, default")
-        trace(seed)
+        print(f"{name} seed {seed}, default")
+        trace(name, seed)
