@@ -1,8 +1,9 @@
 """Why decision BE lost where it lost (research/ablation_plan.md, outcome of BE): the selection's record of one
 training seed's fit of a held-out cut under BE's candidates and under the default's, the mean fold error of each
 candidate at each evaluation, the step the acceptance tested and its paired t, and, at the halving's evaluation (the
-first at or after step 500), the paired t (``training.paired_t``, over the fold windows) of each candidate still
-training against the one with the lowest error there (by how many standard errors the leader led).
+first at or after step 500, or the last where the runs stopped before), the paired t (``training.paired_t``, over the fold windows) of each candidate still
+training against the one with the lowest error there (by how many standard errors the leader led), and that of each
+candidate's lowest error against the lowest of all.
 
 Run: python research/explore_be_tanks.py CUT [seed ...] (the cascaded tanks' cut is "tanks"). Nothing in the package
 imports it."""
@@ -24,11 +25,19 @@ def trace(name, seed, plan=None):
     for r in sel["record"]:
         print(f"  step {r['step']:5d}  " + "  ".join(f"{c:.4f}" if np.isfinite(c) else "  stop"
                                                     for c in r["candidates"]))
-    at = next(r for r in sel["record"] if r["step"] >= 500)
+    at = next((r for r in sel["record"] if r["step"] >= 500), sel["record"][-1])  # the last where the runs stopped
     live = [c for c, e in enumerate(at["candidates"]) if np.isfinite(e)]
     leader = min(live, key=lambda c: at["candidates"][c])
     print(f"  at step {at['step']}: leader {leader}; paired t of each other candidate against it: "
           + ", ".join(f"{c}: {paired_t(at['windows'][c], at['windows'][leader]):.2f}" for c in live if c != leader))
+    best = [min((r for r in sel["record"] if np.isfinite(r["candidates"][c])), key=lambda r: r["candidates"][c])
+            for c in range(len(at["candidates"]))]
+    chosen = min(range(len(best)), key=lambda c: best[c]["candidates"][c])
+    print(f"  lowest of each candidate (step, error): "
+          + ", ".join(f"{c}: ({b['step']}, {b['candidates'][c]:.4f})" for c, b in enumerate(best))
+          + f"; paired t of each other's lowest against candidate {chosen}'s: "
+          + ", ".join(f"{c}: {paired_t(best[c]['windows'][c], best[chosen]['windows'][chosen]):.2f}"
+                      for c in range(len(best)) if c != chosen))
     print(f"  kept {sel['gp_part']}, step {sel['step']}, t {sel['t']}, lr_scale {sel['lr_scale']}, "
           f"other floor {sel['other_floor']}, free run {sel['free_run']}")
 
