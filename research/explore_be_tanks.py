@@ -33,7 +33,7 @@ def trace(name, seed, plan=None):
     best = [min((r for r in sel["record"] if np.isfinite(r["candidates"][c])), key=lambda r: r["candidates"][c])
             for c in range(len(at["candidates"]))]
     chosen = min(range(len(best)), key=lambda c: best[c]["candidates"][c])
-    print(f"  lowest of each candidate (step, error): "
+    print("  lowest of each candidate (step, error): "
           + ", ".join(f"{c}: ({b['step']}, {b['candidates'][c]:.4f})" for c, b in enumerate(best))
           + f"; paired t of each other's lowest against candidate {chosen}'s: "
           + ", ".join(f"{c}: {paired_t(best[c]['windows'][c], best[chosen]['windows'][chosen]):.2f}"
