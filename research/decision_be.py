@@ -5,9 +5,10 @@ decision_bc.jsonl: BC is the default). One JSON line per (cut, seed), variant "B
 the machine's CPU and the fit's training steps; two workers share the cells (``--worker k --workers 2``).
 
 The candidate is carried in the plan's ``lr_scales`` as the key ``"_natural"`` (as decision AN carried its third
-candidate, the key kept apart from the plan's check by ``decision_an.check_keeping``): :func:`natural_candidate` makes the training run of such a candidate (its fold runs, stage 3b's, and the
-refit where it is chosen) step q_mu and q_sqrt by decision BD's :class:`explore_natural_gradient.NaturalQ` and gives
-Adam the step factors without that key; the other candidates' runs are the default's.
+candidate, the key kept apart from the plan's check by ``decision_an.check_keeping``): :func:`natural_candidate`
+makes the training run of such a candidate (its fold runs, stage 3b's, and the refit where it is chosen) step q_mu
+and q_sqrt by decision BD's :class:`explore_natural_gradient.NaturalQ` and gives Adam the step factors without that
+key; the other candidates' runs are the default's.
 
 Run: python research/decision_be.py research/results/decision_be.jsonl --worker 0 --workers 2; then --decide.
 This script is the research record's; nothing in the package imports it.
