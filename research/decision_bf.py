@@ -41,6 +41,11 @@ WORST = 1.05  # no cut more than 5 % worse under causal
 HARM_BOUND = 1.02
 
 
+def halving_at(plan):
+    """The step where ``plan``'s candidates are halved (``DefaultFit.live_runs``)."""
+    return plan.max_steps // len(plan.seq_lens)
+
+
 def lowest(record, c):
     """The row of ``record`` with candidate ``c``'s lowest finite mean fold error (ties to the earlier step); None
     where it has none."""
@@ -100,11 +105,8 @@ def challenger_patch():
     undo_candidate = natural_candidate()
     saved = {name: DefaultFit.__dict__[name] for name in ("live_runs", "evaluate", "best_of", "acceptance")}
 
-    def halve_at(plan):
-        return plan.max_steps // len(plan.seq_lens)
-
     def live_runs(self):
-        live, _ = challenger_live(self.record, self.plan.patience, halve_at(self.plan))
+        live, _ = challenger_live(self.record, self.plan.patience, halving_at(self.plan))
         per_candidate = len(self.runs) // len(self.plan.lr_scales)
         return [k for k in range(len(self.runs)) if live[k // per_candidate]]
 
@@ -115,7 +117,7 @@ def challenger_patch():
         if step == 0:
             self.kept_challenger = {}
         row = self.record[-1]
-        _, switched = challenger_live(self.record, self.plan.patience, halve_at(self.plan))
+        _, switched = challenger_live(self.record, self.plan.patience, halving_at(self.plan))
         if step and lowest(self.record, THIRD) is row:
             self.kept_challenger = {step: [run.params() for _, run, _ in self.runs]}
         return min(row["candidates"] if switched else row["candidates"][:THIRD])
@@ -136,8 +138,7 @@ def challenger_patch():
 
 def switched(model):
     """A row's extra item: whether the challenger went on at the halving in the fit's (last) selection."""
-    plan = Plan()
-    return challenger_live(model.selection_["record"], plan.patience, plan.max_steps // len(plan.seq_lens))[1]
+    return challenger_live(model.selection_["record"], Plan().patience, halving_at(Plan()))[1]
 
 
 def run(out, worker, workers, reverse=False):
