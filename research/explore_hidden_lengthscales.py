@@ -33,22 +33,28 @@ def hidden_lengthscales(factor):
     gpssm_mod.initial_params = patched
 
 
+def fit_row(name, r, variant, out, **model_options):
+    """Fit the default ``ODGPSSM`` (seed 1, ``model_options`` added) to record ``r`` of plant ``name``, score it on
+    the record's second half and append its JSON line to ``out``."""
+    ds = record(name, r)
+    start = time.perf_counter()
+    m = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=1, **model_options).fit(
+        ds.y_train, ds.u_train, progress=False)
+    sel = m.selection_
+    row = {"data": name, "variant": variant, "record": r, "seconds": time.perf_counter() - start,
+           "causal": gp.evaluate(m, ds, "causal", seed=0)["rmse"],
+           "simulate": gp.evaluate(m, ds, "simulate", seed=0)["rmse"],
+           "floor": [sel["floor"]["kind"], sel["floor"]["orders"]], "step": sel["step"], "gp_part": sel["gp_part"]}
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(row, flush=True)
+
+
 def main(variant, out, names, r=40):
     if variant.startswith("ls"):
         hidden_lengthscales(float(variant[2:]))
     for name in names.split(","):
-        ds = record(name, r)
-        start = time.perf_counter()
-        m = gp.ODGPSSM(dim_y=ds.y_train.shape[1], dim_u=ds.u_train.shape[1], seed=1).fit(ds.y_train, ds.u_train,
-                                                                                           progress=False)
-        sel = m.selection_
-        row = {"data": name, "variant": variant, "record": r, "seconds": time.perf_counter() - start,
-               "causal": gp.evaluate(m, ds, "causal", seed=0)["rmse"],
-               "simulate": gp.evaluate(m, ds, "simulate", seed=0)["rmse"],
-               "floor": [sel["floor"]["kind"], sel["floor"]["orders"]], "step": sel["step"], "gp_part": sel["gp_part"]}
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(row, flush=True)
+        fit_row(name, r, variant, out)
 
 
 if __name__ == "__main__":
