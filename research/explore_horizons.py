@@ -122,7 +122,8 @@ def pairs_of(selection):
                 continue
             short = [x for i in runs for x in e["short"][i]]
             held = [x for i in runs for x in e["held"][i]]
-            out[(row["step"], c)] = (mean, float(np.mean(short)), float(np.mean(held)), row["windows"][c], short)
+            out[(row["step"], c)] = (mean, float(np.mean(short)) if short else np.nan, float(np.mean(held)),
+                                     row["windows"][c], short)
     return out
 
 
@@ -135,10 +136,11 @@ def summary(out):
     for key, r in sorted(rows.items()):
         pairs = pairs_of(r["selections"][0])
         a = min(pairs, key=lambda p: (pairs[p][0], p))
-        b = min(pairs, key=lambda p: (pairs[p][1], p))
+        # a cut too short for a 25-step window after its origins has no short evidence: rule B is rule A there
+        b = min(pairs, key=lambda p: (pairs[p][1], p)) if np.isfinite(pairs[a][1]) else a
         zero = pairs[(0, 0)]
         t100 = paired_t(zero[3], pairs[a][3]) if a[0] else 0.0
-        t25 = paired_t(zero[4], pairs[b][4]) if b[0] else 0.0
+        t25 = (paired_t(zero[4], pairs[b][4]) or 0.0) if b[0] else 0.0
         oracle = min(p[2] for p in pairs.values())
         ratios.append(pairs[b][2] / pairs[a][2])
         agree["100"] += ((t100 or 0) > 1) == (pairs[a][2] < zero[2])
