@@ -20,7 +20,8 @@ def linear_rows(names, r, out):
     for name in names:
         ds = record(name, r)
         d_y, d_u = ds.y_train.shape[1], ds.u_train.shape[1]
-        for kind, model in (("arx", gp.ARX(dim_y=d_y, dim_u=d_u)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u))):
+        models = (("arx", gp.ARX(dim_y=d_y, dim_u=d_u)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u)))
+        for kind, model in models:
             model.fit(ds.y_train, ds.u_train)
             row = {"data": name, "variant": kind, "record": r,
                    "causal": gp.evaluate(model, ds, "causal", seed=0)["rmse"],

@@ -150,8 +150,9 @@ def summary(out):
         print(f"| {key[0]} | {a} | {b} | {pairs[a][2]:.4f} | {pairs[b][2]:.4f} | {zero[2]:.4f} | {oracle:.4f} | "
               f"{t100:.2f} | {t25:.2f} | {same} |")
     ratios = np.array(ratios)
+    better, worse = int(np.sum(ratios < 0.95)), int(np.sum(ratios > 1.05))
     print(f"\n{len(ratios)} cells: held-out(B) / held-out(A) geometric mean {np.exp(np.mean(np.log(ratios))):.3f}; "
-          f"B more than 5 % better on {int(np.sum(ratios < 0.95))}, more than 5 % worse on {int(np.sum(ratios > 1.05))}; "
+          f"B more than 5 % better on {better}, more than 5 % worse on {worse}; "
           f"'t > 1' agrees with the held-out outcome on {agree['100']} (100-step) and {agree['25']} (25-step) cells")
 
 
