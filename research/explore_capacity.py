@@ -1,9 +1,10 @@
-"""An exploration, deciding nothing (research/ablation_plan.md, "the GP's inducing points where the plants leave the
-most room"): the default fit against the same fit with ``num_inducing=40`` on record ``R`` of some simulated plants
+"""Explorations, deciding nothing (research/ablation_plan.md, "the GP's inducing points where the plants leave the
+most room" and "the squared-exponential kernel in place of the Matern-5/2"): the default fit against the same fit
+with ``num_inducing=40`` (variant ``m40``) or ``kernel="se"`` (variant ``se``) on record ``R`` of some simulated plants
 (``fresh_records.record``), training seed 1, scored on the record's second half (causal and simulate, seed 0);
 ``linear`` scores ``ARX()`` and ``LGSSM(dim_x="auto")`` on the same records. One JSON line per fit, appended.
 
-Run: python research/explore_capacity.py {default|m40|linear} OUT plant[,plant...] R
+Run: python research/explore_capacity.py {default|m40|se|linear} OUT plant[,plant...] R
 This script is the research record's; nothing in the package imports it.
 """
 import json
@@ -35,7 +36,8 @@ def main(variant, out, names, r):
     names, r = names.split(","), int(r)
     if variant == "linear":
         return linear_rows(names, r, out)
-    options = {"num_inducing": int(variant[1:])} if variant.startswith("m") else {}
+    options = ({"num_inducing": int(variant[1:])} if variant.startswith("m") else
+               {"kernel": variant} if variant == "se" else {})
     for name in names:
         fit_row(name, r, variant, out, **options)
 
