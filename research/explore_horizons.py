@@ -3,7 +3,7 @@
 every live fold run also scored, with the same particles and seeds as its own score, on 25-step windows at stride 12
 after its fold's origin ("short") and on the cut's held-out part ("held": 100-step windows at stride 25, fewer steps
 where the part is shorter, each after the 100 outputs before it). Nothing in the fit reads these scores. One JSON line
-per cell (variant "horizons"), appended (resumable), with each selection's record and shadow scores; ``--summary``
+per cell (variant "horizons"), appended (resumable), with each selection's record and shadow scores; ``--decide``
 prints the rules' comparison the plan describes.
 
 Run: python research/explore_horizons.py research/results/explore_horizons.jsonl --worker k --workers 2; then
@@ -23,6 +23,7 @@ from gpssm_np.ops.threads import run_tasks
 
 from cut_seeds import rows_of
 from decision_bb import cells
+from decision_bd import baseline
 from decision_m import held_out_cut
 from rows import pending, worker_main
 
@@ -129,7 +130,7 @@ def pairs_of(selection):
 
 def summary(out):
     rows = rows_of(out, VARIANT)
-    default = {(r["data"], r["seed"]): r for r in map(json.loads, open("research/results/decision_bc.jsonl"))}
+    default = baseline()
     ratios, agree = [], {"100": 0, "25": 0}
     print("| cut | A (step, c) | B (step, c) | held A | held B | held 0 | oracle | t100 | t25 | fit matches BC |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -139,12 +140,12 @@ def summary(out):
         # a cut too short for a 25-step window after its origins has no short evidence: rule B is rule A there
         b = min(pairs, key=lambda p: (pairs[p][1], p)) if np.isfinite(pairs[a][1]) else a
         zero = pairs[(0, 0)]
-        t100 = paired_t(zero[3], pairs[a][3]) if a[0] else 0.0
+        t100 = (paired_t(zero[3], pairs[a][3]) or 0.0) if a[0] else 0.0
         t25 = (paired_t(zero[4], pairs[b][4]) or 0.0) if b[0] else 0.0
         oracle = min(p[2] for p in pairs.values())
         ratios.append(pairs[b][2] / pairs[a][2])
-        agree["100"] += ((t100 or 0) > 1) == (pairs[a][2] < zero[2])
-        agree["25"] += ((t25 or 0) > 1) == (pairs[b][2] < zero[2])
+        agree["100"] += (t100 > 1) == (pairs[a][2] < zero[2])
+        agree["25"] += (t25 > 1) == (pairs[b][2] < zero[2])
         d = default.get(key)
         same = d is not None and d["causal"] == r["causal"] and d["simulate"] == r["simulate"]
         print(f"| {key[0]} | {a} | {b} | {pairs[a][2]:.4f} | {pairs[b][2]:.4f} | {zero[2]:.4f} | {oracle:.4f} | "
