@@ -1,0 +1,92 @@
+"""The five-seed table's fits that ran stage 3b, fitted again under the current default (research/ablation_plan.md,
+"the table's stage 3b fits under the halving": a check, deciding nothing).
+
+docs/results.md section 1 assembles the default's rows from several files (:data:`TABLE_FILES`, a later file's row
+replacing an earlier one's); all but two of its fits predate decision BC's halving of the step-size candidates, which
+leaves the first selection of 88 of the 90 fits as it was (read off their selection records) but may change stage 3b's
+second selection, whose record the rows do not keep. This fits again, with the package code of HEAD, every cell of
+the table whose current row ran stage 3b (``selection.other_floor`` set) and predates the halving, other than the
+steam generator's (two fits of about 1000 s each, left as they are): one JSON line per cell in the row format of
+research/defaults_check.py, with ``"variant": "BC"``; two workers share the cells, the longest first. One control
+cell (:data:`CONTROL`) whose first selection the halving leaves as it was and which ran no stage 3b is fitted too: its
+row must equal the table's to every digit.
+
+Run: python research/rerun_stage_3b.py research/results/defaults_bc_3b.jsonl --worker 0 --workers 2; then
+--decide (here: the comparison with the rows they replace). This script is the research record's; nothing in the
+package imports it.
+"""
+import json
+import math
+import os
+
+from defaults_check import DATA, SIMULATORS, dataset, fitted_row, models
+from rows import head_commit, pending, worker_main
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+#: The ODGPSSM row files of docs/results.md section 1's table, in its order (a later row replaces an earlier one).
+TABLE_FILES = ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl", "stage_3b_refits.jsonl",
+               "defaults_y_s0.jsonl", "defaults_y_s1234.jsonl", "defaults_y_steamgen.jsonl", "defaults_ax_s0.jsonl",
+               "defaults_ax_s12.jsonl", "defaults_ax_s34.jsonl", "defaults_ax_steamgen.jsonl",
+               "defaults_bc_actuator.jsonl")
+#: Files whose fits already ran the halving.
+HALVED = ("defaults_bc_actuator.jsonl",)
+VARIANT = "BC"
+#: A cell the halving cannot change (research/halving_on_defaults.py: not halved, no stage 3b).
+CONTROL = (("quad_tanks", 0),)
+
+
+def table_rows():
+    """{(data, seed): (file, row)} of the table's current ODGPSSM rows."""
+    rows = {}
+    for name in TABLE_FILES:
+        for r in map(json.loads, open(os.path.join(RESULTS, name))):
+            if r["model"] == "odgpssm":
+                rows[r["data"], r["seed"]] = (name, r)
+    return rows
+
+
+def cells():
+    """The (data, seed) cells to fit again, the longest fit first."""
+    table = set(DATA + SIMULATORS) - {"steamgen"}
+    chosen = [(key, r) for key, (name, r) in table_rows().items()
+              if key[0] in table and name not in HALVED and r["selection"].get("other_floor") is not None]
+    return [key for key, r in sorted(chosen, key=lambda item: -item[1]["fit_seconds"])] + list(CONTROL)
+
+
+def run(out, worker, workers, reverse=False):
+    commit = head_commit()
+    for name, seed in pending(out, cells()[worker::workers], lambda c: (c[0], VARIANT, c[1]), reverse):
+        ds = dataset(name)
+        row = fitted_row(name, ds, seed, "odgpssm", models(ds, seed)["odgpssm"], commit)
+        row["variant"] = VARIANT
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps({k: row[k] for k in ("data", "seed", "causal", "simulate", "fit_seconds")}), flush=True)
+
+
+def decide(out):
+    """Each refitted cell beside the row it replaces: equal to every digit or not, the ratios of the new causal and
+    simulate errors over the old, and what stage 3b did in each."""
+    old = table_rows()
+    new = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
+    missing = [c for c in cells() if c not in new]
+    logs = {"causal": [], "simulate": []}
+    same = 0
+    for key in sorted(new):
+        a, b = old[key][1], new[key]
+        equal = all(a[p] == b[p] for p in logs)
+        same += equal
+        for p in logs:
+            logs[p].append(math.log(b[p] / a[p]))
+        sa, sb = a["selection"]["other_floor"], b["selection"]["other_floor"]
+        label = ("control " if key in CONTROL else "") + f"{key[0]} {key[1]}"
+        print(f"{label:22s} causal {b['causal'] / a['causal']:.4f}  simulate {b['simulate'] / a['simulate']:.4f}  "
+              f"{'equal' if equal else 'changed'}  3b kept {sa and sa.get('kept')} -> {sb and sb.get('kept')}  "
+              f"GP part {a['selection']['gp_part']} -> {b['selection']['gp_part']}")
+    n = len(new)
+    print(f"{n} cells ({len(missing)} missing), {same} equal to every digit; geometric means of new over old: "
+          + ", ".join(f"{p} {math.exp(sum(v) / n):.4f}" for p, v in logs.items() if n))
+
+
+if __name__ == "__main__":
+    worker_main(__doc__.splitlines()[0], run, decide)
