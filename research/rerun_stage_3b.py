@@ -6,7 +6,7 @@ replacing an earlier one's); all but two of its fits predate decision BC's halvi
 leaves the first selection of 88 of the 90 fits as it was (read off their selection records) but may change stage 3b's
 second selection, whose record the rows do not keep. This fits again, with the package code of HEAD, every cell of
 the table whose current row ran stage 3b (``selection.other_floor`` set) and predates the halving, other than the
-steam generator's (two fits of about 1000 s each, left as they are): one JSON line per cell in the row format of
+steam generator's (two fits of 700-1900 s; ``--steam-generator`` fits those): one JSON line per cell in the row format of
 research/defaults_check.py, with ``"variant": "BC"``; two workers share the cells, the longest first. One control
 cell (:data:`CONTROL`) whose first selection the halving leaves as it was and which ran no stage 3b is fitted too: its
 row must equal the table's to every digit.
@@ -45,17 +45,19 @@ def table_rows():
     return rows
 
 
-def cells():
-    """The (data, seed) cells to fit again, the longest fit first."""
-    table = set(DATA + SIMULATORS) - {"steamgen"}
+def cells(steam_generator=False):
+    """The (data, seed) cells to fit again, the longest fit first; ``steam_generator``: the steam generator's
+    instead (no control)."""
+    table = {"steamgen"} if steam_generator else set(DATA + SIMULATORS) - {"steamgen"}
     chosen = [(key, r) for key, (name, r) in table_rows().items()
               if key[0] in table and name not in HALVED and r["selection"].get("other_floor") is not None]
-    return [key for key, r in sorted(chosen, key=lambda item: -item[1]["fit_seconds"])] + list(CONTROL)
+    ordered = [key for key, r in sorted(chosen, key=lambda item: -item[1]["fit_seconds"])]
+    return ordered if steam_generator else ordered + list(CONTROL)
 
 
-def run(out, worker, workers, reverse=False):
+def run(out, worker, workers, reverse=False, steam_generator=False):
     commit = head_commit()
-    for name, seed in pending(out, cells()[worker::workers], lambda c: (c[0], VARIANT, c[1]), reverse):
+    for name, seed in pending(out, cells(steam_generator)[worker::workers], lambda c: (c[0], VARIANT, c[1]), reverse):
         ds = dataset(name)
         row = fitted_row(name, ds, seed, "odgpssm", models(ds, seed)["odgpssm"], commit)
         row["variant"] = VARIANT
@@ -64,12 +66,12 @@ def run(out, worker, workers, reverse=False):
         print(json.dumps({k: row[k] for k in ("data", "seed", "causal", "simulate", "fit_seconds")}), flush=True)
 
 
-def decide(out):
+def decide(out, steam_generator=False):
     """Each refitted cell beside the row it replaces: equal to every digit or not, the ratios of the new causal and
     simulate errors over the old, and what stage 3b did in each."""
     old = table_rows()
     new = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
-    missing = [c for c in cells() if c not in new]
+    missing = [c for c in cells() + cells(True) if c not in new]
     logs = {"causal": [], "simulate": []}
     same = 0
     for key in sorted(new):
@@ -89,4 +91,6 @@ def decide(out):
 
 
 if __name__ == "__main__":
-    worker_main(__doc__.splitlines()[0], run, decide)
+    worker_main(__doc__.splitlines()[0], run, decide,
+                lambda parser: parser.add_argument("--steam-generator", action="store_true",
+                                                   help="the steam generator's two cells instead"))
