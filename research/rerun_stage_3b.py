@@ -3,13 +3,13 @@
 
 docs/results.md section 1 assembles the default's rows from several files (:data:`TABLE_FILES`, a later file's row
 replacing an earlier one's); all but two of its fits predate decision BC's halving of the step-size candidates, which
-leaves the first selection of 88 of the 90 fits as it was (read off their selection records) but may change stage 3b's
-second selection, whose record the rows do not keep. This fits again, with the package code of HEAD, every cell of
-the table whose current row ran stage 3b (``selection.other_floor`` set) and predates the halving, other than the
-steam generator's (two fits of 700-1900 s; ``--steam-generator`` fits those): one JSON line per cell in the row format of
-research/defaults_check.py, with ``"variant": "BC"``; two workers share the cells, the longest first. One control
-cell (:data:`CONTROL`) whose first selection the halving leaves as it was and which ran no stage 3b is fitted too: its
-row must equal the table's to every digit.
+leaves the first selection of 88 of the 90 fits as it was (read off their selection records) but may change stage
+3b's second selection, whose record the rows do not keep. This fits again, with the package code of HEAD, every cell
+of the table whose current row ran stage 3b (``selection.other_floor`` set) and predates the halving, other than the
+steam generator's (two fits of 700-1900 s; ``--steam-generator`` fits those): one JSON line per cell in the row
+format of research/defaults_check.py, with ``"variant": "BC"``; two workers share the cells, the longest first. One
+control cell (:data:`CONTROL`), whose first selection the halving leaves as it was and which ran no stage 3b, is
+fitted too: its row must equal the table's (to the machine's rounding).
 
 Run: python research/rerun_stage_3b.py research/results/defaults_bc_3b.jsonl --worker 0 --workers 2; then
 --decide (here: the comparison with the rows they replace). This script is the research record's; nothing in the
@@ -67,26 +67,29 @@ def run(out, worker, workers, reverse=False, steam_generator=False):
 
 
 def decide(out, steam_generator=False):
-    """Each refitted cell beside the row it replaces: equal to every digit or not, the ratios of the new causal and
-    simulate errors over the old, and what stage 3b did in each."""
+    """Each refitted cell beside the row it replaces: equal to every digit, within 1e-9 relative, or changed; the
+    ratios of the new causal and simulate errors over the old; what stage 3b kept before and after."""
     old = table_rows()
     new = {(r["data"], r["seed"]): r for r in map(json.loads, open(out))}
     missing = [c for c in cells() + cells(True) if c not in new]
     logs = {"causal": [], "simulate": []}
-    same = 0
+    same = close = 0
     for key in sorted(new):
         a, b = old[key][1], new[key]
         equal = all(a[p] == b[p] for p in logs)
-        same += equal
+        near = all(abs(b[p] / a[p] - 1) < 1e-9 for p in logs)  # the machine's rounding, not another model
+        same, close = same + equal, close + near
         for p in logs:
             logs[p].append(math.log(b[p] / a[p]))
         sa, sb = a["selection"]["other_floor"], b["selection"]["other_floor"]
         label = ("control " if key in CONTROL else "") + f"{key[0]} {key[1]}"
         print(f"{label:22s} causal {b['causal'] / a['causal']:.4f}  simulate {b['simulate'] / a['simulate']:.4f}  "
-              f"{'equal' if equal else 'changed'}  3b kept {sa and sa.get('kept')} -> {sb and sb.get('kept')}  "
+              f"{'equal' if equal else 'within 1e-9' if near else 'changed'}  "
+              f"3b kept {sa and sa.get('kept')} -> {sb and sb.get('kept')}  "
               f"GP part {a['selection']['gp_part']} -> {b['selection']['gp_part']}")
     n = len(new)
-    print(f"{n} cells ({len(missing)} missing), {same} equal to every digit; geometric means of new over old: "
+    print(f"{n} cells ({len(missing)} missing), {same} equal to every digit, {close} within 1e-9 relative; "
+          "geometric means of new over old: "
           + ", ".join(f"{p} {math.exp(sum(v) / n):.4f}" for p, v in logs.items() if n))
 
 
