@@ -7,7 +7,8 @@ leaves the first selection of 88 of the 90 fits as it was (read off their select
 3b's second selection, whose record the rows do not keep. This fits again, with the package code of HEAD, every cell
 of the table whose current row ran stage 3b (``selection.other_floor`` set) and predates the halving, other than the
 steam generator's (two fits of 700-1900 s; ``--steam-generator`` fits those): one JSON line per cell in the row
-format of research/defaults_check.py, with ``"variant": "BC"``; two workers share the cells, the longest first. One
+format of research/defaults_check.py (``defaults_check.run_cells``; the committed rows also carry ``"variant":
+"BC"``, which nothing reads); two workers share the cells, the longest first. One
 control cell (:data:`CONTROL`), whose first selection the halving leaves as it was and which ran no stage 3b, is
 fitted too: its row must equal the table's (to the machine's rounding).
 
@@ -19,18 +20,14 @@ import json
 import math
 import os
 
-from defaults_check import DATA, SIMULATORS, dataset, fitted_row, models
-from rows import head_commit, pending, worker_main
+from defaults_check import DATA, SIMULATORS, run_cells
+from rows import worker_main
+from seed_spread import FILES, RESULTS
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-#: The ODGPSSM row files of docs/results.md section 1's table, in its order (a later row replaces an earlier one).
-TABLE_FILES = ("defaults_v9.jsonl", "defaults_v9_s1.jsonl", "defaults_v9_s234.jsonl", "stage_3b_refits.jsonl",
-               "defaults_y_s0.jsonl", "defaults_y_s1234.jsonl", "defaults_y_steamgen.jsonl", "defaults_ax_s0.jsonl",
-               "defaults_ax_s12.jsonl", "defaults_ax_s34.jsonl", "defaults_ax_steamgen.jsonl",
-               "defaults_bc_actuator.jsonl")
 #: Files whose fits already ran the halving.
 HALVED = ("defaults_bc_actuator.jsonl",)
-VARIANT = "BC"
+#: The ODGPSSM row files of docs/results.md section 1's table, in its order (a later row replaces an earlier one).
+TABLE_FILES = FILES + HALVED
 #: A cell the halving cannot change (research/halving_on_defaults.py: not halved, no stage 3b).
 CONTROL = (("quad_tanks", 0),)
 
@@ -56,14 +53,9 @@ def cells(steam_generator=False):
 
 
 def run(out, worker, workers, reverse=False, steam_generator=False):
-    commit = head_commit()
-    for name, seed in pending(out, cells(steam_generator)[worker::workers], lambda c: (c[0], VARIANT, c[1]), reverse):
-        ds = dataset(name)
-        row = fitted_row(name, ds, seed, "odgpssm", models(ds, seed)["odgpssm"], commit)
-        row["variant"] = VARIANT
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps({k: row[k] for k in ("data", "seed", "causal", "simulate", "fit_seconds")}), flush=True)
+    mine = cells(steam_generator)[worker::workers]
+    for name, seed in reversed(mine) if reverse else mine:
+        run_cells(out, [seed], [name], ["odgpssm"])  # resumable: skips a cell with a row
 
 
 def decide(out, steam_generator=False):
