@@ -99,12 +99,13 @@ def compare(variant, rows, default):
     return pairs, missing, bounds, means
 
 
-def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, means_at_most=None):
-    """The verdict of a decision whose rows (``out``, ``variant``) are compared with :func:`baseline` on the 96
-    cells: the fits where the change did not act (row item ``touched`` 0), whose scores must equal the default's
-    (``untouched_label`` says what they did not reach), :func:`compare`'s statistics, and the training steps on
-    seeds 3 and 4 against ``steps_ratio`` (``decision_av.steps_verdict``)."""
-    rows, default = rows_of(out, variant), baseline()
+def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, means_at_most=None, default=None):
+    """The verdict of a decision whose rows (``out``, ``variant``) are compared with ``default`` ({(cut, seed): row};
+    None: :func:`baseline`, the default before decision BC) on the 96 cells: the fits where the change did not act
+    (row item ``touched`` 0), whose scores must equal the default's (``untouched_label`` says what they did not
+    reach), :func:`compare`'s statistics, and the training steps on seeds 3 and 4 against ``steps_ratio``
+    (``decision_av.steps_verdict``)."""
+    rows, default = rows_of(out, variant), baseline() if default is None else default
     untouched = [cell for cell, r in rows.items() if r[touched] == 0]
     if untouched:
         rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))

@@ -32,7 +32,8 @@ def run(out, worker, workers, reverse=False):
 def decide(out):
     """The rule of research/ablation_plan.md, decision BG (the row item "kernel" is "se" on every fit, none of which
     counts as untouched)."""
-    decide_on_baseline(out, VARIANT, "kernel", "kept the Matern-5/2 kernel", STEPS_RATIO, MEANS_AT_MOST)
+    decide_on_baseline(out, VARIANT, "kernel", "kept the Matern-5/2 kernel", STEPS_RATIO, MEANS_AT_MOST,
+                       default=baseline())
 
 
 if __name__ == "__main__":

@@ -137,7 +137,8 @@ def decide(out, copy_rows=False):
                     d = base[r["data"], r["seed"]]
                     print(f"control {r['data']} seed {r['seed']}: relative difference from the BC row causal "
                           f"{r['causal'] / d['causal'] - 1:.2e}, simulate {r['simulate'] / d['simulate'] - 1:.2e}")
-    decide_on_baseline(out, VARIANT, "touched", "returned the model the default returns", STEPS_RATIO, MEANS_AT_MOST)
+    decide_on_baseline(out, VARIANT, "touched", "returned the model the default returns", STEPS_RATIO, MEANS_AT_MOST,
+                       default=base)
 
 
 def add_arguments(parser):
