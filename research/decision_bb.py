@@ -111,6 +111,12 @@ def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, mean
         rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
         print(f"{len(untouched)} fits {untouched_label}; largest relative difference from the default's rows "
               f"{rel:.2e} (0 asked)")
+    steps_rule(variant, rows, default, steps_ratio, means_at_most)
+
+
+def steps_rule(variant, rows, default, steps_ratio, means_at_most=None):
+    """:func:`compare`'s statistics of ``variant``'s ``rows`` over ``default``'s ({(cut, seed): row}) and the verdict
+    on them and on the training steps on seeds 3 and 4 against ``steps_ratio`` (``decision_av.steps_verdict``)."""
     compared = compare(variant, rows, default)
     if compared is None:
         return

@@ -28,13 +28,18 @@ MEANS_AT_MOST = {"causal": 0.98, "simulate": 1.00}
 TOUCHED = {"touched": 0}
 
 
-def returned_error(fit):
-    """The mean fold error of the model the pipeline ``fit`` (a finished ``DefaultFit``) returns: its s* and
-    candidate where its GP part was kept and passed stage 4's guards, else its step 0 (the floor)."""
+def returned_at(fit):
+    """(record row, step-size candidate) of the model the pipeline ``fit`` (a finished ``DefaultFit``) returns: its
+    s* and candidate where its GP part was kept and passed stage 4's guards, else its step 0 (the floor)."""
     if fit.accepted and fit.free_run is not None and fit.free_run["passed"]:
-        at = next(r for r in fit.record if r["step"] == fit.accepted)
-        return at["candidates"][fit.candidate]
-    return fit.record[0]["candidates"][0]
+        return next(r for r in fit.record if r["step"] == fit.accepted), fit.candidate
+    return fit.record[0], 0
+
+
+def returned_error(fit):
+    """The mean fold error of the model the finished pipeline ``fit`` returns (:func:`returned_at`)."""
+    row, c = returned_at(fit)
+    return row["candidates"][c]
 
 
 class Second(default_fit.DefaultFit):

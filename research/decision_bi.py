@@ -11,11 +11,11 @@ This script is the research record's; nothing in the package imports it.
 import json
 import time
 
-import decision_av
+import decision_bh
 from cut_seeds import rows_of
-from decision_bb import compare
+from decision_bb import steps_rule
 from decision_bd import baseline
-from decision_bh import MEANS_AT_MOST, STEPS_RATIO, Second, both_fit
+from decision_bh import MEANS_AT_MOST, STEPS_RATIO, Second, both_fit, returned_at
 from decision_m import RESULTS, held_out_cut
 from gpssm_np import ODGPSSM
 from gpssm_np.models import default_fit
@@ -27,14 +27,6 @@ BH_ROWS = f"{RESULTS}/decision_bh.jsonl"
 SEEN = {}
 
 
-def returned_windows(fit):
-    """The window errors of the model the finished pipeline ``fit`` returns (``decision_bh.returned_error``'s)."""
-    if fit.accepted and fit.free_run is not None and fit.free_run["passed"]:
-        at = next(r for r in fit.record if r["step"] == fit.accepted)
-        return at["windows"][fit.candidate]
-    return fit.record[0]["windows"][0]
-
-
 class Probe(Second):
     """BH's other pipeline, stopped after its selection: records BH's s* and the t over the first's returned model."""
 
@@ -44,7 +36,8 @@ class Probe(Second):
         SEEN["t_returned"] = None
         if step:
             at = next(r for r in record if r["step"] == step)
-            SEEN["t_returned"] = paired_t(returned_windows(self.first), at["windows"][c])
+            row, first_c = returned_at(self.first)
+            SEEN["t_returned"] = paired_t(row["windows"][first_c], at["windows"][c])
         return 0, t, 0
 
 
@@ -55,7 +48,6 @@ def touched():
 
 
 def run(out, worker, workers, reverse=False):
-    import decision_bh
     saved_fit, saved_second = default_fit.fit, decision_bh.Second
     default_fit.fit, decision_bh.Second = both_fit, Probe
     try:
@@ -88,13 +80,7 @@ def decide(out):
     if missing:
         print(f"not run yet: {missing}")
         return
-    compared = compare("BI", rows, base)
-    if compared is None:
-        return
-    pairs, missing, bounds, means = compared
-    ratio = decision_av.training_steps_ratio("BI", rows, base, pairs, (3, 4),
-                                             "training steps on seeds 3 and 4 over the complete cuts")
-    decision_av.steps_verdict("BI", missing, bounds, means, ratio, STEPS_RATIO, MEANS_AT_MOST)
+    steps_rule("BI", rows, base, STEPS_RATIO, MEANS_AT_MOST)
 
 
 if __name__ == "__main__":
