@@ -113,35 +113,47 @@ def split():
     return [c for c in every if c not in copied], copied, copied[-2:]
 
 
-def run(out, worker, workers, reverse=False, copy_rows=False):
-    fitted, copied, controls = split()
+def run_split(out, worker, workers, reverse, copy_rows, cells, variant, control, patch, extra):
+    """A decision's run over ``cells`` = (fitted, copied, controls) (as :func:`split` gives them): with ``copy_rows``
+    the copied cells' BC rows appended as ``variant`` ("copied" true, "touched" 0); otherwise this worker's share of
+    the fitted cells (``variant``) and the controls (``control``), fitted with the package patched by ``patch()``
+    (which returns the undo), each row with the ``extra`` items."""
+    fitted, copied, controls = cells
     if copy_rows:
         base = baseline()
-        for cell in pending(out, copied, lambda c: (c[0], VARIANT, c[1])):
+        for cell in pending(out, copied, lambda c: (c[0], variant, c[1])):
             with open(out, "a") as f:
-                f.write(json.dumps(dict(base[cell], variant=VARIANT, copied=True, touched=0)) + "\n")
+                f.write(json.dumps(dict(base[cell], variant=variant, copied=True, touched=0)) + "\n")
         return
-    extra = decision_av.step_extra() + (("touched", decision_av.counted(TOUCHED, "touched")),)
     undo = patch()
     try:
-        todo = [(c, VARIANT) for c in fitted] + [(c, CONTROL) for c in controls]
-        for (name, seed), variant in pending(out, todo[worker::workers], lambda c: (c[0][0], c[1], c[0][1]),
-                                             reverse):
-            held_out_row(out, name, variant, extra=extra, seed=seed)
+        todo = [(c, variant) for c in fitted] + [(c, control) for c in controls]
+        for (name, seed), v in pending(out, todo[worker::workers], lambda c: (c[0][0], c[1], c[0][1]), reverse):
+            held_out_row(out, name, v, extra=extra, seed=seed)
     finally:
         undo()
+
+
+def print_controls(out, control, base):
+    """Each ``control`` row of ``out``: its relative differences from ``base``'s row of the same cell."""
+    if os.path.exists(out):
+        with open(out) as f:
+            for r in map(json.loads, f):
+                if r["variant"] == control:
+                    d = base[r["data"], r["seed"]]
+                    print(f"control {r['data']} seed {r['seed']}: relative difference from the BC row causal "
+                          f"{r['causal'] / d['causal'] - 1:.2e}, simulate {r['simulate'] / d['simulate'] - 1:.2e}")
+
+
+def run(out, worker, workers, reverse=False, copy_rows=False):
+    extra = decision_av.step_extra() + (("touched", decision_av.counted(TOUCHED, "touched")),)
+    run_split(out, worker, workers, reverse, copy_rows, split(), VARIANT, CONTROL, patch, extra)
 
 
 def decide(out, copy_rows=False):
     """The rule of research/ablation_plan.md, decision BH, after the control's differences from the BC rows."""
     base = baseline()
-    if os.path.exists(out):
-        with open(out) as f:
-            for r in map(json.loads, f):
-                if r["variant"] == CONTROL:
-                    d = base[r["data"], r["seed"]]
-                    print(f"control {r['data']} seed {r['seed']}: relative difference from the BC row causal "
-                          f"{r['causal'] / d['causal'] - 1:.2e}, simulate {r['simulate'] / d['simulate'] - 1:.2e}")
+    print_controls(out, CONTROL, base)
     decide_on_baseline(out, VARIANT, "touched", "returned the model the default returns", STEPS_RATIO, MEANS_AT_MOST,
                        default=base)
 

@@ -9,17 +9,14 @@ steps whose parameters were projected); two workers share the cells.
 Run: python research/decision_bj.py research/results/decision_bj.jsonl --worker 0 --workers 2; once, --copy; then
 --decide. This script is the research record's; nothing in the package imports it.
 """
-import json
-import os
-
 import numpy as np
 
 import decision_av
 from decision_bb import cells, decide_on_baseline
 from decision_bd import baseline
-from decision_m import held_out_row
+from decision_bh import print_controls, run_split
 from gpssm_np.models import gpssm
-from rows import pending, worker_main
+from rows import worker_main
 
 VARIANT, CONTROL = "BJ", "BJ-control"
 STEPS_RATIO = 1.25
@@ -100,34 +97,14 @@ def split():
 
 
 def run(out, worker, workers, reverse=False, copy_rows=False):
-    fitted, copied, controls = split()
-    if copy_rows:
-        base = baseline()
-        for cell in pending(out, copied, lambda c: (c[0], VARIANT, c[1])):
-            with open(out, "a") as f:
-                f.write(json.dumps(dict(base[cell], variant=VARIANT, copied=True, touched=0)) + "\n")
-        return
     extra = decision_av.step_extra() + (("touched", decision_av.counted(TOUCHED, "touched")),)
-    undo = patch()
-    try:
-        todo = [(c, VARIANT) for c in fitted] + [(c, CONTROL) for c in controls]
-        for (name, seed), variant in pending(out, todo[worker::workers], lambda c: (c[0][0], c[1], c[0][1]),
-                                             reverse):
-            held_out_row(out, name, variant, extra=extra, seed=seed)
-    finally:
-        undo()
+    run_split(out, worker, workers, reverse, copy_rows, split(), VARIANT, CONTROL, patch, extra)
 
 
 def decide(out, copy_rows=False):
     """The rule of research/ablation_plan.md, decision BJ, after the controls' differences from the BC rows."""
     base = baseline()
-    if os.path.exists(out):
-        with open(out) as f:
-            for r in map(json.loads, f):
-                if r["variant"] == CONTROL:
-                    d = base[r["data"], r["seed"]]
-                    print(f"control {r['data']} seed {r['seed']}: relative difference from the BC row causal "
-                          f"{r['causal'] / d['causal'] - 1:.2e}, simulate {r['simulate'] / d['simulate'] - 1:.2e}")
+    print_controls(out, CONTROL, base)
     decide_on_baseline(out, VARIANT, "touched", "trained no run from an ARX floor with a form to hold", STEPS_RATIO,
                        MEANS_AT_MOST, default=base)
 
