@@ -104,27 +104,34 @@ def patch():
     return undo
 
 
-def split():
-    """(fitted, copied, controls): the cells BH fits (longest first), those whose BC row is copied, and the two
-    shortest copied cells, fitted as the control."""
+def split(copied_if):
+    """(fitted, copied, controls): the cells a decision fits (longest first), those whose BC row ``copied_if(row)``
+    says it would compute as the default does (their rows copied), and the two shortest copied cells, fitted as the
+    control."""
     base = baseline()
     every = cells(base)
-    copied = [c for c in every if base[c]["other_floor"] is not None]
+    copied = [c for c in every if copied_if(base[c])]
     return [c for c in every if c not in copied], copied, copied[-2:]
 
 
-def run_split(out, worker, workers, reverse, copy_rows, cells, variant, control, patch, extra):
-    """A decision's run over ``cells`` = (fitted, copied, controls) (as :func:`split` gives them): with ``copy_rows``
-    the copied cells' BC rows appended as ``variant`` ("copied" true, "touched" 0); otherwise this worker's share of
-    the fitted cells (``variant``) and the controls (``control``), fitted with the package patched by ``patch()``
-    (which returns the undo), each row with the ``extra`` items."""
-    fitted, copied, controls = cells
+def ran_stage_3b(row):
+    """Whether a BC row's fit ran stage 3b (its first pipeline kept no GP part): BH computes the default there."""
+    return row["other_floor"] is not None
+
+
+def run_split(out, worker, workers, reverse, copy_rows, copied_if, variant, control, patch, touched):
+    """A decision's run over :func:`split`'s cells: with ``copy_rows`` the copied cells' BC rows appended as
+    ``variant`` ("copied" true, "touched" 0); otherwise this worker's share of the fitted cells (``variant``) and the
+    controls (``control``), fitted with the package patched by ``patch()`` (which returns the undo), each row with the
+    machine, the training steps (``decision_av.step_extra``) and ``touched["touched"]``, the decision's count."""
+    fitted, copied, controls = split(copied_if)
     if copy_rows:
         base = baseline()
         for cell in pending(out, copied, lambda c: (c[0], variant, c[1])):
             with open(out, "a") as f:
                 f.write(json.dumps(dict(base[cell], variant=variant, copied=True, touched=0)) + "\n")
         return
+    extra = decision_av.step_extra() + (("touched", decision_av.counted(touched, "touched")),)
     undo = patch()
     try:
         todo = [(c, variant) for c in fitted] + [(c, control) for c in controls]
@@ -134,8 +141,10 @@ def run_split(out, worker, workers, reverse, copy_rows, cells, variant, control,
         undo()
 
 
-def print_controls(out, control, base):
-    """Each ``control`` row of ``out``: its relative differences from ``base``'s row of the same cell."""
+def decide_split(out, variant, control, untouched_label, steps_ratio, means_at_most):
+    """A decision's verdict against BC's rows (``decision_bb.decide_on_baseline``), after each ``control`` row's
+    relative differences from the BC row of the same cell."""
+    base = baseline()
     if os.path.exists(out):
         with open(out) as f:
             for r in map(json.loads, f):
@@ -143,19 +152,16 @@ def print_controls(out, control, base):
                     d = base[r["data"], r["seed"]]
                     print(f"control {r['data']} seed {r['seed']}: relative difference from the BC row causal "
                           f"{r['causal'] / d['causal'] - 1:.2e}, simulate {r['simulate'] / d['simulate'] - 1:.2e}")
+    decide_on_baseline(out, variant, "touched", untouched_label, steps_ratio, means_at_most, default=base)
 
 
 def run(out, worker, workers, reverse=False, copy_rows=False):
-    extra = decision_av.step_extra() + (("touched", decision_av.counted(TOUCHED, "touched")),)
-    run_split(out, worker, workers, reverse, copy_rows, split(), VARIANT, CONTROL, patch, extra)
+    run_split(out, worker, workers, reverse, copy_rows, ran_stage_3b, VARIANT, CONTROL, patch, TOUCHED)
 
 
 def decide(out, copy_rows=False):
     """The rule of research/ablation_plan.md, decision BH, after the control's differences from the BC rows."""
-    base = baseline()
-    print_controls(out, CONTROL, base)
-    decide_on_baseline(out, VARIANT, "touched", "returned the model the default returns", STEPS_RATIO, MEANS_AT_MOST,
-                       default=base)
+    decide_split(out, VARIANT, CONTROL, "returned the model the default returns", STEPS_RATIO, MEANS_AT_MOST)
 
 
 def add_arguments(parser):

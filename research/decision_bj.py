@@ -12,9 +12,7 @@ Run: python research/decision_bj.py research/results/decision_bj.jsonl --worker 
 import numpy as np
 
 import decision_av
-from decision_bb import cells, decide_on_baseline
-from decision_bd import baseline
-from decision_bh import print_controls, run_split
+from decision_bh import add_arguments, decide_split, run_split
 from gpssm_np.models import gpssm
 from rows import worker_main
 
@@ -87,30 +85,19 @@ def patch():
     return undo
 
 
-def split():
-    """(fitted, copied, controls): the cells BJ fits (longest first), those whose BC row is copied (an LGSSM floor
-    and no stage 3b: no run from an ARX floor), and the two shortest copied cells, fitted as the control."""
-    base = baseline()
-    every = cells(base)
-    copied = [c for c in every if base[c]["floor"] == "lgssm" and base[c]["other_floor"] is None]
-    return [c for c in every if c not in copied], copied, copied[-2:]
+def lgssm_only(row):
+    """Whether a BC row's fit trained from an LGSSM floor only (no stage 3b): BJ computes the default there."""
+    return row["floor"] == "lgssm" and row["other_floor"] is None
 
 
 def run(out, worker, workers, reverse=False, copy_rows=False):
-    extra = decision_av.step_extra() + (("touched", decision_av.counted(TOUCHED, "touched")),)
-    run_split(out, worker, workers, reverse, copy_rows, split(), VARIANT, CONTROL, patch, extra)
+    run_split(out, worker, workers, reverse, copy_rows, lgssm_only, VARIANT, CONTROL, patch, TOUCHED)
 
 
 def decide(out, copy_rows=False):
     """The rule of research/ablation_plan.md, decision BJ, after the controls' differences from the BC rows."""
-    base = baseline()
-    print_controls(out, CONTROL, base)
-    decide_on_baseline(out, VARIANT, "touched", "trained no run from an ARX floor with a form to hold", STEPS_RATIO,
-                       MEANS_AT_MOST, default=base)
-
-
-def add_arguments(parser):
-    parser.add_argument("--copy", dest="copy_rows", action="store_true", help="append the copied cells' rows")
+    decide_split(out, VARIANT, CONTROL, "trained no run from an ARX floor with a form to hold", STEPS_RATIO,
+                 MEANS_AT_MOST)
 
 
 if __name__ == "__main__":
