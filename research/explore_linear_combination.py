@@ -16,7 +16,6 @@ import os
 
 import numpy as np
 
-import gpssm_np as gp
 from gpssm_np import protocols
 from gpssm_np.metrics import rmse
 
