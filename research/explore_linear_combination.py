@@ -10,7 +10,6 @@ forecast with the better of the two per cut.
 Run: python research/explore_linear_combination.py research/results/explore_linear_combination.jsonl; then --summary.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 import os
 
@@ -22,7 +21,7 @@ from gpssm_np.metrics import rmse
 from cut_seeds import RESULTS
 from cut_targets import LINEAR, PROTOCOLS, linear_model
 from decision_m import NAMES, held_out_cut
-from rows import done_keys
+from rows import done_keys, run_or_summarise
 
 
 def forecasts(model, ds):
@@ -84,8 +83,4 @@ def summary(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out)
+    run_or_summarise(run, summary)

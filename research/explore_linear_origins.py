@@ -10,7 +10,6 @@ line per (plant, record, origins), appended (resumable).
 Run: python research/explore_linear_origins.py research/results/explore_linear_origins.jsonl; then --summary.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 from contextlib import contextmanager
 
@@ -21,7 +20,7 @@ from gpssm_np.baselines import arx, lgssm_order
 from gpssm_np.datasets.folds import mean_error, rolling_origin
 
 from fresh_records import NAMES, record
-from rows import done_keys
+from rows import done_keys, run_or_summarise
 
 RECORDS = (100, 101, 102, 103, 104)
 MANY = 20
@@ -96,8 +95,4 @@ def summary(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out)
+    run_or_summarise(run, summary)

@@ -53,3 +53,13 @@ def worker_main(description, run, decide, add_arguments=None):
         decide(out, **args)
     else:
         run(out, worker, workers, reverse, **args)
+
+
+def run_or_summarise(run, summary):
+    """The command line of a one-process script: ``run(out)`` appends its rows to the file ``out``; with ``--summary``,
+    ``summary(out)`` reads them instead."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--summary", action="store_true")
+    args = parser.parse_args()
+    summary(args.out) if args.summary else run(args.out)
