@@ -62,7 +62,7 @@ def run(out):
 def summary(out):
     floors = {r["data"]: r["kind"] for r in map(json.loads, open(os.path.join(RESULTS, "cut_targets.jsonl")))
               if r["model"] == "floor"}
-    rows = [r for r in map(json.loads, open(out))]
+    rows = list(map(json.loads, open(out)))
     for p in PROTOCOLS:
         ratios = {"folds' kind": [], "other kind": [], "mean forecast": []}
         print(f"\n{p}: over the better of ARX and LGSSM on the held-out 30 %")

@@ -19,13 +19,12 @@ import gpssm_np as gp
 from gpssm_np.baselines import arx, lgssm_order
 from gpssm_np.datasets.folds import mean_error, rolling_origin
 
+from cut_targets import LINEAR, PROTOCOLS
 from fresh_records import NAMES, record
 from rows import done_keys, run_or_summarise
 
 RECORDS = (100, 101, 102, 103, 104)
 MANY = 20
-KINDS = ("arx", "lgssm")
-PROTOCOLS = ("causal", "simulate")
 
 
 @contextmanager
@@ -62,7 +61,7 @@ def run(out):
                     row[f"{kind}_repr"] = repr(model)
                     for p in PROTOCOLS:
                         row[f"{kind}_{p}"] = gp.evaluate(model, ds, p)["rmse"]
-                row["floor"] = min(KINDS, key=lambda k: (row[f"{k}_fold"], KINDS.index(k)))
+                row["floor"] = min(LINEAR, key=lambda k: (row[f"{k}_fold"], LINEAR.index(k)))
                 with open(out, "a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(json.dumps({k: v for k, v in row.items() if "repr" not in k}), flush=True)
@@ -78,7 +77,7 @@ def summary(out):
     print(f"{len(keys)} records with both")
     for p in PROTOCOLS:
         print(f"\n{p}: {MANY} origins over 5 (geometric means over the records)")
-        for what in KINDS + ("floor",):
+        for what in LINEAR + ("floor",):
             def err(row):
                 return row[f"{row['floor']}_{p}"] if what == "floor" else row[f"{what}_{p}"]
             ratios = np.array([err(rows[n, r, MANY]) / err(rows[n, r, 5]) for n, r in keys])
@@ -89,7 +88,7 @@ def summary(out):
                   f"{by_plant[worst]:.3f}, plants more than 5 % worse {sum(v > 1.05 for v in by_plant.values())}")
         for origins in (5, MANY):
             ratios = [rows[n, r, origins][f"{rows[n, r, origins]['floor']}_{p}"]
-                      / min(rows[n, r, origins][f"{k}_{p}"] for k in KINDS) for n, r in keys]
+                      / min(rows[n, r, origins][f"{k}_{p}"] for k in LINEAR) for n, r in keys]
             print(f"  the floor over the better kind, {origins} origins: {gm(ratios):.4f}, "
                   f"the better kind on {sum(x == 1 for x in ratios)} of {len(ratios)}")
 
