@@ -7,10 +7,11 @@ models' held-out scores on the same cuts (research/results/cut_targets.jsonl). F
 RMSE over that of the linear model of its floor's kind (``ARX()`` or ``LGSSM(dim_x="auto")`` fitted to the same
 cut: the floor itself), grouped by t. A fit that returned the floor sits near 1 by construction.
 
-``--fresh FILE ...``: the same table over the default's fits to fresh records of the 16 simulated plants (the row
-files of docs/results.md, section 1.2, in its order: a later file's row replaces an earlier one's; records 5-12), each
-fit's held-out error over that of the linear model of its floor's kind on the same record's second half, under
-causal and simulate: records no choice was made on.
+``--fresh FILE ...``: the same table over the default's fits to fresh records of the 16 simulated plants
+(``research/fresh_records.py`` row files in order, a later file's row replacing an earlier one's: those of
+docs/results.md section 1.2 for records 5-12, or of section 1.4 for records 100-104), each fit's held-out error over
+that of the linear model of its floor's kind on the same record's second half, under causal and simulate: records no
+choice was made on.
 
 Run: python research/acceptance_evidence.py [--fresh FILE ...]
 This script is the research record's; nothing in the package imports it.
