@@ -6,7 +6,7 @@ check uses R = 0, decision L used R = 1-4). On each, the default ``ODGPSSM`` (se
 is made from it; it is reported whatever it shows. One JSON line per (plant, model), appended (resumable).
 
 Run: python research/fresh_records.py research/results/fresh_records.jsonl [--record 5] [--data name ...]
-[--models arx ...];
+[--models arx ...] [--length 4000] (records of the nine simulators four times as long);
 ``OUT [OUT ...] --summary [--record 5 ...]`` prints the Markdown table of those records from those files, and
 ``--kept`` instead how often the selection kept a GP part, by the floor's kind and state dimension. This script is
 the research record's; nothing in the package imports it.
@@ -27,21 +27,25 @@ from unseen_plants import SYSTEMS
 NAMES = SIMULATORS + list(SYSTEMS)
 
 
-def record(name, r):
-    """The Dataset of plant ``name``'s record ``r`` (module docstring), the first half training."""
+def record(name, r, length=T_TOTAL):
+    """The Dataset of plant ``name``'s record ``r`` (module docstring), the first half training; ``length`` steps
+    (the nine simulators only: the other plants' generators fix their own lengths)."""
     if name in SYSTEMS:
+        if length != T_TOTAL:
+            raise ValueError(f"length: plant {name!r} has a fixed record length; only the simulators "
+                             f"{sorted(NONLINEAR_SYSTEMS)} take another")
         y, u = SYSTEMS[name](np.random.default_rng(2026 + r))
     else:
         simulate, seed, _ = NONLINEAR_SYSTEMS[name]
-        y, u, _ = simulate(T_TOTAL, seed=seed + 1000 * r)
+        y, u, _ = simulate(length, seed=seed + 1000 * r)
     return gp.datasets.from_arrays(y, u, train_fraction=0.5, name=name)
 
 
-def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm")):
+def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm"), length=T_TOTAL):
     done = done_keys(out, "data", "model", "record")
     commit = head_commit()
     for name in names:
-        ds = record(name, r)
+        ds = record(name, r, length)
         dy, du = ds.y_train.shape[1], ds.u_train.shape[1]
         for kind, model in (("arx", gp.ARX(dim_y=dy, dim_u=du)), ("lgssm", gp.LGSSM(dim_x="auto", dim_y=dy, dim_u=du)),
                             ("odgpssm", gp.ODGPSSM(dim_y=dy, dim_u=du, seed=0))):
@@ -49,7 +53,7 @@ def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm")):
                 continue
             start = time.perf_counter()
             model.fit(ds.y_train, ds.u_train)
-            row = {"data": name, "model": kind, "record": r, "commit": commit,
+            row = {"data": name, "model": kind, "record": r, "length": length, "commit": commit,
                    "fit_seconds": time.perf_counter() - start, "repr": repr(model)}
             if kind == "odgpssm":
                 row["selection"] = selection_row(model.selection_)
@@ -129,8 +133,10 @@ if __name__ == "__main__":
     parser.add_argument("--models", nargs="+", default=["arx", "lgssm", "odgpssm"])
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--kept", action="store_true")
+    parser.add_argument("--length", type=int, default=T_TOTAL,
+                        help="steps of each simulator's record (the first half trains; rows of one length per file)")
     args = parser.parse_args()
     if args.summary or args.kept:
         (kept if args.kept else summary)(args.out, args.record)
     else:
-        run(args.out[0], args.record[0], args.data, args.models)
+        run(args.out[0], args.record[0], args.data, args.models, args.length)
