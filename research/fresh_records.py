@@ -65,11 +65,12 @@ def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm"), length=T_TOTAL)
                   flush=True)
 
 
-def rows_by_record(outs, records=None):
-    """{(plant, record): {model: row}} of ``records`` (all when None) from the row files ``outs``."""
+def rows_by_record(outs, records=None, names=NAMES):
+    """{(plant, record): {model: row}} of ``records`` (all when None) of the plants ``names`` from the row files
+    ``outs``."""
     by = {}
     for x in (json.loads(line) for out in outs for line in open(out)):
-        if not records or x["record"] in records:
+        if (not records or x["record"] in records) and x["data"] in names:
             by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
     return by
 
@@ -92,10 +93,10 @@ def kept(outs, records=None):
     print("\n".join(lines))
 
 
-def summary(outs, records=None):
-    """The Markdown table of ``records`` (all when None) from the row files ``outs``, and the counts of the records
-    that meet each target."""
-    by = rows_by_record(outs, records)
+def summary(outs, records=None, names=NAMES):
+    """The Markdown table of ``records`` (all when None) of the plants ``names`` from the row files ``outs``, and the
+    counts of the records that meet each target."""
+    by = rows_by_record(outs, records, names)
     lines = ["Standardised RMSE on the second half of a fresh record; ratio: ODGPSSM over the better of ARX and LGSSM "
              "(below 1: ODGPSSM better).", "",
              "| plant | record | causal: ODGPSSM | ARX | LGSSM | ratio | simulate: ODGPSSM | ARX | LGSSM | ratio "
@@ -137,6 +138,9 @@ if __name__ == "__main__":
                         help="steps of each simulator's record (the first half trains; rows of one length per file)")
     args = parser.parse_args()
     if args.summary or args.kept:
-        (kept if args.kept else summary)(args.out, args.record)
+        if args.kept:
+            kept(args.out, args.record)
+        else:
+            summary(args.out, args.record, args.data)
     else:
         run(args.out[0], args.record[0], args.data, args.models, args.length)
