@@ -33,3 +33,29 @@ def test_progress_argument_is_checked():
     assert check_progress(None) is None and check_progress(False) is False
     with pytest.raises(ValueError, match="progress"):
         check_progress("yes")
+
+
+def test_the_selection_reports_the_loss_of_a_run_still_training(monkeypatch, capsys):
+    """Once a step-size candidate has stopped (``default_fit.live_candidates``), the selection's progress lines give
+    the loss of a fold run that still trains, not the frozen last loss of the stopped one."""
+    import re
+
+    import numpy as np
+
+    import gpssm_np as gp
+    from gpssm_np.models import default_fit
+
+    original = default_fit.live_candidates
+
+    def last_candidate_stops(record, candidates, patience, halve_at=None):
+        live = original(record, candidates, patience, halve_at)
+        return live[:-1] + [False] if len(record) > 1 else live  # from the first evaluation after step 0 on
+
+    monkeypatch.setattr(default_fit, "live_candidates", last_candidate_stops)
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal((160, 1))
+    y = np.convolve(u[:, 0], [0.0, 0.5, 0.3, 0.1])[:160, None] + 0.1 * rng.standard_normal((160, 1))
+    gp.ODGPSSM(dim_y=1, dim_u=1, seed=0, init="arx").fit(
+        y, u, plan={"max_steps": 40, "eval_every": 10, "patience": 10}, progress=True)
+    losses = re.findall(r"step \d+/40  loss (\S+)  validation", capsys.readouterr().err)
+    assert len(losses) == 4 and len(set(losses)) == 4, losses

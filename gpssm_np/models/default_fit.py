@@ -386,10 +386,11 @@ class DefaultFit:
             self.ahead.wait()
             while self.step < plan.max_steps and self.since < plan.patience:
                 n = min(plan.eval_every, plan.max_steps - self.step)
-                self.advance(n)
+                trained = self.advance(n)
                 self.step += n
                 current = self.evaluate(self.step)
-                report.update(self.step, runs[-1][0].history_[-1], current)
+                # the loss of a run still training (none where every candidate diverged at once)
+                report.update(self.step, runs[(trained or [-1])[-1]][0].history_[-1], current)
                 if current < self.best:
                     self.best, self.since = current, 0
                     self.kept = {0: self.kept[0], self.step: [run.params() for _, run, _ in runs]}
@@ -434,8 +435,10 @@ class DefaultFit:
 
     def advance(self, n):
         """``n`` Adam steps of every fold run of a candidate still training, side by side on the cores (the runs are
-        independent)."""
-        run_tasks([partial(self.runs[k][1].advance, n) for k in self.live_runs()])
+        independent); returns the indices into ``self.runs`` of the runs trained."""
+        live = self.live_runs()
+        run_tasks([partial(self.runs[k][1].advance, n) for k in live])
+        return live
 
     def evaluate(self, step):
         """Every fold run's window errors at ``step`` into the record, candidate by candidate (the runs of one
