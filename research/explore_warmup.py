@@ -27,7 +27,7 @@ import gpssm_np as gp
 from gpssm_np.models import default_fit
 
 from defaults_check import selection_row
-from fresh_records import NAMES, record
+from fresh_records import NAMES, append_scored, record
 from rows import done_keys, head_commit
 
 DEFAULT_ROWS = ("research/results/fresh_records_100_a.jsonl", "research/results/fresh_records_100_b.jsonl")
@@ -89,12 +89,7 @@ def run(out, reverse=False):
         row = {"data": name, "record": r, "variant": "BK", "seed": 0, "commit": commit,
                "fit_seconds": time.perf_counter() - start, "selection": selection_row(model.selection_),
                "last_step": model.selection_["record"][-1]["step"]}
-        for protocol in ("causal", "simulate"):
-            row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
-        with open(out, "a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(name, r, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
-              flush=True)
+        append_scored(out, row, model, ds, name, r)
 
 
 def summary(out):

@@ -57,12 +57,17 @@ def run(out, r, names=NAMES, models=("arx", "lgssm", "odgpssm"), length=T_TOTAL)
                    "fit_seconds": time.perf_counter() - start, "repr": repr(model)}
             if kind == "odgpssm":
                 row["selection"] = selection_row(model.selection_)
-            for protocol in ("causal", "simulate"):
-                row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
-            with open(out, "a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(name, kind, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s",
-                  flush=True)
+            append_scored(out, row, model, ds, name, kind)
+
+
+def append_scored(out, row, model, ds, *label):
+    """``row`` with the fitted ``model``'s causal and simulate RMSE on ``ds``'s test part, appended to the row file
+    ``out`` and printed after ``label``."""
+    for protocol in ("causal", "simulate"):
+        row[protocol] = gp.evaluate(model, ds, protocol)["rmse"]
+    with open(out, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(*label, {p: round(row[p], 4) for p in ("causal", "simulate")}, f"{row['fit_seconds']:.0f} s", flush=True)
 
 
 def rows_by_record(outs, records=None, names=NAMES):
