@@ -27,7 +27,7 @@ import gpssm_np as gp
 from gpssm_np.models import default_fit
 
 from defaults_check import selection_row
-from fresh_records import NAMES, append_scored, record
+from fresh_records import NAMES, append_scored, record, rows_by_record
 from rows import done_keys, head_commit
 
 DEFAULT_ROWS = ("research/results/fresh_records_100_a.jsonl", "research/results/fresh_records_100_b.jsonl")
@@ -37,11 +37,7 @@ _LOOP = "while self.step < plan.max_steps and self.since < plan.patience:"
 
 def default_rows():
     """{(plant, record): {model: row}} of the default's rows of records 100-104."""
-    by = {}
-    for x in (json.loads(line) for path in DEFAULT_ROWS for line in open(path)):
-        if x["record"] in RECORDS:
-            by.setdefault((x["data"], x["record"]), {})[x["model"]] = x
-    return by
+    return rows_by_record(DEFAULT_ROWS, RECORDS)
 
 
 def cells():

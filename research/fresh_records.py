@@ -142,10 +142,9 @@ if __name__ == "__main__":
     parser.add_argument("--length", type=int, default=T_TOTAL,
                         help="steps of each simulator's record (the first half trains; rows of one length per file)")
     args = parser.parse_args()
-    if args.summary or args.kept:
-        if args.kept:
-            kept(args.out, args.record)
-        else:
-            summary(args.out, args.record, args.data)
+    if args.kept:
+        kept(args.out, args.record)
+    elif args.summary:
+        summary(args.out, args.record, args.data)
     else:
         run(args.out[0], args.record[0], args.data, args.models, args.length)

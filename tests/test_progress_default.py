@@ -1,11 +1,15 @@
 """fit(progress=None), the default: silent for a fit that ends within a few seconds, lines on stderr once it runs
 longer; True always, False never (gpssm_np/_progress.py)."""
 import io
+import re
 
+import numpy as np
 import pytest
 
+import gpssm_np as gp
 from gpssm_np import _progress
 from gpssm_np._progress import Progress, check_progress, fit_started
+from gpssm_np.models import default_fit
 
 
 @pytest.mark.parametrize("enabled, after, shown", [(None, 0.0, True), (None, 1e6, False), (True, 1e6, True),
@@ -38,13 +42,6 @@ def test_progress_argument_is_checked():
 def test_the_selection_reports_the_loss_of_a_run_still_training(monkeypatch, capsys):
     """Once a step-size candidate has stopped (``default_fit.live_candidates``), the selection's progress lines give
     the loss of a fold run that still trains, not the frozen last loss of the stopped one."""
-    import re
-
-    import numpy as np
-
-    import gpssm_np as gp
-    from gpssm_np.models import default_fit
-
     original = default_fit.live_candidates
 
     def last_candidate_stops(record, candidates, patience, halve_at=None):
