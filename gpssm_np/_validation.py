@@ -149,6 +149,11 @@ def sequences(y, u, dim_y, dim_u, allow_missing=False, names=("y", "u")):
     if y.ndim == 2:
         y = y[None]
     u = columns(u, dim_u, un)
+    if len(given) == 3 and given[0] > 1 and u is not None and np.ndim(rectangular(u, un)) == 2:
+        # said here, or the mismatch below would name u for what is most often a y of shape (T, 1, d_y)
+        raise ValueError(f"{yn}: shape {given} reads as {given[0]} sequences of {given[1]} step(s), but {un} "
+                         f"(shape {np.shape(u)}) is one sequence; give one sequence as ({given[0] * given[1]}, "
+                         f"{dim_y}) or {un} as ({given[0]}, {given[1]}, {dim_u})")
     if y.shape[2] == dim_u != dim_y and u is not None and np.shape(u)[-1:] == (dim_y,):
         raise ValueError(f"{yn}, {un}: {yn} has shape {y.shape[1:]} and {un} {np.shape(u)[-2:]}, but the model has "
                          f"dim_y = {dim_y} and dim_u = {dim_u}: {yn} and {un} look swapped; the outputs come first, "

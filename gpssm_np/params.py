@@ -84,6 +84,8 @@ class GPSSMSpec:
         for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
             check.positive_int(getattr(self, name), name)  # a bool is refused too, though Python counts it an int
         check.non_negative_int(self.dim_u, "dim_u")
+        for name in ("whiten", "shared_inducing", "independent", "free_x0"):
+            check.boolean(getattr(self, name), name)  # a truthy string would silently read as True
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
         if not (isinstance(self.jitter, (float, int)) and 0 < self.jitter < 1):
@@ -155,15 +157,25 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     Any other keyword is a ValueError (:func:`check_init_values`).
     """
     check_init_values(unknown)
+    if (isinstance(inducing_range, (bool, np.bool_)) or not isinstance(inducing_range, (int, float, np.integer,
+                                                                                         np.floating))
+            or not (np.isfinite(inducing_range) and inducing_range > 0)):
+        raise ValueError(f"inducing_range: expected a positive finite number r (Z ~ U[-r, r]), got {inducing_range!r}")
     values = dict(AUTHORS_INIT)
+    shapes = spec.param_shapes()
     for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),
                         ("obs_noise", obs_noise), ("x0_var", x0_var)):
         if value is not None:
             given = np.asarray(value)
             if given.dtype.kind not in "biuf" or not np.all(np.isfinite(given)) or np.any(given <= POSITIVE_FLOOR):
                 raise ValueError(f"{name}: expected positive finite values (above {POSITIVE_FLOOR}), got {value!r}")
+            shape = shapes.get(name, (spec.dim_x,))  # x0_var also sets a full q(x0)'s diagonal
+            try:
+                np.broadcast_to(given, shape)
+            except ValueError:
+                raise ValueError(f"{name}: expected a number or an array that broadcasts to shape {shape}, got shape "
+                                 f"{given.shape}") from None
             values[name] = value
-    shapes = spec.param_shapes()
     params = {
         "Z": rng.uniform(-inducing_range, inducing_range, size=shapes["Z"]),
         "q_mu": 1e-3 * rng.normal(size=shapes["q_mu"]),

@@ -260,10 +260,13 @@ def evaluate_simulate(model, dataset, num_samples=50, seed=0, n_init=N_INIT, num
 
 
 def _arrays(model, pair, argname):
-    """The pair (y (T, d_y), u (T, d_u) or None) checked against the model's dimensions: two float64 arrays."""
-    if not isinstance(pair, tuple) or len(pair) != 2:
-        raise ValueError(f"{argname}: expected a tuple (y, u) of a sequence (T, d_y) and its inputs (T, d_u) or "
-                         f"None, got {type(pair).__name__}")
+    """The pair (y (T, d_y), u (T, d_u) or None; a tuple or a list of two) checked against the model's dimensions:
+    two float64 arrays."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        got = f"a {type(pair).__name__} of length {len(pair)}" if isinstance(pair, (tuple, list)) else \
+            type(pair).__name__
+        raise ValueError(f"{argname}: expected a pair (y, u) of a sequence (T, d_y) and its inputs (T, d_u) or "
+                         f"None, got {got}")
     try:
         y, u = check.sequences(pair[0], pair[1], model.spec.dim_y, model.spec.dim_u)
     except ValueError as err:
@@ -276,12 +279,12 @@ def _arrays(model, pair, argname):
 def evaluation_data(model, dataset, history=None):
     """The :data:`EvaluationData` of ``dataset``: a ``datasets.Dataset`` (its training half is the history), or a
     tuple ``(y_test, u_test)`` in the units the model was fitted in with ``history = (y_train, u_train)`` of the
-    steps just before it (or None: no history). Units: module docstring. An :data:`EvaluationData` is returned as
+    steps just before it (or None: no history; either pair may be a list of two). Units: module docstring. An :data:`EvaluationData` is returned as
     it is."""
     if isinstance(dataset, EvaluationData):
         return dataset
     scaling = getattr(model, "scaling_", None)
-    if isinstance(dataset, tuple):
+    if isinstance(dataset, (tuple, list)):
         y_test, u_test = _arrays(model, dataset, "dataset")
         if history is None:
             y_train, u_train = y_test[:0], u_test[:0]

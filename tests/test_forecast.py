@@ -284,7 +284,7 @@ def test_rmse_in_original_units_per_output(rng):
 
 def test_evaluate_names_bad_data(actuator, rng):
     model = small_model()
-    with pytest.raises(ValueError, match="dataset: expected a tuple"):
+    with pytest.raises(ValueError, match="dataset: expected a pair"):
         evaluate(model, (actuator.y_test,))
     with pytest.raises(ValueError, match="dataset: expected a gpssm_np.datasets.Dataset"):
         evaluate(model, actuator.y_test)

@@ -88,10 +88,14 @@ def from_arrays(y, u=None, train_fraction=0.5, name="mine"):
 
 
 def _names(columns, argname, header, path):
-    """``columns`` (a name, a list of names or None) as a list; ValueError naming ``argname`` for a missing column."""
+    """``columns`` (a name, a list of names or None) as a list; ValueError naming ``argname`` for a missing column
+    or one named twice."""
     columns = [columns] if isinstance(columns, str) else list(columns or ())
     if not all(isinstance(c, str) for c in columns):
         raise ValueError(f"{argname}: expected column names (str), got {columns!r}")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{argname}: the columns {repeated} are named more than once; name each column once")
     missing = [c for c in columns if c not in header]
     if missing:
         raise ValueError(f"{argname}: no column {', '.join(map(repr, missing))} in {os.fspath(path)}; its columns "

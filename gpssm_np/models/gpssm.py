@@ -310,6 +310,9 @@ class GPSSM(GradientTrainedModel):
         else:
             plan = Plan() if self._fits_by_default_pipeline() else BlockPlan()
         given = {"max_steps": max_steps, "epochs": epochs}
+        for name, value in given.items():
+            if value is not None and name in changes and changes[name] != value:
+                raise ValueError(f"{name}: given as {value!r} and in plan as {changes[name]!r}; give it once")
         changes = dict(changes, **{name: value for name, value in given.items() if value is not None})
         return check_plan(changed_plan(plan, changes), self)
 
@@ -696,6 +699,9 @@ def check_plan(plan, model):
     if changes.get("gp_folds", 0) > changes.get("origins", np.inf):  # the selection's folds are among the origins
         raise ValueError(f"gp_folds: expected at most the plan's origins ({changes['origins']}) latest folds, got "
                          f"{changes['gp_folds']}")
+    if model.objective == "enkf" and changes.get("num_samples", 2) < 2:  # said before any work, not at the first step
+        raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
+                         f"{changes['num_samples']}")
     needed = 1 if model.recognition is None else model.recognition.min_steps
     if "seq_len" in changes and changes["seq_len"] < needed:  # the network reads q(x0) from each training window
         raise ValueError(f"seq_len: the recognition network reads the first {needed} steps of a window "

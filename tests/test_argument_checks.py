@@ -1,0 +1,87 @@
+"""Arguments that were taken without a check, or refused with a message naming another argument: each is now a
+ValueError naming the argument and what it expects (docs/guide.md, "Errors")."""
+import re
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+
+
+@pytest.mark.parametrize("name", ["whiten", "shared_inducing"])
+def test_a_gp_models_switches_take_true_or_false_only(name):
+    """A string such as "no" was stored and read as True by every truth test: the model trained whitened with shared
+    inducing inputs, the opposite of what was asked."""
+    with pytest.raises(ValueError, match=f"{name}: expected True or False, got 'no'"):
+        gp.ODGPSSM(dim_y=1, dim_u=1, init="random", **{name: "no"})
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init="random", num_latent=2, num_inducing=3, **{name: np.bool_(False)})
+    assert getattr(model.spec, name) is False or getattr(model.spec, name) == np.bool_(False)
+    if name == "shared_inducing":
+        assert model.get_learned_params()["Z"].shape == (2, 3, 5)  # one set of inducing inputs per latent GP
+
+
+@pytest.mark.parametrize("value", [(-2, 2), [2.0], "2", None, np.nan, np.inf, -1.0, 0.0, True])
+def test_inducing_range_is_a_positive_finite_number(value):
+    with pytest.raises(ValueError, match="inducing_range: expected a positive finite number"):
+        gp.ODGPSSM(dim_y=1, dim_u=1, init="random", inducing_range=value)
+
+
+def test_inducing_range_sets_the_span_of_the_random_inducing_inputs():
+    Z = gp.ODGPSSM(dim_y=1, dim_u=1, init="random", inducing_range=3, num_inducing=50).get_learned_params()["Z"]
+    assert np.abs(Z).max() <= 3 and np.abs(Z).max() > 2
+
+
+@pytest.mark.parametrize("name, value, shape", [("process_noise", [0.1, 0.2], (4,)),
+                                                ("lengthscale", [1.0, 1.0], (4, 5)), ("variance", (1.0, 2.0), (4,)),
+                                                ("obs_noise", [1.0, 2.0], (1,)), ("x0_var", [1.0] * 3, (4,))])
+def test_an_initial_value_of_the_wrong_shape_names_the_argument_and_the_shape(name, value, shape):
+    with pytest.raises(ValueError, match=re.escape(f"{name}: expected a number or an array that broadcasts to shape "
+                                                   f"{shape}, got shape {np.shape(value)}")):
+        gp.ODGPSSM(dim_y=1, dim_u=1, init="random", **{name: value})
+
+
+def test_an_initial_value_of_the_right_shape_is_taken():
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init="random", process_noise=[0.1, 0.2, 0.3, 0.4],
+                       x0_var=[1.0, 2.0, 3.0, 4.0])
+    params = model.constrained_params()
+    np.testing.assert_allclose(params["process_var"], [0.1, 0.2, 0.3, 0.4], rtol=1e-9)
+    np.testing.assert_allclose(params["x0_var"], [1.0, 2.0, 3.0, 4.0], rtol=1e-9)
+
+
+def test_a_y_of_sequences_of_one_step_is_named_not_u(rng):
+    """y of shape (T, 1, 1) reads as T sequences of one step; the mismatch with a u of one sequence was reported as
+    u's."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    with pytest.raises(ValueError, match=r"y: shape \(200, 1, 1\) reads as 200 sequences of 1 step"):
+        gp.ARX(dim_y=1, dim_u=1).fit(y[:, :, None], u)
+
+
+def test_evaluate_takes_its_test_arrays_as_a_list_too(rng):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    model = gp.ARX(dim_y=1, dim_u=1, na=2, nb=2).fit(y[:150], u[:150])
+    as_tuple = gp.evaluate(model, (y[150:], u[150:]), history=(y[:150], u[:150]))
+    as_list = gp.evaluate(model, [y[150:], u[150:]], history=[y[:150], u[:150]])
+    assert as_list["rmse"] == as_tuple["rmse"]
+    with pytest.raises(ValueError, match="dataset: expected a pair .* got a tuple of length 1"):
+        gp.evaluate(model, (y[150:],))
+
+
+def test_max_steps_given_twice_with_two_values_is_refused(rng):
+    model = gp.ODGPSSM(dim_y=1, dim_u=1)
+    with pytest.raises(ValueError, match="max_steps: given as 20 and in plan as 30"):
+        model.training_plan({"max_steps": 30}, max_steps=20)
+    assert model.training_plan({"max_steps": 20}, max_steps=20).max_steps == 20
+
+
+def test_too_few_ensemble_members_are_refused_before_any_work():
+    model = gp.ODGPSSM(dim_y=1, dim_u=1)
+    with pytest.raises(ValueError, match="num_samples: the 'enkf' objective needs at least 2"):
+        model.training_plan({"num_samples": 1})
+
+
+def test_from_csv_refuses_a_column_named_twice(tmp_path):
+    path = tmp_path / "plant.csv"
+    rows = np.random.default_rng(0).normal(size=(60, 2))
+    np.savetxt(path, rows, delimiter=",", header="inflow,level", comments="")
+    with pytest.raises(ValueError, match=r"outputs: the columns \['level'\] are named more than once"):
+        gp.datasets.from_csv(path, outputs=["level", "level"], inputs=["inflow"])
