@@ -191,11 +191,14 @@ def inputs(u, leading_shape, dim_u, matched="y", name="u"):
                              "is built with dim_u=0)")
         return np.zeros(leading_shape + (0,))
     u = finite_array(u, name, (len(leading_shape), len(leading_shape) + 1))
+    given = u.shape  # for the message: the shape the caller passed
     if u.ndim == len(leading_shape):
         u = u[None]
     expected = leading_shape + (dim_u,)
     if u.shape != expected:
-        raise ValueError(f"{name}: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {u.shape}")
+        if len(given) < len(expected) and leading_shape[0] == 1:  # one sequence: its shape as the caller wrote it
+            expected = expected[1:]
+        raise ValueError(f"{name}: expected shape {expected} to match {matched} and dim_u = {dim_u}, got {given}")
     return u
 
 

@@ -85,3 +85,18 @@ def test_from_csv_refuses_a_column_named_twice(tmp_path):
     np.savetxt(path, rows, delimiter=",", header="inflow,level", comments="")
     with pytest.raises(ValueError, match=r"outputs: the columns \['level'\] are named more than once"):
         gp.datasets.from_csv(path, outputs=["level", "level"], inputs=["inflow"])
+
+
+def test_a_short_sequence_that_stops_the_lgssm_floor_says_how_to_keep_to_the_arx(rng):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    ys, us = [y[:170], y[170:]], [u[:170], u[170:]]
+    with pytest.raises(ValueError, match="a sequence of 30 steps.*init='arx' keeps the floor to the ARX"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(ys, us, max_steps=2, progress=False)
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init="arx").fit(ys, us, max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert model.selection_["floor"]["kind"] == "arx"
+
+
+def test_a_shape_error_of_one_sequence_shows_the_shapes_as_given(rng):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(199, 1))
+    with pytest.raises(ValueError, match=re.escape("u: expected shape (200, 1) to match y and dim_u = 1, got (199, 1)")):
+        gp.ARX(dim_y=1, dim_u=1).fit(y, u)

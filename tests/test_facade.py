@@ -238,7 +238,7 @@ def test_a_forecast_from_past_data_names_the_past_arguments(fitted_models):
     for model in models:
         with pytest.raises(ValueError, match="^u_past: the model has dim_u = 1 inputs, got u_past=None"):
             model.forecast(u[100:105], y_past=y[90:100])
-        with pytest.raises(ValueError, match=r"^u_past: expected shape \(1, 10, 1\) to match y_past"):
+        with pytest.raises(ValueError, match=r"^u_past: expected shape \(10, 1\) to match y_past"):
             model.forecast(u[100:105], y_past=y[90:100], u_past=u[91:100])
 
 

@@ -102,7 +102,11 @@ def fit_kind(kind, ys, us, dim_x=None):
         errors = cross_validation_errors(data, model.fit_for_selection, [dim_x])[dim_x]
         return model.fit(ys, us), errors or None
     if kind == "lgssm":
-        model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
+        try:
+            model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
+        except ValueError as err:  # the user asked for a GP model: say which floor refused the data, and the way out
+            raise ValueError(f"{err} (the LGSSM floor of the GP model's linear init; init='arx' keeps the floor to "
+                             "the ARX)") from None
         return model, model.fold_errors_
     if dim_x is not None:
         n = dim_x // d_y
