@@ -100,3 +100,8 @@ def test_a_shape_error_of_one_sequence_shows_the_shapes_as_given(rng):
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(199, 1))
     with pytest.raises(ValueError, match=re.escape("u: expected shape (200, 1) to match y and dim_u = 1, got (199, 1)")):
         gp.ARX(dim_y=1, dim_u=1).fit(y, u)
+
+
+def test_an_lgssm_chosen_from_a_list_shows_the_list(rng):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    assert repr(gp.LGSSM(dim_x=[1, 3], dim_y=1, dim_u=1).fit(y, u)).endswith("chosen from [1, 3]]")

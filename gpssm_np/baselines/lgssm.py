@@ -166,12 +166,14 @@ class LGSSM(LinearBaseline):
         self.max_spectral_radius = max_spectral_radius
 
     def _fitted_choices(self):
-        """Once fitted, the state dimension (and the candidates it was chosen from, with ``dim_x="auto"``): the
-        repr's bracket."""
+        """Once fitted, the state dimension (and the candidates it was chosen from, with ``dim_x="auto"`` or a list):
+        the repr's bracket; a range of consecutive candidates as "1-10", others as a list."""
         if not self.fitted:
             return ""
-        scores = self.dim_x_scores_
-        chosen = f" chosen from {min(scores)}-{max(scores)}" if scores else ""
+        scores = sorted(self.dim_x_scores_)
+        consecutive = scores == list(range(scores[0], scores[-1] + 1)) if scores else False
+        chosen = "" if not scores else f" chosen from {scores[0]}-{scores[-1]}" if consecutive else \
+            f" chosen from {scores}"
         return f"d_x={self.spec.dim_x}{chosen}"
 
     def _check_block_rows(self):
