@@ -65,8 +65,8 @@ import numpy as np
 
 from ._version import __version__
 
-__all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "meta_checksum", "check_path", "read_checkpoint",
-           "read_model", "read_state", "write_model", "write_state"]
+__all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "meta_checksum", "check_path", "check_writable",
+           "read_checkpoint", "read_model", "read_state", "write_model", "write_state"]
 
 #: Version of the file layout written by :func:`write_model` (``io.save``); :func:`read_model` (``io.load``) refuses
 #: files with a larger number.
@@ -259,6 +259,15 @@ def check_path(path, name="path"):
     if os.path.isdir(path):
         raise ValueError(f"{name}: {os.fspath(path)!r} is a folder; expected a file path in it, such as "
                          f"{os.path.join(os.fspath(path), 'model.npz')!r}")
+    return path
+
+
+def check_writable(path, name="path"):
+    """:func:`check_path` for a file to be written: its folder must exist too (a ValueError naming ``name`` now,
+    not an OSError at the first write after minutes of work)."""
+    folder = os.path.dirname(os.path.abspath(check_path(path, name)))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{name}: the folder {folder!r} of {os.fspath(path)!r} does not exist; make it first")
     return path
 
 

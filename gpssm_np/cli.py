@@ -163,7 +163,23 @@ def _writable_file(out):
     return out
 
 
+def _writable_folder(out, option="--out"):
+    """The folder ``out`` of a command that writes several files, checked before the work (and made only when the
+    command writes): a ValueError naming ``option`` when it is a file, or when neither it nor the nearest folder
+    above it that exists can be written to."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"{option}: {out!r} is a file; expected a folder to write into")
+    existing = os.path.abspath(out)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing) or not os.access(existing, os.W_OK):
+        raise ValueError(f"{option}: cannot make or write to the folder {out!r} ({existing!r} is not a writable "
+                         "folder)")
+    return out
+
+
 def cmd_fit(args):
+    from .estimator import GradientTrainedModel
     from .io import save
     from .models.default_fit import Plan
     from .models.registry import SETTINGS, make_model
@@ -191,7 +207,12 @@ def cmd_fit(args):
         model.train_fraction_ = args.train_fraction
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
-    loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else "closed form"
+    if model.history_:
+        loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}"
+    elif isinstance(model, GradientTrainedModel):  # trained by gradient steps, none of which was kept
+        loss = "no training step beat the starting parameters on the validation score; they were kept"
+    else:
+        loss = "closed form"
     selection = getattr(model, "selection_", None) or {}  # a GP model with a linear init: the floor it started from
     floor = selection.get("floor")
     dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, " if floor else ""
@@ -216,6 +237,7 @@ def cmd_evaluate(args):
     from .io import load
     from .protocols import evaluate
 
+    out = _writable_file(args.out) if args.out else None  # before the evaluations
     model = load(args.model_file)
     ds, data = _model_data(model, _load_data(args), args)
     results = {p: evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
@@ -226,8 +248,8 @@ def cmd_evaluate(args):
         original = "  ".join(f"{n} {v:.4g}" for n, v in zip(names, r["rmse_original_units_per_output"]))
         print(f"{p:8s} RMSE {r['rmse']:.4f} standardised; in the file's units: {original}  NLPD {nlpd}  "
               f"coverage95 {cover}")
-    if args.out:
-        print(f"wrote {_write_json(args.out, {'dataset': ds.name, 'outputs': names, 'results': results})}")
+    if out:
+        print(f"wrote {_write_json(out, {'dataset': ds.name, 'outputs': names, 'results': results})}")
     return 0
 
 
@@ -236,6 +258,7 @@ def cmd_forecast(args):
     from .plotting import plot_forecast_figure
     from .protocols import fitted_on_raw_series
 
+    out = _writable_folder(args.out or "forecast")  # before the forecast
     model = load(args.model_file)
     ds, data = _model_data(model, _load_data(args), args)
     in_file_units = fitted_on_raw_series(model, ds)
@@ -266,7 +289,6 @@ def cmd_forecast(args):
     file_units["std"] = fc.std * std_factor
     standardised = {k: to_std(v) for k, v in arrays.items()}
     standardised["std"] = fc.std / ds.y_std if in_file_units else fc.std
-    out = args.out or "forecast"
     os.makedirs(out, exist_ok=True)
     path = _write_json(os.path.join(out, "forecast.json"), {
         "dataset": ds.name, "outputs": _output_names(ds), "start": args.start, "steps": steps,
@@ -303,6 +325,10 @@ def to_file_u(ds, u, in_file_units):
 
 def cmd_reproduce(args):
     from .experiments import table1
+
+    if args.name is not None and (not args.name or os.sep in args.name or (os.altsep and os.altsep in args.name)):
+        raise ValueError(f"--name: expected a file stem without a folder (the files go into --out), got {args.name!r}")
+    _writable_folder(args.out)  # before runs that take minutes
 
     if args.what in ("table1", "qstudy", "mimo"):
         if args.what == "qstudy":

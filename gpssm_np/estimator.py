@@ -794,7 +794,7 @@ class GradientTrainedModel(StateSpaceModel):
         if plan.checkpoint_steps is not None and checkpoint is None:
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
         if checkpoint is not None:
-            archive.check_path(checkpoint, "checkpoint")
+            archive.check_writable(checkpoint, "checkpoint")
         data = self._training_data(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))

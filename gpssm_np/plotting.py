@@ -88,7 +88,10 @@ def plot_forecast_figure(forecast, u_future=None, y_past=None, u_past=None, y_tr
     -------
     ndarray of matplotlib Axes: (output axis,) or (output axis, input axis).
     """
-    mean = np.asarray(forecast.mean)
+    mean = np.asarray(getattr(forecast, "mean", None)) if callable(getattr(forecast, "interval", None)) else None
+    if mean is None or mean.ndim != 2:  # an array's .mean is a method: refused here, not by an unpacking below
+        raise ValueError(f"forecast: expected a gpssm_np.forecast.Forecast (a model's forecast), got "
+                         f"{type(forecast).__name__}")
     T, d_y = mean.shape
     if isinstance(output, bool) or not isinstance(output, numbers.Integral) or not 0 <= output < d_y:
         raise ValueError(f"output: expected an output index in 0..{d_y - 1}, got {output!r}")

@@ -136,10 +136,16 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
     scores = []
     for k, s in enumerate(starts):
         y_w, u_w = dataset.y_test[s:s + window], dataset.u_test[s:s + window]
-        x0 = model.q_x0(y_w, u_w)  # reads the window it forecasts
+        x0 = model.q_x0(y_w, u_w, full_cov=_full_free_x0(model))  # reads the window it forecasts
         fc = model.forecast(u_w, x0=x0, num_samples=num_samples, seed=seed + k)
         scores.append(_scores(fc, y_w, dataset.y_scale))
     return _summarise("paper", starts, scores, dataset.y_std, window)
+
+
+def _full_free_x0(model):
+    """Whether ``model``'s free q(x0) holds a full covariance (a warm start's, ``x0_sqrt``): the paper protocol then
+    starts from it, not from its diagonal; a diagonal q(x0) keeps its variances, drawn as they always were."""
+    return getattr(getattr(model, "spec", None), "x0_covariance", None) == "full"
 
 
 def causal_forecasts(model, dataset, num_samples=50, seed=0, window=100, max_windows=6, burn_in=100,
@@ -279,8 +285,8 @@ def _arrays(model, pair, argname):
 def evaluation_data(model, dataset, history=None):
     """The :data:`EvaluationData` of ``dataset``: a ``datasets.Dataset`` (its training half is the history), or a
     tuple ``(y_test, u_test)`` in the units the model was fitted in with ``history = (y_train, u_train)`` of the
-    steps just before it (or None: no history; either pair may be a list of two). Units: module docstring. An :data:`EvaluationData` is returned as
-    it is."""
+    steps just before it (or None: no history; either pair may be a list of two). Units: module docstring. An
+    :data:`EvaluationData` is returned as it is."""
     if isinstance(dataset, EvaluationData):
         return dataset
     scaling = getattr(model, "scaling_", None)

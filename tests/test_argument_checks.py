@@ -98,10 +98,28 @@ def test_a_short_sequence_that_stops_the_lgssm_floor_says_how_to_keep_to_the_arx
 
 def test_a_shape_error_of_one_sequence_shows_the_shapes_as_given(rng):
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(199, 1))
-    with pytest.raises(ValueError, match=re.escape("u: expected shape (200, 1) to match y and dim_u = 1, got (199, 1)")):
+    expected = "u: expected shape (200, 1) to match y and dim_u = 1, got (199, 1)"
+    with pytest.raises(ValueError, match=re.escape(expected)):
         gp.ARX(dim_y=1, dim_u=1).fit(y, u)
 
 
 def test_an_lgssm_chosen_from_a_list_shows_the_list(rng):
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
     assert repr(gp.LGSSM(dim_x=[1, 3], dim_y=1, dim_u=1).fit(y, u)).endswith("chosen from [1, 3]]")
+
+
+def test_a_checkpoint_in_a_missing_folder_is_refused_before_any_work(rng, tmp_path):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    missing = tmp_path / "no" / "such" / "c.ckpt"
+    with pytest.raises(ValueError, match="checkpoint: the folder .* does not exist"):
+        gp.ODGPSSM(dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, checkpoint=missing)
+    with pytest.raises(ValueError, match="checkpoint: the folder .* does not exist"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, checkpoint=missing, progress=False)
+
+
+@pytest.mark.parametrize("value", [np.zeros((20, 1)), [1, 2], {}])
+def test_plot_forecast_figure_names_what_is_not_a_forecast(value):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    with pytest.raises(ValueError, match="forecast: expected a gpssm_np.forecast.Forecast"):
+        plot_forecast_figure(value)

@@ -270,3 +270,48 @@ def test_files_and_folders_that_cannot_be_used_are_errors_not_tracebacks(tmp_pat
     for out in (str(tmp_path), str(csv / "m.npz")):  # a folder; a path under a file
         assert main(["fit", *data, "--model", "odgpssm", "--max-steps", "2", "--out", out]) == 2
         assert "gpssm-np fit: error: --out:" in capsys.readouterr().err
+
+
+def test_output_paths_are_checked_before_the_work(tmp_path, tanks_csv, capsys):
+    """evaluate --out, forecast --out and reproduce --name/--out are refused before any evaluation, forecast or run
+    (they failed with a bare OS error after it, and reproduce lost its runs)."""
+    import gpssm_np as gp
+
+    model = str(gp.save(gp.LGSSM(dim_x=2, dim_y=1, dim_u=1, method="subspace").fit(
+        np.random.default_rng(0).normal(size=(200, 1)), np.random.default_rng(1).normal(size=(200, 1))),
+        tmp_path / "m.npz"))
+    data = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    (tmp_path / "a_folder").mkdir()
+    assert main(["evaluate", model, *data, "--out", str(tmp_path / "a_folder")]) == 2
+    printed = capsys.readouterr()
+    assert "--out:" in printed.err and "is a folder" in printed.err and "RMSE" not in printed.out
+    (tmp_path / "a_file").write_text("x")
+    assert main(["forecast", model, *data, "--out", str(tmp_path / "a_file")]) == 2
+    assert "--out:" in capsys.readouterr().err
+    assert main(["reproduce", "table1", "--datasets", "actuator", "--models", "arx", "--seeds", "1", "--name",
+                 "sub/x", "--out", str(tmp_path / "rep")]) == 2
+    assert "--name: expected a file stem without a folder" in capsys.readouterr().err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_fit_does_not_call_a_gradient_trained_model_closed_form(tmp_path, tanks_csv, capsys, monkeypatch):
+    """A GP model none of whose training steps was kept was reported as fitted in "closed form", as the ARX is."""
+    from gpssm_np.models.gpssm import GPSSM
+
+    original = GPSSM.fit
+
+    def no_step_kept(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.history_ = []  # as when the validation-block loop keeps step 0
+        return self
+
+    monkeypatch.setattr(GPSSM, "fit", no_step_kept)
+    assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "odgpssm",
+                 "--settings", "authors", "--max-steps", "2", "--out", str(tmp_path / "m.npz")]) == 0
+    printed = capsys.readouterr().out
+    assert "closed form" not in printed and "no training step beat the starting parameters" in printed
+
+
+def test_demo_names_a_bad_seed(tmp_path, capsys):
+    assert main(["demo", "--quick", "--seed", "-1", "--out", str(tmp_path)]) == 2
+    assert "seed: expected" in capsys.readouterr().err

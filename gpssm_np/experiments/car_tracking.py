@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from .. import ODGPSSM, PRSSM
+from .. import _validation as check
 from ..datasets import car_tracking
 from ..transforms import positive_inverse
 from . import runs as runs_module
@@ -72,6 +73,7 @@ def run(seed=0, epochs=None, num_particles=None, num_trajectories=None, T=None, 
     """Train both models on one car-tracking sequence and return a dict of results (states, RMSE, seconds).
     ``settings`` (default :data:`SETTINGS`), with ``epochs``, ``num_particles``, ``num_trajectories`` and ``T``
     overriding it when given."""
+    check.seed(seed)  # named here, not by NumPy's generator deep inside
     given = {"epochs": epochs, "num_particles": num_particles, "num_trajectories": num_trajectories, "T": T}
     s = dict(settings, **{k: v for k, v in given.items() if v is not None})
     T = s["T"]

@@ -347,7 +347,7 @@ class GPSSM(GradientTrainedModel):
         if resume and checkpoint is None:
             raise ValueError("resume: needs checkpoint=path to resume from")
         if checkpoint is not None:
-            archive.check_path(checkpoint, "checkpoint")
+            archive.check_writable(checkpoint, "checkpoint")
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume),
                                            self._floor_kinds(), self._floor_dim_x()))
