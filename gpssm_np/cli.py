@@ -186,6 +186,12 @@ def cmd_fit(args):
 
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
+    if not isinstance(model, GradientTrainedModel):  # said, not silently dropped
+        ignored = [f"--{name.replace('_', '-')}" for name in ("epochs", "max_steps", "seq_len", "batch_size", "lr")
+                   if getattr(args, name) is not None]
+        if ignored:
+            print(f"note: {', '.join(ignored)}: the {args.model} model is fitted in closed form and takes no training "
+                  "options; ignored", file=sys.stderr)
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
     epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
     if epochs is not None and args.max_steps is not None:

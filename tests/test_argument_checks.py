@@ -123,3 +123,11 @@ def test_plot_forecast_figure_names_what_is_not_a_forecast(value):
 
     with pytest.raises(ValueError, match="forecast: expected a gpssm_np.forecast.Forecast"):
         plot_forecast_figure(value)
+
+
+@pytest.mark.parametrize("value", [1, 0, 2.5, True])
+def test_evaluate_asks_for_at_least_two_forecast_trajectories(rng, value):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    model = gp.ARX(dim_y=1, dim_u=1, na=2, nb=2).fit(y[:150], u[:150])
+    with pytest.raises(ValueError, match="num_samples: expected at least 2 forecast trajectories"):
+        gp.evaluate(model, (y[150:], u[150:]), num_samples=value)

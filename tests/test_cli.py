@@ -315,3 +315,9 @@ def test_fit_does_not_call_a_gradient_trained_model_closed_form(tmp_path, tanks_
 def test_demo_names_a_bad_seed(tmp_path, capsys):
     assert main(["demo", "--quick", "--seed", "-1", "--out", str(tmp_path)]) == 2
     assert "seed: expected" in capsys.readouterr().err
+
+
+def test_fit_says_which_options_a_closed_form_model_ignores(tmp_path, tanks_csv, capsys):
+    assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "arx", "--epochs",
+                 "3", "--lr", "0.5", "--out", str(tmp_path / "m.npz")]) == 0
+    assert "note: --epochs, --lr: the arx model is fitted in closed form" in capsys.readouterr().err
