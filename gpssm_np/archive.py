@@ -263,11 +263,13 @@ def check_path(path, name="path"):
 
 
 def check_writable(path, name="path"):
-    """:func:`check_path` for a file to be written: its folder must exist too (a ValueError naming ``name`` now,
-    not an OSError at the first write after minutes of work)."""
+    """:func:`check_path` for a file to be written: its folder must exist and be writable (a ValueError naming
+    ``name`` now, not an OSError at the first write after minutes of work)."""
     folder = os.path.dirname(os.path.abspath(check_path(path, name)))
     if not os.path.isdir(folder):
         raise ValueError(f"{name}: the folder {folder!r} of {os.fspath(path)!r} does not exist; make it first")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"{name}: cannot write to the folder {folder!r} of {os.fspath(path)!r}")
     return path
 
 

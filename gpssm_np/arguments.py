@@ -105,4 +105,12 @@ class ConstructorArguments:
             if config[name] != reference.get(name):
                 shown[name] = config[name]
                 reference = type(self)(**shown).get_config()
+        for name in [name for name in shown if name not in required]:  # one that a later argument decides anyway
+            fewer = {key: value for key, value in shown.items() if key != name}  # (init="random" resolves dim_x)
+            if _same_config(type(self)(**fewer).get_config(), config):
+                shown = fewer
         return shown
+
+
+def _same_config(a, b):
+    return a.keys() == b.keys() and not any(a[name] != b[name] for name in a)

@@ -150,17 +150,14 @@ def _model_data(model, ds, args):
 def _writable_file(out):
     """The file path ``out`` of ``fit --out``, its folder made as the other commands make theirs, checked before the
     fit runs: a ValueError when it is a folder or its folder cannot be made or written to (the fit would be lost)."""
-    from .archive import check_path
+    from .archive import check_path, check_writable
 
-    check_path(out, "--out")
-    folder = os.path.dirname(os.path.abspath(out))
+    folder = os.path.dirname(os.path.abspath(check_path(out, "--out")))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as err:
         raise ValueError(f"--out: cannot make the folder {folder!r} for {out!r}: {err.strerror}") from None
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"--out: cannot write to the folder {folder!r} of {out!r}")
-    return out
+    return check_writable(out, "--out")
 
 
 def _writable_folder(out, option="--out"):

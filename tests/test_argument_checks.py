@@ -77,6 +77,9 @@ def test_too_few_ensemble_members_are_refused_before_any_work():
     model = gp.ODGPSSM(dim_y=1, dim_u=1)
     with pytest.raises(ValueError, match="num_samples: the 'enkf' objective needs at least 2"):
         model.training_plan({"num_samples": 1})
+    windows = np.zeros((2, 10, 1))
+    with pytest.raises(ValueError, match="num_samples: the 'enkf' objective needs at least 2"):
+        model.elbo_function(windows, windows, np.random.default_rng(0), num_samples=1)
 
 
 def test_from_csv_refuses_a_column_named_twice(tmp_path):
@@ -115,6 +118,15 @@ def test_a_checkpoint_in_a_missing_folder_is_refused_before_any_work(rng, tmp_pa
         gp.ODGPSSM(dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, checkpoint=missing)
     with pytest.raises(ValueError, match="checkpoint: the folder .* does not exist"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, checkpoint=missing, progress=False)
+
+
+def test_a_checkpoint_in_a_folder_that_cannot_be_written_is_refused(rng, tmp_path, monkeypatch):
+    import gpssm_np.archive as archive
+
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    monkeypatch.setattr(archive.os, "access", lambda path, mode: False)  # the tests may run as root, who writes anywhere
+    with pytest.raises(ValueError, match="checkpoint: cannot write to the folder"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, checkpoint=tmp_path / "c.ckpt", progress=False)
 
 
 @pytest.mark.parametrize("value", [np.zeros((20, 1)), [1, 2], {}])

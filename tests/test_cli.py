@@ -294,6 +294,17 @@ def test_output_paths_are_checked_before_the_work(tmp_path, tanks_csv, capsys):
     assert not (tmp_path / "rep").exists()
 
 
+def test_fit_out_in_a_folder_that_cannot_be_written_is_refused_before_the_fit(tmp_path, tanks_csv, capsys,
+                                                                               monkeypatch):
+    import gpssm_np.archive as archive
+
+    monkeypatch.setattr(archive.os, "access", lambda path, mode: False)  # the tests may run as root, who writes anywhere
+    data = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    assert main(["fit", *data, "--model", "arx", "--out", str(tmp_path / "m.npz")]) == 2
+    printed = capsys.readouterr()
+    assert "--out: cannot write to the folder" in printed.err and "RMSE" not in printed.out
+
+
 def test_fit_does_not_call_a_gradient_trained_model_closed_form(tmp_path, tanks_csv, capsys, monkeypatch):
     """A GP model none of whose training steps was kept was reported as fitted in "closed form", as the ARX is."""
     from gpssm_np.models.gpssm import GPSSM

@@ -156,6 +156,9 @@ def test_repr_shows_the_arguments_that_differ_from_the_defaults():
     # dim_x defaults to None: "auto" with the warm start (shown as nothing), else max(4, dim_y)
     assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=2)) == "ODGPSSM(dim_u=2, dim_x=4)"
     assert repr(gp.ODGPSSM(dim_y=2)) == "ODGPSSM(dim_y=2)"
+    # an argument that another decides anyway is not shown (init="random" resolves dim_x to max(4, dim_y))
+    assert repr(gp.ODGPSSM(dim_y=1, dim_u=1, init="random")) == "ODGPSSM(init='random')"
+    assert repr(gp.ODGPSSM(dim_y=1, dim_u=1, init="random", dim_x=5)) == "ODGPSSM(dim_x=5, init='random')"
     assert repr(gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, settings="authors", recognition="lstm")) == \
         "ODGPSSM(settings='authors', recognition='lstm')"
     assert repr(gp.PRSSM(dim_x=3, dim_y=1, seed=3, mean_function="identity")) == \

@@ -211,9 +211,7 @@ class GPSSM(GradientTrainedModel):
         with noise drawn from ``rng``. ``backend`` and ``kl_weighting`` default to the model's; ``x0``: per-window
         q(x0) moments (mean (B, d_x), var (B, d_x)) instead of the model's own."""
         spec = self.spec
-        if self.objective == "enkf" and num_samples < 2:
-            raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
-                             f"{num_samples}")
+        _check_ensemble_size(self.objective, num_samples)
         noise = draw_noise(rng, y.shape[0], num_samples, y.shape[1], spec.dim_x, spec.num_latent,
                            spec.dim_y if self.objective == "enkf" else 0)
         backend = check_backend(backend or self.backend)
@@ -699,15 +697,20 @@ def check_plan(plan, model):
     if changes.get("gp_folds", 0) > changes.get("origins", np.inf):  # the selection's folds are among the origins
         raise ValueError(f"gp_folds: expected at most the plan's origins ({changes['origins']}) latest folds, got "
                          f"{changes['gp_folds']}")
-    if model.objective == "enkf" and changes.get("num_samples", 2) < 2:  # said before any work, not at the first step
-        raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
-                         f"{changes['num_samples']}")
+    _check_ensemble_size(model.objective, changes.get("num_samples", 2))  # said before any work, not at the first step
     needed = 1 if model.recognition is None else model.recognition.min_steps
     if "seq_len" in changes and changes["seq_len"] < needed:  # the network reads q(x0) from each training window
         raise ValueError(f"seq_len: the recognition network reads the first {needed} steps of a window "
                          f"(recognition_options num_steps), more than the plan's windows of {changes['seq_len']}; "
                          f"give a seq_len of at least {needed}")
     return replace(plan, **changes)
+
+
+def _check_ensemble_size(objective, num_samples):
+    """The ensemble Kalman filter's sample covariance needs at least 2 members (``num_samples``) per window."""
+    if objective == "enkf" and num_samples < 2:
+        raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
+                         f"{num_samples}")
 
 
 def _plain(value):
