@@ -303,10 +303,9 @@ def cmd_forecast(args):
     import matplotlib.pyplot as plt
 
     if not in_file_units:  # draw in the file's units
-        from .forecast import Forecast
+        from dataclasses import replace
 
-        fc = Forecast(samples=fc.samples, states=fc.states, obs_var=fc.obs_var, y_mean=ds.y_mean, y_std=ds.y_std,
-                      origin=fc.origin, std_scale=fc.std_scale).in_original_units()
+        fc = replace(fc, y_mean=ds.y_mean, y_std=ds.y_std).in_original_units()
     fig, axes = plt.subplots(2 if ds.u_test.shape[1] else 1, 1, figsize=(8, 5), sharex=True, squeeze=False)
     plot_forecast_figure(fc, to_file_u(ds, u_all[g:g + steps], in_file_units), y_past=to_file(y_all[past]),
                          u_past=to_file_u(ds, u_all[past], in_file_units), y_true=to_file(y_all[g:g + steps]),

@@ -442,13 +442,13 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         model units: what an online filter's ``predict`` hands to the forecast."""
         return self._u_to_model(self._future_inputs(u_future, steps))
 
-    def _forecast_result(self, samples, states, obs_var, origin=None):
+    def _forecast_result(self, samples, states, obs_var, origin=None, output_var=None):
         """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the
         diagonal ``obs_var`` of R, in model units with the scaling that maps them back; ``origin`` says where it
-        starts."""
+        starts; ``output_var`` (T, d_y): the outputs' exact variance where the model knows it."""
         y_mean, y_std = (None, None) if self.scaling_ is None else (self.scaling_.y_mean, self.scaling_.y_std)
         return Forecast(samples=samples, states=states, obs_var=obs_var, y_mean=y_mean, y_std=y_std, origin=origin,
-                        std_scale=self.interval_scale_)
+                        std_scale=self.interval_scale_, output_var=output_var)
 
 
 def _fit_surface(fit):

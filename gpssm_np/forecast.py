@@ -5,7 +5,9 @@ over past data, or given) and samples x_t^(s) ~ q(x_t | x_{t-1}^(s)) = N(mu + A 
 (12); ``transition.Transition.rollout``), no observation being assimilated. The point forecast is the particle mean of
 the noise-free output C x_t (the authors' evaluation, docs/design.md s8); the predictive distribution of y_t is
 summarised by a Gaussian with the particle mean and variance of C x_t plus the observation noise R. A model without a
-GP residual forecasts exactly instead (``GPSSM.linear_gaussian``).
+GP residual forecasts exactly instead (``GPSSM.linear_gaussian``), as the linear models do: its samples are re-centred
+on the exact predictive mean, and it gives the exact variance of C x_t (``Forecast.output_var``), so that neither the
+point forecast nor the intervals carry Monte-Carlo error.
 """
 import numbers
 from dataclasses import dataclass, replace
@@ -36,6 +38,9 @@ class Forecast:
         A factor on each output's predictive standard deviation, the calibration a model's fit estimated on its
         folds or validation block (the plans' ``calibrate``, ``models/training.py``; the ARX's and the LGSSM's
         ``calibrate``); None: 1. The samples stay the model's.
+    output_var : ndarray (T, d_y) or None
+        The exact predictive variance of C x_t where the model computes it (the linear Gaussian models: ``LGSSM``,
+        ``ARX``, a GP model without a residual); None: the particle variance of :attr:`samples` stands in for it.
     origin : str or None
         Where the forecast starts: "x0" (given), "y_past" (filtered from the past data given), "end of the training
         data" (filtered from the last steps the model was fitted on), "online filter" (the current state of a
@@ -51,6 +56,7 @@ class Forecast:
     y_std: Optional[np.ndarray] = None
     origin: Optional[str] = None
     std_scale: Optional[np.ndarray] = None
+    output_var: Optional[np.ndarray] = None
 
     @property
     def mean(self):
@@ -59,9 +65,10 @@ class Forecast:
 
     @property
     def std(self):
-        """Predictive standard deviation of y_t (T, d_y): sqrt(particle variance of C x_t + R), times
-        :attr:`std_scale` when there is one."""
-        std = np.sqrt(self.samples.var(axis=0) + self.obs_var)
+        """Predictive standard deviation of y_t (T, d_y): sqrt(variance of C x_t + R), times :attr:`std_scale` when
+        there is one; the variance of C x_t is :attr:`output_var` where the model gave it, else the particles'."""
+        var = self.samples.var(axis=0) if self.output_var is None else self.output_var
+        std = np.sqrt(var + self.obs_var)
         return std if self.std_scale is None else std * self.std_scale
 
     def interval(self, level=None, alpha=None):
@@ -97,13 +104,14 @@ class Forecast:
         the model's); the forecast itself when it is in original units already (y_mean None)."""
         if self.y_mean is None or self.y_std is None:
             return self
+        output_var = None if self.output_var is None else self.output_var * self.y_std**2
         return replace(self, samples=self.samples * self.y_std + self.y_mean, obs_var=self.obs_var * self.y_std**2,
-                       y_mean=None, y_std=None)
+                       output_var=output_var, y_mean=None, y_std=None)
 
     def outputs_in_order(self, idx):
         """The same forecast with its output columns taken in the order ``idx`` (the latent states unchanged)."""
-        changes = {name: getattr(self, name)[..., idx] for name in ("samples", "obs_var", "y_mean", "y_std", "std_scale")
-                   if getattr(self, name) is not None}
+        names = ("samples", "obs_var", "y_mean", "y_std", "std_scale", "output_var")
+        changes = {name: getattr(self, name)[..., idx] for name in names if getattr(self, name) is not None}
         return replace(self, **changes)
 
 

@@ -16,7 +16,8 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
 
 :func:`kalman_filter` alternates the prediction m = F m + G u_t, P = F P F^T + Q with the update of :func:`condition`;
 :func:`predicted_moments` runs the prediction alone (a forecast: no output is observed), and
-:func:`forecast_trajectories` draws joint trajectories whose mean is that exact prediction;
+:func:`forecast_trajectories` draws joint trajectories whose mean is that exact prediction (with the exact covariances,
+whose outputs' variances :func:`output_variances` gives);
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
 covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
 loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
@@ -210,8 +211,8 @@ def forecast_trajectories(params, u, m, P, num_samples, rng):
     """``num_samples`` joint state trajectories (S, T, d_x) of the model over the inputs u (T, d_u) from x_0 ~ N(m,
     P) (``rng`` draws x_0, then the noise w_t of every step), re-centred so that their mean over the samples is the
     exact predictive mean of :func:`predicted_moments`: the point forecast carries no Monte-Carlo error, the
-    spread of the trajectories is the model's."""
-    means, _ = predicted_moments(params, u, m, P)
+    spread of the trajectories is the model's. Returns them and the exact covariances P_t (T, d_x, d_x)."""
+    means, covs = predicted_moments(params, u, m, P)
     F, G, b = params["F"], params["G"], params.get("b")
     x = rng.multivariate_normal(m, P, size=num_samples, method="eigh")
     noise = rng.multivariate_normal(np.zeros(len(m)), params["Q"], size=(len(u), num_samples), method="eigh")
@@ -220,4 +221,9 @@ def forecast_trajectories(params, u, m, P, num_samples, rng):
         drive = G @ u_t if b is None else G @ u_t + b
         x = states[:, t] = x @ F.T + drive + noise[t]
     states += means - states.mean(axis=0)
-    return states
+    return states, covs
+
+
+def output_variances(H, covs):
+    """The variances (T, d_y) of the noise-free outputs H x_t of states with covariances ``covs`` (T, d_x, d_x)."""
+    return np.einsum("ij,tjk,ik->ti", H, covs, H)

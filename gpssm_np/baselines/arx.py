@@ -29,8 +29,9 @@ outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` hol
 Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
 variance (sample variance + obs_var) is the exact variance of the simulated outputs; ``Forecast.states`` holds the
 sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
-the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are): the point
-forecast carries no Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
+the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are), and
+``Forecast.output_var`` is the exact variance of the conditional means (:func:`arx_output_variances`): neither the
+point forecast nor the intervals carry Monte-Carlo error. Without ``y_past`` the forecast continues from the end of
 the training data, as the GP models' do; ``y_past`` and ``u_past`` are one record, of the same length, ending at
 the forecast's start. A past shorter than the lags (fewer than na rows, or than nb - 1 inputs, as the simulate
 protocol's 5 outputs give an ARX of more lags), or with missing (NaN) outputs among them, is completed by
@@ -88,6 +89,31 @@ def arx_simulate(theta, na, nb, y_lags, u_inputs, noise=None):
         if na:
             lags = np.concatenate([outputs[:, h], lags[:, :(na - 1) * dy]], axis=1)
     return means, outputs
+
+
+def arx_output_variances(theta, na, nb, dim_u, noise_var, steps, lag_cov=None):
+    """The exact variances (steps, d_y) of the conditional means Theta^T phi_t of an ARX run (:func:`arx_simulate`)
+    whose outputs are fed back with noise of variances ``noise_var`` (d_y,) and whose lag vector (:func:`lag_vector`,
+    the seen entries fixed) has covariance ``lag_cov`` (p, p) (None: every lag seen). The run is affine in its
+    noise and its lags, so the variance is the sum over the noise of the steps before t and over the lags of their
+    responses squared: the responses are runs from unit perturbations minus a run from zero."""
+    dy, n_u = theta.shape[1], max(nb - 1, 0)
+    p = na * dy + n_u * dim_u
+    runs = 1 + dy + p
+    lags, noise = np.zeros((runs, na, dy)), np.zeros((runs, steps, dy))
+    inputs = np.zeros((runs, n_u + steps, dim_u))
+    noise[1 + np.arange(dy), 0, np.arange(dy)] = 1.0  # a unit noise on each output at the first step
+    basis = np.eye(p)  # a unit perturbation of each lag, most recent first as lag_vector orders them
+    lags[1 + dy:] = basis[:, :na * dy].reshape(p, na, dy)
+    inputs[1 + dy:, :n_u] = basis[:, na * dy:].reshape(p, n_u, dim_u)[:, ::-1]  # time order
+    response = arx_simulate(theta, na, nb, lags, inputs, noise)[0] - arx_simulate(theta, na, nb, lags[:1],
+                                                                                   inputs[:1])[0]
+    # the noise of step k moves the mean of step t by the first run's response at t - k (time-invariant)
+    variance = np.cumsum(np.einsum("ito,i->to", response[1:1 + dy] ** 2, noise_var), axis=0)
+    if lag_cov is not None and p:
+        J = response[1 + dy:]  # (p, steps, d_y)
+        variance = variance + np.einsum("kto,kl,lto->to", J, lag_cov, J)
+    return variance
 
 
 def _lstsq(rows, targets):
@@ -463,7 +489,9 @@ class ARX(LinearBaseline):
         y_hist = self._past(y_past, dy, na, np.full(dy, np.nan))  # NaN: a lag not seen
         u_hist = self._past(u_past, du, n_u, np.full(du, np.nan))
         unseen = np.isnan(y_hist).any() or np.isnan(u_hist).any()
+        lag_cov = None
         if unseen and self.lag_mean_ is not None:  # completed by their Gaussian given the lags seen
+            lag_cov = lag_posterior(lag_vector(y_hist, u_hist), self.lag_mean_, self.lag_cov_)[1]
             y_hist, u_hist, lags, u_starts = complete_lags(y_hist, u_hist, self.lag_mean_, self.lag_cov_, num_samples,
                                                            rng)
             y_hist = y_hist[::-1]  # time order, as the seen past's
@@ -480,7 +508,8 @@ class ARX(LinearBaseline):
                              np.concatenate([u_hist, u_future])[None])[0]
         means += exact - means.mean(axis=0)
         outputs += exact - outputs.mean(axis=0)
-        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin)
+        variance = arx_output_variances(self.theta_, na, nb, du, self.noise_var_, len(u_future), lag_cov)
+        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin, variance)
 
     def online_filter(self, num_particles=None, seed=0, state=None, x0=None):
         """The ARX one measurement at a time (:class:`ARXOnlineFilter`, the surface of the other models'

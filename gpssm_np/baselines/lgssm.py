@@ -41,7 +41,8 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _validation as check
-from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, predicted_moments, rts_smoother,
+from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, output_variances, predicted_moments,
+                      rts_smoother,
                       sample_smoothed)
 from ..estimator import check_training_options
 from ..filtering import kalman_filter_result
@@ -510,5 +511,6 @@ class LGSSM(LinearBaseline):
             mean, cov = result.means[-1], result.covs[-1]
         else:
             mean, cov = p["m0"], p["P0"]
-        states = forecast_trajectories(p, u_future, mean, cov, num_samples, rng)
-        return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin)
+        states, covs = forecast_trajectories(p, u_future, mean, cov, num_samples, rng)
+        return self._forecast_result(states @ p["H"].T, states, np.diag(p["R"]).copy(), origin,
+                                     output_variances(p["H"], covs))

@@ -22,7 +22,7 @@ from ..estimator import GradientTrainedModel
 from ..forecast import free_run
 from ..inference import check_objective, draw_noise, elbo, kl_weights, transition_regression_elbo
 from ..filtering import kalman_filter_result
-from ..kalman import as_covariance, forecast_trajectories, kalman_filter, sample_smoothed
+from ..kalman import as_covariance, forecast_trajectories, kalman_filter, output_variances, sample_smoothed
 from ..online import KalmanOnlineFilter
 from ..optim import Adam
 from ..params import constrain, init_params
@@ -553,8 +553,9 @@ class GPSSM(GradientTrainedModel):
         if x0 is None and y_past is not None:  # checked by _forecast_origin, or the data tail fit kept
             result = kalman_filter(params, y_past, u_past, mean, cov)
             mean, cov = result.means[-1], result.covs[-1]
-        states = forecast_trajectories(params, u_future, mean, cov, num_samples, rng)
-        return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin)
+        states, covs = forecast_trajectories(params, u_future, mean, cov, num_samples, rng)
+        return self._forecast_result(states[:, :, :spec.dim_y], states, self.obs_var(), origin,
+                                     output_variances(params["H"], covs))
 
     def _filter(self, transition, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
         """:meth:`GradientTrainedModel._filter`, exactly for a linear Gaussian model (:meth:`linear_gaussian`) when no
