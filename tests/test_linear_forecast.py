@@ -22,34 +22,22 @@ def floor_model():
     return model, y, u
 
 
-def test_the_point_forecast_is_the_kalman_prediction(floor_model):
+def test_the_point_forecast_and_its_std_are_the_kalman_prediction(floor_model):
+    """The mean and the std (sqrt(P_t[:d_y, :d_y] + R), in original units) are exact for every seed and number of
+    samples (the std was the samples' spread: 0.7-1.6 times the exact one with 10 samples)."""
     model, y, u = floor_model
     params = model.linear_gaussian()
     sc = model.scaling_
     m0, P0 = model.q_x0(full_cov=True)
     filtered = kalman_filter(params, sc.y_to_model(y[200:300]), sc.u_to_model(u[200:300]), m0, P0)
-    means, _ = predicted_moments(params, sc.u_to_model(u[300:360]), filtered.means[-1], filtered.covs[-1])
+    means, covs = predicted_moments(params, sc.u_to_model(u[300:360]), filtered.means[-1], filtered.covs[-1])
     expected = sc.y_to_original(means[:, :1])
-    for seed in (0, 1):  # no Monte-Carlo error: every seed gives the same point forecast
-        fc = model.forecast(u[300:360], y_past=y[200:300], u_past=u[200:300], num_samples=7, seed=seed)
-        np.testing.assert_allclose(fc.mean, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
-        assert fc.samples.shape == (7, 60, 1) and fc.origin == "y_past"
-
-
-def test_the_intervals_are_the_kalman_predictions_too(floor_model):
-    """The predictive std is the exact one, sqrt(P_t[:d_y, :d_y] + R) in original units, for every seed and number of
-    samples (it was the samples' variance: 0.7-1.6 times the exact one with 10 samples)."""
-    model, y, u = floor_model
-    params = model.linear_gaussian()
-    sc = model.scaling_
-    m0, P0 = model.q_x0(full_cov=True)
-    filtered = kalman_filter(params, sc.y_to_model(y[200:300]), sc.u_to_model(u[200:300]), m0, P0)
-    _, covs = predicted_moments(params, sc.u_to_model(u[300:360]), filtered.means[-1], filtered.covs[-1])
-    expected = np.sqrt(covs[:, :1, 0] + params["R"][0, 0]) * sc.y_std
-    for seed, num_samples in ((0, 3), (1, 40)):
+    expected_std = np.sqrt(covs[:, :1, 0] + params["R"][0, 0]) * sc.y_std
+    for seed, num_samples in ((0, 7), (1, 3)):  # no Monte-Carlo error
         fc = model.forecast(u[300:360], y_past=y[200:300], u_past=u[200:300], num_samples=num_samples, seed=seed)
-        scale = 1.0 if fc.std_scale is None else fc.std_scale
-        np.testing.assert_allclose(fc.std, expected * scale, rtol=1e-10)
+        np.testing.assert_allclose(fc.mean, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+        assert fc.samples.shape == (num_samples, 60, 1) and fc.origin == "y_past"
+        np.testing.assert_allclose(fc.std, expected_std * (1.0 if fc.std_scale is None else fc.std_scale), rtol=1e-10)
 
 
 @pytest.mark.parametrize("past", [50, 1])
