@@ -56,6 +56,7 @@ and this class gives ``get_learned_params``/``set_learned_params``, ``fit`` (Ada
 time).
 """
 import abc
+import copy
 import functools
 import inspect
 import json
@@ -454,7 +455,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
 def _fit_surface(fit):
     """``fit`` with the keyword arguments ``y_names`` and ``u_names`` (the channel names, checked against the
     model's dimensions before fitting and kept in ``y_names_``, ``u_names_`` after it; None: unnamed) and, for a
-    ``fit`` without ``**options``, a ValueError naming an unknown keyword argument and the valid ones."""
+    ``fit`` without ``**options``, a ValueError naming an unknown keyword argument and the valid ones. A fit that
+    raises (data it refuses, an interrupt) leaves the model as it was before the call: a fit clears the units of the
+    former one first, and parameters of one fit in the units of none would forecast wrongly without a word (a
+    checkpoint keeps an interrupted run's progress)."""
     parameters = list(inspect.signature(fit).parameters.values())[1:]
     named = [p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
@@ -465,7 +469,13 @@ def _fit_surface(fit):
             check.keywords(options, allowed=named + ["y_names", "u_names"], owner=f"{type(self).__name__}.fit")
         names = (_names.checked(y_names, self.spec.dim_y, "y_names"),
                  _names.checked(u_names, self.spec.dim_u, "u_names"))
-        result = fit(self, *args, **options)
+        before = copy.deepcopy(self.__dict__)
+        try:
+            result = fit(self, *args, **options)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
         self.y_names_, self.u_names_ = names
         return result
 

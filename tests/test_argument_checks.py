@@ -143,3 +143,17 @@ def test_evaluate_asks_for_at_least_two_forecast_trajectories(rng, value):
     model = gp.ARX(dim_y=1, dim_u=1, na=2, nb=2).fit(y[:150], u[:150])
     with pytest.raises(ValueError, match="num_samples: expected at least 2 forecast trajectories"):
         gp.evaluate(model, (y[150:], u[150:]), num_samples=value)
+
+
+@pytest.mark.parametrize("kind", ["arx", "lgssm", "odgpssm"])
+def test_a_refit_that_fails_leaves_the_former_fit_as_it_was(rng, kind):
+    """A second fit that refuses its data (here: too short for the folds) cleared the former fit's units first and
+    left its parameters: forecasts in the wrong units, without a word."""
+    y, u = 10 * rng.normal(size=(300, 1)) + 50, rng.normal(size=(300, 1))
+    model, options = {"arx": (gp.ARX(dim_y=1, dim_u=1), {}), "lgssm": (gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1), {}),
+                      "odgpssm": (gp.ODGPSSM(dim_y=1, dim_u=1), {"max_steps": 2, "progress": False})}[kind]
+    model.fit(y[:200], u[:200], **options)
+    before = model.predict(u[200:210], y[150:200], u[150:200])
+    with pytest.raises(ValueError):
+        model.fit(y[:12], u[:12], **options)
+    np.testing.assert_array_equal(model.predict(u[200:210], y[150:200], u[150:200]), before)
