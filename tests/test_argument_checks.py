@@ -157,3 +157,15 @@ def test_a_refit_that_fails_leaves_the_former_fit_as_it_was(rng, kind):
     with pytest.raises(ValueError):
         model.fit(y[:12], u[:12], **options)
     np.testing.assert_array_equal(model.predict(u[200:210], y[150:200], u[150:200]), before)
+
+
+@pytest.mark.parametrize("make", [lambda: gp.ARX(dim_y=1, dim_u=1, na=2, nb=2), lambda: gp.LGSSM(dim_x=2, dim_y=1,
+                                                                                                   dim_u=1)])
+def test_the_learned_arrays_are_copies(rng, make):
+    """Editing what get_learned_params returns left the ARX's own coefficients changed (the other models copy)."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    model = make().fit(y, u)
+    before = model.predict(u[:10], y[-50:], u[-50:])
+    for value in model.get_learned_params().values():
+        value[...] = 0.0
+    np.testing.assert_array_equal(model.predict(u[:10], y[-50:], u[-50:]), before)

@@ -447,10 +447,11 @@ class ARX(LinearBaseline):
                    calibrate=False).fit(ys, us)
 
     def coefficients(self):
-        """The fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}."""
+        """Copies of the fitted ARX coefficients: {"a": (na, d_y, d_y) A_i, "b": (nb, d_y, d_u) B_j, "c": (d_y,)}
+        (``arx_blocks`` gives views of Theta, which an edit of the result would change)."""
         self._check_fitted()
         a, b = arx_blocks(self.theta_, self.na_, self.nb_, self.spec.dim_u)
-        return {"a": a, "b": b, "c": self.theta_[-1].copy()}
+        return {"a": a.copy(), "b": b.copy(), "c": self.theta_[-1].copy()}
 
     # -- protocol surface ------------------------------------------------------------------------------------
     def _q_x0(self, y=None, u=None, full_cov=False):
