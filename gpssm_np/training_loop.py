@@ -129,6 +129,10 @@ def run_epochs(model, Y, U, rng, optimizer, frozen, epochs, batch_size, num_samp
     first_epoch = 0
     if resume and os.path.exists(checkpoint):
         first_epoch, position = restore_checkpoint(model, checkpoint, optimizer, rng, fingerprint)
+        if first_epoch > epochs or (first_epoch == epochs and position is not None):  # it cannot go back
+            raise ValueError(f"epochs: the checkpoint {os.fspath(checkpoint)!r} has run past {first_epoch} epochs, "
+                             f"more than the {epochs} asked (epochs counts the whole run); ask at least as many, or "
+                             f"fit without resume=True to start afresh")
         if position is not None:  # inside an epoch: its order of windows and the next position
             run.order, run.position = position
     report = Progress(epochs, enabled=progress)

@@ -210,3 +210,14 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path):
     resumed = build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=FIT)
     whole = build("odgpssm").fit(y, u, plan=FIT)
     assert resumed.history_ == whole.history_
+
+
+def test_a_checkpoint_past_the_epochs_asked_is_refused(tmp_path):
+    """Resumed with fewer epochs than its checkpoint has run, the fit returned the longer run without a word."""
+    y, u = toy_data()
+    path = str(tmp_path / "c.ckpt")
+    build("odgpssm").fit(y, u, checkpoint=path, plan=dict(FIT, epochs=2))
+    with pytest.raises(ValueError, match="^epochs: the checkpoint .* has run past 2 epochs, more than the 1 asked"):
+        build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, epochs=1))
+    same = build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, epochs=2))
+    assert same.history_ == build("odgpssm").fit(y, u, plan=dict(FIT, epochs=2)).history_
