@@ -505,6 +505,11 @@ class GradientTrainedModel(StateSpaceModel):
         if not isinstance(value, str) or value not in FILTER_METHODS:
             raise ValueError(f"filter_method: expected one of {FILTER_METHODS}, got {value!r}")
         self._filter_method = value
+        signature = inspect.signature(type(self))
+        if "filter_method" in signature.parameters:  # a constructor argument: get_params (a clone) keeps the change
+            bound = signature.bind_partial(*self._arguments[0], **self._arguments[1])
+            bound.arguments["filter_method"] = value
+            self._arguments = (bound.args, bound.kwargs)
 
     def __init__(self, seed=0, standardize=True):
         super().__init__(seed, standardize)

@@ -169,3 +169,10 @@ def test_the_learned_arrays_are_copies(rng, make):
     for value in model.get_learned_params().values():
         value[...] = 0.0
     np.testing.assert_array_equal(model.predict(u[:10], y[-50:], u[-50:]), before)
+
+
+def test_an_assigned_filter_method_is_a_constructor_argument_a_clone_keeps():
+    model = gp.ODGPSSM(dim_y=1, dim_u=1)
+    model.filter_method = "enkf"
+    assert model.get_params()["filter_method"] == "enkf"
+    assert type(model)(**model.get_params()).filter_method == "enkf"
