@@ -387,7 +387,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     to the protocol's function, each protocol taking its own (:data:`PROTOCOL_OPTIONS`: "paper" window and
     max_windows; "causal" those, burn_in and num_particles; "freerun" and "envi" num_particles; "simulate" n_init and
     num_particles); another keyword is a ValueError naming the valid ones. A Dataset with channel names is given to a
-    model fitted with names in the model's column order (ValueError when the names differ, ``gpssm_np._names``).
+    model fitted with names in the model's column order (ValueError when the names differ, ``gpssm_np._names``), and
+    "y_names" says the order of the per-output lists: the model's names, else the Dataset's, else None.
     """
     functions = {"causal": evaluate_causal, "simulate": evaluate_simulate, "freerun": evaluate_freerun,
                  "envi": evaluate_envi, "paper": evaluate_paper}
@@ -401,4 +402,7 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
         raise ValueError(f"model: expected a model of the package (ODGPSSM, PRSSM, DSSM, ARX, LGSSM), got "
                          f"{type(model).__name__}")
     data = evaluation_data(model, dataset, history)
-    return functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)
+    result = functions[protocol](model, data, num_samples=num_samples, seed=seed, **options)
+    names = getattr(model, "y_names_", None) or getattr(dataset, "y_names", None)  # the model's order, if it has one
+    result["y_names"] = None if names is None else list(names)
+    return result

@@ -65,8 +65,10 @@ def test_evaluate_reorders_a_dataset_by_name(named):
     reference = evaluate(model, ds, "causal", num_samples=5)
     reordered = evaluate(model, swapped(ds), "causal", num_samples=5)
     assert reordered["rmse_per_output"] == pytest.approx(reference["rmse_per_output"], rel=1e-9)
+    assert reordered["y_names"] == ["level", "temp"]  # the order of the per-output lists: the model's, not the data's
     unnamed = gp.ARX(na=1, nb=1, dim_y=2, dim_u=2).fit(ds.y_train, ds.u_train)
-    assert evaluate(unnamed, swapped(ds), "causal", num_samples=5)["rmse"] != pytest.approx(reference["rmse"])
+    as_given = evaluate(unnamed, swapped(ds), "causal", num_samples=5)
+    assert as_given["rmse"] != pytest.approx(reference["rmse"]) and as_given["y_names"] == ["temp", "level"]
 
 
 def test_evaluate_names_the_mismatch(named):
