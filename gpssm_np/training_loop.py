@@ -328,9 +328,10 @@ def check_fingerprint(mine, theirs, path, fit):
     if theirs == mine:
         return
     differ = [key for key in mine if (theirs or {}).get(key) != mine[key]]
+    shapes = (f"; data shapes there {(theirs or {}).get('shapes')}, here {mine['shapes']}" if "shapes" in differ
+              else "")  # the shapes say something only where they differ
     raise ValueError(f"checkpoint: {os.fspath(path)!r} was written by {fit} of other data or settings (differing: "
-                     f"{', '.join(differ)}; data shapes there {(theirs or {}).get('shapes')}, here {mine['shapes']}); "
-                     "remove it or pass another path")
+                     f"{', '.join(differ)}{shapes}); remove it or pass another path")
 
 
 def write_checkpoint(model, path, optimizer, rng, epochs_done, position=None, fingerprint=None):
