@@ -10,7 +10,6 @@ Run: python research/explore_crossfit.py research/results/explore_crossfit.jsonl
      python research/explore_crossfit.py research/results/explore_crossfit.jsonl --summary
 Nothing in the package imports this module.
 """
-import argparse
 import contextlib
 import json
 import time
@@ -23,8 +22,8 @@ from gpssm_np.models.training import paired_t
 
 from defaults_check import selection_row
 from explore_warmup import cells as early_stopped_cells
-from fresh_records import NAMES, append_scored, record, rows_by_record
-from rows import done_keys, head_commit
+from fresh_records import append_scored, record, rows_by_record
+from rows import done_keys, head_commit, run_or_summarise
 
 PLAN = {"patience": 30}
 DEFAULT_ROWS = {4000: ("research/results/fresh_records_long_a.jsonl", "research/results/fresh_records_long_b.jsonl"),
@@ -178,9 +177,4 @@ def summary(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--worker", type=int, choices=(0, 1), default=0, help="every other cell, from this one")
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out, args.worker)
+    run_or_summarise(run, summary, workers=2)

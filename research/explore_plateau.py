@@ -10,7 +10,6 @@ Run: python research/explore_plateau.py research/results/explore_plateau.jsonl -
      python research/explore_plateau.py research/results/explore_plateau.jsonl --summary
 Nothing in the package imports this module.
 """
-import argparse
 import json
 import time
 
@@ -18,7 +17,7 @@ import gpssm_np as gp
 
 from defaults_check import selection_row
 from fresh_records import append_scored, record, rows_by_record
-from rows import done_keys, head_commit
+from rows import done_keys, head_commit, run_or_summarise
 
 CELLS = [(r, 4000) for r in (100, 101, 102, 103, 104)] + [(r, 1000) for r in (100, 101, 102)]
 DEFAULT_ROWS = {4000: ("research/results/fresh_records_long_a.jsonl", "research/results/fresh_records_long_b.jsonl"),
@@ -59,9 +58,4 @@ def summary(out):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("--worker", type=int, choices=(0, 1), default=0, help="every other cell, from this one")
-    parser.add_argument("--summary", action="store_true")
-    args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out, args.worker)
+    run_or_summarise(run, summary, workers=2)

@@ -55,11 +55,18 @@ def worker_main(description, run, decide, add_arguments=None):
         run(out, worker, workers, reverse, **args)
 
 
-def run_or_summarise(run, summary):
-    """The command line of a one-process script: ``run(out)`` appends its rows to the file ``out``; with ``--summary``,
-    ``summary(out)`` reads them instead."""
+def run_or_summarise(run, summary, workers=1):
+    """The command line of a script whose ``run(out)`` appends its rows to the file ``out`` (with ``workers`` > 1,
+    ``run(out, worker)``, ``--worker K`` taking every other cell); with ``--summary``, ``summary(out)`` reads them
+    instead."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
+    if workers > 1:
+        parser.add_argument("--worker", type=int, choices=range(workers), default=0,
+                            help="every other cell, from this one")
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
-    summary(args.out) if args.summary else run(args.out)
+    if args.summary:
+        summary(args.out)
+    else:
+        run(args.out, args.worker) if workers > 1 else run(args.out)
