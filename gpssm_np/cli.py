@@ -425,9 +425,9 @@ def make_parser():
                    help="train a fixed number of epochs (the epoch loop) instead of the default fit: no selection, "
                         "acceptance, guards or calibration; the GP part is always kept")
     p.add_argument("--max-steps", type=int, default=None,
-                   help="ODGPSSM, PRSSM: gradient steps of each training run of the default fit at most (default "
-                        "1500; with --settings authors, of the validation-block loop, as fit(max_steps=...) trains "
-                        "there); the linear models ignore it")
+                   help="ODGPSSM, PRSSM: gradient steps of each selection run of the default fit at most (default "
+                        "1500; the refit takes r times the chosen step, r >= 1; with --settings authors, of the "
+                        "validation-block loop, as fit(max_steps=...) trains there); the linear models ignore it")
     p.add_argument("--seq-len", type=int, default=None,
                    help="training window length of the epoch loop (--settings authors or --epochs); the default "
                         "fit grows its own windows")
