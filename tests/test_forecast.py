@@ -246,8 +246,8 @@ def test_evaluate_takes_test_arrays_with_a_history(actuator, protocol):
     from_dataset = evaluate(model, actuator, protocol, **options)
     from_arrays = evaluate(model, (actuator.y_test, actuator.u_test), protocol,
                            history=(actuator.y_train, actuator.u_train), **options)
-    # the arrays carry no statistics: their units are the original ones for the model (fitted on them)
-    original = ("rmse_original_units", "rmse_original_units_per_output")
+    # the arrays carry no statistics: their units are the original ones for the model (fitted on them); no names
+    original = ("rmse_original_units", "rmse_original_units_per_output", "y_names")
     assert {k: v for k, v in from_arrays.items() if k not in original} == \
         {k: v for k, v in from_dataset.items() if k not in original}
     assert from_arrays["rmse_original_units"] == from_arrays["rmse"]
