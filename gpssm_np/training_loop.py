@@ -288,7 +288,8 @@ def train_step(model, y, u, rng, num_samples, num_windows, optimizer, frozen, ma
                        len(model.history_), optimizer.lr)
         if rejections >= max_rejections:
             raise TrainingError(f"training stopped after {rejections} consecutive non-finite steps (step "
-                                f"{len(model.history_)}); the parameters are those of the last good step")
+                                f"{len(model.history_)}); fit leaves the model as it was before it, and a run with a "
+                                f"checkpoint keeps its last one")
     model.params = optimizer.step(model.params, without_frozen(grads, frozen))
     model.history_.append(float(value))
 
