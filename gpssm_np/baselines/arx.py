@@ -27,7 +27,7 @@ The chosen orders are then refitted on the whole training data.
 Forecast: simulation from the na outputs (and nb - 1 inputs) before the forecast start, feeding back its own sampled
 outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` holds the conditional means
 Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
-variance (sample variance + obs_var) is the exact variance of the simulated outputs; ``Forecast.states`` holds the
+variance (the means' variance + obs_var) is the variance of the simulated outputs; ``Forecast.states`` holds the
 sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
 the noise-free run, which is the exact predictive mean of a linear model (as the LGSSM's forecasts are), and
 ``Forecast.output_var`` is the exact variance of the conditional means (:func:`arx_output_variances`): neither the
