@@ -191,9 +191,9 @@ def complete_lags(y_lags, u_lags, lag_mean, lag_cov, num_samples, rng):
     """The start of ``num_samples`` ARX runs from lags of which some were not seen (module docstring, "Forecast"):
     ``y_lags`` (na, d_y) and ``u_lags`` (nb - 1, d_u) in time order, NaN where a lag was not seen (before the past
     read, or a missing output). Returns (mean_lags (na, d_y), mean_inputs (nb - 1, d_u), lags (M, na, d_y), inputs
-    (M, nb - 1, d_u)), the lags most recent first, the inputs in time order: the unseen entries are the Gaussian of
-    :func:`lag_posterior`, its mean for the mean run and one draw each for the M samples (with nothing unseen, the
-    lags themselves; ``rng`` then draws nothing)."""
+    (M, nb - 1, d_u), the covariance (p, p) of the lag vector), the lags most recent first, the inputs in time order:
+    the unseen entries are the Gaussian of :func:`lag_posterior`, its mean for the mean run and one draw each for the
+    M samples (with nothing unseen, the lags themselves; ``rng`` then draws nothing)."""
     na, dy = y_lags.shape
     n_u, du = u_lags.shape
     z = lag_vector(y_lags, u_lags)
@@ -211,7 +211,7 @@ def complete_lags(y_lags, u_lags, lag_mean, lag_cov, num_samples, rng):
         inputs = v[..., na * dy:].reshape(v.shape[:-1] + (n_u, du))[..., ::-1, :]  # time order
         return lags, inputs
 
-    return (*split(mean), *split(draws))
+    return (*split(mean), *split(draws), cov)
 
 
 class ARX(LinearBaseline):
@@ -492,9 +492,8 @@ class ARX(LinearBaseline):
         unseen = np.isnan(y_hist).any() or np.isnan(u_hist).any()
         lag_cov = None
         if unseen and self.lag_mean_ is not None:  # completed by their Gaussian given the lags seen
-            lag_cov = lag_posterior(lag_vector(y_hist, u_hist), self.lag_mean_, self.lag_cov_)[1]
-            y_hist, u_hist, lags, u_starts = complete_lags(y_hist, u_hist, self.lag_mean_, self.lag_cov_, num_samples,
-                                                           rng)
+            y_hist, u_hist, lags, u_starts, lag_cov = complete_lags(y_hist, u_hist, self.lag_mean_, self.lag_cov_,
+                                                                    num_samples, rng)
             y_hist = y_hist[::-1]  # time order, as the seen past's
         else:
             if unseen:  # a model file without the lag statistics: the training means in their place

@@ -42,8 +42,7 @@ import numpy as np
 
 from .. import _validation as check
 from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, output_variances, predicted_moments,
-                      rts_smoother,
-                      sample_smoothed)
+                      rts_smoother, sample_smoothed)
 from ..estimator import check_training_options
 from ..filtering import kalman_filter_result
 from ..online import KalmanOnlineFilter
