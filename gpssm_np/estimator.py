@@ -452,6 +452,10 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
                         std_scale=self.interval_scale_, output_var=output_var)
 
 
+#: The ids of the models whose ``fit`` is under way (:func:`_fit_surface`).
+_FITTING = set()
+
+
 def _fit_surface(fit):
     """``fit`` with the keyword arguments ``y_names`` and ``u_names`` (the channel names, checked against the
     model's dimensions before fitting and kept in ``y_names_``, ``u_names_`` after it; None: unnamed) and, for a
@@ -469,13 +473,19 @@ def _fit_surface(fit):
             check.keywords(options, allowed=named + ["y_names", "u_names"], owner=f"{type(self).__name__}.fit")
         names = (_names.checked(y_names, self.spec.dim_y, "y_names"),
                  _names.checked(u_names, self.spec.dim_u, "u_names"))
-        before = copy.deepcopy(self.__dict__)
-        try:
+        if id(self) in _FITTING:  # a subclass's fit calling its base's: the outer call keeps the snapshot
             result = fit(self, *args, **options)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
+        else:
+            before = copy.deepcopy(self.__dict__)
+            _FITTING.add(id(self))
+            try:
+                result = fit(self, *args, **options)
+            except BaseException:
+                self.__dict__.clear()
+                self.__dict__.update(before)
+                raise
+            finally:
+                _FITTING.discard(id(self))
         self.y_names_, self.u_names_ = names
         return result
 
