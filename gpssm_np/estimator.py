@@ -524,8 +524,13 @@ class GradientTrainedModel(StateSpaceModel):
     def __init__(self, seed=0, standardize=True):
         super().__init__(seed, standardize)
         self.params = {}
-        self.training_log_ = {"rejected_steps": [], "jitter": []}
+        self.clear_training_record()
         self._params_from_fit = False  # whether the parameters are a fit's (fit: they are then no start)
+
+    def clear_training_record(self):
+        """Empty ``history_`` (loss per step) and ``training_log_`` (the steps rejected for a non-finite loss and
+        the jitter raised): a new training run starts its own record."""
+        self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
 
     # -- hooks -----------------------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -826,7 +831,7 @@ class GradientTrainedModel(StateSpaceModel):
         frozen = self._check_fixed(plan.fixed)
         if self._params_from_fit:
             self._start_afresh()
-        self.history_, self.training_log_ = [], {"rejected_steps": [], "jitter": []}
+        self.clear_training_record()
         optimizer = Adam(lr=plan.lr, clip_norm=plan.clip_norm)
         fingerprint = None if checkpoint is None else fit_fingerprint(
             self, [yi for yi, _ in data], [ui for _, ui in data], plan, self.seed if seed is None else seed, frozen,

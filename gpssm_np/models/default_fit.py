@@ -363,7 +363,7 @@ class DefaultFit:
         for scales in plan.lr_scales:  # every candidate on every fold, the same seeds (step 0 is the same)
             for k, fold in enumerate(folds):
                 model = copy.deepcopy(self.model)
-                model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+                model.clear_training_record()
                 warm = model.start_from_floor(starts[k], fold.ys, fold.us, self.seed + k)
                 later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
                 score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
@@ -512,7 +512,7 @@ class DefaultFit:
         s* (0: the floor with a zero residual); a checkpoint at its start and every ``eval_every`` steps. ``saved``:
         a checkpoint's (state, arrays) written inside the refit."""
         model, plan = self.model, self.plan
-        model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+        model.clear_training_record()
         if not step:
             model.start_from_floor(floor.model, ys, us, self.seed, gp_share=0.0)
             return

@@ -218,7 +218,7 @@ def block_fit(model, ys, us, plan, progress, seed):
         for restart in range(plan.restarts):
             run_seed = seed + restart
             x0 = model._initialise(train_ys, train_us, seq_len, plan.stride, run_seed)
-            model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+            model.clear_training_record()
             report = Progress(max_steps, enabled=progress, unit="step")
             note_compilation(report, kernels_on_disk())
             if kept is not None:
@@ -262,7 +262,7 @@ def refit_on_all(model, ys, us, seq_len, plan, steps, seed, optimizer, progress,
     kept)."""
     seq_len = min(seq_len, min(len(t) for t in ys))
     x0 = model._initialise(ys, us, seq_len, plan.stride, seed)
-    model.history_, model.training_log_ = [], {"rejected_steps": [], "jitter": []}
+    model.clear_training_record()
     if not steps:  # the warm start itself: no windows to cut
         return
     Y, U = windows(ys, us, seq_len, plan.stride)
