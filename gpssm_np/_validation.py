@@ -12,6 +12,14 @@ def positive_int(value, name):
     return int(value)
 
 
+def int_at_least(value, name, minimum, what):
+    """``value`` as an int; ValueError naming ``name`` unless it is an integer of at least ``minimum``. ``what``
+    says what is counted and why the bound holds (the message reads "expected at least {minimum} {what}")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name}: expected at least {minimum} {what}, got {value!r}")
+    return int(value)
+
+
 def non_negative_int(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ValueError(f"{name}: expected a non-negative integer, got {value!r}")

@@ -395,9 +395,8 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     if not isinstance(protocol, str) or protocol not in functions:  # a list is unhashable: one protocol a call
         raise ValueError(f"protocol: expected one of {PROTOCOLS} (one per call), got {protocol!r}")
     check.keywords(options, allowed=PROTOCOL_OPTIONS[protocol], owner=f"evaluate(protocol={protocol!r})")
-    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples < 2:
-        raise ValueError(f"num_samples: expected at least 2 forecast trajectories (the NLPD and the coverage read "
-                         f"their spread), got {num_samples!r}")
+    check.int_at_least(num_samples, "num_samples", 2, "forecast trajectories (the NLPD and the coverage read their "
+                       "spread)")
     if not all(hasattr(model, name) for name in ("spec", "forecast", "scaling_")):  # the estimator surface
         raise ValueError(f"model: expected a model of the package (ODGPSSM, PRSSM, DSSM, ARX, LGSSM), got "
                          f"{type(model).__name__}")

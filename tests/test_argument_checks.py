@@ -75,10 +75,10 @@ def test_max_steps_given_twice_with_two_values_is_refused(rng):
 
 def test_too_few_ensemble_members_are_refused_before_any_work():
     model = gp.ODGPSSM(dim_y=1, dim_u=1)
-    with pytest.raises(ValueError, match="num_samples: the 'enkf' objective needs at least 2"):
+    with pytest.raises(ValueError, match="num_samples: expected at least 2 ensemble members per window"):
         model.training_plan({"num_samples": 1})
     windows = np.zeros((2, 10, 1))
-    with pytest.raises(ValueError, match="num_samples: the 'enkf' objective needs at least 2"):
+    with pytest.raises(ValueError, match="num_samples: expected at least 2 ensemble members per window"):
         model.elbo_function(windows, windows, np.random.default_rng(0), num_samples=1)
 
 
@@ -176,3 +176,17 @@ def test_an_assigned_filter_method_is_a_constructor_argument_a_clone_keeps():
     model.filter_method = "enkf"
     assert model.get_params()["filter_method"] == "enkf"
     assert type(model)(**model.get_params()).filter_method == "enkf"
+
+
+@pytest.mark.parametrize("folds", [1, 0, 2.0, True])
+def test_arx_needs_two_rolling_origins(folds):
+    with pytest.raises(ValueError, match="folds: expected at least 2 rolling origins"):
+        gp.ARX(dim_y=1, dim_u=1, folds=folds)
+
+
+def test_int_at_least_names_the_argument_and_the_bound():
+    from gpssm_np import _validation as check
+    assert check.int_at_least(np.int64(3), "n", 3, "things") == 3
+    for bad in (2, 3.0, None, False):
+        with pytest.raises(ValueError, match=r"n: expected at least 3 things \(why\), got"):
+            check.int_at_least(bad, "n", 3, "things (why)")

@@ -270,9 +270,7 @@ class ARX(LinearBaseline):
         if selection not in ("simulation", "bic"):
             raise ValueError(f"selection: expected 'simulation' or 'bic', got {selection!r}")
         self.selection = selection
-        self.folds = check.positive_int(folds, "folds")
-        if self.folds < 2:
-            raise ValueError(f"folds: expected at least 2 rolling origins, got {folds!r}")
+        self.folds = check.int_at_least(folds, "folds", 2, "rolling origins")
         if dim_u == 0 and self.nb not in (None, 0):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
         self.lag_mean_ = self.lag_cov_ = None

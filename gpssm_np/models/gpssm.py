@@ -709,9 +709,8 @@ def check_plan(plan, model):
 
 def _check_ensemble_size(objective, num_samples):
     """The ensemble Kalman filter's sample covariance needs at least 2 members (``num_samples``) per window."""
-    if objective == "enkf" and num_samples < 2:
-        raise ValueError(f"num_samples: the 'enkf' objective needs at least 2 ensemble members per window, got "
-                         f"{num_samples}")
+    if objective == "enkf":
+        check.int_at_least(num_samples, "num_samples", 2, "ensemble members per window (the 'enkf' objective)")
 
 
 def _plain(value):
