@@ -588,3 +588,13 @@ def test_from_csv_names_what_it_cannot_read(tmp_path):
     for delimiter in ("", ";;", None, '"'):
         with pytest.raises(ValueError, match="^delimiter: expected one character"):
             datasets.from_csv(blank, outputs="y", inputs="u", delimiter=delimiter)
+
+
+def test_from_csv_refuses_digit_separators(tmp_path):
+    """Python's float reads "1_000" as 1000; a CSV cell with an underscore is not a number of the file (a
+    thousands separator of some exports, or a label) and is named like any other non-numeric cell."""
+    path = tmp_path / "sep.csv"
+    path.write_text("y,u\n" + "\n".join(f"{'1_000' if i == 7 else i},{0.5 * i}" for i in range(20)) + "\n")
+    with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells in the data "
+                                         r"rows \[7\]"):
+        datasets.from_csv(path, outputs="y", inputs="u")
