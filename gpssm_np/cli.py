@@ -1,9 +1,10 @@
 """The ``gpssm-np`` command (also ``python -m gpssm_np``).
 
 Sub-commands: ``demo`` (car-tracking demo: PNG + JSON), ``fit`` (train a model on a data set, save it),
-``evaluate`` (score a saved model under a protocol, JSON), ``forecast`` (forecast a test window with a saved model,
-JSON + PNG), ``reproduce`` (the paper's experiments and the multi-output plants, resumable sweeps), ``info``
-(versions). Each writes where ``--out`` says and prints the paths it wrote. ``fit``,
+``evaluate`` (score a saved model under protocols, by default causal, simulate and freerun: printed, and JSON with
+``--out``), ``forecast`` (forecast a test window with a saved model, JSON + PNG), ``reproduce`` (the paper's
+experiments and the multi-output plants, resumable sweeps), ``info`` (versions, printed). Those that write files
+write where ``--out`` says and print the paths they wrote. ``fit``,
 ``evaluate`` and ``forecast`` read a benchmark (``--dataset NAME``) or your own CSV file (``--csv FILE --outputs
 NAME ... --inputs NAME ...``, ``datasets.from_csv``). ``fit`` trains on the file's units (the model keeps their
 scaling, ``scaling_``) and records the data set's name, its channel names and, for a CSV file, the train fraction

@@ -34,7 +34,7 @@ Units (``gpssm_np.units``, whose docstring says which methods take and return wh
 :class:`GradientTrainedModel` is the part shared by the GP models and the DSSM: all have a state x_t (d_x), inputs
 u_t (d_u) and outputs y_t = C x_t + e_t with C = [I_{d_y}, 0] and e_t ~ N(0, diag r). The time convention is the
 authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition reads [x_{t-1}, u_t]
-(docs/design.md, "Time convention"). A subclass supplies, besides ``get_config`` and ``q_x0``:
+(docs/design.md, "Time convention"). A subclass supplies, besides ``get_config`` and ``_q_x0``:
 
 * ``param_shapes()``: name -> shape of every unconstrained parameter;
 * ``elbo_function(y, u, rng, num_samples, num_windows=None, **options)``: the ELBO of windows y (B, T, d_y), u (B,
@@ -49,7 +49,8 @@ authors': x_0 ~ q(x0) emits nothing; y_t is emitted by x_t, whose transition rea
 * ``_start_afresh()``: the parameters back to the random initialisation construction drew from ``seed``: where a fit
   of the epoch loop starts a model a former fit left;
 * ``recognition``: the network that maps a window to q(x0), or None when q(x0) is a free Gaussian (an attribute
-  the subclass sets in ``__init__``; ``forecast`` without data then starts from p(x0) = N(0, I) instead of q(x0)),
+  the subclass sets in ``__init__``; a ``forecast`` with neither data nor a fit's data tail then starts from
+  p(x0) = N(0, I) instead of q(x0)),
 
 and this class gives ``get_learned_params``/``set_learned_params``, ``fit`` (Adam), ``filter``, ``smooth``,
 ``forecast`` and ``online_filter`` (:class:`gpssm_np.online.OnlineFilter`, the particle filter one measurement at a

@@ -62,9 +62,8 @@ reproduces :func:`particle_filter` bit for bit from the same initial particles a
 A fused step (:func:`step_function` picks it): a transition with a method ``propagate(x, log_w, u_t, C, r, y_t)``
 (``transition.FilterTransition``, a diagonal R = diag(r)) gives every particle's moments, predicted output and Kalman
 update in one call (``ops.adapted_step``); the fully adapted proposal then draws with ``ops.adapted_step.draw``: the
-random numbers of the step above in the same order, its numbers up to rounding. The models' ``filter``, ``smooth``
-and ``online_filter`` (``estimator.py``) run it (``Transition.filter_function``), their forecasts from past data
-the unfused ``Transition.moments_function``.
+random numbers of the step above in the same order, its numbers up to rounding. The models' ``filter``, ``smooth``,
+``online_filter`` and the filter of a forecast's past data (``estimator.py``, ``filter_transition``) run it.
 """
 import logging
 import numbers

@@ -17,12 +17,12 @@ initial state of that span is chosen:
   (PR-SSM / EnVI style); RMSE also in original units.
 * ``"envi"``: EnVI's Table II protocol as its code runs it (Lin et al., IEEE TSP 2024; ../shared/research/
   envi_reference.md s5): the filtered mean at the last training step is propagated deterministically through the
-  transition's mean, x_t = E[x_t | x_{t-1}] (no noise, one trajectory), over the whole test half with the true
-  inputs; the RMSE in original units is sqrt(mean_t sum_j (y_tj - yhat_tj)^2 std_j^2) (summed over outputs, as
-  EnVI's code does). Unlike EnVI's code, no test point is scored twice (its loader repeats the last 38 Actuator
-  and 2 Gas Furnace points). Test arrays without a history start from the filtered mean at the end of the model's
-  own training data, as its forecasts do. A model without a transition mean (ARX, LGSSM) is scored by the mean of
-  its free run from the same origin. It has no predictive spread, so its NLPD and coverage are None.
+  transition's mean, x_t = E[x_t | x_{t-1}] (no noise, one trajectory), over the whole test half with the true inputs;
+  the RMSE in original units is sqrt(mean_t (y_t - yhat_t)^2 std^2) for one output, as EnVI's code computes it (for
+  several outputs, the RMSE of each output only). Unlike EnVI's code, no test point is scored twice (its loader repeats
+  the last 38 Actuator and 2 Gas Furnace points). Test arrays without a history start from the filtered mean at the end
+  of the model's own training data, as its forecasts do. A model without a transition mean (ARX, LGSSM) is scored by the
+  mean of its free run from the same origin. It has no predictive spread, so its NLPD and coverage are None.
 
 * ``"simulate"``: system identification's simulation protocol (docs/guide.md, "Evaluation protocols"; e.g.
   Schoukens and Noel's benchmark reports): only the first ``n_init`` outputs of the test record are read (default
@@ -36,8 +36,8 @@ without a history), its forecast starts where the model's forecasts without past
 at the end of its own training data (``forecast``'s origin "end of the training data"; the ARX: its last outputs),
 or, for a model without it, its q(x0) or prior.
 
-Besides RMSE each protocol reports the mean negative log predictive density of the outputs (a Gaussian with the
-particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
+Besides RMSE each protocol but ``"envi"`` reports the mean negative log predictive density of the outputs (a
+Gaussian with the particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
 
 Units (:func:`evaluation_data`). The model is given data in the units it was fitted in (``gpssm_np.units``)
 and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_test`` arrays), or for test arrays

@@ -1,5 +1,5 @@
 """Arguments that were taken without a check, or refused with a message naming another argument: each is now a
-ValueError naming the argument and what it expects (docs/guide.md, "Errors")."""
+ValueError naming the argument and what it expects (docs/guide.md, "Errors, checkpoints and reliability")."""
 import re
 
 import numpy as np
