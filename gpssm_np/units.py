@@ -24,6 +24,9 @@ from . import _validation as check
 
 #: Means within SNAP standard deviations of 0 and standard deviations within SNAP of 1 are taken as exactly 0 and 1.
 SNAP = 1e-10
+#: A column whose population std is at most CONSTANT_RTOL times its largest magnitude is constant: a constant
+#: column's computed std is rounding (0.1 repeated has std 1.4e-17, not 0), never a spread of the data.
+CONSTANT_RTOL = 1e-12
 #: The arrays of a :class:`Scaling` (its fields); a model file keeps them as ``scaling_<name>``.
 SCALING_FIELDS = ("y_mean", "y_std", "u_mean", "u_std")
 #: The values of ``forecast``'s ``units``.
@@ -109,10 +112,16 @@ class Scaling:
         return scaling
 
 
+def constant_columns(a):
+    """Whether each column of ``a`` (T, d) is constant: its population std at most :data:`CONSTANT_RTOL` times its
+    largest magnitude (an all-zero column included)."""
+    return a.std(axis=0) <= CONSTANT_RTOL * np.abs(a).max(axis=0, initial=0.0)
+
+
 def _statistics(a):
     """(mean, std) of the columns of ``a`` (T, d) as :meth:`Scaling.of` takes them."""
     mean, std = a.mean(axis=0), a.std(axis=0)
-    std = np.where(std > 0.0, std, 1.0)  # a constant column: shifted, not scaled
+    std = np.where(constant_columns(a), 1.0, std)  # a constant column: shifted, not scaled
     mean = np.where(np.abs(mean) <= SNAP * std, 0.0, mean)
     std = np.where(np.abs(std - 1.0) <= SNAP, 1.0, std)
     return mean, std

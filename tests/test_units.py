@@ -192,3 +192,25 @@ def test_scaling_statistics_and_arguments():
     with pytest.raises(ValueError, match="units"):
         gp.LGSSM(dim_x=2).fit(*linear_plant(100)).forecast(np.zeros((5, 1)), units="raw")
     assert gp.ARX(standardize=False).get_config()["standardize"] is False
+
+
+def test_a_constant_column_is_found_through_rounding():
+    """0.1 repeated has a computed std of about 1e-17, not 0: it was taken for a spread, the column divided by it,
+    and a test input 1e-3 off the constant forecast at 1e10. A constant column keeps std 1 however its mean rounds,
+    and ``from_arrays`` refuses it as it refuses an exact one."""
+    y, u, _ = gp.datasets.cascaded_tanks(400, seed=0)
+    for c in (0.1, 0.3, -2.7, 7e12):
+        column = np.full((400, 1), c)
+        s = Scaling.of([y], [np.hstack([u, column])])
+        assert s.u_std[1] == 1.0 and np.isclose(s.u_mean[1], c, rtol=1e-12, atol=0.0)
+        with pytest.raises(ValueError, match="u: column 1 is constant in the training part"):
+            gp.datasets.from_arrays(y, np.hstack([u, column]))
+    U = np.hstack([u, np.full((400, 1), 0.1)])
+    m = gp.ARX(dim_y=1, dim_u=2).fit(y[:200], U[:200])
+    u_future = U[200:210].copy()
+    u_future[:, 1] += 1e-3
+    ref = gp.ARX(dim_y=1, dim_u=1).fit(y[:200], u[:200])
+    np.testing.assert_allclose(m.predict(u_future, y_past=y[150:200], u_past=U[150:200]),
+                               ref.predict(u[200:210], y_past=y[150:200], u_past=u[150:200]), rtol=1e-8)
+    tiny = np.array([[1.0], [1.0 + 1e-9], [1.0 - 1e-9]])  # a small spread is a spread
+    assert Scaling.of([tiny], [np.zeros((3, 0))]).y_std[0] < 1e-8

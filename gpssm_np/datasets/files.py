@@ -23,6 +23,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..units import constant_columns
+
 logger = logging.getLogger(__name__)
 
 #: Environment variable naming the data folder.
@@ -283,8 +285,9 @@ def _standardise(train, test, argname, names=None):
     naming the column (its name from ``names``, else its index) when the training part is constant in it."""
     mean = train.mean(axis=0)
     std = train.std(axis=0)  # population std, ddof=0
-    if np.any(std == 0.0):
-        column = int(np.flatnonzero(std == 0.0)[0])
+    constant = constant_columns(train)
+    if np.any(constant):
+        column = int(np.flatnonzero(constant)[0])
         label = repr(names[column]) if names is not None else str(column)
         hint = "; leave it out of the inputs (it tells the models nothing there)" if argname == "u" else ""
         raise ValueError(f"{argname}: column {label} is constant in the training part, so it cannot be "
