@@ -117,19 +117,42 @@ def positive_count(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
 
 
-def _load_data(args):
-    """The data set of ``--dataset NAME``, or of ``--csv FILE --outputs ... --inputs ...``."""
+#: ``--train-fraction`` of a ``--csv`` file when not given.
+TRAIN_FRACTION = 0.5
+
+
+def _load_data(args, model=None):
+    """The data set of ``--dataset NAME``, or of ``--csv FILE --outputs ... --inputs ...`` (split as
+    :func:`_train_fraction` says for ``model``, the saved model that will read it); an option of the other source is
+    a ValueError naming it (it would be ignored)."""
     from . import datasets
 
     if args.csv is None:
-        if args.outputs or args.inputs:
-            raise ValueError("--outputs, --inputs: these name the columns of a --csv file; --dataset "
-                             f"{args.dataset} has its own")
+        stray = [option for option, value in (("--outputs", args.outputs), ("--inputs", args.inputs),
+                                              ("--train-fraction", args.train_fraction),
+                                              ("--delimiter", args.delimiter)) if value is not None]
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: options of a --csv file; --dataset {args.dataset} has its own "
+                             "columns and split")
         return datasets.load(args.dataset, args.data_dir)
+    if args.data_dir is not None:
+        raise ValueError(f"--data-dir: the folder of the benchmarks (--dataset); --csv {args.csv} is read as given")
     if not args.outputs:
         raise ValueError(f"--outputs: name the output columns of {args.csv} (--outputs NAME ... --inputs NAME ...)")
+    if not os.path.isfile(args.csv):
+        raise ValueError(f"--csv: {args.csv!r} is {'a folder' if os.path.isdir(args.csv) else 'no file'}; expected "
+                         "a CSV file")
     return datasets.from_csv(args.csv, outputs=args.outputs, inputs=args.inputs or (),
-                             train_fraction=args.train_fraction)
+                             train_fraction=_train_fraction(args, model), delimiter=args.delimiter or ",")
+
+
+def _train_fraction(args, model=None):
+    """``--train-fraction``; when not given, the fraction ``model`` was fitted at (``fit --csv`` records it), else
+    :data:`TRAIN_FRACTION`."""
+    if args.train_fraction is not None:
+        return args.train_fraction
+    fitted_at = getattr(model, "train_fraction_", None)
+    return TRAIN_FRACTION if fitted_at is None else fitted_at
 
 
 def _model_data(model, ds, args):
@@ -140,19 +163,24 @@ def _model_data(model, ds, args):
     from .protocols import evaluation_data
 
     fitted_at = getattr(model, "train_fraction_", None)
-    if args.csv is not None and fitted_at is not None and not np.isclose(fitted_at, args.train_fraction):
+    if args.csv is not None and fitted_at is not None and not np.isclose(fitted_at, _train_fraction(args, model)):
         warnings.warn(f"--train-fraction: the model was fitted on the first {fitted_at:g} of the rows, the data are "
-                      f"split at {args.train_fraction:g}; the scored test part then differs from the fit's "
+                      f"split at {_train_fraction(args, model):g}; the scored test part then differs from the fit's "
                       f"(give --train-fraction {fitted_at:g} to score the fit's test part)", UserWarning, stacklevel=2)
     data = evaluation_data(model, ds)  # checks dimensions and names, warns for another data set's name
     return align_dataset(model, ds), data
 
 
-def _writable_file(out):
-    """The file path ``out`` of ``fit --out``, its folder made as the other commands make theirs, checked before the
-    fit runs: a ValueError when it is a folder or its folder cannot be made or written to (the fit would be lost)."""
+def _writable_file(out, reads=()):
+    """The file path ``out`` of ``fit --out`` or ``evaluate --out``, its folder made as the other commands make
+    theirs, checked before the work: a ValueError when it is a folder, its folder cannot be made or written to (the
+    work would be lost), or it is one of the files the command ``reads`` (None entries skipped: the data or the
+    model would be overwritten)."""
     from .archive import check_path, check_writable
 
+    for path in reads:
+        if path is not None and os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
+            raise ValueError(f"--out: {out!r} is {path!r}, which this command reads; write the result elsewhere")
     folder = os.path.dirname(os.path.abspath(check_path(out, "--out")))
     try:
         os.makedirs(folder, exist_ok=True)
@@ -204,11 +232,12 @@ def cmd_fit(args):
             model.training_plan(None, args.max_steps, epochs), Plan):
         raise ValueError("--seq-len: the default fit grows its training windows itself (20, 40, then 80 steps); "
                          "--seq-len sets the epoch loop's (--settings authors, or --epochs)")
-    out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz")  # before a fit of minutes
+    # checked before a fit of minutes
+    out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz", reads=(args.csv,))
     model.fit(ds.y_raw[:n], ds.u_raw[:n], plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs,
               progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names, **steps)
     if args.csv is not None:
-        model.train_fraction_ = args.train_fraction
+        model.train_fraction_ = _train_fraction(args)
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
     if model.history_:
@@ -241,9 +270,9 @@ def cmd_evaluate(args):
     from .io import load
     from .protocols import evaluate
 
-    out = _writable_file(args.out) if args.out else None  # before the evaluations
+    out = _writable_file(args.out, reads=(args.model_file, args.csv)) if args.out else None  # before the evaluations
     model = load(args.model_file)
-    ds, data = _model_data(model, _load_data(args), args)
+    ds, data = _model_data(model, _load_data(args, model), args)
     results = {p: evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
     names = _output_names(ds)
     for p, r in results.items():
@@ -264,7 +293,7 @@ def cmd_forecast(args):
 
     out = _writable_folder(args.out or "forecast")  # before the forecast
     model = load(args.model_file)
-    ds, data = _model_data(model, _load_data(args), args)
+    ds, data = _model_data(model, _load_data(args, model), args)
     in_file_units = fitted_on_raw_series(model, ds)
     y_all = np.concatenate([data.y_train, data.y_test])
     u_all = np.concatenate([data.u_train, data.u_test])
@@ -407,10 +436,12 @@ def make_parser():
                                                           "names (gpssm_np.datasets.from_csv), with --outputs")
         p.add_argument("--outputs", nargs="+", metavar="NAME", help="with --csv: the output columns")
         p.add_argument("--inputs", nargs="*", metavar="NAME", help="with --csv: the input columns (none: no inputs)")
-        p.add_argument("--train-fraction", type=fraction, default=0.5,
-                       help="with --csv: the share of rows, from the top, that is the training part (default 0.5)")
+        p.add_argument("--train-fraction", type=fraction, default=None,
+                       help=f"with --csv: the share of rows, from the top, that is the training part (default "
+                            f"{TRAIN_FRACTION})")
+        p.add_argument("--delimiter", default=None, help="with --csv: the field separator (default ',')")
         p.add_argument("--data-dir", default=None,
-                       help="data folder (default: $GPSSM_NP_DATA, else ~/.cache/gpssm_np/data)")
+                       help="with --dataset: the data folder (default: $GPSSM_NP_DATA, else ~/.cache/gpssm_np/data)")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--num-samples", type=int, default=50,
                        help="particles per training window (fit), sampled forecast trajectories (evaluate, "

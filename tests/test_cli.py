@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -152,7 +153,7 @@ def test_csv_arguments_are_checked(tmp_path, tanks_csv, capsys):
     assert main(["fit", "--csv", tanks_csv, "--inputs", "inflow", "--model", "arx"]) == 2
     assert "--outputs: name the output columns" in capsys.readouterr().err
     assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--outputs", "y", "--model", "arx"]) == 2
-    assert "--outputs, --inputs: these name the columns of a --csv file" in capsys.readouterr().err
+    assert "--outputs: options of a --csv file" in capsys.readouterr().err
     assert main(["fit", "--csv", tanks_csv, "--outputs", "height", "--model", "arx"]) == 2
     assert "no column 'height'" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # one source only
@@ -332,3 +333,54 @@ def test_fit_says_which_options_a_closed_form_model_ignores(tmp_path, tanks_csv,
     assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "arx", "--epochs",
                  "3", "--lr", "0.5", "--out", str(tmp_path / "m.npz")]) == 0
     assert "note: --epochs, --lr: the arx model is fitted in closed form" in capsys.readouterr().err
+
+
+def test_an_option_of_the_other_data_source_is_refused_not_ignored(tmp_path, tanks_csv, capsys):
+    """--train-fraction and --delimiter with --dataset, and --data-dir with --csv, did nothing without a word (a
+    user asking for an 80/20 split got 50/50); a --csv that is no file names the option."""
+    for extra in (["--train-fraction", "0.8"], ["--delimiter", ";"]):
+        assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, *extra, "--model", "arx",
+                     "--out", str(tmp_path / "g.npz")]) == 2
+        assert f"{extra[0]}: options of a --csv file" in capsys.readouterr().err
+    assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--data-dir", DATA_DIR, "--model", "arx",
+                 "--out", str(tmp_path / "t.npz")]) == 2
+    assert "--data-dir: the folder of the benchmarks" in capsys.readouterr().err
+    for path, what in ((tmp_path / "nothing.csv", "no file"), (tmp_path, "a folder")):
+        assert main(["fit", "--csv", str(path), "--outputs", "level", "--model", "arx"]) == 2
+        assert f"--csv: {str(path)!r} is {what}" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.npz"))
+
+
+def test_a_csv_split_and_delimiter_carry_through_fit_and_evaluate(tmp_path, tanks_csv, capsys):
+    """A model fitted at --train-fraction 0.8 is scored on its own test part when evaluate is not told the fraction
+    (it was split at 0.5 with a warning); --delimiter reads a file with another separator."""
+    semi = tmp_path / "semi.csv"
+    semi.write_text(open(tanks_csv).read().replace(",", ";"))
+    csv = ["--csv", str(semi), "--outputs", "level", "--inputs", "inflow", "--delimiter", ";"]
+    model = str(tmp_path / "arx.npz")
+    assert main(["fit", *csv, "--train-fraction", "0.8", "--model", "arx", "--out", model]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning of another split
+        assert main(["evaluate", model, *csv, "--protocol", "causal", "--out", str(tmp_path / "a.json")]) == 0
+        assert main(["evaluate", model, *csv, "--train-fraction", "0.8", "--protocol", "causal",
+                     "--out", str(tmp_path / "b.json")]) == 0
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "ab")
+    assert a["results"] == b["results"]
+    with pytest.warns(UserWarning, match="fitted on the first 0.8 of the rows, the data are split at 0.5"):
+        assert main(["evaluate", model, *csv, "--train-fraction", "0.5", "--protocol", "causal"]) == 0
+
+
+def test_out_is_never_a_file_the_command_reads(tmp_path, tanks_csv, capsys):
+    """fit --out onto the --csv file and evaluate --out onto the model file replaced the user's data or model."""
+    data = tmp_path / "data.csv"
+    data.write_text(open(tanks_csv).read())
+    csv = ["--csv", str(data), "--outputs", "level", "--inputs", "inflow"]
+    assert main(["fit", *csv, "--model", "arx", "--out", str(data)]) == 2
+    assert "--out: " in capsys.readouterr().err and data.read_text() == open(tanks_csv).read()
+    model = tmp_path / "m.npz"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    saved = model.read_bytes()
+    for target in (model, data):
+        assert main(["evaluate", str(model), *csv, "--protocol", "causal", "--out", str(target)]) == 2
+        assert "which this command reads" in capsys.readouterr().err
+    assert model.read_bytes() == saved and data.read_text() == open(tanks_csv).read()

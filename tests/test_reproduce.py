@@ -146,6 +146,12 @@ def test_a_sweep_refuses_unknown_settings_and_no_seeds(tmp_path):
     for seeds in (0, -2, []):
         with pytest.raises(ValueError, match="seeds: expected a positive count"):
             table1.sweep(datasets=["gas_furnace"], models=["arx"], seeds=seeds, out=str(tmp_path))
+    # a name given twice ran twice and counted twice in the tables' n and std
+    for argname, kwargs in (("datasets", {"datasets": ["gas_furnace", "gas_furnace"]}),
+                            ("models", {"models": ["arx", "lgssm", "arx"]}), ("seeds", {"seeds": [0, 1, 0]})):
+        with pytest.raises(ValueError, match=rf"{argname}: \[.*\] named more than once"):
+            table1.sweep(**dict({"datasets": ["gas_furnace"], "models": ["arx"], "seeds": 1}, **kwargs),
+                         out=str(tmp_path))
     assert not any(tmp_path.iterdir())
 
 

@@ -221,6 +221,10 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise ValueError(f"seeds: expected a positive count or a non-empty list of seeds, got {seeds!r}")
+    for argname, values in (("datasets", datasets), ("models", models), ("seeds", seed_list)):
+        repeated = sorted({v for v in values if list(values).count(v) > 1}, key=str)
+        if repeated:  # a repeated run would count twice in the tables' n and spread
+            raise ValueError(f"{argname}: {repeated} named more than once; name each once")
     os.makedirs(out, exist_ok=True)
     json_path = os.path.join(out, f"{name}.json")
     config = run_config(settings, base)
