@@ -332,10 +332,11 @@ def test_own_data_errors_name_the_argument(tmp_path, rng):
     with pytest.raises(ValueError, match="inputs: the columns \\['level'\\] are also outputs"):
         datasets.from_csv(path, outputs="level", inputs=["flow", "level"])
     lines = path.read_text().splitlines()
-    lines[3] = "2,,0.5"  # data row 2: an empty cell
-    lines[5] = "4,abc,0.5"  # data row 4: not a number
+    lines[3] = "2,,0.5"  # line 4: an empty cell
+    lines[5] = "4,abc,0.5"  # line 6: not a number
+    lines.insert(2, "# a comment line")  # the lines named are the file's: 5 and 7
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ValueError, match=r"inputs: column 'flow' .* data rows \[2, 4\]"):
+    with pytest.raises(ValueError, match=r"inputs: column 'flow' .* cells on its lines \[5, 7\]; remove"):
         datasets.from_csv(path, outputs="level", inputs="flow")
     assert datasets.from_csv(path, outputs="level").u_train.shape == (30, 0)  # the damaged column is not read
     with pytest.raises(FileNotFoundError):
@@ -595,6 +596,6 @@ def test_from_csv_refuses_digit_separators(tmp_path):
     thousands separator of some exports, or a label) and is named like any other non-numeric cell."""
     path = tmp_path / "sep.csv"
     path.write_text("y,u\n" + "\n".join(f"{'1_000' if i == 7 else i},{0.5 * i}" for i in range(20)) + "\n")
-    with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells in the data "
-                                         r"rows \[7\]"):
+    with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells on its lines "
+                                         r"\[9\]"):
         datasets.from_csv(path, outputs="y", inputs="u")

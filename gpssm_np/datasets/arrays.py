@@ -36,10 +36,11 @@ def _columns(a, name):
     return a
 
 
-def _some(rows, count=5):
-    """The first ``count`` row indices as text, with an ellipsis and the total when there are more."""
+def _some(rows, count=5, noun="rows"):
+    """The first ``count`` row indices (or line numbers) as text, with an ellipsis and the total when there are
+    more."""
     text = ", ".join(str(int(r)) for r in rows[:count])
-    return f"[{text}]" if len(rows) <= count else f"[{text}, ...] ({len(rows)} rows)"
+    return f"[{text}]" if len(rows) <= count else f"[{text}, ...] ({len(rows)} {noun})"
 
 
 def _dataset(name, y, u, train_fraction, y_names=None, u_names=None):
@@ -104,11 +105,11 @@ def _names(columns, argname, header, path):
 
 
 def _data_rows(lines, width, path, first_line=2):
-    """The data rows of a CSV file's ``lines`` after its header (lists of fields, as ``csv.reader`` splits them,
-    quotes honoured): blank lines and lines starting with ``#`` left out, every row ``width`` fields (empty fields
-    after the last are dropped); ValueError naming the first row of another width (``first_line``: the number of
-    the line after the header)."""
-    rows = []
+    """(rows, line numbers): the data rows of a CSV file's ``lines`` after its header (lists of fields, as
+    ``csv.reader`` splits them, quotes honoured) and the file's line number of each (``first_line``: the number of
+    the line after the header): blank lines and lines starting with ``#`` left out, every row ``width`` fields
+    (empty fields after the last are dropped); ValueError naming the first line of another width."""
+    rows, numbers = [], []
     for line_number, fields in enumerate(lines, start=first_line):
         if not any(f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
             continue
@@ -118,7 +119,8 @@ def _data_rows(lines, width, path, first_line=2):
             raise ValueError(f"path: line {line_number} of {os.fspath(path)} has {len(fields)} fields, the header "
                              f"{width}; every row needs a field per column")
         rows.append(fields)
-    return rows
+        numbers.append(line_number)
+    return rows, numbers
 
 
 def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=","):
@@ -157,10 +159,10 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
         No file at ``path``.
     ValueError
         A file that is not UTF-8 text or not CSV, a ``delimiter`` that is not one character, no data rows after the
-        header, a row with another number of fields than the header (its line is named), a
-        column missing (the message lists the file's columns) or both an output and an input, an empty,
-        non-numeric, NaN or inf cell in a used column (its data rows are named, counted from 0 after the header),
-        and the conditions of :func:`from_arrays`.
+        header, a row with another number of fields than the header (its line is named), a column missing (the message
+        lists the file's columns) or both an output and an input, an empty, non-numeric, NaN or inf cell in a used
+        column (the file's lines are named, the first line 1; a quoted field over several lines counts one), and the
+        conditions of :func:`from_arrays`.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path: expected a str or os.PathLike file path, got {type(path).__name__}")
@@ -191,7 +193,7 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     if both:
         raise ValueError(f"inputs: the columns {both} are also outputs; a column is one or the other")
     columns = outputs + inputs
-    rows = _data_rows(data_lines, len(header), path, first + 2)
+    rows, line_numbers = _data_rows(data_lines, len(header), path, first + 2)
     if not rows:
         raise ValueError(f"path: {os.fspath(path)} has a header and no data rows; expected at least "
                          f"{2 * MIN_ROWS} rows ({MIN_ROWS} for the training part and {MIN_ROWS} for the test part)")
@@ -206,8 +208,8 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
         bad = np.flatnonzero(~np.isfinite(table[:, k]))
         if len(bad):
             raise ValueError(f"{'outputs' if column in outputs else 'inputs'}: column {column!r} of "
-                             f"{os.fspath(path)} has empty, non-numeric, NaN or inf cells in the data rows "
-                             f"{_some(bad)} (counted from 0 after the header); remove or fill them")
+                             f"{os.fspath(path)} has empty, non-numeric, NaN or inf cells on its lines "
+                             f"{_some(np.asarray(line_numbers)[bad], noun='lines')}; remove or fill them")
     d_y = len(outputs)
     return _dataset(Path(path).stem if name is None else name, table[:, :d_y], table[:, d_y:], train_fraction,
                     outputs, inputs)
