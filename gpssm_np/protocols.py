@@ -395,6 +395,7 @@ def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=
     if not isinstance(protocol, str) or protocol not in functions:  # a list is unhashable: one protocol a call
         raise ValueError(f"protocol: expected one of {PROTOCOLS} (one per call), got {protocol!r}")
     check.keywords(options, allowed=PROTOCOL_OPTIONS[protocol], owner=f"evaluate(protocol={protocol!r})")
+    seed = check.seed(seed)
     check.int_at_least(num_samples, "num_samples", 2, "forecast trajectories (the NLPD and the coverage read their "
                        "spread)")
     if not all(hasattr(model, name) for name in ("spec", "forecast", "scaling_")):  # the estimator surface

@@ -145,6 +145,14 @@ def test_evaluate_asks_for_at_least_two_forecast_trajectories(rng, value):
         gp.evaluate(model, (y[150:], u[150:]), num_samples=value)
 
 
+@pytest.mark.parametrize("value", ["a", -1, 1.5, None])
+def test_evaluate_names_a_bad_seed(rng, value):
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    model = gp.ARX(dim_y=1, dim_u=1, na=2, nb=2).fit(y[:150], u[:150])
+    with pytest.raises(ValueError, match="^seed: expected a non-negative integer"):
+        gp.evaluate(model, (y[150:], u[150:]), seed=value)
+
+
 @pytest.mark.parametrize("kind", ["arx", "lgssm", "odgpssm"])
 def test_a_refit_that_fails_leaves_the_former_fit_as_it_was(rng, kind):
     """A second fit that refuses its data (here: too short for the folds) cleared the former fit's units first and

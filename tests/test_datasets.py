@@ -539,8 +539,10 @@ def test_stirred_tank_reactor_starts_at_the_textbook_steady_state_and_its_gain_g
     assert y.shape == (300, 2) and states.shape == (301, 2)
     assert 295.0 <= u[:, 0].min() < u[:, 0].max() <= 301.0 and 0.9 <= u[:, 1].min() < u[:, 1].max() <= 1.0
     assert states[:, 1].max() < 340.0  # not ignited
-    with pytest.raises(ValueError, match="input_range"):
+    with pytest.raises(ValueError, match="^coolant_range: expected 0 <= low < high"):
         datasets.stirred_tank_reactor(10, coolant_range=(300.0, 290.0))
+    with pytest.raises(ValueError, match="^feed_range: expected two numbers"):
+        datasets.stirred_tank_reactor(10, feed_range=1.0)
 
 
 def test_two_mass_rests_where_the_force_is_balanced_and_the_second_mass_follows():
@@ -599,3 +601,15 @@ def test_from_csv_refuses_digit_separators(tmp_path):
     with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells on its lines "
                                          r"\[9\]"):
         datasets.from_csv(path, outputs="y", inputs="u")
+
+
+def test_simulators_name_a_bad_argument():
+    """Each was an error of numpy's or Python's naming another argument or none, or NaN outputs."""
+    with pytest.raises(ValueError, match="^amplitude: expected a positive finite number"):
+        datasets.two_mass(10, amplitude=-1.0)
+    with pytest.raises(ValueError, match="^u: .*NaN"):
+        datasets.quadruple_tanks(10, u=np.full((10, 2), np.nan))
+    with pytest.raises(ValueError, match="^system: expected a dict with F, G, H, Q and R"):
+        datasets.simulate_linear("x", 10)
+    with pytest.raises(ValueError, match="^input_range: expected two numbers"):
+        datasets.quadruple_tanks(10, input_range=("a", 2.0))

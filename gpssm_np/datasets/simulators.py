@@ -16,11 +16,16 @@ import numpy as np
 from .. import _validation as check
 
 
-def _input_range(input_range):
-    """(low, high) of a simulator's ``input_range``; ValueError unless 0 <= low < high."""
-    low, high = input_range
-    if not 0.0 <= low < high:
-        raise ValueError(f"input_range: expected 0 <= low < high, got {input_range!r}")
+def _input_range(input_range, name="input_range"):
+    """(low, high) of a simulator's ``input_range`` (or the range ``name``); ValueError naming it unless it is two
+    numbers with 0 <= low < high."""
+    try:
+        low, high = (float(v) for v in input_range)
+    except (TypeError, ValueError):  # not a pair of numbers
+        raise ValueError(f"{name}: expected two numbers (low, high) with 0 <= low < high, got "
+                         f"{input_range!r}") from None
+    if not 0.0 <= low < high < np.inf:
+        raise ValueError(f"{name}: expected 0 <= low < high, got {input_range!r}")
     return low, high
 
 
@@ -263,7 +268,10 @@ def simulate_linear(system, T, seed=0, u=None):
     i.i.d. standard normal held for 5 steps (a random multi-level signal) unless ``u`` (T, d_u) is given."""
     T = check.positive_int(T, "T")
     rng = np.random.default_rng(check.seed(seed))
-    F, G, H, Q, R = (system[k] for k in ("F", "G", "H", "Q", "R"))
+    if not isinstance(system, dict) or not {"F", "G", "H", "Q", "R"} <= set(system):
+        raise ValueError(f"system: expected a dict with F, G, H, Q and R (random_linear_system), got "
+                         f"{type(system).__name__}")
+    F, G, H, Q, R = (np.asarray(system[k], dtype=float) for k in ("F", "G", "H", "Q", "R"))
     if u is not None:
         u = check.finite_array(check.columns(u, G.shape[1], "u"), "u", (2,))
         if u.shape != (T, G.shape[1]):
@@ -334,8 +342,10 @@ def quadruple_tanks(T, seed=0, dt=5.0, process_std=0.05, obs_std=0.02, input_ran
     levels = multilevel(rng, T, 2, low, high, hold)  # drawn even when u is given: the noise stays the same
     if u is None:
         u = levels
-    elif np.shape(u) != (T, 2) or np.min(u) < 0:
-        raise ValueError(f"u: expected pump voltages >= 0 of shape ({T}, 2), got shape {np.shape(u)}")
+    else:
+        u = check.finite_array(u, "u", (2,))
+        if u.shape != (T, 2) or np.min(u) < 0:
+            raise ValueError(f"u: expected pump voltages >= 0 of shape ({T}, 2), got shape {u.shape}")
     # flows into tanks 1-4 per volt of (v1, v2): lower tanks directly, upper tanks crosswise
     inflow = np.array([[gamma[0] * k[0], 0.0], [0.0, gamma[1] * k[1]],
                        [0.0, (1 - gamma[1]) * k[1]], [(1 - gamma[0]) * k[0], 0.0]]) / A[:, None]
@@ -500,7 +510,8 @@ def stirred_tank_reactor(T, seed=0, dt=0.05, process_std=(0.001, 0.05), obs_std=
     it on the low-temperature branch: at T_c = 302 K and C_f = 1.05 the reactor ignites (it runs away to about
     400 K and oscillates), so wider ranges may leave the regime this benchmark means."""
     T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
-    (c_low, c_high), (f_low, f_high) = _input_range(coolant_range), _input_range(feed_range)
+    (c_low, c_high), (f_low, f_high) = _input_range(coolant_range, "coolant_range"), _input_range(feed_range,
+                                                                                                 "feed_range")
     u = multilevel(rng, T, 2, np.array([c_low, f_low]), np.array([c_high, f_high]), hold)
     sub = dt / 10
     states = np.zeros((T + 1, 2))
@@ -523,6 +534,7 @@ def two_mass(T, seed=0, dt=0.05, process_std=0.005, obs_std=0.01, amplitude=1.0,
     u (T, 1), states (T + 1, 4) = [p1, v1, p2, v2]). The coupling stiffens with the stretch between the masses, so
     the second output answers the first nonlinearly: a drive train or a flexible arm with a hardening joint."""
     T, rng = _plant(T, seed, dt=dt, hold=hold, process_std=process_std, obs_std=obs_std)
+    amplitude = check.positive_float(amplitude, "amplitude")
     u = multilevel(rng, T, 1, -amplitude, amplitude, hold)
     states = np.zeros((T + 1, 4))
     sub = dt / 10
