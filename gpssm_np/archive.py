@@ -119,7 +119,7 @@ def write_model(model, name, path, training=None):
     except (TypeError, ValueError) as err:
         raise ValueError(f"model: get_config() must return plain JSON types, got an error: {err}") from None
     arrays[_META] = np.array(text)
-    _atomic_write(path, arrays)
+    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
     return path
 
 
@@ -200,7 +200,7 @@ def write_state(path, kind, state, arrays):
             "checksum": checksum(arrays), "state": state}
     meta["meta_checksum"] = meta_checksum(meta)
     arrays[_META] = np.array(json.dumps(meta, sort_keys=True, allow_nan=False))
-    _atomic_write(path, arrays)
+    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
     return path
 
 
@@ -251,21 +251,22 @@ def checksum(arrays):
 
 
 # -- writing ---------------------------------------------------------------------------------------------------
-def check_path(path, name="path"):
+def check_path(path, name="path", example="model.npz"):
     """``path`` if it is a str or os.PathLike and not a folder, else a ValueError naming the argument ``name`` (a
-    folder's temporary file would go to its parent, and the rename onto the folder fail)."""
+    folder's temporary file would go to its parent, and the rename onto the folder fail) and suggesting the file
+    ``example`` in the folder."""
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"{name}: expected a str or os.PathLike file path, got {type(path).__name__}")
     if os.path.isdir(path):
         raise ValueError(f"{name}: {os.fspath(path)!r} is a folder; expected a file path in it, such as "
-                         f"{os.path.join(os.fspath(path), 'model.npz')!r}")
+                         f"{os.path.join(os.fspath(path), example)!r}")
     return path
 
 
-def check_writable(path, name="path"):
+def check_writable(path, name="path", example="model.npz"):
     """:func:`check_path` for a file to be written: its folder must exist and be writable (a ValueError naming
     ``name`` now, not an OSError at the first write after minutes of work)."""
-    folder = os.path.dirname(os.path.abspath(check_path(path, name)))
+    folder = os.path.dirname(os.path.abspath(check_path(path, name, example)))
     if not os.path.isdir(folder):
         raise ValueError(f"{name}: the folder {folder!r} of {os.fspath(path)!r} does not exist; make it first")
     if not os.access(folder, os.W_OK):
@@ -287,7 +288,9 @@ def _extra_arrays(model):
     return out
 
 
-def _atomic_write(path, arrays):
+def atomic_write(path, write):
+    """Write a file at ``path`` whole or not at all: ``write(f)`` fills a temporary binary file in the same folder,
+    which is synced and then renamed onto ``path`` (a file there before is kept until the rename replaces it)."""
     target = os.path.abspath(os.fspath(path))
     directory = os.path.dirname(target)
     try:
@@ -296,7 +299,7 @@ def _atomic_write(path, arrays):
         raise type(err)(err.errno, err.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())

@@ -32,18 +32,28 @@ from .protocols import PROTOCOLS
 
 
 def _write_json(path, obj):
+    """Write ``obj`` to ``path`` as strict JSON (a score that is not finite, such as a diverged free run's, is null:
+    JSON has no Infinity or NaN), through a temporary file moved into place, so that a file there before is either
+    kept or replaced whole."""
+    from .archive import atomic_write
+
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w") as fh:
-        json.dump(obj, fh, indent=2, default=_jsonable)
+    text = json.dumps(_strict(obj), indent=2, allow_nan=False)
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
     return path
 
 
-def _jsonable(value):
+def _strict(value):
+    """``value`` with numpy arrays and scalars as lists and numbers, and floats that are not finite as None."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_strict(v) for v in value]
     if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
 
 
 # -- demo -----------------------------------------------------------------------------------------------------
@@ -64,8 +74,11 @@ def cmd_demo(args):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out = args.out or default_demo_dir()
-    os.makedirs(out, exist_ok=True)
+    out = _writable_folder(args.out or default_demo_dir())
+    check.seed(args.seed, "--seed")
+    if args.epochs is not None:
+        check.positive_int(args.epochs, "--epochs")
+    os.makedirs(out, exist_ok=True)  # after the checks: a refused command leaves no folder
     print(f"car-tracking demo: writing into {os.path.abspath(out)} (--out DIR to change)", file=sys.stderr)
     epochs = args.epochs if args.epochs is not None else (40 if args.quick else 300)
     start = time.perf_counter()
@@ -171,22 +184,22 @@ def _model_data(model, ds, args):
     return align_dataset(model, ds), data
 
 
-def _writable_file(out, reads=()):
+def _writable_file(out, reads=(), example="model.npz"):
     """The file path ``out`` of ``fit --out`` or ``evaluate --out``, its folder made as the other commands make
     theirs, checked before the work: a ValueError when it is a folder, its folder cannot be made or written to (the
     work would be lost), or it is one of the files the command ``reads`` (None entries skipped: the data or the
-    model would be overwritten)."""
+    model would be overwritten); a folder's message suggests ``example`` in it."""
     from .archive import check_path, check_writable
 
     for path in reads:
         if path is not None and os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
             raise ValueError(f"--out: {out!r} is {path!r}, which this command reads; write the result elsewhere")
-    folder = os.path.dirname(os.path.abspath(check_path(out, "--out")))
+    folder = os.path.dirname(os.path.abspath(check_path(out, "--out", example)))
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as err:
         raise ValueError(f"--out: cannot make the folder {folder!r} for {out!r}: {err.strerror}") from None
-    return check_writable(out, "--out")
+    return check_writable(out, "--out", example)
 
 
 def _writable_folder(out, option="--out"):
@@ -220,6 +233,9 @@ def cmd_fit(args):
                   "options; ignored", file=sys.stderr)
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
     epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
+    if args.max_steps is not None and isinstance(model, GradientTrainedModel) and not hasattr(model, "training_plan"):
+        raise ValueError(f"--max-steps: the {args.model} model trains by epochs (--epochs); --max-steps bounds the GP "
+                         "models' default fit")
     if epochs is not None and args.max_steps is not None:
         raise ValueError("--max-steps, --epochs: give one: --epochs trains that many epochs (the epoch loop), "
                          "--max-steps bounds the gradient steps of the default fit's runs")
@@ -266,12 +282,22 @@ def _output_names(ds):
     return list(ds.y_names) if ds.y_names else [f"y[{j}]" for j in range(ds.y_test.shape[1])]
 
 
-def cmd_evaluate(args):
+def _load_model(path):
+    """The model in the file ``path`` (``io.load``); a ValueError naming ``model_file`` where there is no file."""
     from .io import load
+
+    if not os.path.isfile(path):
+        raise ValueError(f"model_file: {path!r} is {'a folder' if os.path.isdir(path) else 'no file'}; expected a "
+                         "model file written by gpssm-np fit")
+    return load(path)
+
+
+def cmd_evaluate(args):
     from .protocols import evaluate
 
-    out = _writable_file(args.out, reads=(args.model_file, args.csv)) if args.out else None  # before the evaluations
-    model = load(args.model_file)
+    # checked before the evaluations
+    out = _writable_file(args.out, (args.model_file, args.csv), "results.json") if args.out else None
+    model = _load_model(args.model_file)
     ds, data = _model_data(model, _load_data(args, model), args)
     results = {p: evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
     names = _output_names(ds)
@@ -287,12 +313,11 @@ def cmd_evaluate(args):
 
 
 def cmd_forecast(args):
-    from .io import load
     from .plotting import plot_forecast_figure
     from .protocols import fitted_on_raw_series
 
     out = _writable_folder(args.out or "forecast")  # before the forecast
-    model = load(args.model_file)
+    model = _load_model(args.model_file)
     ds, data = _model_data(model, _load_data(args, model), args)
     in_file_units = fitted_on_raw_series(model, ds)
     y_all = np.concatenate([data.y_train, data.y_test])

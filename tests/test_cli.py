@@ -384,3 +384,51 @@ def test_out_is_never_a_file_the_command_reads(tmp_path, tanks_csv, capsys):
         assert main(["evaluate", str(model), *csv, "--protocol", "causal", "--out", str(target)]) == 2
         assert "which this command reads" in capsys.readouterr().err
     assert model.read_bytes() == saved and data.read_text() == open(tanks_csv).read()
+
+
+def test_commands_name_the_option_behind_an_error(tmp_path, tanks_csv, capsys, monkeypatch):
+    """A missing model file, a demo --out that is a file, a bad demo --epochs (which made the folder first), the
+    DSSM's --max-steps and an evaluate --out folder each said something that named no option, or the wrong file."""
+    import gpssm_np.experiments.car_tracking as car_tracking
+
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    for path, what in ((tmp_path / "none.npz", "no file"), (tmp_path, "a folder")):
+        assert main(["evaluate", str(path), *csv]) == 2
+        assert f"model_file: {str(path)!r} is {what}" in capsys.readouterr().err
+    monkeypatch.setattr(car_tracking, "run", lambda **kw: pytest.fail("the demo ran before its options were checked"))
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("x")
+    assert main(["demo", "--quick", "--out", str(a_file)]) == 2
+    assert "--out: " in capsys.readouterr().err and a_file.read_text() == "x"
+    assert main(["demo", "--quick", "--epochs", "0", "--out", str(tmp_path / "d0")]) == 2
+    assert "--epochs: expected a positive integer" in capsys.readouterr().err and not (tmp_path / "d0").exists()
+    assert main(["fit", *csv, "--model", "dssm", "--max-steps", "5", "--out", str(tmp_path / "d.npz")]) == 2
+    assert "--max-steps: the dssm model trains by epochs (--epochs)" in capsys.readouterr().err
+    model = tmp_path / "arx.npz"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    (tmp_path / "res").mkdir()
+    assert main(["evaluate", str(model), *csv, "--out", str(tmp_path / "res")]) == 2
+    assert "results.json" in capsys.readouterr().err
+
+
+def test_evaluate_writes_strict_json(tmp_path, tanks_csv, monkeypatch):
+    """A score that is not finite was written as Infinity, which strict JSON readers refuse: it is null."""
+    import gpssm_np.protocols as protocols
+
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    model = tmp_path / "arx.npz"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    real = protocols.evaluate
+
+    def diverged(*args, **kwargs):
+        result = real(*args, **kwargs)
+        return dict(result, rmse=float("inf"), rmse_per_output=np.array([np.nan]))
+
+    monkeypatch.setattr(protocols, "evaluate", diverged)
+    out = tmp_path / "res.json"
+    assert main(["evaluate", str(model), *csv, "--protocol", "causal", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    result = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the file"))["results"]["causal"]
+    assert result["rmse"] is None and result["rmse_per_output"] == [None]
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was moved into place
