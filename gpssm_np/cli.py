@@ -299,9 +299,12 @@ def cmd_evaluate(args):
     out = _writable_file(args.out, (args.model_file, args.csv), "results.json") if args.out else None
     model = _load_model(args.model_file)
     ds, data = _model_data(model, _load_data(args, model), args)
-    results = {p: evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed) for p in args.protocol}
-    names = _output_names(ds)
-    for p, r in results.items():
+    names, results = _output_names(ds), {}
+    for p in args.protocol:  # each printed when done: a protocol the data cannot take loses none before it
+        try:
+            results[p] = r = evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed)
+        except ValueError as err:
+            raise ValueError(f"--protocol {p}: {err}") from None
         nlpd = "-" if r["nlpd"] is None else f"{r['nlpd']:.3f}"
         cover = "-" if r["coverage95"] is None else f"{r['coverage95']:.2f}"
         original = "  ".join(f"{n} {v:.4g}" for n, v in zip(names, r["rmse_original_units_per_output"]))

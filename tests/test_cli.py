@@ -432,3 +432,15 @@ def test_evaluate_writes_strict_json(tmp_path, tanks_csv, monkeypatch):
     result = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the file"))["results"]["causal"]
     assert result["rmse"] is None and result["rmse_per_output"] == [None]
     assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was moved into place
+
+
+def test_evaluate_prints_each_protocol_and_names_the_one_the_data_cannot_take(tmp_path, tanks_csv, capsys):
+    """A test part of 5 steps cannot be simulated after reading its first 5 outputs: the causal score was lost
+    with the simulate protocol's error, which named n_init, no option."""
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--train-fraction", "0.984"]
+    model = tmp_path / "arx.npz"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), *csv, "--protocol", "causal", "simulate"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out.startswith("causal ") and "--protocol simulate: n_init" in printed.err
