@@ -593,13 +593,15 @@ def test_from_csv_names_what_it_cannot_read(tmp_path):
             datasets.from_csv(blank, outputs="y", inputs="u", delimiter=delimiter)
 
 
-def test_from_csv_refuses_digit_separators(tmp_path):
-    """Python's float reads "1_000" as 1000; a CSV cell with an underscore is not a number of the file (a
-    thousands separator of some exports, or a label) and is named like any other non-numeric cell."""
+def test_from_csv_refuses_digit_separators_and_other_digits(tmp_path):
+    """Python's float reads "1_000" as 1000 and other scripts' digits as numbers; a CSV cell with an underscore (a
+    thousands separator of some exports, or a label) or a character beyond ASCII is not a number of the file and is
+    named like any other non-numeric cell."""
     path = tmp_path / "sep.csv"
-    path.write_text("y,u\n" + "\n".join(f"{'1_000' if i == 7 else i},{0.5 * i}" for i in range(20)) + "\n")
+    odd = {7: "1_000", 11: "\u0661"}  # a digit separator; the Arabic-Indic digit one
+    path.write_text("y,u\n" + "\n".join(f"{odd.get(i, i)},{0.5 * i}" for i in range(20)) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells on its lines "
-                                         r"\[9\]"):
+                                         r"\[9, 13\]"):
         datasets.from_csv(path, outputs="y", inputs="u")
 
 

@@ -201,8 +201,9 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
     for k, column in enumerate(columns):
         index = header.index(column)
         for i, row in enumerate(rows):
-            try:  # Python's float reads "1_000" as 1000; a data file's number has no digit separators
-                table[i, k] = np.nan if "_" in row[index] else float(row[index])
+            cell = row[index]
+            try:  # Python's float reads "1_000" and Arabic-Indic digits; a data file's number has neither
+                table[i, k] = float(cell) if cell.isascii() and "_" not in cell else np.nan
             except ValueError:  # empty or not a number: reported with NaN and inf below
                 table[i, k] = np.nan
         bad = np.flatnonzero(~np.isfinite(table[:, k]))
