@@ -598,7 +598,8 @@ def test_from_csv_refuses_digit_separators_and_other_digits(tmp_path):
     thousands separator of some exports, or a label) or a character beyond ASCII is not a number of the file and is
     named like any other non-numeric cell."""
     path = tmp_path / "sep.csv"
-    odd = {7: "1_000", 11: "\u0661"}  # a digit separator; the Arabic-Indic digit one
+    odd = {7: "1_000", 11: "\u0661", 3: "\u00a03.0\u00a0"}  # a digit separator, the Arabic-Indic digit one; a
+    # number between no-break spaces (some exports pad so) is read
     path.write_text("y,u\n" + "\n".join(f"{odd.get(i, i)},{0.5 * i}" for i in range(20)) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"^outputs: column 'y' of .* non-numeric, NaN or inf cells on its lines "
                                          r"\[9, 13\]"):

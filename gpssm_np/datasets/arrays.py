@@ -203,7 +203,7 @@ def from_csv(path, outputs, inputs=(), train_fraction=0.5, name=None, delimiter=
         for i, row in enumerate(rows):
             cell = row[index]
             try:  # Python's float reads "1_000" and Arabic-Indic digits; a data file's number has neither
-                table[i, k] = float(cell) if cell.isascii() and "_" not in cell else np.nan
+                table[i, k] = float(cell) if cell.strip().isascii() and "_" not in cell else np.nan
             except ValueError:  # empty or not a number: reported with NaN and inf below
                 table[i, k] = np.nan
         bad = np.flatnonzero(~np.isfinite(table[:, k]))
