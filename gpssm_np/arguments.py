@@ -80,7 +80,10 @@ class ConstructorArguments:
         arguments left open (orders, a state dimension, a floor), those choices in brackets (:meth:`_fitted_choices`).
         As in scikit-learn, the repr says how a model was asked for; what the fit made of it follows it."""
         as_built = type(self)(**self.get_params())
-        arguments = ", ".join(f"{name}={value!r}" for name, value in as_built._changed_config().items())
+        named = inspect.signature(type(self)).parameters
+        collected = {name: value for name, value in self.get_params().items() if name not in named}  # **values
+        arguments = ", ".join(f"{name}={value!r}" for name, value in
+                              dict(as_built._changed_config(), **collected).items())
         choices = self._fitted_choices()
         return f"{type(self).__name__}({arguments})" + (f" [{choices}]" if choices else "")
 
@@ -104,13 +107,21 @@ class ConstructorArguments:
         for name in sorted(optional, key=lambda name: parameters[name].default is None):
             if config[name] != reference.get(name):
                 shown[name] = config[name]
-                reference = type(self)(**shown).get_config()
+                reference = self._config_of(shown) or reference  # one needing a later argument: kept, built later
         for name in [name for name in shown if name not in required]:  # one that a later argument decides anyway
             fewer = {key: value for key, value in shown.items() if key != name}  # (init="random" resolves dim_x)
-            if _same_config(type(self)(**fewer).get_config(), config):
+            if _same_config(self._config_of(fewer), config):
                 shown = fewer
         return shown
 
+    def _config_of(self, arguments):
+        """``get_config()`` of the model built from ``arguments``, or None where the constructor refuses them (one
+        argument needs another that is not among them: ``recognition_options`` without ``recognition``)."""
+        try:
+            return type(self)(**arguments).get_config()
+        except ValueError:
+            return None
+
 
 def _same_config(a, b):
-    return a.keys() == b.keys() and not any(a[name] != b[name] for name in a)
+    return a is not None and a.keys() == b.keys() and not any(a[name] != b[name] for name in a)

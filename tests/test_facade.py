@@ -174,6 +174,22 @@ def test_repr_shows_the_arguments_that_differ_from_the_defaults():
     assert repr(lgssm) == f"LGSSM(dim_x='auto', dim_u=2) [d_x={lgssm.spec.dim_x} chosen from 1-10]"
 
 
+def test_repr_shows_initial_values_and_arguments_that_need_another():
+    """``repr`` raised for a recognition network's options (rebuilding without the network refused them) and left
+    out the initial values a GP model collects in ``**values``, so two different models printed alike."""
+    namespace = {name: getattr(gp, name) for name in MODEL_CLASSES}
+    models = [gp.ODGPSSM(dim_y=1, init="random", recognition="mlp", recognition_options={"num_steps": 8}),
+              gp.PRSSM(dim_y=1, recognition="lstm", recognition_options={"hidden": 8}),
+              gp.ODGPSSM(dim_y=1, lengthscale=3.0), gp.ODGPSSM(dim_y=1, init="random", process_noise=0.2)]
+    for model in models:
+        rebuilt = eval(repr(model), namespace)
+        assert rebuilt.get_config() == model.get_config()
+        for name, value in model.get_learned_params().items():  # the initial values given were rebuilt too
+            np.testing.assert_array_equal(rebuilt.get_learned_params()[name], value)
+    assert repr(models[2]) == "ODGPSSM(lengthscale=3.0)"
+    assert repr(models[3]) == "ODGPSSM(init='random', process_noise=0.2)"
+
+
 def test_summary_gives_the_constrained_parameters_by_name(fitted_models):
     models, _, _ = fitted_models
     odgpssm, prssm, dssm, arx, lgssm = models
