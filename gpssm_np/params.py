@@ -25,6 +25,7 @@ b               (d_x,)                   its offset
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
 ``rec_*`` parameters (``recognition.py``).
 """
+import numbers
 from dataclasses import dataclass
 
 import autograd.numpy as anp
@@ -81,15 +82,17 @@ class GPSSMSpec:
     jitter: float = JITTER  # added to the diagonal of K(Z, Z); raised adaptively by fit on a failed Cholesky
 
     def __post_init__(self):
-        for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):
-            check.positive_int(getattr(self, name), name)  # a bool is refused too, though Python counts it an int
-        check.non_negative_int(self.dim_u, "dim_u")
+        # each stored as the Python int it was checked to be: a NumPy integer (np.arange gives them) is no JSON type
+        for name in ("dim_x", "dim_y", "num_latent", "num_inducing"):  # a bool is refused, though Python counts it
+            object.__setattr__(self, name, check.positive_int(getattr(self, name), name))  # an int
+        object.__setattr__(self, "dim_u", check.non_negative_int(self.dim_u, "dim_u"))
         for name in ("whiten", "shared_inducing", "independent", "free_x0"):
             check.boolean(getattr(self, name), name)  # a truthy string would silently read as True
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
-        if not (isinstance(self.jitter, (float, int)) and 0 < self.jitter < 1):
+        if isinstance(self.jitter, bool) or not (isinstance(self.jitter, numbers.Real) and 0 < self.jitter < 1):
             raise ValueError(f"jitter: expected a number in (0, 1), got {self.jitter!r}")
+        object.__setattr__(self, "jitter", float(self.jitter))
         if self.independent and self.num_latent != self.dim_x:
             raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
         if self.x0_covariance not in X0_COVARIANCES:

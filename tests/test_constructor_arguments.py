@@ -105,3 +105,22 @@ def test_set_params_with_a_dict_of_arrays_is_the_deprecated_set_learned_params(m
         warnings.simplefilter("error")
         model.set_learned_params(arrays)  # the new name does not warn
 
+
+
+def test_numpy_numbers_are_taken_as_python_numbers(tmp_path):
+    """A NumPy integer (``for q in np.arange(1, 4)``) passed the checks but stayed in the configuration: the default
+    fit's fingerprint and ``save`` then failed on a type JSON does not know, after the fit; a NumPy float jitter
+    was refused."""
+    import json
+
+    i = np.int64
+    models = [gp.ODGPSSM(dim_y=i(1), dim_u=i(1), num_inducing=i(10), jitter=np.float32(1e-6)),
+              gp.PRSSM(dim_x=i(3), dim_y=i(1), recognition="lstm", recognition_options={"hidden": i(8)}),
+              gp.DSSM(dim_x=i(2), dim_y=i(1), hidden=i(8), rnn_hidden=i(4)), gp.ARX(na=i(2), nb=i(1)),
+              gp.LGSSM(dim_x=i(2))]
+    for model in models:
+        config = model.get_config()
+        assert json.loads(json.dumps(config)) == config, type(model).__name__
+    rng = np.random.default_rng(0)
+    dssm = models[2].fit(rng.normal(size=(60, 1)), rng.normal(size=(60, 1)), epochs=1, progress=False)
+    gp.save(dssm, tmp_path / "dssm.npz")

@@ -101,9 +101,9 @@ class DSSMSpec:
     rnn_hidden: int
 
     def __post_init__(self):
-        for name in ("dim_x", "dim_y", "hidden", "rnn_hidden"):
-            check.positive_int(getattr(self, name), name)
-        check.non_negative_int(self.dim_u, "dim_u")
+        for name in ("dim_x", "dim_y", "hidden", "rnn_hidden"):  # stored as Python ints (NumPy's are no JSON type)
+            object.__setattr__(self, name, check.positive_int(getattr(self, name), name))
+        object.__setattr__(self, "dim_u", check.non_negative_int(self.dim_u, "dim_u"))
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: expected at most dim_x = {self.dim_x} (C = [I, 0]), got {self.dim_y}")
 
