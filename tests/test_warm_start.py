@@ -9,7 +9,7 @@ from gpssm_np.datasets.windowing import window_starts
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.floor import choose_floor
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows
+from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows, whitened_basis
 
 
 def standardised_linear_data(seed=0, T=700, dim_x=3):
@@ -48,17 +48,30 @@ def test_a_constant_output_is_named_before_the_warm_start():
     choose_floor([y[:, :1]], [u])  # the varying output alone is fine
 
 
-@pytest.mark.parametrize("second", ["copy", "shifted_scaled"])
+@pytest.mark.parametrize("second", ["copy", "shifted_scaled", "nearly", "nearly_rescaled"])
 def test_linearly_dependent_outputs_are_named_as_such(second):
-    """Two outputs of which one is an affine function of the other (a copy; 2 y + 1) leave the LGSSM's emission H
-    without full row rank and the ARX's regressors collinear; the default fit names y and says the outputs are
-    dependent before either floor is fitted (not init, an argument a default user never sets), so the answer
-    does not depend on which floor the folds would prefer."""
+    """Two outputs of which one is an affine function of the other (a copy; 2 y + 1; 2 y + 1 plus a part 1e-7 of its
+    spread, in its units or a hundred times them) leave the LGSSM's emission H without full row rank and the ARX's
+    regressors collinear; the default fit names y and says the outputs are dependent before either floor is fitted
+    (not init, an argument a default user never sets), so the answer does not depend on which floor the folds would
+    prefer. The nearly dependent pair passed NumPy's rank tolerance and failed later with a LinAlgError or NaN
+    moments."""
     y, u = standardised_linear_data()
-    y = np.concatenate([y, y if second == "copy" else 2 * y + 1], axis=1)
-    with pytest.raises(ValueError, match=r"^y: the 2 outputs span only 1 dimension\(s\) over the training data: "
-                                         r"they are linearly dependent"):
+    noise = 1e-7 * np.random.default_rng(0).normal(size=y.shape)
+    second_output = {"copy": y, "shifted_scaled": 2 * y + 1, "nearly": 2 * y + 1 + noise,
+                     "nearly_rescaled": 100 * (2 * y + 1 + noise)}[second]
+    y = np.concatenate([y, second_output], axis=1)
+    with pytest.raises(ValueError, match=r"^y: the 2 outputs span only 1 dimension\(s\) over the training data, "
+                                         r"to 1e-06 of their spread: they are linearly dependent"):
         gp.ODGPSSM(dim_y=2, dim_u=1, seed=0).fit(y, u, max_steps=1, progress=False)
+
+
+def test_a_singular_lag_covariance_is_a_value_error():
+    """Lag states without spread (outputs or inputs nearly repeating others) made the ARX floor's basis a raw
+    LinAlgError."""
+    P = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(ValueError, match="^y, u: the ARX floor's lag states have a singular covariance"):
+        whitened_basis(P, 1)
 
 
 def test_kmeans_and_orthonormal_rows():

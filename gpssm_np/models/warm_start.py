@@ -127,23 +127,31 @@ def emission_basis(H, Q_l):
     return np.concatenate([H, rotation.T @ N])
 
 
+#: Outputs whose centred, unit-spread columns have a singular value below DEPENDENCE_RTOL times the largest are
+#: linearly dependent (:func:`check_outputs`).
+DEPENDENCE_RTOL = 1e-6
+
+
 def check_outputs(ys):
     """ValueError naming ``y`` when the training sequences ``ys`` leave the linear floors an output they cannot hold:
     an output column constant over them (the LGSSM's emission H would lack full row rank, and there is nothing to
     forecast), or columns linearly dependent once centred (one a copy, a shift or a combination of others: H would
-    lack full row rank, and the ARX's regressors would be collinear). Dependence is numerical rank below d_y at
-    NumPy's default tolerance, so only exact dependence (up to rounding) is refused, whichever floor the data
-    would choose."""
+    lack full row rank, and the ARX's regressors would be collinear). Dependence is judged on the outputs centred and
+    scaled to unit spread: a singular value below :data:`DEPENDENCE_RTOL` times the largest (a combination of the
+    others to one part in a million of its spread) is dependence; the ARX floor's lag states are then too close to
+    singular for its basis (:func:`whitened_basis`) and its filter, whichever floor the data would choose."""
     constant = [j for j in range(ys[0].shape[1]) if all(np.ptp(y[:, j]) == 0 for y in ys)]
     if constant:
         raise ValueError(f"y: output column(s) {constant} are constant over the training data; a linear warm start "
                          "cannot hold them (drop them, or use init='random')")
     stacked = np.concatenate(ys)
-    rank = np.linalg.matrix_rank(stacked - stacked.mean(axis=0))
+    centred = stacked - stacked.mean(axis=0)
+    singular = np.linalg.svd(centred / centred.std(axis=0), compute_uv=False)
+    rank = int(np.sum(singular > DEPENDENCE_RTOL * singular[0]))
     if rank < stacked.shape[1]:
-        raise ValueError(f"y: the {stacked.shape[1]} outputs span only {rank} dimension(s) over the training data: "
-                         "they are linearly dependent (one a copy or a combination of others); drop the redundant "
-                         "outputs, or use init='random'")
+        raise ValueError(f"y: the {stacked.shape[1]} outputs span only {rank} dimension(s) over the training data, to "
+                         f"{DEPENDENCE_RTOL:g} of their spread: they are linearly dependent (one a copy or a "
+                         "combination of others); drop the redundant outputs, or use init='random'")
 
 
 def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
@@ -219,7 +227,12 @@ def whitened_basis(P, d_y):
     d_x = len(P)
     if d_x == d_y:
         return np.eye(d_x)
-    L_inv = np.linalg.inv(np.linalg.cholesky(P))
+    try:
+        L_inv = np.linalg.inv(np.linalg.cholesky(P))
+    except np.linalg.LinAlgError:  # outputs and inputs that (nearly) repeat one another leave a lag state no spread
+        raise ValueError("y, u: the ARX floor's lag states have a singular covariance on the training data (outputs "
+                         "or inputs that are nearly combinations of others); drop the redundant columns, or use "
+                         "init='lgssm' or 'random'") from None
     left = np.linalg.svd(L_inv[:, :d_y])[0]
     return np.concatenate([np.eye(d_y, d_x), left[:, d_y:].T @ L_inv])
 
