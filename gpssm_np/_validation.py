@@ -5,6 +5,10 @@ import numbers
 
 import numpy as np
 
+#: The largest magnitude a data array may hold: the square of a value beyond it (a variance, a sum of squares)
+#: overflows float64 (1.8e308).
+LARGEST_VALUE = 1e150
+
 
 def positive_int(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -83,9 +87,12 @@ def keywords(values, constructor=None, allowed=(), owner=None):
 
 
 def rectangular(x, name):
-    """``x`` as an array; nested lists of unequal lengths (which NumPy refuses) are a ValueError naming ``name``."""
-    if isinstance(x, np.ndarray):
+    """``x`` as an array (a subclass such as ``np.matrix``, whose reductions keep two dimensions, as a plain one);
+    nested lists of unequal lengths (which NumPy refuses) are a ValueError naming ``name``."""
+    if type(x) is np.ndarray:
         return x
+    if isinstance(x, np.ndarray):
+        return np.asarray(x).view(np.ndarray)
     try:
         return np.asarray(x)
     except ValueError:
@@ -108,6 +115,10 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
         raise ValueError(f"{name}: contains inf (NaN marks a missing value here; inf is not one)")
     if not allow_nan and not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
+    largest = np.max(np.abs(arr), initial=0.0, where=~np.isnan(arr)) if allow_nan else np.abs(arr).max()
+    if largest > LARGEST_VALUE:
+        raise ValueError(f"{name}: values up to {largest:.3g} in magnitude; beyond {LARGEST_VALUE:g} their squares "
+                         "overflow float64 (variances, standardisation): rescale the data")
     return arr
 
 

@@ -198,3 +198,24 @@ def test_int_at_least_names_the_argument_and_the_bound():
     for bad in (2, 3.0, None, False):
         with pytest.raises(ValueError, match=r"n: expected at least 3 things \(why\), got"):
             check.int_at_least(bad, "n", 3, "things (why)")
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.asmatrix's own
+def test_data_whose_squares_overflow_are_refused_and_matrices_taken_as_arrays():
+    """Finite data near 1e160 standardised to an infinite std and forecast NaN without an error; an np.matrix
+    (whose reductions keep two dimensions) failed inside NumPy or chose no ARX orders."""
+    y, u, _ = gp.datasets.cascaded_tanks(400, seed=0)
+    for model in (gp.ARX(dim_y=1), gp.LGSSM(dim_y=1)):
+        with pytest.raises(ValueError, match=r"^y: values up to 3.\d+e\+160 in magnitude; beyond 1e\+150"):
+            model.fit(y[:300] * 1e160, u[:300])
+        with pytest.raises(ValueError, match=r"^u: values up to"):
+            model.fit(y[:300], u[:300] * -1e151)
+        plain = type(model)(dim_y=1).fit(y[:300], u[:300]).predict(u[300:310], y[250:300], u[250:300])
+        matrix = type(model)(dim_y=1).fit(np.asmatrix(y[:300]), np.asmatrix(u[:300])).predict(
+            np.asmatrix(u[300:310]), np.asmatrix(y[250:300]), np.asmatrix(u[250:300]))
+        assert type(matrix) is np.ndarray
+        np.testing.assert_array_equal(matrix, plain)
+    y_past = y[250:300] * 1e160
+    y_past[5] = np.nan  # NaN (a missing output) beside large values: the bound reads the others
+    with pytest.raises(ValueError, match="y_past: values up to"):
+        gp.ARX(dim_y=1).fit(y[:300], u[:300]).predict(u[300:310], y_past, u[250:300])
