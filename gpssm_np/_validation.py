@@ -50,6 +50,13 @@ def unused_particle_options(num_particles, seed_value):
     seed(seed_value)
 
 
+def unit_interval(value, name):
+    """``value`` as a float; ValueError naming ``name`` unless it is a real number in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
+    return float(value)
+
+
 def positive_float(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name}: expected a positive finite number, got {value!r}")

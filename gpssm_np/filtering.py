@@ -66,7 +66,6 @@ random numbers of the step above in the same order, its numbers up to rounding. 
 ``online_filter`` and the filter of a forecast's past data (``estimator.py``, ``filter_transition``) run it.
 """
 import logging
-import numbers
 from collections import namedtuple
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -362,9 +361,7 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
         raise ValueError(f"transition: expected a callable, got {type(transition).__name__}")
     if proposal not in PROPOSALS:
         raise ValueError(f"proposal: expected one of {PROPOSALS}, got {proposal!r}")
-    if (isinstance(ess_threshold, bool) or not isinstance(ess_threshold, numbers.Real)
-            or not 0.0 <= ess_threshold <= 1.0):
-        raise ValueError(f"ess_threshold: expected a number in [0, 1], got {ess_threshold!r}")
+    check.unit_interval(ess_threshold, "ess_threshold")
     C, R = _check_emission(C, R)
     d_y, d_x = C.shape
     y, u = _check_observations(y, u, d_y)
@@ -576,11 +573,9 @@ class OnlineParticleFilter:
                  proposal="adapted"):
         if proposal not in PROPOSALS:
             raise ValueError(f"proposal: expected one of {PROPOSALS}, got {proposal!r}")
-        if (isinstance(ess_threshold, bool) or not isinstance(ess_threshold, numbers.Real)
-                or not 0.0 <= ess_threshold <= 1.0):
-            raise ValueError(f"ess_threshold: expected a number in [0, 1], got {ess_threshold!r}")
         self.C, self.R = _check_emission(C, R)
-        self.transition, self.proposal, self.ess_threshold = transition, proposal, float(ess_threshold)
+        self.transition, self.proposal = transition, proposal
+        self.ess_threshold = check.unit_interval(ess_threshold, "ess_threshold")
         self._step_function = step_function(proposal, transition, self.R)
         self.particles = check.finite_array(particles, "particles", (2,))
         if self.particles.shape[1] != self.C.shape[1]:

@@ -93,6 +93,9 @@ def test_the_online_filter_reproduces_the_filter(floor_model):
     np.testing.assert_array_equal(means, result.output_means)
     np.testing.assert_array_equal(resumed.predicted_var, result.predicted_output_vars[-1])
     assert model.online_filter(proposal="adapted").state()["particles"].shape == (500, model.spec.dim_x)
+    for bad in (2, -0.1, "half"):  # not used by the exact filter, refused as the particle filter refuses it
+        with pytest.raises(ValueError, match="^ess_threshold: expected a number in \\[0, 1\\]"):
+            model.online_filter(ess_threshold=bad)
     # its forecast is the model's exact forecast from the filtered mean and covariance
     end = resumed.state()
     np.testing.assert_array_equal(resumed.predict(u[:20], seed=3).mean,

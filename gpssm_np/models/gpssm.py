@@ -600,6 +600,7 @@ class GPSSM(GradientTrainedModel):
         if params is None or proposal is not None or particle_state:
             return super().online_filter(num_particles, seed, state, x0, ess_threshold, proposal)
         check.unused_particle_options(num_particles, seed)
+        check.unit_interval(ess_threshold, "ess_threshold")  # not used here, refused alike
         return KalmanOnlineFilter.start(self, params, self._q_x0(full_cov=True), x0, state)
 
     def _q_x0(self, y=None, u=None, full_cov=False):
