@@ -219,3 +219,13 @@ def test_data_whose_squares_overflow_are_refused_and_matrices_taken_as_arrays():
     y_past[5] = np.nan  # NaN (a missing output) beside large values: the bound reads the others
     with pytest.raises(ValueError, match="y_past: values up to"):
         gp.ARX(dim_y=1).fit(y[:300], u[:300]).predict(u[300:310], y_past, u[250:300])
+
+
+def test_a_step_budget_replaces_a_plan_objects_and_contradicts_a_dicts():
+    """fit's docstring: max_steps on a plan dataclass replaces its own; beside a dict holding another it is refused."""
+    model = gp.ODGPSSM(dim_y=1, dim_u=1)
+    assert model.training_plan(gp.Plan(max_steps=5), 20).max_steps == 20
+    assert model.training_plan(gp.Plan(max_steps=5)).max_steps == 5
+    assert model.training_plan({"max_steps": 5}, 5).max_steps == 5
+    with pytest.raises(ValueError, match="max_steps: given as 20 and in plan as 5; give it once"):
+        model.training_plan({"max_steps": 5}, 20)

@@ -247,11 +247,13 @@ class GPSSM(GradientTrainedModel):
           (``settings="authors"``, or ``epochs`` given): :meth:`gpssm_np.estimator.GradientTrainedModel.fit`. With
           a linear warm start the windows are those of the validation-block loop without a validation block.
 
-        ``plan``: None (the regime's defaults), one of those dataclasses, or a dict of changes to the regime's
-        default plan (e.g. ``{"eval_every": 10}``; a name the regime's plan lacks is a ValueError naming its
-        fields). ``max_steps`` and ``epochs``: the same change written directly (``epochs`` selects the epoch loop).
-        ``seed``: the training's random numbers (None: the model's seed). ``progress``: None (the default) shows
-        progress lines on stderr once the fit has run for a few seconds, True from the start, False never.
+        ``plan``: None (the regime's defaults), one of those dataclasses, or a dict of changes to the regime's default
+        plan (e.g. ``{"eval_every": 10}``; a name the regime's plan lacks is a ValueError naming its fields).
+        ``max_steps`` and ``epochs``: the same change written directly (``epochs`` selects the epoch loop): on a
+        dataclass they replace its own value (``plan=gp.BlockPlan(eval_every=1), max_steps=50``: that plan for 50
+        steps); beside a dict that holds another value for them they are a ValueError (given twice). ``seed``: the
+        training's random numbers (None: the model's seed). ``progress``: None (the default) shows progress lines on
+        stderr once the fit has run for a few seconds, True from the start, False never.
 
         ``checkpoint=path`` (the default fit and the epoch loop) writes checkpoints atomically as the fit goes
         (``models/default_fit.py``, "Checkpoints"; the epoch loop's after epochs and every ``checkpoint_steps``
@@ -289,8 +291,9 @@ class GPSSM(GradientTrainedModel):
         return self
 
     def training_plan(self, plan=None, max_steps=None, epochs=None):
-        """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan; otherwise the regime's default
-        plan with the changes of ``plan`` (a dict), ``max_steps`` and ``epochs``. The regime without a plan: the
+        """The plan :meth:`fit` trains by (its docstring): ``plan`` if it is a plan, with ``max_steps`` and ``epochs``
+        (where given) in place of its own; otherwise the regime's default plan with the changes of ``plan`` (a dict),
+        ``max_steps`` and ``epochs``. The regime without a plan: the
         epoch loop when ``epochs`` is given (as an argument or in the dict) or under ``settings="authors"`` (without
         ``max_steps``), the default fit for the configurations it covers, the validation-block loop for the
         others."""
