@@ -287,7 +287,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
     @_keyword_checked
     def score(self, y, u=None, burn_in=100, window=100, num_samples=50, seed=0, num_particles=1000):
         """The causal forecast RMSE of the sequence ``y`` (T, d_y) with inputs ``u`` (T, d_u), in the units of ``y``
-        (lower is better, unlike scikit-learn's ``score``).
+        (lower is better, unlike scikit-learn's ``score``), pooled over the outputs: for outputs in different units
+        it is led by the largest, and ``gp.evaluate`` gives the RMSE of each output.
 
         Protocol (``protocols.evaluate_causal`` with the first ``burn_in`` steps as the history): the steps after
         the first ``burn_in`` are cut into windows of ``window`` steps (stride ``window`` plus a tail window ending
