@@ -198,9 +198,10 @@ def transition_regression_elbo(params, spec, x_prev, u, x_next):
 
 
 def finite_elbo(value, y=None, u=None):
-    """``value`` if finite; otherwise the data are far outside the model's scale (values of 1e150 and more
-    overflow the squared residuals or the kernel distances): say so, naming the argument that holds such values
-    (both when neither does), instead of returning a NaN or an infinity."""
+    """``value`` if finite; otherwise the data are far outside the model's scale (values beyond 1e150 are refused
+    before, ``_validation.finite_array``; from about 1e100 the squared residuals or the kernel distances can
+    overflow, by the lengthscales and noise): say so, naming the argument that holds such values (both when neither
+    does), instead of returning a NaN or an infinity."""
     if not np.isfinite(value):
         huge = [name for name, a in (("y", y), ("u", u))
                 if a is not None and np.size(a) and np.max(np.abs(np.asarray(a, dtype=np.float64))) > 1e100]
