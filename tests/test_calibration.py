@@ -92,3 +92,31 @@ def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate="yes"))
     with pytest.raises(ValueError, match="calibrate"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate=1))
+
+
+def test_a_fit_without_a_gp_part_is_calibrated_on_the_forecasts_of_the_model_it_returns():
+    """With no GP part kept the default fit returns each fold floor's zero-residual form, which forecasts exactly
+    (Kalman); its intervals were widened by the errors of the warm start's particle forecasts (step 0 of the
+    selection's runs), a factor of 7.5 on a plant whose LGSSM calibrates at 1.55. The factors must be those of the
+    exact forecasts of the floor refitted to each fold's past."""
+    from gpssm_np.models.default_fit import DefaultFit, Plan
+
+    system = random_linear_system(dim_x=3, dim_y=2, dim_u=1, seed=7)
+    system["H"] = np.array([[1.0, 0.3, -0.5], [0.9, 0.35, -0.4]])
+    system["Q"], system["R"] = 0.05**2 * np.eye(3), 0.02**2 * np.eye(2)
+    y, u, _ = simulate_linear(system, 300, seed=8)
+    y, u = (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)
+    model = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, init="lgssm", seed=0)
+    fit = DefaultFit(model, Plan(max_steps=10, eval_every=10, switch_t=np.inf), dim_x=3)  # the floor, always
+    selection = fit.run([y], [u])
+    assert not selection["gp_part"] and model.linear_gaussian() is not None
+    z = []
+    for k, fold in enumerate(fit.folds):
+        floor_form = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, init="lgssm", seed=0)
+        floor_form.start_from_floor(fit.fold_floors[k], fold.ys, fold.us, k, gp_share=0.0)
+        assert floor_form.linear_gaussian() is not None  # forecasts exactly
+        for window in [w for f in fit.folds[k:] for w in f.windows]:
+            fc = floor_form.forecast(window.u, y_past=window.y_past, u_past=window.u_past, num_samples=5, seed=0)
+            z.append(standardised_errors(window.y, fc.mean, fc.std))
+    np.testing.assert_allclose(model.interval_scale_, widening_factors(np.concatenate(z)), rtol=1e-12)
+    assert np.all(model.interval_scale_ < 2.0)

@@ -8,14 +8,16 @@ evidence than, the better of the two linear models a user would fit as a baselin
 
 Both score a candidate the same way, by the RMSE of its forecast mean over the same windows of the same
 rolling-origin folds (``datasets/folds.py``), so their best scores compare directly: the floor is the one with the
-lower score (ties to the ARX, the simpler model to fit). Either is a state-space model the GP model holds exactly
-(``warm_start.floor_warm_start``): the ARX in observer form with d_x = n d_y states, n = max(na, nb), in the basis
-whose lag states are white on the training data (``warm_start.whitened_basis``), the LGSSM after the change of basis
-that makes its emission [I, 0]. With the GP residual at zero mean the GP model's
-transition mean is then the floor's, so before any gradient step its forecasts are the floor's (up to the
-Monte-Carlo error of its particles; ``tests/test_floor.py`` checks the transition mean to 1e-10). With A = 0 (no GP
-part kept) the GP model is the floor as a linear Gaussian model and forecasts exactly, through the Kalman filter
-(``GPSSM.linear_gaussian``, ``tests/test_linear_forecast.py``).
+lower score (ties to the ARX, the simpler model to fit). Either is a state-space model whose transition mean the GP
+model holds exactly, and its noise as far as the GP model's form allows (variances at least 2e-6, diagonal process
+noise, an ARX's residual variance split a tenth to measurement noise: ``arx_state_space.OBS_SHARE``;
+``warm_start.floor_warm_start``): the ARX in observer form with d_x = n d_y states, n = max(na, nb), in the basis whose
+lag states are white on the training data (``warm_start.whitened_basis``), the LGSSM after the change of basis that
+makes its emission [I, 0]. With the GP residual at zero mean the GP model's transition mean is then the floor's, so
+before any gradient step its forecasts are the floor's (up to the Monte-Carlo error of its particles;
+``tests/test_floor.py`` checks the transition mean to 1e-10). With A = 0 (no GP part kept) the GP model is the floor in
+its form, a linear Gaussian model, and forecasts exactly, through the Kalman filter (``GPSSM.linear_gaussian``,
+``tests/test_linear_forecast.py``).
 
 A GP model with a fixed ``dim_x`` takes the floor at that state dimension (``choose_floor(..., dim_x=d)``): the
 LGSSM with d states and the ARX of d / d_y lags of outputs and inputs (na = nb = d / d_y, where d_y divides d), each
