@@ -81,8 +81,9 @@ def parser(description):
     p.add_argument("--small", action="store_true", help="a tiny configuration (smoke test)")
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads while measuring (default 1; 0 leaves BLAS's own setting)")
-    p.add_argument("--results-dir", default=RESULTS_DIR,
-                   help="folder of the result file <script>.json (default bench/results; '' writes none)")
+    p.add_argument("--results-dir", default=None,
+                   help="folder of the result file <script>.json (default bench/results, and none with --small, whose "
+                        "smoke-test numbers must not replace the published ones; '' writes none)")
     return p
 
 
@@ -96,8 +97,11 @@ def emit(args, report, table_lines):
         sys.stdout.write("\n")
     else:
         sys.stdout.write("\n".join(table_lines) + "\n")
-    if getattr(args, "results_dir", "") and "skipped" not in report:
-        save_result(args.results_dir, report)
+    folder = getattr(args, "results_dir", "")
+    if folder is None:
+        folder = "" if getattr(args, "small", False) else RESULTS_DIR
+    if folder and "skipped" not in report:
+        save_result(folder, report)
 
 
 def save_result(folder, report, script=None, argv=None):

@@ -98,9 +98,10 @@ def main(argv=None):
     step = seconds / steps
     breakdown = {part: totals[part] / steps for part in PARTS}
     breakdown["Python overhead"] = step - sum(breakdown.values())
+    peak = peak_rss_mb()  # read once: the printed and the saved number are the same
     report = {"settings": dict(settings, epochs=epochs, num_inducing=args.num_inducing, train_points=len(y)),
               "compile_or_cache_seconds": compile_seconds, "fit_seconds": seconds, "steps": steps,
-              "step_seconds": step, "step_breakdown_seconds": breakdown, "peak_rss_mb": peak_rss_mb(),
+              "step_seconds": step, "step_breakdown_seconds": breakdown, "peak_rss_mb": peak,
               "rss_before_fit_mb": rss_before, "final_loss": model.history_[-1], "versions": versions()}
     lines = [f"Training on actuator ({len(y)} points, M={args.num_inducing}, epochs={epochs}, seq_len="
              f"{settings['seq_len']}, batch={settings['batch_size']}, S={settings['num_samples']}, LSTM recognition)",
@@ -110,7 +111,7 @@ def main(argv=None):
              "per step:"]
     for part, value in breakdown.items():
         lines.append(f"  {part:<20} {1e3 * value:>8.2f} ms  {value / step:>6.1%}")
-    lines.append(f"peak memory (RSS): {peak_rss_mb():.0f} MiB (before the fit: {rss_before:.0f} MiB)")
+    lines.append(f"peak memory (RSS): {peak:.0f} MiB (before the fit: {rss_before:.0f} MiB)")
     emit(args, report, lines)
     return 0
 

@@ -26,6 +26,8 @@ import gpssm_np as gp  # noqa: E402
 from gpssm_np.ops.adapted_step import draw  # noqa: E402
 
 TARGET_MS = 0.5
+#: The number of particles the target is set at.
+TARGET_PARTICLES = 500
 
 
 def main(argv=None):
@@ -34,7 +36,7 @@ def main(argv=None):
     p.add_argument("--updates", type=int, default=None, help="timed updates (default 400; 20 with --small)")
     p.add_argument("--warmup", type=int, default=50, help="updates before timing (default 50)")
     args = p.parse_args(argv)
-    particles = args.particles or (50 if args.small else 500)
+    particles = args.particles or (50 if args.small else TARGET_PARTICLES)
     updates = args.updates or (20 if args.small else 400)
     compile_seconds = gp.warmup()
     T = args.warmup + updates
@@ -77,7 +79,9 @@ def main(argv=None):
               "propagate_seconds": parts["propagate"], "draw_seconds": parts["draw"],
               "normals_seconds": parts["normals"], "rest_seconds": mean - sum(parts.values()),
               "batch_filter_seconds_per_step": batch_seconds, "target_seconds": TARGET_MS / 1e3,
-              "target_met": bool(np.median(seconds) <= TARGET_MS / 1e3), "versions": versions()}
+              # the target is set at 500 particles: another number is timed but not judged
+              "target_met": bool(np.median(seconds) <= TARGET_MS / 1e3) if particles == TARGET_PARTICLES else None,
+              "versions": versions()}
     ms = {k: 1e3 * v for k, v in report["update_seconds"].items()}
     lines = [f"warm-up (compile or load kernels): {compile_seconds:.1f} s",
              f"online filter, {particles} particles, d_x = 4, M = 20: per update median {ms['median']:.3f} ms, mean "
@@ -85,7 +89,8 @@ def main(argv=None):
              f"  propagate {1e3 * parts['propagate']:.3f} ms, draw {1e3 * parts['draw']:.3f} ms, normals "
              f"{1e3 * parts['normals']:.3f} ms, the rest {1e3 * report['rest_seconds']:.3f} ms",
              f"batch filter over the same {T} steps: {1e3 * batch_seconds:.3f} ms per step",
-             f"target {TARGET_MS} ms: {'met' if report['target_met'] else 'not met'}"]
+             f"target {TARGET_MS} ms at {TARGET_PARTICLES} particles: "
+             + {True: "met", False: "not met", None: "not judged at this number of particles"}[report["target_met"]]]
     emit(args, report, lines)
     return 0
 

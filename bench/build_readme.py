@@ -3,8 +3,10 @@
 Each bench script writes its numbers with their provenance (``_harness.save_result``). This script replaces the
 block between the markers ``<!-- begin generated: bench/build_readme.py -->`` and ``<!-- end generated -->`` of
 bench/README.md with one subsection per result file: where the numbers come from (file, options, date, commit,
-machine, load average) and the numbers themselves. Usage: ``python bench/build_readme.py`` after running benches.
+machine, load average) and the numbers themselves. Usage: ``python bench/build_readme.py [--results-dir DIR]
+[--readme FILE]`` after running benches (default: bench/results into bench/README.md).
 """
+import argparse
 import glob
 import json
 import os
@@ -96,7 +98,8 @@ def _online_filter(report):
             f"{_ms(report['draw_seconds'])}, the draws' normals {_ms(report['normals_seconds'])} and the rest (checks, "
             f"units, Python) {_ms(report['rest_seconds'])}. The batch filter "
             f"over the same steps: {_ms(report['batch_filter_seconds_per_step'])} per step. Target "
-            f"{_ms(report['target_seconds'])}: {'met' if report['target_met'] else 'not met'}."]
+            f"{_ms(report['target_seconds'])}: "
+            f"{ {True: 'met', False: 'not met', None: 'not judged at this number of particles'}[report['target_met']]}."]
 
 
 RENDER = {"bench_elbo": _elbo, "bench_enkf": _enkf, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
@@ -108,6 +111,12 @@ def _config(report):
     if not cfg:
         return ""
     return " Configuration: " + ", ".join(f"{k}={v}" for k, v in cfg.items()) + "."
+
+
+def _shown(path):
+    """``path`` relative to the repository when it is inside it (bench/results/...), else as it is."""
+    relative = os.path.relpath(os.path.abspath(path), os.path.dirname(HERE))
+    return path if relative.startswith(os.pardir) else relative
 
 
 def render(folder=os.path.join(HERE, "results")):
@@ -122,7 +131,7 @@ def render(folder=os.path.join(HERE, "results")):
         load = versions.get("load_average")
         load_text = f", load average {', '.join(f'{x:.2f}' for x in load)}" if load else ""
         name = doc["script"]
-        lines += [f"### `{name}.py` (from `bench/results/{os.path.basename(path)}`)", "",
+        lines += [f"### `{name}.py` (from `{_shown(path)}`)", "",
                   f"`{shlex.join(['python', f'bench/{name}.py'] + doc['argv'])}` on {doc['date']}, "
                   f"code `{doc['code']}`, "
                   f"{machine.get('cpu') or machine.get('platform')} ({machine.get('cpu_count')} cores, kernel "
@@ -146,6 +155,18 @@ def build(readme=os.path.join(HERE, "README.md"), folder=os.path.join(HERE, "res
     return readme
 
 
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results-dir", default=os.path.join(HERE, "results"), help="folder of the result files "
+                   "(default bench/results)")
+    p.add_argument("--readme", default=os.path.join(HERE, "README.md"), help="the file whose generated block is "
+                   "replaced (default bench/README.md)")
+    args = p.parse_args(argv)
+    if not os.path.isdir(args.results_dir):
+        p.error(f"--results-dir: {args.results_dir!r} is not a folder")
+    print(f"wrote {build(args.readme, args.results_dir)}")
+    return 0
+
+
 if __name__ == "__main__":
-    print(f"wrote {build()}")
-    sys.exit(0)
+    sys.exit(main())
