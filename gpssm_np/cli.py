@@ -436,8 +436,10 @@ def _print_reuse(invocation):
 
 
 def cmd_info(args):
-    for key, value in versions().items():
-        print(f"{key:12s} {value}")
+    info = versions()
+    width = max(map(len, info))
+    for key, value in info.items():
+        print(f"{key:{width}s} {value}")
     return 0
 
 

@@ -17,6 +17,9 @@ def test_info(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "numba" in out and "gpssm_np" in out
+    lines = [line for line in out.splitlines() if line.strip()]
+    starts = {len(line) - len(line.split(None, 1)[1]) for line in lines if len(line.split(None, 1)) == 2}
+    assert len(starts) == 1  # every value in one column (kernel_threads, the longest name, was out of line)
 
 
 def test_demo_quick_writes_png_and_json(tmp_path, capsys):

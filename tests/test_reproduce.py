@@ -178,3 +178,16 @@ def test_the_car_tracking_sweep_keeps_each_finished_seed(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3)
     assert computed == [1]  # seed 0 reused
+
+
+def test_the_tables_show_each_outputs_original_units_and_flag_a_few_seeds_pairs():
+    """A data set of several outputs has no pooled RMSE in original units: its rows in the original-units tables were
+    left empty; a paired interval over fewer than 5 seeds (one: [x, x]) read as a bootstrap interval."""
+    rows = [{"dataset": "dryer2", "model": m, "protocol": "freerun", "seed": s, "rmse": 0.5 + 0.1 * s,
+             "rmse_original_units": None, "rmse_original_units_per_output": [1.0 + s, 20.0 + s, 300.0]}
+            for m in ("odgpssm", "arx") for s in (0, 1)]
+    text = table1.markdown({"runs": rows})
+    section = text.split("### Protocol `freerun` in original units")[1].split("###")[0]
+    assert "| arx | 1.5 / 20.5 / 300 (each output's mean, n=2) |" in section
+    paired = text.split("paired by seed")[1]
+    assert "(n=2)" in paired

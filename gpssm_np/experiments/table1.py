@@ -322,16 +322,25 @@ def paired_comparisons(runs, model="odgpssm", others=("prssm", "best linear")):
 
 def _original_units_table(rows, protocol, datasets):
     """Markdown lines: the RMSE in original units under ``protocol`` (mean +- population std over seeds), with
-    EnVI's published Table II beside the ``envi`` protocol."""
+    EnVI's published Table II beside the ``envi`` protocol. A data set of several outputs, whose units differ, has no
+    pooled RMSE in original units: its cell gives each output's (mean over seeds), in the data set's order."""
     lines = [f"### Protocol `{protocol}` in original units (mean +- population std over seeds)", "",
              "| model | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
     orig = {}
     for row in rows:
-        if row["protocol"] == protocol and row["rmse_original_units"] is not None:
-            orig.setdefault(row["model"], {}).setdefault(row["dataset"], []).append(row["rmse_original_units"])
+        value = row["rmse_original_units"]
+        if value is None and row.get("rmse_original_units_per_output"):
+            value = list(row["rmse_original_units_per_output"])
+        if row["protocol"] == protocol and value is not None:
+            orig.setdefault(row["model"], {}).setdefault(row["dataset"], []).append(value)
+
+    def cell(values):
+        if isinstance(values[0], list):
+            return " / ".join(f"{v:.4g}" for v in np.mean(values, axis=0)) + f" (each output's mean, n={len(values)})"
+        return f"{np.mean(values):.4f} +- {np.std(values):.4f}"
+
     for model, by_d in sorted(orig.items()):
-        lines.append(f"| {model} | " + " | ".join(
-            f"{np.mean(by_d[d]):.4f} +- {np.std(by_d[d]):.4f}" if d in by_d else "" for d in datasets) + " |")
+        lines.append(f"| {model} | " + " | ".join(cell(by_d[d]) if d in by_d else "" for d in datasets) + " |")
     if protocol == "envi" and set(datasets) <= set(DATASETS):
         for model, by_d in ENVI_TABLE2.items():
             lines.append(f"| {model} (EnVI paper, Table II) | " + " | ".join(
@@ -412,7 +421,8 @@ def markdown(document):
                         continue
                     r, other = by_d[d]
                     name = f" ({other})" if label == "best linear" else ""
-                    cells.append(f"{r['mean']:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}]{name}")
+                    few = f" (n={r['n']})" if r["n"] < 5 else ""  # the spread of so few seeds, no interval
+                    cells.append(f"{r['mean']:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}]{few}{name}")
                 lines.append(f"| {protocol} | {label} | " + " | ".join(cells) + " |")
         lines.append("")
     codes = {}
