@@ -49,6 +49,13 @@ def test_changed_epochs_or_settings_recompute_and_supersede(tmp_path, capsys, ti
     assert fourth["config"]["settings"]["mean_function"] == "identity"
     assert len(fourth["superseded_runs"]) == 10
 
+    # back to settings run before with this code: that run is reused, not recomputed (it was, from scratch)
+    code, out, fifth = cli(tmp_path, capsys, epochs=2)
+    assert code == 0 and "reused 1" in out and "computed 0" in out
+    assert [r["rmse"] for r in fifth["runs"]] == [r["rmse"] for r in first["runs"]]
+    assert len(fifth["superseded_runs"]) == 10 and all(r["config_key"] != fifth["config_key"]
+                                                       for r in fifth["superseded_runs"])
+
 
 def test_rows_keep_their_own_provenance_when_resumed(tmp_path, capsys, tiny):
     _, _, first = cli(tmp_path, capsys, epochs=2, seeds=1)

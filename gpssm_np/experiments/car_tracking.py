@@ -170,8 +170,9 @@ def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, co
     config = {"settings": dict(SETTINGS, epochs=epochs)}
     code = runs_module.code_version()
     earlier = read_document(json_path) or {}
-    kept, superseded, done = runs_module.reconcile(earlier.get("runs", []), _identity, lambda r: r["model"],
-                                                   MODELS, config, code, allow_mixed_versions, json_path)
+    rows, still_superseded = runs_module.revive(earlier, config, code)
+    kept, superseded, done = runs_module.reconcile(rows, _identity, lambda r: r["model"], MODELS, config, code,
+                                                   allow_mixed_versions, json_path)
     todo = [seed for seed in range(seeds) if seed not in done]
     invocation = {"command": command or {"function": "gpssm_np.experiments.car_tracking.reproduce",
                                          "seeds": seeds, "epochs": epochs},
@@ -180,7 +181,7 @@ def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, co
                   "wall_seconds": None}
     document = {"config": config, "config_key": runs_module.config_key(config), "epochs": epochs,
                 "T": SETTINGS["T"], "runs": list(kept),
-                "superseded_runs": earlier.get("superseded_runs", []) + superseded,
+                "superseded_runs": still_superseded + superseded,
                 "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
     started = time.perf_counter()
     first = None

@@ -10,14 +10,14 @@ under every protocol; car tracking: both models on one seed), stored as one or m
 * the code version (:func:`code_version`): the git commit of the package, with a hash of any uncommitted change to
   its sources.
 
-Every row records the key's parts (``config_key``, ``code``) and its own **provenance** (:func:`provenance`):
-code version and commit, versions of the libraries, machine, command, start and end time (UTC) and wall time of its
-run. A resumed sweep (:func:`reconcile`) reuses a finished run of an earlier file only if its configuration and
-code version are those asked for; rows of another configuration move to ``superseded_runs`` (kept, never in a
-table); finished runs of another code version stop the sweep with an error unless ``allow_mixed_versions`` (then
-they are reused, each keeping its own commit). Files written before rows had keys are read as *legacy*
-(:func:`legacy_rows`): their rows get the file-level versions and command as provenance and the code version
-``"legacy"``, which never equals a current one.
+Every row records the key's parts (``config_key``, ``code``) and its own **provenance** (:func:`provenance`): code
+version and commit, versions of the libraries, machine, command, start and end time (UTC) and wall time of its run. A
+resumed sweep (:func:`reconcile`) reuses a finished run of an earlier file only if its configuration and code version
+are those asked for; rows of another configuration move to ``superseded_runs`` (kept, never in a table, and reused where
+a later sweep asks for that configuration again with the same code: :func:`revive`); finished runs of another code
+version stop the sweep with an error unless ``allow_mixed_versions`` (then they are reused, each keeping its own
+commit). Files written before rows had keys are read as *legacy* (:func:`legacy_rows`): their rows get the file-level
+versions and command as provenance and the code version ``"legacy"``, which never equals a current one.
 
 The smaller experiments (simulated systems, filter comparison) stream one JSON line per run instead
 (:func:`jsonl_sweep`), keyed on their cell and the git commit.
@@ -127,6 +127,17 @@ def legacy_rows(document, config, stated=None):
                            "the command is the file's last invocation")}
         rows.append(dict(row, config_key=config_key(config), code=LEGACY, provenance=prov))
     return rows
+
+
+def revive(document, config, code):
+    """(rows, superseded): the ``runs`` of an earlier sweep ``document`` with those of its ``superseded_runs`` that
+    have ``config`` and ``code`` (a sweep switched back to settings it ran before reuses them), and the rest of its
+    superseded rows. :func:`reconcile` then sorts the rows."""
+    want = config_key(config)
+    superseded = document.get("superseded_runs", [])
+    same = [r.get("config_key") == want and r.get("code") == code for r in superseded]
+    again = [r for r, s in zip(superseded, same) if s]
+    return document.get("runs", []) + again, [r for r, s in zip(superseded, same) if not s]
 
 
 def reconcile(rows, identity, part, parts, config, code, allow_mixed_versions, path):

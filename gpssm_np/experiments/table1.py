@@ -234,8 +234,9 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
                    "models": list(models), "seeds": seed_list, "settings": base, "jobs": jobs,
                    "scheduler": scheduler, "name": name}
     earlier = read_document(json_path) or {}
-    kept, superseded, done = runs_module.reconcile(earlier.get("runs", []), _identity, lambda r: r["protocol"],
-                                                   SWEEP_PROTOCOLS, config, code, allow_mixed_versions, json_path)
+    rows, still_superseded = runs_module.revive(earlier, config, code)
+    kept, superseded, done = runs_module.reconcile(rows, _identity, lambda r: r["protocol"], SWEEP_PROTOCOLS, config,
+                                                   code, allow_mixed_versions, json_path)
     requested = [(d, m, s) for d in datasets for m in models for s in seed_list]
     todo = [key for key in requested if key not in done]
     runs = list(kept)
@@ -243,7 +244,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
                   "machine": runs_module.machine(), "reused": len(requested) - len(todo), "computed": 0,
                   "superseded": len({_identity(r) for r in superseded}), "wall_seconds": None}
     document = {"config": config, "config_key": runs_module.config_key(config), "settings": settings,
-                "runs": runs, "superseded_runs": earlier.get("superseded_runs", []) + superseded,
+                "runs": runs, "superseded_runs": still_superseded + superseded,
                 "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
     logger.info("%s: reusing %d of %d runs, computing %d; %d runs with other settings superseded", json_path,
                 invocation["reused"], len(requested), len(todo), invocation["superseded"])
