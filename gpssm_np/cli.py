@@ -431,7 +431,9 @@ def cmd_reproduce(args):
 
 
 def _print_reuse(invocation):
-    print(f"reused {invocation['reused']} finished runs with the same settings and code, computed "
+    other = invocation.get("reused_other_code", 0)
+    code = f" ({other} of them from other code versions)" if other else " and code"
+    print(f"reused {invocation['reused']} finished runs with the same settings{code}, computed "
           f"{invocation['computed']}; {invocation['superseded']} runs with other settings moved to superseded_runs")
 
 

@@ -82,6 +82,7 @@ def test_mixing_code_versions_needs_the_flag(tmp_path, capsys, monkeypatch, tiny
     assert code == 2 and "out:" in out and "--allow-mixed-versions" in out and "0000000" in out
     code, out, doc = cli(tmp_path, capsys, "--allow-mixed-versions", epochs=2)
     assert code == 0 and "reused 1" in out and "computed 0" in out
+    assert "(1 of them from other code versions)" in out  # it said "with the same settings and code"
     assert {r["code"] for r in doc["runs"]} != {"0000000"}  # the reused rows keep their own version
     assert doc["invocations"][-1]["code"] == "0000000"
 

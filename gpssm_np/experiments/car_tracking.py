@@ -177,7 +177,9 @@ def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, co
     invocation = {"command": command or {"function": "gpssm_np.experiments.car_tracking.reproduce",
                                          "seeds": seeds, "epochs": epochs},
                   "code": code, "started": runs_module.utc_now(), "machine": runs_module.machine(),
-                  "reused": seeds - len(todo), "computed": 0, "superseded": len({_identity(r) for r in superseded}),
+                  "reused": seeds - len(todo), "reused_other_code": len({_identity(r) for r in kept
+                                                                         if r.get("code") != code}),
+                  "computed": 0, "superseded": len({_identity(r) for r in superseded}),
                   "wall_seconds": None}
     document = {"config": config, "config_key": runs_module.config_key(config), "epochs": epochs,
                 "T": SETTINGS["T"], "runs": list(kept),

@@ -241,7 +241,8 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     todo = [key for key in requested if key not in done]
     runs = list(kept)
     invocation = {"command": command, "code": code, "started": runs_module.utc_now(), "versions": versions(),
-                  "machine": runs_module.machine(), "reused": len(requested) - len(todo), "computed": 0,
+                  "machine": runs_module.machine(), "reused": len(requested) - len(todo),
+                  "reused_other_code": len({_identity(r) for r in kept if r.get("code") != code}), "computed": 0,
                   "superseded": len({_identity(r) for r in superseded}), "wall_seconds": None}
     document = {"config": config, "config_key": runs_module.config_key(config), "settings": settings,
                 "runs": runs, "superseded_runs": still_superseded + superseded,
