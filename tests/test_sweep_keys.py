@@ -149,3 +149,12 @@ def test_jsonl_sweep_streams_rows_and_resumes(tmp_path):
     assert len(path.read_text().splitlines()) == 2
     rows = jsonl_sweep(str(path), [("a", 0), ("b", 1), ("c", 2)], key, compute)  # resumed: only the new cell
     assert calls[2:] == [("c", 2)] and len(rows) == 3
+
+
+def test_a_sweep_file_that_is_not_json_is_named_and_kept(tmp_path, capsys, tiny):
+    broken = '{"runs": [1, 2'
+    (tmp_path / "table1.json").write_text(broken)
+    code, out = main(["reproduce", "table1", "--datasets", "gas_furnace", "--models", "arx", "--seeds", "1",
+                      "--out", str(tmp_path), "--data-dir", DATA]), capsys.readouterr()
+    assert code == 2 and f"out: {tmp_path / 'table1.json'} is not a sweep's JSON file" in out.err
+    assert (tmp_path / "table1.json").read_text() == broken

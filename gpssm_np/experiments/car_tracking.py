@@ -15,7 +15,6 @@ pre-training 300 Adam steps (lr 0.02), training ``epochs`` steps on the whole se
 The inferred states are the smoothed trajectories of a particle filter with backward simulation (FFBSi) under each
 trained model; the RMSE of each of the four dimensions against the true states is reported.
 """
-import json
 import logging
 import os
 import time
@@ -112,10 +111,9 @@ def run_rows(seed, epochs, command=None):
 def read_document(path):
     """The car-tracking document at ``path`` with every row in the current form (legacy rows read with the
     file-level provenance and the settings of this module with the file's epochs and T), or None."""
-    if not os.path.exists(path):
+    document = runs_module.read_sweep_file(path)
+    if document is None:
         return None
-    with open(path) as fh:
-        document = json.load(fh)
     if any("provenance" not in row for row in document.get("runs", [])):
         config = document.get("config") or {"settings": dict(SETTINGS, epochs=document["epochs"],
                                                               T=document["T"])}

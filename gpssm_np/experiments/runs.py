@@ -129,6 +129,19 @@ def legacy_rows(document, config, stated=None):
     return rows
 
 
+def read_sweep_file(path):
+    """The JSON document of an earlier sweep at ``path``, or None where there is none; a ValueError naming the file
+    where it is not JSON (a sweep never overwrites it)."""
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"out: {path} is not a sweep's JSON file ({err}); move it away, or write to another --out "
+                         "(or --name)") from None
+
+
 def revive(document, config, code):
     """(rows, superseded): the ``runs`` of an earlier sweep ``document`` with those of its ``superseded_runs`` that
     have ``config`` and ``code`` (a sweep switched back to settings it ran before reuses them), and the rest of its

@@ -23,7 +23,6 @@ reference code: identity mean function (residual dynamics), initial process nois
 Both are reported; neither is chosen after looking at test scores.
 """
 import contextlib
-import json
 import logging
 import os
 import time
@@ -177,10 +176,9 @@ def legacy_config(document):
 def read_document(path, stated=None):
     """A sweep document from ``path`` with every row in the current form: rows of a legacy file (no per-row
     provenance) are read with their file-level provenance (``runs.legacy_rows``). None if there is no file."""
-    if not os.path.exists(path):
+    document = runs_module.read_sweep_file(path)
+    if document is None:
         return None
-    with open(path) as fh:
-        document = json.load(fh)
     if any("provenance" not in row for row in document.get("runs", [])):
         config = document.get("config") or legacy_config(document)
         document["runs"] = runs_module.legacy_rows(document, config, stated)
