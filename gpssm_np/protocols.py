@@ -235,8 +235,7 @@ def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
     score = rmse(y, forecast)
     result = {"protocol": "envi", "windows": [0], "window": len(y), "per_window": [score], "rmse": score,
               "nlpd": None, "coverage95": None,
-              "rmse_per_output": [float(v) for v in np.sqrt(np.mean((y - forecast) ** 2, axis=0))],
-              "rmse_original_units_per_output": None, "rmse_original_units": None}
+              "rmse_per_output": [float(v) for v in np.sqrt(np.mean((y - forecast) ** 2, axis=0))]}
     err = (y - forecast) * dataset.y_std
     result["rmse_original_units_per_output"] = [float(v) for v in np.sqrt(np.mean(err**2, axis=0))]
     # EnVI's one number sums the outputs' squared errors: kept for one output only, as the outputs' units differ
