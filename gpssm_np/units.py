@@ -112,16 +112,16 @@ class Scaling:
         return scaling
 
 
-def constant_columns(a):
-    """Whether each column of ``a`` (T, d) is constant: its population std at most :data:`CONSTANT_RTOL` times its
-    largest magnitude (an all-zero column included)."""
-    return a.std(axis=0) <= CONSTANT_RTOL * np.abs(a).max(axis=0, initial=0.0)
+def constant_columns(a, std):
+    """Whether each column of ``a`` (T, d), whose population stds are ``std`` (d,), is constant: its std at most
+    :data:`CONSTANT_RTOL` times its largest magnitude (an all-zero column included)."""
+    return std <= CONSTANT_RTOL * np.abs(a).max(axis=0, initial=0.0)
 
 
 def _statistics(a):
     """(mean, std) of the columns of ``a`` (T, d) as :meth:`Scaling.of` takes them."""
     mean, std = a.mean(axis=0), a.std(axis=0)
-    std = np.where(constant_columns(a), 1.0, std)  # a constant column: shifted, not scaled
+    std = np.where(constant_columns(a, std), 1.0, std)  # a constant column: shifted, not scaled
     mean = np.where(np.abs(mean) <= SNAP * std, 0.0, mean)
     std = np.where(np.abs(std - 1.0) <= SNAP, 1.0, std)
     return mean, std

@@ -285,7 +285,7 @@ def _standardise(train, test, argname, names=None):
     naming the column (its name from ``names``, else its index) when the training part is constant in it."""
     mean = train.mean(axis=0)
     std = train.std(axis=0)  # population std, ddof=0
-    constant = constant_columns(train)
+    constant = constant_columns(train, std)
     if np.any(constant):
         column = int(np.flatnonzero(constant)[0])
         label = repr(names[column]) if names is not None else str(column)

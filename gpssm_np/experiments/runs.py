@@ -30,6 +30,7 @@ import platform
 import subprocess
 
 from .._versions import versions
+from ..archive import atomic_write
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGACY = "legacy"
@@ -192,14 +193,9 @@ def reconcile(rows, identity, part, parts, config, code, allow_mixed_versions, p
 
 
 def write_text(path, text):
-    """Write ``text`` to ``path`` atomically (a temporary file beside it, flushed to disk, then ``os.replace``): a
-    sweep stopped while it writes leaves its earlier file whole."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` atomically (``archive.atomic_write``: a temporary file beside it, flushed to disk,
+    then renamed onto it): a sweep stopped while it writes leaves its earlier file whole."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def dumps(document):
