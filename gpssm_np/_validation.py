@@ -70,9 +70,10 @@ def non_negative_float(value, name):
 
 
 def fraction(value, name):
-    """A share strictly between 0 and 1 (a train fraction), as a float."""
+    """``value`` as a float; ValueError naming ``name`` unless it is a real number strictly between 0 and 1 (a share,
+    a probability, a decay)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{name}: expected a number strictly between 0 and 1, got {value!r}")
+        raise ValueError(f"{name}: expected a number in (0, 1), got {value!r}")
     return float(value)
 
 

@@ -155,7 +155,7 @@ def read_checkpoint(path, classes):
 def read_model(path, classes):
     """(model, meta, arrays) from a file written by :func:`write_model`; ``classes`` maps the class names the
     caller accepts to the classes. The model is ``classes[name](**config)`` with the stored parameters, history and
-    extra state.
+    extra state; arguments the class has renamed since (its ``RENAMED_ARGUMENTS``) are read under their new names.
 
     Raises FileNotFoundError if ``path`` does not exist and :class:`ModelFileError` (a ValueError) if the file
     is not a valid gpssm_np model file: not an npz archive, truncated or corrupted, modified since it was
@@ -168,16 +168,19 @@ def read_model(path, classes):
     name = meta["class"]
     params = {key[len(_PARAMS):]: value for key, value in arrays.items() if key.startswith(_PARAMS)}
     extra = {key[len(_EXTRA):]: value for key, value in arrays.items() if key.startswith(_EXTRA)}
+    renamed = getattr(classes[name], "RENAMED_ARGUMENTS", {})
+    config, arguments = ({renamed.get(k, k): v for k, v in d.items()} if isinstance(d, dict) else d
+                         for d in (meta["config"], meta.get("arguments")))
     try:
-        model = classes[name](**meta["config"])
+        model = classes[name](**config)
         if meta["format_version"] < FORMAT_VERSION and hasattr(model, "params_from_format"):
             params = model.params_from_format(params, meta["format_version"])
         model.set_learned_params(params)
     except (TypeError, ValueError) as err:
         raise _invalid(path, f"its configuration or parameters do not fit a {name}: {err}") from None
     model.history_ = [float(v) for v in arrays[_HISTORY]]
-    if isinstance(meta.get("arguments"), dict):
-        model.restore_arguments(meta["arguments"])
+    if isinstance(arguments, dict):
+        model.restore_arguments(arguments)
     if extra:
         try:
             model.set_extra_state(extra)

@@ -21,6 +21,10 @@ class ConstructorArguments:
     ``repr`` with those that differ from their defaults. A subclass supplies ``get_config()`` and
     ``set_learned_params(params)``."""
 
+    #: Constructor arguments renamed since model files were written, {old name: new name}: ``io.load`` reads an
+    #: older file's configuration and arguments under the new names.
+    RENAMED_ARGUMENTS = {}
+
     def __new__(cls, *args, **kwargs):
         model = super().__new__(cls)
         model._arguments = (args, kwargs)  # what the constructor was given: get_params reads it

@@ -118,7 +118,7 @@ def fraction(text):
     try:
         return check.fraction(float(text), "train_fraction")
     except ValueError:  # not a number, or out of (0, 1)
-        raise argparse.ArgumentTypeError(f"expected a number strictly between 0 and 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
 
 
 def positive_count(text):

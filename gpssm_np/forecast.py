@@ -9,12 +9,12 @@ GP residual forecasts exactly instead (``GPSSM.linear_gaussian``), as the linear
 on the exact predictive mean, and it gives the exact variance of C x_t (``Forecast.output_var``), so that neither the
 point forecast nor the intervals carry Monte-Carlo error.
 """
-import numbers
 from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
+from . import _validation as check
 from .metrics import gaussian_interval
 
 
@@ -122,14 +122,8 @@ def coverage_level(level=None, alpha=None):
         raise ValueError(f"level, alpha: give the coverage as level (e.g. 0.95) or as alpha = 1 - level (e.g. 0.05), "
                          f"not both; got level={level!r} and alpha={alpha!r}")
     if alpha is None:
-        return 0.95 if level is None else _probability(level, "level")
-    return 1.0 - _probability(alpha, "alpha")
-
-
-def _probability(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < value < 1.0:
-        raise ValueError(f"{name}: expected a probability in (0, 1), got {value!r}")
-    return float(value)
+        return 0.95 if level is None else check.fraction(level, "level")
+    return 1.0 - check.fraction(alpha, "alpha")
 
 
 def free_run(transition, x0, u, rng):

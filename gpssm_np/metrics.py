@@ -4,6 +4,8 @@ import warnings
 import numpy as np
 from scipy.special import ndtri
 
+from . import _validation as check
+
 #: The largest factor :func:`widening_factors` puts on a predictive standard deviation.
 MAX_WIDENING = 100.0
 
@@ -27,9 +29,7 @@ def coverage(y, lower, upper):
 
 def gaussian_interval(mean, std, level=0.95):
     """Central interval of N(mean, std^2) with probability ``level``: mean -+ z std, z = Phi^{-1}((1 + level) / 2)."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a probability in (0, 1), got {level!r}")
-    z = ndtri(0.5 + 0.5 * level)  # the standard normal quantile
+    z = ndtri(0.5 + 0.5 * check.fraction(level, "level"))  # the standard normal quantile
     return mean - z * std, mean + z * std
 
 

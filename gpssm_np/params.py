@@ -25,7 +25,6 @@ b               (d_x,)                   its offset
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
 ``rec_*`` parameters (``recognition.py``).
 """
-import numbers
 from dataclasses import dataclass
 
 import autograd.numpy as anp
@@ -90,9 +89,7 @@ class GPSSMSpec:
             check.boolean(getattr(self, name), name)  # a truthy string would silently read as True
         if self.dim_y > self.dim_x:
             raise ValueError(f"dim_y: the emission C = [I, 0] needs dim_y <= dim_x, got {self.dim_y} > {self.dim_x}")
-        if isinstance(self.jitter, bool) or not (isinstance(self.jitter, numbers.Real) and 0 < self.jitter < 1):
-            raise ValueError(f"jitter: expected a number in (0, 1), got {self.jitter!r}")
-        object.__setattr__(self, "jitter", float(self.jitter))
+        object.__setattr__(self, "jitter", check.fraction(self.jitter, "jitter"))
         if self.independent and self.num_latent != self.dim_x:
             raise ValueError(f"num_latent: independent GPs need num_latent == dim_x, got {self.num_latent}")
         if self.x0_covariance not in X0_COVARIANCES:

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import _validation as check
+
 __all__ = ["plot_forecast", "plot_forecast_figure", "plot_history", "plot_states"]
 
 
@@ -41,8 +43,7 @@ def plot_forecast(forecast_mean, forecast_lower, forecast_upper, y_true=None, t=
     if np.any(lower > upper):
         raise ValueError("forecast_lower, forecast_upper: expected lower <= upper at every time")
     t = _times(t, T)
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    level = check.fraction(level, "level")
     ax = _axes(ax)
     (line,) = ax.plot(t, mean, label=label)
     ax.fill_between(t, lower, upper, color=line.get_color(), alpha=0.25, linewidth=0,

@@ -186,10 +186,10 @@ def test_an_assigned_filter_method_is_a_constructor_argument_a_clone_keeps():
     assert type(model)(**model.get_params()).filter_method == "enkf"
 
 
-@pytest.mark.parametrize("folds", [1, 0, 2.0, True])
-def test_arx_needs_two_rolling_origins(folds):
-    with pytest.raises(ValueError, match="folds: expected at least 2 rolling origins"):
-        gp.ARX(dim_y=1, dim_u=1, folds=folds)
+@pytest.mark.parametrize("origins", [1, 0, 2.0, True])
+def test_arx_needs_two_rolling_origins(origins):
+    with pytest.raises(ValueError, match="origins: expected at least 2 rolling origins"):
+        gp.ARX(dim_y=1, dim_u=1, origins=origins)
 
 
 def test_int_at_least_names_the_argument_and_the_bound():

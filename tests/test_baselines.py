@@ -226,7 +226,7 @@ def test_arx_surface_and_errors():
         m.forecast(u[:5], y_past=np.zeros((3, 2)))
     fc = m.forecast(u[:5], y_past=y, u_past=u)
     assert fc.samples.shape == (50, 5, 1)
-    for kwargs, match in [({"selection": "aic"}, "selection"), ({"folds": 1}, "folds"), ({"na": -1}, "na"),
+    for kwargs, match in [({"selection": "aic"}, "selection"), ({"origins": 1}, "origins"), ({"na": -1}, "na"),
                           ({"dim_u": 0, "nb": 2}, "nb"), ({"max_order": 0}, "max_order")]:
         with pytest.raises(ValueError, match=match):
             ARX(**kwargs)

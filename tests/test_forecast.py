@@ -44,7 +44,7 @@ def test_interval_takes_a_level_or_statsmodels_alpha(rng):
     with pytest.raises(ValueError, match="level, alpha: .*not both"):
         fc.interval(0.95, alpha=0.05)
     for bad in (0.0, 1.0, -0.1, True, "0.05"):
-        with pytest.raises(ValueError, match="alpha: expected a probability"):
+        with pytest.raises(ValueError, match="alpha: expected a number in \\(0, 1\\)"):
             fc.interval(alpha=bad)
 
 

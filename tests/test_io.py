@@ -224,6 +224,21 @@ def test_a_file_with_the_old_output_scaling_loads_without_it(tmp_path, monkeypat
     assert "set_output_scaling, removed" in caplog.text
 
 
+def test_a_file_with_an_argument_renamed_since_loads_under_the_new_name(tmp_path, monkeypatch, rng):
+    """ARX's count of rolling origins was called ``folds``: a file written then loads with it as ``origins``."""
+    y, u = rng.normal(size=(150, 1)), rng.normal(size=(150, 1))
+    model = gp.ARX(origins=3).fit(y, u)
+    config = gp.ARX.get_config
+    renamed = lambda self: {("folds" if k == "origins" else k): v for k, v in config(self).items()}
+    monkeypatch.setattr(gp.ARX, "get_params", renamed)
+    monkeypatch.setattr(gp.ARX, "get_config", renamed)
+    save(model, tmp_path / "old.npz")
+    monkeypatch.undo()
+    loaded = load(tmp_path / "old.npz")
+    assert loaded.origins == 3 and loaded.get_params()["origins"] == 3 and "folds" not in loaded.get_params()
+    np.testing.assert_array_equal(loaded.forecast(u[:5], seed=1).samples, model.forecast(u[:5], seed=1).samples)
+
+
 def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
     state = {"y_mean": np.array([0.5]), "counts": np.arange(3)}
     restored = {}

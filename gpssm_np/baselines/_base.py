@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validation as check
-from ..datasets.folds import ORIGINS, rolling_origin
+from ..datasets.folds import ORIGINS, fold_models, rolling_origin
 from ..estimator import StateSpaceModel
 from ..metrics import standardised_errors, widening_factors
 
@@ -62,10 +62,8 @@ class LinearBaseline(StateSpaceModel):
         self.interval_scale_ = None
         folds = rolling_origin([y for y, _ in data], [u for _, u in data], origins) if self.calibrate else []
         z, index = [], 0
-        for fold in folds:
-            try:
-                model = self._fold_model(fold.ys, fold.us)
-            except (ValueError, np.linalg.LinAlgError):  # e.g. a part too short for the subspace step
+        for fold, model, fitted in fold_models(folds, self._fold_model):
+            if not fitted:
                 index += len(fold.windows)
                 continue
             for window in fold.windows:

@@ -14,7 +14,7 @@ max_order (nb = 0 when d_u = 0; a given na or nb is kept fixed); a candidate who
 is unstable (AR companion matrix with spectral radius >= 1) is rejected, as its free runs diverge.
 
 * ``selection="simulation"`` (default): rolling-origin cross-validation of the task the protocols score
-  (``datasets/folds.py``, ``folds`` origins): each fold's model is fitted on the training data before its origin
+  (``datasets/folds.py``, ``origins`` origins): each fold's model is fitted on the training data before its origin
   and scored by the RMSE of noise-free simulations -- free runs from the true past, fed back their own outputs --
   over the fold's forecast windows after the origin. The score is the mean RMSE over all windows of all folds
   (``fold_errors_`` keeps the chosen orders' per-window errors); ties go to the fewer lags. The LGSSM's
@@ -52,7 +52,7 @@ Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squar
 import numpy as np
 
 from .. import _validation as check
-from ..datasets.folds import MIN_LENGTH, fold_errors, mean_error, rolling_origin
+from ..datasets.folds import MIN_LENGTH, ORIGINS, fold_errors, mean_error, rolling_origin
 from ..estimator import check_training_options
 from ..online import OnlineFilterBase, check_online_state
 from ._base import COV_FLOOR, LinearBaseline
@@ -225,7 +225,7 @@ class ARX(LinearBaseline):
         Largest na and nb tried by the order selection.
     selection : {"simulation", "bic"}
         Order selection criterion (module docstring).
-    folds : int
+    origins : int
         Origins of the rolling-origin cross-validation (``selection="simulation"``; ``datasets/folds.py``), >= 2.
     dim_y, dim_u : int
         Output and input dimensions (dim_u may be 0, for no inputs); dim_u = 1 by default in every model of the
@@ -238,7 +238,7 @@ class ARX(LinearBaseline):
         statistics are in ``scaling_`` and the model file); False: the model works in the units it is given.
     calibrate : bool
         ``fit`` widens the forecasts' intervals per output where forecasts of its rolling-origin folds needed it
-        (``baselines/_base.py``, "Calibration"; ``folds`` origins); False keeps the model's own.
+        (``baselines/_base.py``, "Calibration"; ``origins`` origins); False keeps the model's own.
 
     Attributes (after fit)
     ----------------------
@@ -259,9 +259,10 @@ class ARX(LinearBaseline):
     """
 
     has_latent_state = False
+    RENAMED_ARGUMENTS = {"folds": "origins"}
 
-    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", folds=5, dim_y=1, dim_u=1, seed=0,
-                 standardize=True, calibrate=True, **unknown):
+    def __init__(self, na=None, nb=None, max_order=10, selection="simulation", origins=ORIGINS, dim_y=1, dim_u=1,
+                 seed=0, standardize=True, calibrate=True, **unknown):
         check.keywords(unknown, ARX.__init__)
         super().__init__(dim_y, dim_y, dim_u, seed, standardize, calibrate)
         self.na = _order(na, "na")
@@ -270,7 +271,7 @@ class ARX(LinearBaseline):
         if selection not in ("simulation", "bic"):
             raise ValueError(f"selection: expected 'simulation' or 'bic', got {selection!r}")
         self.selection = selection
-        self.folds = check.int_at_least(folds, "folds", 2, "rolling origins")
+        self.origins = check.int_at_least(origins, "origins", 2, "rolling origins")
         if dim_u == 0 and self.nb not in (None, 0):
             raise ValueError(f"nb: expected 0 (or None) for a model without inputs, got {nb!r}")
         self.lag_mean_ = self.lag_cov_ = None
@@ -282,7 +283,7 @@ class ARX(LinearBaseline):
     def get_config(self):
         """Constructor arguments as plain JSON types: ``ARX(**model.get_config())`` rebuilds the (unfitted) model."""
         return {"na": self.na, "nb": self.nb, "max_order": self.max_order, "selection": self.selection,
-                "folds": self.folds, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
+                "origins": self.origins, "dim_y": self.spec.dim_y, "dim_u": self.spec.dim_u,
                 "seed": self.seed, "standardize": self.standardize, "calibrate": self.calibrate}
 
     FIT_RECORD = ("selection_scores_", "fold_errors_")  # how the orders were chosen: a model file keeps it
@@ -418,7 +419,7 @@ class ARX(LinearBaseline):
         self.selection_scores_, self.fold_errors_ = {}, None
         best = candidates[0]
         if len(candidates) > 1:
-            folds = rolling_origin([y_i for y_i, _ in data], [u_i for _, u_i in data], self.folds)
+            folds = rolling_origin([y_i for y_i, _ in data], [u_i for _, u_i in data], self.origins)
             if self.selection == "simulation" and not folds:
                 raise ValueError(f"y: {max(len(y_i) for y_i, _ in data)} steps are too few to choose the orders by "
                                  f"forecasting held-out steps (at least {MIN_LENGTH}); give na and nb, or "
@@ -438,7 +439,7 @@ class ARX(LinearBaseline):
         self.lag_mean_, self.lag_cov_ = lag_statistics(data, *best)
         self.fitted = True
         self._remember_tail(data)
-        return self._calibrated(data, self.folds)._attach_scaling()
+        return self._calibrated(data, self.origins)._attach_scaling()
 
     def _fold_model(self, ys, us):
         return ARX(na=self.na_, nb=self.nb_, dim_y=self.spec.dim_y, dim_u=self.spec.dim_u, standardize=False,
@@ -546,7 +547,7 @@ class ARX(LinearBaseline):
         return np.concatenate([np.tile(fill, (count - len(values), 1)), values])
 
 
-def order_errors(data, na, nb, origins=5):
+def order_errors(data, na, nb, origins=ORIGINS):
     """The per-window errors with which ``ARX.fit`` scores the orders (``na``, ``nb``) on the rolling-origin folds
     of ``data`` (a list of (y, u) in the units the ARX is fitted in; ``origins`` folds): None when no sequence is
     long enough for a fold, inf where the orders cannot be fitted to all of the data or give an unstable model."""

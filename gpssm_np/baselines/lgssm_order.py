@@ -47,21 +47,21 @@ def kalman_forecast_mean(model, window):
     return model.predict_moments(window.u, state.means[-1], state.covs[-1])[2]
 
 
-def cross_validation_errors(data, fit, candidates, origins=None):
+def cross_validation_errors(data, fit, candidates):
     """{d_x: per-window RMSEs} over the rolling-origin folds of ``data`` (a list of (y, u) in model units) for every
     d_x of ``candidates``; ``fit(d_x, ys, us)`` returns an LGSSM with ``standardize=False`` fitted to the lists. Empty
     lists when nothing can be scored."""
-    folds = rolling_origin([y for y, _ in data], [u for _, u in data], *(() if origins is None else (origins,)))
+    folds = rolling_origin([y for y, _ in data], [u for _, u in data])
     # the candidates side by side on the cores (ops.threads.run_tasks): each is its own EM runs, whose Kalman kernels
     # hold one core, so one after the other leaves the second idle; the same bits either way
     tasks = [partial(fold_errors, folds, partial(fit, d_x), kalman_forecast_mean) for d_x in candidates]
     return dict(zip(candidates, run_tasks(tasks)))
 
 
-def select_dim_x(data, fit, candidates, fallback, origins=None):
+def select_dim_x(data, fit, candidates, fallback):
     """(chosen d_x, {d_x: score}, chosen d_x's per-window errors or None) by :func:`cross_validation_errors`;
     ``fallback`` when no candidate can be scored (the scores are then all inf)."""
-    errors = cross_validation_errors(data, fit, candidates, origins)
+    errors = cross_validation_errors(data, fit, candidates)
     scores = {d: mean_error(e) for d, e in errors.items()}
     finite = [d for d, s in scores.items() if np.isfinite(s)]
     if not finite:

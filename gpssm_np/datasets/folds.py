@@ -75,8 +75,7 @@ def rolling_origin(ys, us, origins=ORIGINS, horizon=HORIZON, burn_in=BURN_IN, fi
     origins = check.positive_int(origins, "origins")
     horizon = check.positive_int(horizon, "horizon")
     burn_in = check.positive_int(burn_in, "burn_in")
-    if not 0.0 < first < 1.0:
-        raise ValueError(f"first: expected a share in (0, 1), got {first!r}")
+    first = check.fraction(first, "first")
     cut = [origins_of(len(y), origins, horizon, first) if len(y) >= MIN_LENGTH else None for y in ys]
     K = max((len(c) for c in cut if c), default=0)
     folds = []
@@ -102,6 +101,19 @@ def rolling_origin(ys, us, origins=ORIGINS, horizon=HORIZON, burn_in=BURN_IN, fi
     return folds
 
 
+def fold_models(folds, fit):
+    """(fold, model, fitted) for each of the ``folds``: ``fit(ys, us)`` fitted to the fold's training part, and
+    whether it was; fitted is False (and model None) where that fit fails with ValueError or LinAlgError (e.g. a
+    part too short for a subspace step)."""
+    for fold in folds:
+        try:
+            model = fit(fold.ys, fold.us)
+        except (ValueError, np.linalg.LinAlgError):
+            yield fold, None, False
+            continue
+        yield fold, model, True
+
+
 def fold_errors(folds, fit, forecast_mean):
     """The RMSE of the forecast mean in every window of every fold (a list of floats, fold by fold; inf for every
     window of a fold whose fit fails with ValueError or LinAlgError, and for a non-finite forecast).
@@ -109,10 +121,8 @@ def fold_errors(folds, fit, forecast_mean):
     ``fit(ys, us)`` returns a model fitted to a fold's training part; ``forecast_mean(model, window)`` its point
     forecast (H, d_y) of ``window`` (a :class:`Window`)."""
     errors = []
-    for fold in folds:
-        try:
-            model = fit(fold.ys, fold.us)
-        except (ValueError, np.linalg.LinAlgError):
+    for fold, model, fitted in fold_models(folds, fit):
+        if not fitted:
             errors += [np.inf] * len(fold.windows)
             continue
         for window in fold.windows:

@@ -8,6 +8,8 @@ resamples) and tends to be too narrow; it describes these seeds' spread, it is n
 """
 import numpy as np
 
+from .. import _validation as check
+
 
 def paired_bootstrap(a, b, num_resamples=10_000, level=0.95, seed=0):
     """Mean per-seed difference mean(a - b) and its percentile bootstrap interval.
@@ -35,8 +37,7 @@ def paired_bootstrap(a, b, num_resamples=10_000, level=0.95, seed=0):
         raise ValueError("a, b: expected finite scores")
     if isinstance(num_resamples, bool) or not isinstance(num_resamples, (int, np.integer)) or num_resamples < 1:
         raise ValueError(f"num_resamples: expected a positive integer, got {num_resamples!r}")
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.number)) or not 0.0 < level < 1.0:
-        raise ValueError(f"level: expected a number in (0, 1), got {level!r}")
+    level = check.fraction(level, "level")
     diff = a - b
     rng = np.random.default_rng(seed)
     means = diff[rng.integers(0, diff.size, size=(num_resamples, diff.size))].mean(axis=1)

@@ -99,7 +99,7 @@ import numpy as np
 
 from .. import archive
 from .._progress import Progress, note_compilation
-from ..datasets.folds import rolling_origin
+from ..datasets.folds import ORIGINS, rolling_origin
 from ..datasets.windowing import window_starts, windows
 from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded, run_tasks
@@ -117,15 +117,15 @@ from .training import ValidationScore, paired_t
 @dataclass(frozen=True)
 class Plan:
     """The settings of the default fit (module docstring). ``origins``: the rolling origins of the folds the GP part's
-    selection draws from (the floor's orders are chosen on the linear models' own 5 folds); ``gp_folds``: the latest
-    origins the GP part is trained and scored on (at most ``origins``); ``switch_t``: how many standard errors it must
-    win by; ``average``: decay of the average of the iterates (None: the iterates); ``free_run_factor``: how many times
-    the floor's free-run error on the training record the model's may reach (stage 4's guard); ``lr_scales``: the
-    step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s ``scales``), each trained on every fold
-    in the selection stage; ``seq_lens``: the training windows' lengths, each for an equal share of ``max_steps``
-    (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
+    selection draws from (the floor's orders are chosen on the linear models' own, ``datasets.folds.ORIGINS``);
+    ``gp_folds``: the latest origins the GP part is trained and scored on (at most ``origins``); ``switch_t``: how many
+    standard errors it must win by; ``average``: decay of the average of the iterates (None: the iterates);
+    ``free_run_factor``: how many times the floor's free-run error on the training record the model's may reach (stage
+    4's guard); ``lr_scales``: the step-size candidates (factors on Adam's step per parameter, ``optim.Adam``'s
+    ``scales``), each trained on every fold in the selection stage; ``seq_lens``: the training windows' lengths, each
+    for an equal share of ``max_steps`` (:meth:`DefaultFit.training_run`); parameters named in ``fixed`` never move."""
 
-    origins: int = 5
+    origins: int = ORIGINS
     gp_folds: int = 2
     max_steps: int = 1500
     eval_every: int = 50

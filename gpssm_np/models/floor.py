@@ -113,7 +113,7 @@ def fit_kind(kind, ys, us, dim_x=None):
     if dim_x is not None:
         n = dim_x // d_y
         model = ARX(na=n, nb=n if d_u else 0, dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
-        return model, order_errors(data, model.na_, model.nb_)
+        return model, order_errors(data, model.na_, model.nb_, model.origins)
     try:
         model = ARX(dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
     except ValueError:  # too short to choose orders: one lag of each

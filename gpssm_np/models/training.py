@@ -36,12 +36,12 @@ configurations without a linear floor: ``init="random"``, a recognition network;
 The budget counts gradient steps, not epochs over stride-1 windows, so that long series do not multiply the time;
 the steps are deterministic given the seed.
 """
-import numbers
 import time
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import _validation as check
 from .._config import MAX_REJECTIONS
 from .._progress import Progress, note_compilation
 from ..datasets.windowing import window_starts, windows
@@ -335,6 +335,6 @@ def check_average(average):
     iterates, in (0, 1)."""
     if average is None or (isinstance(average, (bool, np.bool_)) and not average):
         return None
-    if isinstance(average, (bool, np.bool_)) or not isinstance(average, numbers.Real) or not 0 < average < 1:
+    if isinstance(average, (bool, np.bool_)):
         raise ValueError(f"average: expected False or a decay in (0, 1), got {average!r}")
-    return float(average)
+    return check.fraction(average, "average")
