@@ -66,7 +66,7 @@ import numpy as np
 from ._version import __version__
 
 __all__ = ["FORMAT_VERSION", "ModelFileError", "checksum", "meta_checksum", "check_path", "check_writable",
-           "read_checkpoint", "read_model", "read_state", "write_model", "write_state"]
+           "check_checkpoint", "read_checkpoint", "read_model", "read_state", "write_model", "write_state"]
 
 #: Version of the file layout written by :func:`write_model` (``io.save``); :func:`read_model` (``io.load``) refuses
 #: files with a larger number.
@@ -275,6 +275,15 @@ def check_writable(path, name="path", example="model.npz"):
     if not os.access(folder, os.W_OK):
         raise ValueError(f"{name}: cannot write to the folder {folder!r} of {os.fspath(path)!r}")
     return path
+
+
+def check_checkpoint(checkpoint, resume):
+    """A ``fit``'s ``checkpoint`` (None, or a file path :func:`check_writable` accepts) and ``resume``, which needs
+    one; ValueError naming the argument otherwise."""
+    if resume and checkpoint is None:
+        raise ValueError("resume: needs checkpoint=path to resume from")
+    if checkpoint is not None:
+        check_writable(checkpoint, "checkpoint")
 
 
 def _extra_arrays(model):

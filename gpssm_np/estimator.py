@@ -821,12 +821,9 @@ class GradientTrainedModel(StateSpaceModel):
         progress = check_progress(progress)
         plan = epoch_plan(plan, epochs)
         fit_started()
-        if resume and checkpoint is None:
-            raise ValueError("resume: needs checkpoint=path to resume from")
+        archive.check_checkpoint(checkpoint, resume)
         if plan.checkpoint_steps is not None and checkpoint is None:
             raise ValueError("checkpoint_steps: needs checkpoint=path to write to")
-        if checkpoint is not None:
-            archive.check_writable(checkpoint, "checkpoint")
         data = self._training_data(y, u)
         Y, U = windows([yi for yi, _ in data], [ui for _, ui in data], plan.seq_len, plan.stride)
         rng = np.random.default_rng(self.seed if seed is None else check.seed(seed))

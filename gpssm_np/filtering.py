@@ -256,14 +256,9 @@ def _check_emission(C, R):
 
 def _check_observations(y, u, d_y):
     """y (T, d_y) with NaN allowed (missing) but no inf; u (T, d_u) finite or None."""
-    y = np.asarray(y)
-    if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
-        raise ValueError(f"y: expected a numeric array, got dtype {y.dtype}")
-    y = y.astype(np.float64)
-    if y.ndim != 2 or y.shape[1] != d_y or y.shape[0] == 0:
-        raise ValueError(f"y: expected shape (T, {d_y}) with T >= 1, got {y.shape}")
-    if np.any(np.isinf(y)):
-        raise ValueError("y: contains inf; mark missing outputs with NaN")
+    y = check.finite_array(y, "y", (2,), allow_nan=True)
+    if y.shape[1] != d_y:
+        raise ValueError(f"y: expected shape (T, {d_y}), got {y.shape}")
     if u is not None:
         u = check.finite_array(u, "u", (2,))
         if u.shape[0] != y.shape[0]:

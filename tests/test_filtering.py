@@ -385,6 +385,7 @@ def _pf_call(**overrides):
     (dict(R=np.array([[1.0, 2.0], [0.0, 1.0]])), "R"),
     (dict(y=np.zeros((5, 2))), "y"),
     (dict(y=np.full((5, 1), np.inf)), "y"),
+    (dict(y=np.full((5, 1), 1e300)), "y: values up to 1e\\+300"),
     (dict(y=np.zeros((0, 1))), "y"),
     (dict(y=[["a"], ["b"]]), "y"),
     (dict(u=np.zeros((4, 1))), "u"),

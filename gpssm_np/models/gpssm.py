@@ -345,10 +345,7 @@ class GPSSM(GradientTrainedModel):
     def _fit_default(self, y, u, plan, progress, seed, checkpoint=None, resume=False):
         """The default pipeline (``models/default_fit.py``) on ``y``, ``u`` under ``plan`` (a checked :class:`Plan`),
         writing ``checkpoint`` (a path or None) and with ``resume`` continuing from it where it exists."""
-        if resume and checkpoint is None:
-            raise ValueError("resume: needs checkpoint=path to resume from")
-        if checkpoint is not None:
-            archive.check_writable(checkpoint, "checkpoint")
+        archive.check_checkpoint(checkpoint, resume)
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume),
                                            self._floor_kinds(), self._floor_dim_x()))
