@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _validation as check
 from ._config import JITTER, POSITIVE_FLOOR
+from .gp import inducing_gram
 from .ops.kernels import kernel_code
 from .transforms import lower_triangle, positive, positive_inverse
 
@@ -193,8 +194,6 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
         if name in shapes:
             params[name] = np.broadcast_to(positive_inverse(values[name]), shapes[name]).copy()
     if not spec.whiten:
-        from .gp import inducing_gram  # deferred: gp builds on this module
-
         Kzz = inducing_gram(constrain(params, spec), spec)
         params["q_sqrt"] = np.linalg.cholesky(Kzz)
     return params

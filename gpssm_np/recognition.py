@@ -113,7 +113,7 @@ class _Recognition:
         return mean, var
 
     def get_config(self):
-        """Constructor arguments as plain JSON types, with "kind"; :func:`recognition_from_config` inverts it."""
+        """Constructor arguments as plain JSON types, with "kind": ``NETWORKS[kind](**rest)`` rebuilds the network."""
         return {"kind": self.kind, "dim_x": self.dim_x, "dim_y": self.dim_y, "dim_u": self.dim_u,
                 "hidden": self.hidden}
 
@@ -184,15 +184,3 @@ class MLPRecognition(_Recognition):
 #: Recognition networks by their ``kind``.
 NETWORKS = {cls.kind: cls for cls in (LSTMRecognition, MLPRecognition)}
 
-
-def recognition_from_config(config):
-    """Rebuild a recognition network from :meth:`get_config`'s dict."""
-    if not isinstance(config, dict) or config.get("kind") not in NETWORKS:
-        kind = config.get("kind") if isinstance(config, dict) else None
-        raise ValueError(f"config: expected a dict with 'kind' in {sorted(NETWORKS)}, got kind {kind!r}")
-    cls = NETWORKS[config["kind"]]
-    kwargs = {k: v for k, v in config.items() if k != "kind"}
-    try:
-        return cls(**kwargs)
-    except TypeError as err:
-        raise ValueError(f"config: invalid keys for {cls.__name__}: {err}") from None

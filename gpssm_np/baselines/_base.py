@@ -81,6 +81,18 @@ class LinearBaseline(StateSpaceModel):
             self.interval_scale_ = widening_factors(z)
         return self
 
+    def _learned_arrays(self, params, names, optional=()):
+        """``set_learned_params``' reading of ``params``: None for an empty dict (the model is then marked unfitted),
+        else {name: float64 C-ordered copy} of a dict with the keys ``names`` (and all of ``optional`` or none);
+        ValueError naming the keys expected otherwise. The shapes are the caller's to check."""
+        if isinstance(params, dict) and not params:
+            self.fitted = False
+            return None
+        if not isinstance(params, dict) or set(params) not in (set(names), set(names) | set(optional)):
+            also = f" (and optionally {list(optional)})" if optional else ""
+            raise ValueError(f"params: expected an empty dict or one with keys {sorted(names)}{also}")
+        return {name: np.array(value, dtype=np.float64, order="C") for name, value in params.items()}
+
     def constrained_params(self):
         """The fitted parameters (:meth:`get_learned_params`: they are the model's own values, covariances and variances
         included); ValueError before fit."""

@@ -305,15 +305,12 @@ class ARX(LinearBaseline):
         """Set the arrays of :meth:`get_learned_params` (the orders are the lengths of "a" and "b"); the model then
         counts as fitted. An empty dict leaves it unfitted. "lag_mean" and "lag_cov" may be absent (a model file
         written before the ARX kept them): a short past is then filled with the training means."""
-        if isinstance(params, dict) and not params:
-            self.fitted = False
+        names, lag_names = ("a", "b", "c", "noise_var", "y_mean", "u_mean"), ("lag_mean", "lag_cov")
+        arrays = self._learned_arrays(params, names, lag_names)
+        if arrays is None:
             return self
         dy, du = self.spec.dim_y, self.spec.dim_u
-        names, lag_names = ("a", "b", "c", "noise_var", "y_mean", "u_mean"), ("lag_mean", "lag_cov")
-        if not isinstance(params, dict) or set(params) not in (set(names), set(names + lag_names)):
-            raise ValueError(f"params: expected an empty dict or one with keys {sorted(names)} (and optionally "
-                             f"{list(lag_names)})")
-        a, b, c, noise_var, y_mean, u_mean = (np.array(params[name], dtype=np.float64) for name in names)
+        a, b, c, noise_var, y_mean, u_mean = (arrays[name] for name in names)
         for name, value, ok in (("a", a, a.ndim == 3 and a.shape[1:] == (dy, dy)),
                                 ("b", b, b.ndim == 3 and b.shape[1:] == (dy, du)),
                                 ("c", c, c.shape == (dy,)), ("noise_var", noise_var, noise_var.shape == (dy,)),
@@ -332,9 +329,9 @@ class ARX(LinearBaseline):
                                                            b.transpose(1, 0, 2).reshape(dy, nb * du), c[:, None]],
                                                           axis=1).T)
         self.lag_mean_ = self.lag_cov_ = None
-        if "lag_mean" in params:
+        if "lag_mean" in arrays:
             p = na * dy + max(nb - 1, 0) * du
-            lag_mean, lag_cov = (np.array(params[name], dtype=np.float64) for name in lag_names)
+            lag_mean, lag_cov = (arrays[name] for name in lag_names)
             for name, value, shape in (("lag_mean", lag_mean, (p,)), ("lag_cov", lag_cov, (p, p))):
                 if value.shape != shape or not np.all(np.isfinite(value)):
                     raise ValueError(f"params[{name!r}]: expected a finite array of shape {shape} for na = {na}, "

@@ -205,17 +205,15 @@ class LGSSM(LinearBaseline):
     def set_learned_params(self, params):
         """Set F, G, H, Q, R, m0, P0 (shapes as ``params_``); the model then counts as fitted. An empty dict leaves it
         unfitted."""
-        if isinstance(params, dict) and not params:
-            self.fitted = False
-            return self
         s = self.spec
         shapes = {"F": (s.dim_x, s.dim_x), "G": (s.dim_x, s.dim_u), "H": (s.dim_y, s.dim_x), "Q": (s.dim_x, s.dim_x),
                   "R": (s.dim_y, s.dim_y), "m0": (s.dim_x,), "P0": (s.dim_x, s.dim_x)}
-        if not isinstance(params, dict) or set(params) != set(shapes):
-            raise ValueError(f"params: expected an empty dict or one with keys {sorted(shapes)}")
+        arrays = self._learned_arrays(params, tuple(shapes))
+        if arrays is None:
+            return self
         new = {}
         for name, shape in shapes.items():
-            value = np.array(params[name], dtype=np.float64, order="C")
+            value = arrays[name]
             if value.shape != shape or not np.all(np.isfinite(value)):
                 raise ValueError(f"params[{name!r}]: expected a finite array of shape {shape}, got {value.shape}")
             if name in ("Q", "R", "P0"):
