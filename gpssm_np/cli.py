@@ -27,8 +27,14 @@ import numpy as np
 from . import _validation as check
 from ._versions import versions
 from .datasets.files import DATASET_NAMES
-from .models.registry import MODELS  # the models `fit` trains and saves: every model of the package
+from .experiments import car_tracking
+from .models.registry import AUTHORS_SETTINGS, MODELS  # MODELS: what `fit` trains and saves, every model
 from .protocols import PROTOCOLS
+
+#: The epochs of the authors' loop and of the car-tracking runs (their settings), and ``demo --quick``'s steps and
+#: particles (a few seconds' run).
+AUTHORS_EPOCHS, CAR_EPOCHS = AUTHORS_SETTINGS["epochs"], car_tracking.SETTINGS["epochs"]
+QUICK_EPOCHS, QUICK_PARTICLES = 40, 200
 
 
 def _write_json(path, obj):
@@ -66,33 +72,17 @@ def default_demo_dir():
 
 
 def cmd_demo(args):
-    from .experiments import car_tracking
-    from .plotting import plot_states
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     out = _writable_folder(args.out or default_demo_dir())
     check.seed(args.seed, "--seed")
     if args.epochs is not None:
         check.positive_int(args.epochs, "--epochs")
     os.makedirs(out, exist_ok=True)  # after the checks: a refused command leaves no folder
     print(f"car-tracking demo: writing into {os.path.abspath(out)} (--out DIR to change)", file=sys.stderr)
-    epochs = args.epochs if args.epochs is not None else (40 if args.quick else 300)
+    epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if args.quick else CAR_EPOCHS)
     start = time.perf_counter()
-    res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=200 if args.quick else 500)
-    t = np.arange(1, res["T"] + 1)
-    estimates = {name.upper(): (m["mean"], m["std"]) for name, m in res["models"].items()}
-    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
-    plot_states(t, truth=res["truth"], estimates=estimates, axes=axes, names=car_tracking.STATE_NAMES)
-    axes[0].set_title("Car tracking: smoothed latent states (velocities v1, v2 never observed)")
-    axes[-1].set_xlabel("t")
-    fig.tight_layout()
-    png = os.path.join(out, "car_tracking.png")
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=QUICK_PARTICLES if args.quick else None)
+    png = car_tracking.write_state_figure(res, os.path.join(out, "car_tracking.png"),
+                                          "Car tracking: smoothed latent states (velocities v1, v2 never observed)")
     summary = {"experiment": "car_tracking", "seed": args.seed, "epochs": epochs, "T": res["T"],
                "rmse": {name: m["rmse"] for name, m in res["models"].items()},
                "seconds": {name: m["seconds"] for name, m in res["models"].items()},
@@ -240,7 +230,7 @@ def cmd_fit(args):
         raise ValueError("--max-steps, --epochs: give one: --epochs trains that many epochs (the epoch loop), "
                          "--max-steps bounds the gradient steps of the default fit's runs")
     if epochs is None and args.settings == "authors" and args.max_steps is None:
-        epochs = 70  # the authors' loop: 70 epochs by default; with --max-steps, fit's regime for a step budget
+        epochs = AUTHORS_EPOCHS  # the authors' loop by default; with --max-steps, fit's regime for a step budget
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
     steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps
@@ -413,7 +403,6 @@ def cmd_reproduce(args):
         name = args.name or args.what
         print(f"wrote {os.path.join(args.out, name + '.json')}\nwrote {os.path.join(args.out, name + '.md')}")
         return 0
-    from .experiments import car_tracking
 
     ignored = [f"--{name.replace('_', '-')}" for name in ("datasets", "models", "data_dir", "settings", "name",
                                                           "scheduler") if getattr(args, name) is not None]
@@ -422,7 +411,7 @@ def cmd_reproduce(args):
                          "ODGPSSM and PRSSM (the authors' settings) on the simulated car, one seed after another; "
                          "it takes --seeds, --epochs, --out and --allow-mixed-versions")
     paths, doc = car_tracking.reproduce(seeds=args.seeds, out=args.out,
-                                        epochs=300 if args.epochs is None else args.epochs,
+                                        epochs=CAR_EPOCHS if args.epochs is None else args.epochs,
                                         allow_mixed_versions=args.allow_mixed_versions, command=args.command_line,
                                         return_document=True)
     _print_reuse(doc["invocations"][-1])
@@ -455,8 +444,8 @@ def make_parser():
     p.add_argument("--out", default=None, help="output folder (default ~/.cache/gpssm_np/demo, or "
                                                "$XDG_CACHE_HOME/gpssm_np/demo)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=None, help="training steps on the sequence (default 300; 40 with "
-                                                          "--quick)")
+    p.add_argument("--epochs", type=int, default=None, help=f"training steps on the sequence (default {CAR_EPOCHS}; "
+                                                          f"{QUICK_EPOCHS} with --quick)")
     p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps (unless --epochs) and particles")
     p.set_defaults(func=cmd_demo)
 
@@ -484,7 +473,7 @@ def make_parser():
     p.add_argument("--model", default="odgpssm", choices=tuple(MODELS))
     p.add_argument("--settings", default="default", choices=["default", "authors"],
                    help="default: the package's default fit (linear floor, selection on rolling-origin folds); "
-                        "authors: the paper's code (70 epochs)")
+                        f"authors: the paper's code ({AUTHORS_EPOCHS} epochs)")
     p.add_argument("--epochs", type=int, default=None,
                    help="train a fixed number of epochs (the epoch loop) instead of the default fit: no selection, "
                         "acceptance, guards or calibration; the GP part is always kept")
@@ -530,8 +519,8 @@ def make_parser():
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
     p.add_argument("--seeds", type=positive_count, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
     p.add_argument("--epochs", type=positive_count, default=None,
-                   help="the epoch loop with this many epochs (default: the authors' 70 for table1 and qstudy, "
-                        "300 steps for car; mimo's GP models: the default fit)")
+                   help=f"the epoch loop with this many epochs (default: the authors' {AUTHORS_EPOCHS} for table1 and "
+                        f"qstudy, {CAR_EPOCHS} steps for car; mimo's GP models: the default fit)")
     p.add_argument("--out", default="results", help="results folder (default ./results); a rerun resumes there")
     p.add_argument("--jobs", type=positive_count, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")

@@ -150,19 +150,34 @@ def markdown(document):
     return "\n".join(lines) + "\n"
 
 
-def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, command=None, return_document=False):
+def write_state_figure(res, path, title):
+    """Draw the true states of a :func:`run` result ``res`` and each model's smoothed ones (mean and interval; one
+    panel per state) under ``title``, and save the figure to ``path`` (PNG). Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    from ..plotting import plot_states
+
+    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+    plot_states(np.arange(1, res["T"] + 1), truth=res["truth"], axes=axes, names=STATE_NAMES,
+                estimates={name.upper(): (m["mean"], m["std"]) for name, m in res["models"].items()})
+    axes[0].set_title(title)
+    axes[-1].set_xlabel("t")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_versions=False, command=None,
+              return_document=False):
     """Run :func:`run` for seeds 0..seeds-1 (those not already in ``out/car_tracking.json`` with the same settings
     and code version: ``runs.reconcile``); write ``car_tracking.json`` (RMSE per model, dimension and seed, each
     row with its provenance), ``car_tracking.md`` (mean +- population std, paired differences) and
     ``car_tracking.png`` (the states of the lowest seed computed in this call). Returns the paths written (and the
     document with ``return_document``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ..plotting import plot_states
-
     os.makedirs(out, exist_ok=True)
     json_path = os.path.join(out, "car_tracking.json")
     config = {"settings": dict(SETTINGS, epochs=epochs)}
@@ -203,13 +218,6 @@ def reproduce(seeds=5, out="results", epochs=300, allow_mixed_versions=False, co
     runs_module.write_text(md_path, markdown(document))
     paths = [json_path, md_path]
     if first is not None:
-        fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
-        plot_states(np.arange(1, first["T"] + 1), truth=first["truth"], axes=axes, names=STATE_NAMES,
-                    estimates={name.upper(): (m["mean"], m["std"]) for name, m in first["models"].items()})
-        axes[0].set_title(f"Car tracking, seed {first['seed']}: smoothed states (v1, v2 never observed)")
-        fig.tight_layout()
-        png_path = os.path.join(out, "car_tracking.png")
-        fig.savefig(png_path, dpi=110)
-        plt.close(fig)
-        paths.append(png_path)
+        paths.append(write_state_figure(first, os.path.join(out, "car_tracking.png"),
+                                        f"Car tracking, seed {first['seed']}: smoothed states (v1, v2 never observed)"))
     return (paths, document) if return_document else paths

@@ -3,10 +3,9 @@
 The runs are a ``table1.sweep`` over the models ``odgpssm_q1`` .. ``odgpssm_q8`` (``gpssm-np reproduce qstudy``);
 this module draws the figure: test RMSE against Q, one line per data set, under each protocol.
 """
-import re
-
 import numpy as np
 
+from ..models.registry import Q_MODEL
 from .table1 import summarise
 
 
@@ -15,7 +14,7 @@ def q_curves(document, protocol="paper"):
     table = summarise(document["runs"]).get(protocol, {})
     curves = {}
     for model, by_dataset in table.items():
-        match = re.match(r"^odgpssm_q(\d+)$", model)
+        match = Q_MODEL.match(model)
         if not match:
             continue
         for dataset, (mean, std, _) in by_dataset.items():
