@@ -333,11 +333,10 @@ def cmd_forecast(args):
     lower, upper = fc.interval(0.95)
     # the file's units and the data set's standardised scale, whichever the model works in
     to_file = (lambda a: a) if in_file_units else ds.to_original_y
-    to_std = (lambda a: (a - ds.y_mean) / ds.y_std) if in_file_units else (lambda a: a)
-    std_factor = 1.0 if in_file_units else ds.y_std
+    to_std = ds.scaling.y_to_model if in_file_units else (lambda a: a)
     arrays = {"mean": fc.mean, "lower95": lower, "upper95": upper, "truth": y_all[g:g + steps]}
     file_units = {k: to_file(v) for k, v in arrays.items()}
-    file_units["std"] = fc.std * std_factor
+    file_units["std"] = fc.std if in_file_units else ds.scaling.y_spread_to_original(fc.std)
     standardised = {k: to_std(v) for k, v in arrays.items()}
     standardised["std"] = fc.std / ds.y_std if in_file_units else fc.std
     os.makedirs(out, exist_ok=True)

@@ -271,9 +271,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
     def _log_jacobian(self, y):
         """log |d y_model / d y| summed over the observed entries of ``y`` (T, d_y, original units): added to a
         log-likelihood of model units it gives that of the original units."""
-        if self.scaling_ is None:
-            return 0.0
-        return -float(np.sum(~np.isnan(np.asarray(y, dtype=np.float64)) * np.log(self.scaling_.y_std)))
+        return 0.0 if self.scaling_ is None else float(np.sum(self.scaling_.log_jacobian(y)))
 
     # -- the familiar surface --------------------------------------------------------------------------------
     @_keyword_checked
@@ -650,7 +648,7 @@ class GradientTrainedModel(StateSpaceModel):
                               init_window, **kwargs)
         if self.scaling_ is None:
             return result
-        return result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
+        return result.in_original_units(self.scaling_)
 
     def _filter(self, transition, y, u, num_particles=1000, seed=0, init_window=50, **kwargs):
         """:meth:`filter` in model units, through ``transition``."""

@@ -88,6 +88,14 @@ PROPOSALS = ("adapted", "bootstrap", "enkf")
 _BACKWARD_BLOCK_ENTRIES = 4_000_000
 
 
+def output_moments_in_original_units(scaling, means, variances, predicted_means, predicted_variances, innovations):
+    """A filter's output moments (each (..., d_y), in the model units of ``scaling``, a ``units.Scaling``): the
+    filtered and predicted means and variances and the innovations, in original units."""
+    return (scaling.y_to_original(means), scaling.y_spread_to_original(variances, 2),
+            scaling.y_to_original(predicted_means), scaling.y_spread_to_original(predicted_variances, 2),
+            scaling.y_spread_to_original(innovations))
+
+
 @dataclass
 class FilterResult:
     """Output of :func:`particle_filter`. T steps (t = 1..T), N particles, state dimension d_x.
@@ -151,16 +159,17 @@ class FilterResult:
     predicted_output_vars: Optional[np.ndarray] = None
     innovations: Optional[np.ndarray] = None
 
-    def in_output_units(self, y_mean, y_std):
-        """The result for outputs y = y_std * y_filtered + y_mean (d_y,): output moments and innovations mapped,
-        the log-likelihood that of the mapped outputs (minus log y_std per observed entry); states unchanged."""
-        observed = ~np.isnan(self.innovations)
-        log_lik_steps = self.log_likelihood_steps - observed @ np.log(y_std)
-        return replace(self, output_means=self.output_means * y_std + y_mean, output_vars=self.output_vars * y_std**2,
-                       predicted_output_means=self.predicted_output_means * y_std + y_mean,
-                       predicted_output_vars=self.predicted_output_vars * y_std**2,
-                       innovations=self.innovations * y_std, log_likelihood_steps=log_lik_steps,
-                       log_likelihood=float(log_lik_steps.sum()))
+    def in_original_units(self, scaling):
+        """The result for the outputs in the original units of ``scaling`` (a ``units.Scaling``, the filtered data
+        in its model units): output moments and innovations mapped (:func:`output_moments_in_original_units`), the
+        log-likelihood that of the mapped outputs (``Scaling.log_jacobian``); states unchanged."""
+        log_lik_steps = self.log_likelihood_steps + scaling.log_jacobian(self.innovations)  # NaN where y is missing
+        means, variances, predicted_means, predicted_variances, innovations = output_moments_in_original_units(
+            scaling, self.output_means, self.output_vars, self.predicted_output_means, self.predicted_output_vars,
+            self.innovations)
+        return replace(self, output_means=means, output_vars=variances, predicted_output_means=predicted_means,
+                       predicted_output_vars=predicted_variances, innovations=innovations,
+                       log_likelihood_steps=log_lik_steps, log_likelihood=float(log_lik_steps.sum()))
 
     @property
     def num_particles(self):

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _names
 from . import _validation as check
-from .filtering import OnlineParticleFilter
+from .filtering import OnlineParticleFilter, output_moments_in_original_units
 from .kalman import as_covariance, kalman_step
 from .units import UNITS
 
@@ -80,9 +80,7 @@ class OnlineFilterBase(abc.ABC):
             u_t = None if u_t is None else scaling.u_to_model(u_t)
         moments = self._update(y_t, u_t)
         if scaling is not None:
-            std = scaling.y_std
-            moments = (moments[0] * std + scaling.y_mean, moments[1] * std**2, moments[2] * std + scaling.y_mean,
-                       moments[3] * std**2, moments[4] * std)
+            moments = output_moments_in_original_units(scaling, *moments)
         self.predicted_mean, self.predicted_var, self.innovation = moments[2:]
         return moments[0], moments[1]
 

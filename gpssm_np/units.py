@@ -72,6 +72,16 @@ class Scaling:
         """Inputs (..., d_u) in model units -> original units."""
         return u * self.u_std + self.u_mean
 
+    def y_spread_to_original(self, a, power=1):
+        """A spread of outputs (..., d_y) in model units (a std or a difference: ``power`` 1; a variance: 2) -> the
+        same in original units."""
+        return a * self.y_std**power
+
+    def log_jacobian(self, y):
+        """log |d y_model / d y| of each row of ``y`` (..., d_y): minus the sum of log y_std over the row's observed
+        (not NaN) entries, shape (...). Added to a log-density of model units it gives that of original units."""
+        return -((~np.isnan(np.asarray(y, dtype=np.float64))) @ np.log(self.y_std))
+
     def arrays(self):
         """name -> array, what a model file keeps (:meth:`from_arrays` reads it back)."""
         return {"scaling_" + name: getattr(self, name) for name in SCALING_FIELDS}

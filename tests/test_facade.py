@@ -219,7 +219,7 @@ def test_every_model_defaults_to_one_input():
     (gp.ODGPSSM, "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"),
     (gp.PRSSM, "dim_x, dim_y, dim_u, .*num_inducing.*lengthscale"),
     (gp.DSSM, "dim_x, dim_y, dim_u, seed, hidden, rnn_hidden, .*backend, standardize$"),
-    (gp.ARX, "na, nb, max_order, selection, folds, dim_y, dim_u, seed, standardize, calibrate$"),
+    (gp.ARX, "na, nb, max_order, selection, origins, dim_y, dim_u, seed, standardize, calibrate$"),
     (gp.LGSSM, "dim_x, dim_y, dim_u, method, .*max_spectral_radius, seed, standardize, calibrate$")])
 def test_an_unknown_constructor_keyword_names_it_and_the_valid_ones(cls, valid):
     with pytest.raises(ValueError, match=f"n_latent: unknown keyword argument of {cls.__name__}; expected one of "

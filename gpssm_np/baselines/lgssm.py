@@ -411,7 +411,7 @@ class LGSSM(LinearBaseline):
         p = self.params_
         result = kalman_filter_result(p, y_model, u, p["m0"], p["P0"], num_particles,
                                       np.random.default_rng(check.seed(seed)))
-        return result if self.scaling_ is None else result.in_output_units(self.scaling_.y_mean, self.scaling_.y_std)
+        return result if self.scaling_ is None else result.in_original_units(self.scaling_)
 
     def log_likelihood(self, y, u=None):
         """log p(y_{1:T} | u_{1:T}) (exact; the density of y in original units): :meth:`filter`'s, from the Kalman

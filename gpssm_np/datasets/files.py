@@ -23,7 +23,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ..units import constant_columns
+from ..units import Scaling, constant_columns
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +144,12 @@ class Dataset:
         return (f"Dataset(name={self.name!r}, T_train={len(self.y_train)}, T_test={len(self.y_test)}, "
                 f"d_y={self.y_train.shape[1]}, d_u={self.u_train.shape[1]}{names})")
 
+    @property
+    def scaling(self):
+        """The standardisation of the data set as a ``units.Scaling`` (the training part's statistics): what a model
+        fitted with ``standardize=True`` to the raw training part keeps in ``scaling_``."""
+        return Scaling(self.y_mean, self.y_std, self.u_mean, self.u_std)
+
     def to_original_y(self, y_std_units):
         """Undo the output standardisation: ``y_std_units * y_std + y_mean``.
 
@@ -157,19 +163,19 @@ class Dataset:
         ndarray, shape (..., d_y)
             Outputs in original units.
         """
-        return _unstandardise(y_std_units, self.y_mean, self.y_std, "y_std_units")
+        return self.scaling.y_to_original(_last_axis(y_std_units, len(self.y_mean), "y_std_units"))
 
     def to_original_u(self, u_std_units):
         """Undo the input standardisation: ``u_std_units * u_std + u_mean``; shapes as :meth:`to_original_y`."""
-        return _unstandardise(u_std_units, self.u_mean, self.u_std, "u_std_units")
+        return self.scaling.u_to_original(_last_axis(u_std_units, len(self.u_mean), "u_std_units"))
 
 
-def _unstandardise(a, mean, std, argname):
+def _last_axis(a, size, argname):
+    """``a`` as a float64 array whose last axis has ``size`` entries; ValueError naming ``argname`` otherwise."""
     a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 0 or a.shape[-1] != mean.shape[0]:
-        raise ValueError(f"{argname}: expected an array whose last axis has length {mean.shape[0]}, "
-                         f"got shape {a.shape}")
-    return a * std + mean
+    if a.ndim == 0 or a.shape[-1] != size:
+        raise ValueError(f"{argname}: expected an array whose last axis has length {size}, got shape {a.shape}")
+    return a
 
 
 def default_data_dir():

@@ -85,7 +85,6 @@ def run_cell(name, seed, chosen_dim_x=True, fit_options=None):
     # z-scored with the training part's statistics, as the data sets' training halves
     data = ds_module.from_arrays(y_raw, u_raw, train_fraction=T_TRAIN / T_TOTAL, name=name)
     y, u = np.concatenate([data.y_train, data.y_test]), np.concatenate([data.u_train, data.u_test])
-    y_mean, y_std, u_mean, u_std = data.y_mean, data.y_std, data.u_mean, data.u_std
     row = {"system": name, "seed": int(seed)}
 
     def gp_rmse(model):
@@ -113,8 +112,10 @@ def run_cell(name, seed, chosen_dim_x=True, fit_options=None):
                                   "R": system["R"], "m0": np.zeros(dx), "P0": prior_cov})
 
         def kalman(uw, yp, up):
-            raw = truth.forecast(uw * u_std + u_mean, y_past=yp * y_std + y_mean, u_past=up * u_std + u_mean)
-            return (raw.mean - y_mean) / y_std
+            units = data.scaling
+            raw = truth.forecast(units.u_to_original(uw), y_past=units.y_to_original(yp),
+                                 u_past=units.u_to_original(up))
+            return units.y_to_model(raw.mean)
 
         row["kalman_true"] = causal_rmse(kalman, y, u)
     return row
