@@ -27,13 +27,12 @@ import numpy as np
 from . import _validation as check
 from ._versions import versions
 from .datasets.files import DATASET_NAMES
-from .experiments import car_tracking
 from .models.registry import AUTHORS_SETTINGS, MODELS  # MODELS: what `fit` trains and saves, every model
 from .protocols import PROTOCOLS
 
-#: The epochs of the authors' loop and of the car-tracking runs (their settings), and ``demo --quick``'s steps and
-#: particles (a few seconds' run).
-AUTHORS_EPOCHS, CAR_EPOCHS = AUTHORS_SETTINGS["epochs"], car_tracking.SETTINGS["epochs"]
+#: The epochs of the authors' loop (their settings), and ``demo --quick``'s steps and particles (a few seconds' run;
+#: without it the demo runs the car-tracking experiment's settings, ``experiments.car_tracking.SETTINGS``).
+AUTHORS_EPOCHS = AUTHORS_SETTINGS["epochs"]
 QUICK_EPOCHS, QUICK_PARTICLES = 40, 200
 
 
@@ -72,15 +71,18 @@ def default_demo_dir():
 
 
 def cmd_demo(args):
+    from .experiments import car_tracking
+
     out = _writable_folder(args.out or default_demo_dir())
     check.seed(args.seed, "--seed")
     if args.epochs is not None:
         check.positive_int(args.epochs, "--epochs")
     os.makedirs(out, exist_ok=True)  # after the checks: a refused command leaves no folder
     print(f"car-tracking demo: writing into {os.path.abspath(out)} (--out DIR to change)", file=sys.stderr)
-    epochs = args.epochs if args.epochs is not None else (QUICK_EPOCHS if args.quick else CAR_EPOCHS)
+    epochs = QUICK_EPOCHS if args.epochs is None and args.quick else args.epochs  # None: the experiment's
     start = time.perf_counter()
     res = car_tracking.run(seed=args.seed, epochs=epochs, num_particles=QUICK_PARTICLES if args.quick else None)
+    epochs = res["epochs"]
     png = car_tracking.write_state_figure(res, os.path.join(out, "car_tracking.png"),
                                           "Car tracking: smoothed latent states (velocities v1, v2 never observed)")
     summary = {"experiment": "car_tracking", "seed": args.seed, "epochs": epochs, "T": res["T"],
@@ -240,8 +242,9 @@ def cmd_fit(args):
                          "--seq-len sets the epoch loop's (--settings authors, or --epochs)")
     # checked before a fit of minutes
     out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz", reads=(args.csv,))
-    model.fit(ds.y_raw[:n], ds.u_raw[:n], plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs,
-              progress=True, data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names, **steps)
+    training = dict(plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs, progress=True, **steps)
+    model.fit(ds.y_raw[:n], ds.u_raw[:n], data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names,
+              **(training if isinstance(model, GradientTrainedModel) else {}))  # the linear models take none
     if args.csv is not None:
         model.train_fraction_ = _train_fraction(args)
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
@@ -373,7 +376,7 @@ def to_file_u(ds, u, in_file_units):
 
 
 def cmd_reproduce(args):
-    from .experiments import table1
+    from .experiments import car_tracking, table1
 
     if args.name is not None and (not args.name or os.sep in args.name or (os.altsep and os.altsep in args.name)):
         raise ValueError(f"--name: expected a file stem without a folder (the files go into --out), got {args.name!r}")
@@ -410,7 +413,7 @@ def cmd_reproduce(args):
                          "ODGPSSM and PRSSM (the authors' settings) on the simulated car, one seed after another; "
                          "it takes --seeds, --epochs, --out and --allow-mixed-versions")
     paths, doc = car_tracking.reproduce(seeds=args.seeds, out=args.out,
-                                        epochs=CAR_EPOCHS if args.epochs is None else args.epochs,
+                                        **({} if args.epochs is None else {"epochs": args.epochs}),
                                         allow_mixed_versions=args.allow_mixed_versions, command=args.command_line,
                                         return_document=True)
     _print_reuse(doc["invocations"][-1])
@@ -443,7 +446,7 @@ def make_parser():
     p.add_argument("--out", default=None, help="output folder (default ~/.cache/gpssm_np/demo, or "
                                                "$XDG_CACHE_HOME/gpssm_np/demo)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=None, help=f"training steps on the sequence (default {CAR_EPOCHS}; "
+    p.add_argument("--epochs", type=int, default=None, help=f"training steps on the sequence (default: the car experiment's; "
                                                           f"{QUICK_EPOCHS} with --quick)")
     p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps (unless --epochs) and particles")
     p.set_defaults(func=cmd_demo)
@@ -519,7 +522,7 @@ def make_parser():
     p.add_argument("--seeds", type=positive_count, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
     p.add_argument("--epochs", type=positive_count, default=None,
                    help=f"the epoch loop with this many epochs (default: the authors' {AUTHORS_EPOCHS} for table1 and "
-                        f"qstudy, {CAR_EPOCHS} steps for car; mimo's GP models: the default fit)")
+                        "qstudy, the car experiment's steps for car; mimo's GP models: the default fit)")
     p.add_argument("--out", default="results", help="results folder (default ./results); a rerun resumes there")
     p.add_argument("--jobs", type=positive_count, default=1, help="parallel local processes")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (pip install gpssm_np[dask])")

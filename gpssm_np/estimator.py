@@ -10,8 +10,8 @@ the DSSM and the linear baselines (ARX, LGSSM). A subclass supplies (abstract me
   ``arguments.ConstructorArguments``);
 * ``fit(y, u=None, **training_options)``: learn from one sequence (T, d_y) or a list of them; the gradient-trained
   models take the keyword arguments of :meth:`GradientTrainedModel.fit` (the GP models' ``fit`` adds
-  ``max_steps``), and one whose training is not gradient-based accepts and ignores all of :data:`TRAINING_OPTIONS`
-  (:func:`check_training_options`);
+  ``max_steps``; :data:`TRAINING_OPTIONS`); a model fitted in closed form takes none of them (``data_name``
+  only), and names any given in a ValueError;
 * ``_q_x0(y=None, u=None, full_cov=False)``: mean and variance (or covariance) of the initial state x_0 before a
   window, in model units (ValueError for a model without a latent state, ``has_latent_state = False``); the public
   ``q_x0`` converts its data;
@@ -80,7 +80,7 @@ from .online import OnlineFilter
 from .optim import Adam
 from .protocols import EvaluationData, evaluate
 from .training_loop import (DATA_OPTIONS, EPOCH_OPTIONS, PLAN_OPTIONS, TRAINING_OPTIONS,  # noqa: F401 (importable here)
-                            EpochPlan, TrainingError, check_training_options, epoch_plan, run_epochs, train_step)
+                            EpochPlan, TrainingError, epoch_plan, run_epochs, train_step)
 from .training_loop import EPOCH_CHECKPOINT_LAYOUT, RESUMABLE_PLAN_FIELDS, fit_fingerprint
 from .units import SCALING_FIELDS, UNITS, Scaling
 
@@ -206,7 +206,8 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         ``y_names``, ``u_names``: the channel names of the columns of ``y_past`` and of ``u_future``/``u_past``;
         for a model fitted with names (``y_names_``, ``u_names_``) the columns are reordered to the model's order
         and the forecast's outputs are in the order of ``y_names`` (or the model's, without it); names the model
-        was not fitted with, and data without one column per name, are a ValueError. An unknown keyword argument is a ValueError naming the valid ones."""
+        was not fitted with, and data without one column per name, are a ValueError. An unknown keyword argument
+        is a ValueError naming the valid ones."""
         check.keywords(unknown, StateSpaceModel.forecast, owner=f"{type(self).__name__}.forecast")
         if x0 is not None and (y_past is not None or u_past is not None):
             raise ValueError("x0: a forecast starts from x0 or from the past data (y_past, u_past), not both")

@@ -243,15 +243,21 @@ def evaluate_envi(model, dataset, num_samples=50, seed=0, num_particles=1000):
     return result
 
 
+def simulation(model, y, u, n_init=N_INIT, num_samples=50, seed=0, num_particles=1000):
+    """The simulation of a record (module docstring, "simulate"): ``model``'s forecast of the steps ``n_init`` ..
+    T - 1 of ``y`` (T, d_y) from their inputs ``u`` (T, d_u), its state filtered over the first ``n_init``
+    outputs only."""
+    return model.forecast(u[n_init:], y_past=y[:n_init], u_past=u[:n_init], num_samples=num_samples, seed=seed,
+                          num_particles=num_particles)
+
+
 def simulate_forecast(model, dataset, num_samples=50, seed=0, n_init=N_INIT, num_particles=1000):
-    """The forecast the simulate protocol scores (module docstring): steps ``n_init`` .. T - 1 of the test part,
-    from the state filtered over its first ``n_init`` outputs only."""
+    """The forecast the simulate protocol scores (module docstring): :func:`simulation` of the test part."""
     dataset = evaluation_data(model, dataset)
     n_init = check.positive_int(n_init, "n_init")
     if n_init >= len(dataset.y_test):
         raise ValueError(f"n_init: expected fewer than the {len(dataset.y_test)} steps of the test part, got {n_init}")
-    return model.forecast(dataset.u_test[n_init:], y_past=dataset.y_test[:n_init], u_past=dataset.u_test[:n_init],
-                          num_samples=num_samples, seed=seed, num_particles=num_particles)
+    return simulation(model, dataset.y_test, dataset.u_test, n_init, num_samples, seed, num_particles)
 
 
 def evaluate_simulate(model, dataset, num_samples=50, seed=0, n_init=N_INIT, num_particles=1000):

@@ -8,8 +8,8 @@
 * :func:`run_epochs` (``GradientTrainedModel.fit``, the authors' regime): passes of an AdamRun with checkpoints
   after epochs and steps (:func:`write_checkpoint`, :func:`restore_checkpoint`: model, Adam state, generator
   state and position in the epoch, through ``archive``), and resume; :class:`EpochPlan`, its settings.
-* :class:`TrainingError`, :func:`without_frozen`, and the names of the training options every model's ``fit``
-  accepts (:data:`TRAINING_OPTIONS`, :func:`check_training_options`).
+* :class:`TrainingError`, :func:`without_frozen`, and the names of the training options of the gradient-trained
+  models' ``fit`` (:data:`TRAINING_OPTIONS`).
 
 The functions take the model: they read and write its public attributes (``params``, ``spec``, ``history_``,
 ``training_log_``) and call its public methods (``train_step``, ``minibatch_loss``, ``increase_jitter``).
@@ -62,7 +62,7 @@ EPOCH_OPTIONS = ("plan", "epochs", "seed", "progress", "checkpoint", "resume")
 PLAN_OPTIONS = ("max_steps",)
 #: The keyword argument of every model's ``fit`` that records which data it was fitted on (``data_name_``).
 DATA_OPTIONS = ("data_name",)
-#: The training options of all the models' ``fit`` (the linear models accept and ignore every one of them).
+#: The training options of the GP models' ``fit`` (the linear models, fitted in closed form, take only data_name).
 TRAINING_OPTIONS = EPOCH_OPTIONS + PLAN_OPTIONS + DATA_OPTIONS
 
 
@@ -101,15 +101,6 @@ def epoch_plan(plan=None, epochs=None):
     if epochs is not None:
         plan = replace(plan, epochs=epochs)
     return replace(plan, **{f.name: checked_field(f.name, getattr(plan, f.name)) for f in fields(plan)})
-
-
-def check_training_options(options):
-    """For a model whose training is not gradient-based: ``options`` (the keyword arguments given to its ``fit``)
-    must be names of :data:`TRAINING_OPTIONS`, which it accepts and ignores; ValueError otherwise."""
-    unknown = sorted(set(options) - set(TRAINING_OPTIONS))
-    if unknown:
-        raise ValueError(f"fit: unexpected keyword arguments {unknown}; the GP training options {TRAINING_OPTIONS} "
-                         "are accepted and ignored")
 
 
 class TrainingError(RuntimeError):

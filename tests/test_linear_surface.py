@@ -71,6 +71,18 @@ def test_a_too_short_series_names_its_length_and_the_minimum(rng, make, needed):
     assert "block_rows" not in str(err.value)
 
 
+@pytest.mark.parametrize("make", [lambda: gp.ARX(), lambda: gp.LGSSM(dim_x=2, num_iters=5)])
+def test_a_gp_training_option_is_refused_by_a_closed_form_fit(rng, make):
+    """``epochs``, ``plan`` and the other GP training options would change nothing in a closed-form fit: named in a
+    ValueError, not silently ignored; the fit's own keywords still work."""
+    y, u = series(rng)
+    for option in ({"epochs": 500}, {"plan": {"lr": 0.1}}, {"max_steps": 10}, {"progress": True}):
+        with pytest.raises(ValueError, match=f"{next(iter(option))}"):
+            make().fit(y, u, **option)
+    model = make().fit(y, u, data_name="plant", y_names=["level"])
+    assert model.data_name_ == "plant" and model.y_names_ == ("level",)
+
+
 def test_the_lgssm_fits_at_its_minimum_length(rng):
     for dim_x in (1, 2, 4):
         model = gp.LGSSM(dim_x=dim_x, num_iters=2)

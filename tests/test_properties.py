@@ -64,6 +64,12 @@ def sequences_error(y, u, dim_y=1, dim_u=1):
     return None if shape == leading + (dim_u,) else "u"
 
 
+def one_sequence_error(y, u, dim_y=1, dim_u=1):
+    """:func:`sequences_error` for a method that reads one sequence (a filter): several sequences (B, T, d_y) with
+    B > 1 name y before anything else is matched to them (``_validation.one_sequence``)."""
+    return "y" if np.ndim(y) == 3 and np.shape(y)[0] != 1 else sequences_error(y, u, dim_y, dim_u)
+
+
 def outcome(fn, argname, *args, **kwargs):
     """Call ``fn``: with ``argname`` None it must work and its result is returned; otherwise it must raise a
     ValueError whose message starts with ``argname:`` (a tuple: any of them), and None is returned."""
@@ -181,8 +187,9 @@ def test_windows_on_arbitrary_arrays(y, seq_len, stride):
 @given(y=any_array(), u=st.one_of(st.none(), any_array()))
 @example(y=np.zeros((6, 1)), u=np.zeros((6, 1)))
 @example(y=np.zeros((6, 1)), u=None)
+@example(y=np.zeros((2, 1, 1)), u=None)
 def test_filter_on_arbitrary_arrays(y, u):
-    out = outcome(MODEL.filter, sequences_error(y, u), y, u, num_particles=20)
+    out = outcome(MODEL.filter, one_sequence_error(y, u), y, u, num_particles=20)
     if out is not None:
         assert np.all(np.isfinite(out.means))
 

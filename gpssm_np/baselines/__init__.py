@@ -3,13 +3,12 @@ r"""Linear baselines with the estimator surface of the state-space models (``est
 
 Both follow the package's time convention: the input u_t acts on the step that produces y_t. Arrays are 0-based,
 ``y[t]`` and ``u[t]`` belonging to the same step. Both implement :class:`gpssm_np.models.StateSpaceModel`: ``spec``
-(dim_x, dim_y, dim_u), ``fit(y, u, **training_options)`` (the training options every model's ``fit`` takes, plan,
-epochs, seed, progress, checkpoint, resume, max_steps and data_name, are accepted and ignored:
-``estimator.TRAINING_OPTIONS``), ``q_x0(y_window, u_window)``, ``forecast(u_future,
-y_past=None, u_past=None, num_samples=50, seed=0, x0=None, ...)`` returning a :class:`gpssm_np.forecast.Forecast`,
-``get_config``, ``get_params``/``set_params`` (the constructor arguments), ``get_learned_params``/
-``set_learned_params`` (the fitted arrays, so ``gpssm_np.save`` and ``gpssm_np.load`` keep them), the units of the
-data (``standardize``, ``scaling_``), ``history_`` and ``has_latent_state``.
+(dim_x, dim_y, dim_u), ``fit(y, u, data_name=None)`` (fitted in closed form: the GP models' training options,
+``epochs``, ``plan`` and the others of ``estimator.TRAINING_OPTIONS``, are a ValueError naming them), ``q_x0(y_window,
+u_window)``, ``forecast(u_future, y_past=None, u_past=None, num_samples=50, seed=0, x0=None, ...)`` returning a
+:class:`gpssm_np.forecast.Forecast`, ``get_config``, ``get_params``/``set_params`` (the constructor arguments),
+``get_learned_params``/``set_learned_params`` (the fitted arrays, so ``gpssm_np.save`` and ``gpssm_np.load`` keep
+them), the units of the data (``standardize``, ``scaling_``), ``history_`` and ``has_latent_state``.
 
 References: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares); P. Van Overschee and B. De
 Moor, "N4SID", Automatica 30(1), 1994; R. H. Shumway and D. S. Stoffer, J. Time Series Anal. 3(4), 1982;

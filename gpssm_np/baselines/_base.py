@@ -35,8 +35,9 @@ class BaselineSpec:
 
 
 class LinearBaseline(StateSpaceModel):
-    """A :class:`StateSpaceModel` fitted in closed form: ``fit`` accepts the GP training options and ignores them
-    (``estimator.check_training_options``); ``fitted`` says whether it has been fitted (or given parameters)."""
+    """A :class:`StateSpaceModel` fitted in closed form: ``fit(y, u, data_name=None)`` takes no training options
+    (those of the GP models are a ValueError naming them); ``fitted`` says whether it has been fitted (or given
+    parameters)."""
 
     #: No recognition network: q(x0) comes from the model itself.
     recognition = None

@@ -53,7 +53,6 @@ import numpy as np
 
 from .. import _validation as check
 from ..datasets.folds import MIN_LENGTH, ORIGINS, fold_errors, mean_error, rolling_origin
-from ..estimator import check_training_options
 from ..online import OnlineFilterBase, check_online_state
 from ._base import COV_FLOOR, LinearBaseline
 
@@ -404,12 +403,11 @@ class ARX(LinearBaseline):
         errors = self._cross_validation(folds, na, nb)
         return mean_error(errors), errors
 
-    def fit(self, y, u=None, data_name=None, **gp_training_options):
+    def fit(self, y, u=None, data_name=None):
         """Choose the orders (unless both given) and fit by least squares on ``y`` (T, d_y) with ``u`` (T, d_u), or
         lists of such sequences. ``data_name``: the name of the training data, kept in ``data_name_`` and the
-        model file (``evaluate`` warns on a data set of another name). Keyword arguments of the GP models' ``fit``
-        are accepted and ignored. Returns ``self``."""
-        check_training_options(gp_training_options)
+        model file (``evaluate`` warns on a data set of another name). The GP models' training options (``epochs``,
+        ``plan``, ...) are refused by name: they would change nothing here. Returns ``self``."""
         self._record_data_name(data_name)
         data = self._training_data(y, u)
         candidates = self._candidates()

@@ -43,7 +43,6 @@ import numpy as np
 from .. import _validation as check
 from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, output_variances, predicted_moments,
                       rts_smoother, sample_smoothed)
-from ..estimator import check_training_options
 from ..filtering import kalman_filter_result
 from ..online import KalmanOnlineFilter
 from ..ops.linalg import symmetrise
@@ -336,11 +335,11 @@ class LGSSM(LinearBaseline):
         self.params_ = dict(p, m0=m0, P0=symmetrise(second / n - np.outer(m0, m0)) + COV_FLOOR * np.eye(len(m0)))
         return self
 
-    def fit(self, y, u=None, data_name=None, **gp_training_options):
+    def fit(self, y, u=None, data_name=None):
         """Identify the model from ``y`` (T, d_y) with ``u`` (T, d_u), or lists of such sequences. ``data_name``:
         the name of the training data, kept in ``data_name_`` and the model file (``evaluate`` warns on a data set
-        of another name). Keyword arguments of the GP models' ``fit`` are accepted and ignored. Returns ``self``."""
-        check_training_options(gp_training_options)
+        of another name). The GP models' training options (``epochs``, ``plan``, ...) are refused by name: they
+        would change nothing here. Returns ``self``."""
         self._record_data_name(data_name)
         data = self._training_data(y, u)
         if self.method == "subspace" or self.init == "subspace":

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import datasets as ds_module
 from .._config import CPU_COUNT
+from ..estimator import GradientTrainedModel
 from ..models.registry import (AUTHORS_SETTINGS, DEFAULT_SETTINGS, PRSSM_STYLE_SETTINGS,  # noqa: F401 (importable here)
                                Q_MODEL, SETTINGS, make_model)
 from ..models.registry import MODELS as MODEL_CLASSES
@@ -100,7 +101,8 @@ def _run_one(dataset_name, model_name, seed, settings, data_dir, protocol_option
     dataset = ds_module.load(dataset_name, data_dir)
     model = make_model(model_name, dataset, seed, settings)
     plan = {k: settings[k] for k in ("seq_len", "stride", "batch_size", "lr", "num_samples") if settings[k] is not None}
-    model.fit(dataset.y_train, dataset.u_train, plan=plan, epochs=settings["epochs"], progress=False)
+    training = dict(plan=plan, epochs=settings["epochs"], progress=False)  # the linear models take none
+    model.fit(dataset.y_train, dataset.u_train, **(training if isinstance(model, GradientTrainedModel) else {}))
     train_seconds = time.perf_counter() - start
     windows = {k: protocol_options[k] for k in ("window", "max_windows")}
     rows = []
@@ -370,12 +372,24 @@ def _per_model_table(rows, datasets, key, title, number_format):
     return lines + [""]
 
 
+def settings_line(config):
+    """What a sweep ran with, in one sentence: the named settings, the gradient-trained models' epochs (or the
+    default fit) and the protocols' options, from the document's ``config``."""
+    settings = config.get("settings") or {}
+    epochs = settings.get("epochs")
+    training = f"{epochs} epochs of the epoch loop" if epochs is not None else "each its own default fit"
+    options = ", ".join(f"{k} {v}" for k, v in (config.get("protocol_options") or {}).items())
+    return (f"Settings `{config.get('settings_name')}` (`models/registry.py`): the gradient-trained models train "
+            f"{training}; the protocols' options: {options or 'their defaults'}.")
+
+
 def markdown(document):
-    """Markdown tables: one per protocol, models x data sets, mean +- population std over seeds, the paper's row
-    beside; paired bootstrap intervals of ODGPSSM's per-seed differences; the code versions of the rows."""
+    """Markdown tables under a line that states the settings they ran with: one per protocol, models x data sets,
+    mean +- population std over seeds, the paper's row beside; paired bootstrap intervals of ODGPSSM's per-seed
+    differences; the code versions of the rows."""
     summary = summarise(document["runs"])
     datasets = [d for d in DATASETS + MIMO_DATASETS if any(d == r["dataset"] for r in document["runs"])]
-    lines = []
+    lines = [settings_line(document.get("config") or {}), ""]
     for protocol in SWEEP_PROTOCOLS:
         if protocol not in summary:
             continue

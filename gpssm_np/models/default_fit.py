@@ -70,9 +70,9 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    returned, each fold's floor with a zero residual (exact, through the Kalman filter; :meth:`DefaultFit.calibration`).
 
 What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the refit's
-steps, the paired t, whether the GP part was kept, the calibration factors, and stage 3b's record as "other_floor";
-where stage 3b's model was returned, everything else is that pipeline's, the chosen floor in "other_floor"'s
-"chosen").
+steps, the paired t, whether the GP part was kept, the widening factors (``interval_scale_``), and stage 3b's record as
+"other_floor"; where stage 3b's model was returned, everything else is that pipeline's, the chosen floor in
+"other_floor"'s "chosen").
 
 **Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the

@@ -5,7 +5,8 @@ either fails. Both detect divergence; neither selects (the rolling-origin folds 
 """
 import numpy as np
 
-from ..protocols import N_INIT
+from ..metrics import rmse
+from ..protocols import N_INIT, simulation
 
 
 def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num_particles=200):
@@ -20,10 +21,9 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
         if len(y) <= 2 * N_INIT:
             continue
         for name, m in (("model", model), ("floor", floor)):
-            mean = m.forecast(u[N_INIT:], y_past=y[:N_INIT], u_past=u[:N_INIT], seed=seed, num_samples=num_samples,
-                              num_particles=num_particles).mean
+            mean = simulation(m, y, u, N_INIT, num_samples, seed, num_particles).mean
             with np.errstate(over="ignore", invalid="ignore"):
-                errors[name] += float(np.sqrt(np.mean((mean - y[N_INIT:]) ** 2)))
+                errors[name] += rmse(y[N_INIT:], mean)
     return dict(errors, passed=bool(errors["model"] <= factor * errors["floor"]))  # False for inf or NaN too
 
 

@@ -28,7 +28,8 @@ configurations without a linear floor: ``init="random"``, a recognition network;
 5. ``refit``: True fits the final model to all the training data for the selected number of steps (the warm
    start, too, chosen on all of it); "warm_start" refits only where that number is 0 (the start from the floor
    chosen on all the data); False keeps the kept run's parameters.
-6. ``calibrate``: the interval factors above from the kept run's validation windows (True; False: none).
+6. ``calibrate``: the widening factors of the intervals (``interval_scale_``, ``metrics.widening_factors``) from
+   the kept run's validation windows (True; False: none).
 7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
 8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
    replaces the kept one only where it wins the paired test by more than :data:`SWITCH_STANDARD_ERRORS`.
@@ -148,7 +149,7 @@ class ValidationScore:
         return np.concatenate([standardised_errors(y_w, fc.mean, fc.std) for y_w, fc in self.forecasts(model)])
 
     def interval_scale(self, model):
-        """The calibration factors c (d_y,) of step 6 of the module docstring (:func:`widening_factors` of the
+        """The widening factors c (d_y,) of step 6 of the module docstring (:func:`widening_factors` of the
         validation windows' standardised errors)."""
         return widening_factors(self.standardised_errors(model))
 
