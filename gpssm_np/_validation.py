@@ -123,7 +123,13 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
         raise ValueError(f"{name}: contains inf (NaN marks a missing value here; inf is not one)")
     if not allow_nan and not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or inf{nan_hint}")
-    largest = np.max(np.abs(arr), initial=0.0, where=~np.isnan(arr)) if allow_nan else np.abs(arr).max()
+    return bounded(arr, name)
+
+
+def bounded(arr, name):
+    """``arr`` (a float array; NaN entries ignored) unless a value is beyond :data:`LARGEST_VALUE` in magnitude:
+    then a ValueError naming ``name`` and the largest magnitude given."""
+    largest = np.max(np.abs(arr), initial=0.0, where=~np.isnan(arr))
     if largest > LARGEST_VALUE:
         raise ValueError(f"{name}: values up to {largest:.3g} in magnitude; beyond {LARGEST_VALUE:g} their squares "
                          "overflow float64 (variances, standardisation): rescale the data")
@@ -133,17 +139,22 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
 def step_values(x, name, size, what, allow_nan=False):
     """One step's ``size`` values (e.g. an online filter's y_t or u_t, one per ``what``: "output" or "input") as a
     float64 array (size,). ``x`` must be a real numeric scalar or array with that many entries (of any shape, read
-    in order), all finite (NaN admitted when ``allow_nan``); a ValueError names ``name`` and what was expected.
-    The finite check runs over the values as Python floats: for the few values of one step that is several times
-    faster than a NumPy reduction."""
+    in order), all finite (NaN admitted when ``allow_nan``) and at most :data:`LARGEST_VALUE` in magnitude, as
+    :func:`finite_array` takes a whole series; a ValueError names ``name`` and what was expected. The checks run
+    over the values as Python floats: for the few values of one step that is several times faster than a NumPy
+    reduction."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf" or arr.size != size:
         raise ValueError(f"{name}: expected {size} real number(s), one per {what}, got {x!r}")
     arr = arr.astype(np.float64, copy=False).reshape(size)
     bad = math.isinf if allow_nan else (lambda v: not math.isfinite(v))
-    if any(map(bad, arr.tolist())):
+    values = arr.tolist()
+    if any(map(bad, values)):
         raise ValueError(f"{name}: expected {size} finite number(s){' or NaN (missing)' if allow_nan else ''}, one "
                          f"per {what}, got {x!r}")
+    if any(abs(v) > LARGEST_VALUE for v in values):  # False for NaN
+        raise ValueError(f"{name}: values beyond {LARGEST_VALUE:g} in magnitude, got {x!r}; their squares overflow "
+                         "float64: rescale the data")
     return arr
 
 

@@ -228,7 +228,7 @@ def cmd_fit(args):
     if args.max_steps is not None and isinstance(model, GradientTrainedModel) and not hasattr(model, "training_plan"):
         raise ValueError(f"--max-steps: the {args.model} model trains by epochs (--epochs); --max-steps bounds the GP "
                          "models' default fit")
-    if epochs is not None and args.max_steps is not None:
+    if epochs is not None and args.max_steps is not None and isinstance(model, GradientTrainedModel):
         raise ValueError("--max-steps, --epochs: give one: --epochs trains that many epochs (the epoch loop), "
                          "--max-steps bounds the gradient steps of the default fit's runs")
     if epochs is None and args.settings == "authors" and args.max_steps is None:

@@ -228,20 +228,21 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
         # the exact forecasts (Kalman filter, ARX) use neither, but a bad value is refused by every model alike
         check.positive_int(num_particles, "num_particles")
         check.positive_int(init_window, "init_window")
-        fc = self._forecast(self._u_to_model(u_future), self._y_to_model(y_past), self._u_to_model(u_past),
-                            num_samples, seed, x0, num_particles, init_window)
+        fc = self._forecast(self._u_to_model(u_future, "u_future"), self._y_to_model(y_past, "y_past"),
+                            self._u_to_model(u_past, "u_past"), num_samples, seed, x0, num_particles, init_window)
         fc = fc if units == "model" else fc.in_original_units()
         return fc if y_order is None else fc.outputs_in_order(np.argsort(y_order))
 
-    def _y_to_model(self, y):
-        return self._to_model(y, "y")
+    def _y_to_model(self, y, name="y"):
+        return self._to_model(y, "y", name)
 
-    def _u_to_model(self, u):
-        return self._to_model(u, "u")
+    def _u_to_model(self, u, name="u"):
+        return self._to_model(u, "u", name)
 
-    def _to_model(self, a, kind):
+    def _to_model(self, a, kind, name):
         """``a`` (..., d) of outputs (``kind`` "y") or inputs ("u") in model units. None, or an array whose shape or
-        type does not fit, is returned as it is: the method's own check then says what is wrong with it."""
+        type does not fit, is returned as it is: the method's own check then says what is wrong with it; values
+        too large to take (``_validation.bounded``) are a ValueError naming ``name``, in the units given."""
         if a is None or self.scaling_ is None:
             return a
         mean = self.scaling_.y_mean if kind == "y" else self.scaling_.u_mean
@@ -253,6 +254,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
             a = a[:, None]  # one channel as (T,), as check.columns reads it
         if a.dtype.kind not in "biuf" or a.ndim not in (2, 3) or a.shape[-1] != len(mean):
             return a
+        a = check.bounded(a.astype(np.float64, copy=False), name)
         return self.scaling_.y_to_model(a) if kind == "y" else self.scaling_.u_to_model(a)
 
     def _training_data(self, y, u):
@@ -442,7 +444,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
     def future_inputs_in_model_units(self, u_future, steps):
         """The future inputs ``u_future`` (T, d_u) checked (zeros (``steps``, 0) for a model without inputs) and in
         model units: what an online filter's ``predict`` hands to the forecast."""
-        return self._u_to_model(self._future_inputs(u_future, steps))
+        return self._u_to_model(self._future_inputs(u_future, steps), "u_future")
 
     def _forecast_result(self, samples, states, obs_var, origin=None, output_var=None):
         """The :class:`Forecast` of noise-free outputs ``samples`` (S, T, d_y), ``states`` (S, T, d_x) and the

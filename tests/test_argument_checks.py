@@ -229,3 +229,31 @@ def test_a_step_budget_replaces_a_plan_objects_and_contradicts_a_dicts():
     assert model.training_plan({"max_steps": 5}, 5).max_steps == 5
     with pytest.raises(ValueError, match="max_steps: given as 20 and in plan as 5; give it once"):
         model.training_plan({"max_steps": 5}, 20)
+
+
+def test_a_numpy_float16_train_fraction_splits_as_its_value(rng):
+    """The checked share is used as a Python float: a float16 product overflowed (NaN rows) before."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    ds = gp.datasets.from_arrays(y, u, train_fraction=np.float16(0.5))
+    assert len(ds.y_train) == 100
+
+
+def test_values_too_large_are_named_in_the_units_given(rng):
+    """The magnitude check runs on the data as given, before a fitted model's standardisation divides them."""
+    y, u = 50.0 * rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
+    model = gp.LGSSM(dim_x=1, num_iters=2).fit(y, u)
+    for big in (1e152, 5e151):
+        with pytest.raises(ValueError, match=re.escape(f"y: values up to {big:.3g} in magnitude")):
+            model.filter(np.r_[y[:10], [[big]]], u[:11])
+    with pytest.raises(ValueError, match="y_past: values up to"):
+        model.forecast(u[:5], y_past=np.r_[y[:10], [[1e152]]], u_past=u[:11])
+
+
+@pytest.mark.parametrize("field, value", [("validation", np.int64(0)), ("free_run_factor", np.int64(2)),
+                                          ("switch_t", np.int32(1))])
+def test_plan_numbers_take_numpy_integers(field, value):
+    from gpssm_np.models.default_fit import Plan
+    from gpssm_np.models.training import BlockPlan
+    plan = (BlockPlan if field == "validation" else Plan)(**{field: value})
+    checked = gp.ODGPSSM(dim_y=1, dim_u=1).training_plan(plan, None, None)
+    assert getattr(checked, field) == float(value)

@@ -336,6 +336,10 @@ def test_fit_says_which_options_a_closed_form_model_ignores(tmp_path, tanks_csv,
     assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "arx", "--epochs",
                  "3", "--lr", "0.5", "--out", str(tmp_path / "m.npz")]) == 0
     assert "note: --epochs, --lr: the arx model is fitted in closed form" in capsys.readouterr().err
+    # options it ignores are not checked against each other either
+    assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "lgssm", "--epochs",
+                 "3", "--max-steps", "5", "--out", str(tmp_path / "m.npz")]) == 0
+    assert "note: --epochs, --max-steps: the lgssm model is fitted in closed form" in capsys.readouterr().err
 
 
 def test_an_option_of_the_other_data_source_is_refused_not_ignored(tmp_path, tanks_csv, capsys):

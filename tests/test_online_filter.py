@@ -131,6 +131,8 @@ def test_online_filter_rejects_bad_input(fitted):
         f.update(np.ones(1), np.array([np.nan]))  # NaN marks a missing output, never an input
     with pytest.raises(ValueError, match="u_t: expected 1 real"):
         f.update(np.ones(1), ["a"])
+    with pytest.raises(ValueError, match="y_t: values beyond 1e\\+150"):  # as the batch filter refuses them
+        f.update(np.array([1e200]), np.ones(1))
     f.update(np.array([np.nan]), np.ones(1))  # a missing output is read as such
     with pytest.raises(ValueError, match="state"):
         model.online_filter(state={"particles": np.zeros((3, 3))})

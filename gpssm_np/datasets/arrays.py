@@ -45,7 +45,7 @@ def _some(rows, count=5, noun="rows"):
 
 def _dataset(name, y, u, train_fraction, y_names=None, u_names=None):
     """The checked (N, d_y) and (N, d_u) arrays split at ``train_fraction`` and standardised (module docstring)."""
-    check.fraction(train_fraction, "train_fraction")
+    train_fraction = check.fraction(train_fraction, "train_fraction")  # a Python float: a float16 would overflow
     if not isinstance(name, str) or not name:
         raise ValueError(f"name: expected a non-empty str, got {name!r}")
     if len(u) != len(y):

@@ -81,8 +81,7 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args(argv)
     rows = sweep(args.out, args.seeds, args.datasets, args.data_dir)
-    with open(os.path.join(args.out, "filters.md"), "w") as fh:
-        fh.write(markdown(rows) + "\n")
+    runs.write_text(os.path.join(args.out, "filters.md"), markdown(rows) + "\n")
     print(markdown(rows))
 
 

@@ -177,8 +177,7 @@ def main(argv=None):
     parser.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
     args = parser.parse_args(argv)
     rows = sweep(args.out, args.seeds, args.systems)
-    with open(os.path.join(args.out, "systems.md"), "w") as fh:
-        fh.write(markdown(rows) + "\n")
+    runs.write_text(os.path.join(args.out, "systems.md"), markdown(rows) + "\n")
     print(markdown(rows))
 
 

@@ -7,6 +7,7 @@ C = [I_{d_y}, 0] and e_t ~ N(0, diag r). mu is 0 (authors' code), the identity (
 """
 import inspect
 import json
+import numbers
 from dataclasses import replace
 from dataclasses import fields as dataclass_fields
 
@@ -674,7 +675,7 @@ def check_plan(plan, model):
         if name == "fixed":
             value = model._check_fixed(value)
         elif name in SHARES + NON_NEGATIVE + ("free_run_factor",):
-            number = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+            number = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
             bad = (not number or not np.isfinite(value) or value < 0 or (name in SHARES and value >= 1)
                    or (name == "free_run_factor" and value <= 0))
             if bad:
