@@ -127,9 +127,9 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
 
 
 def bounded(arr, name):
-    """``arr`` (a float array; NaN entries ignored) unless a value is beyond :data:`LARGEST_VALUE` in magnitude:
-    then a ValueError naming ``name`` and the largest magnitude given."""
-    largest = np.max(np.abs(arr), initial=0.0, where=~np.isnan(arr))
+    """``arr`` (a float array) unless a finite value is beyond :data:`LARGEST_VALUE` in magnitude: then a ValueError
+    naming ``name`` and the largest magnitude given (NaN and inf are the finite checks' to name)."""
+    largest = np.max(np.abs(arr), initial=0.0, where=np.isfinite(arr))
     if largest > LARGEST_VALUE:
         raise ValueError(f"{name}: values up to {largest:.3g} in magnitude; beyond {LARGEST_VALUE:g} their squares "
                          "overflow float64 (variances, standardisation): rescale the data")

@@ -109,7 +109,7 @@ def test_arx_forecast_is_the_exact_ar1_predictive():
     a, sigma2 = 0.9, 0.04
     m = ARX(na=1, nb=0, dim_u=0, standardize=False)  # theta_ below is in the units of the data
     m.fit(np.zeros((20, 1)) + np.arange(20)[:, None] % 2, None)  # any data; parameters are set below
-    m.theta_, m.noise_var_ = np.array([[a], [0.0]]), np.array([sigma2])
+    m.theta_, m.noise_cov_ = np.array([[a], [0.0]]), np.array([[sigma2]])
     fc = m.forecast(steps=6, y_past=np.array([[5.0], [2.0]]), num_samples=40000, seed=0)
     h = np.arange(1, 7)
     np.testing.assert_allclose(fc.mean[:, 0], a**h * 2.0, atol=0.01)
@@ -404,3 +404,53 @@ def test_arx_causal_rmse_on_actuator_matches_anchor(fitted, actuator):
 def test_a_bad_output_dimension_is_named_as_given(cls):
     with pytest.raises(ValueError, match="dim_y: expected a positive integer, got 0"):  # not the ARX's d_x
         cls(dim_y=0)
+
+
+def nearly_collinear_outputs(T=400, eps=1e-4, seed=0):
+    """Two outputs of one first-order plant, the second the first plus noise of std ``eps`` (their residuals are
+    correlated to 1 - O(eps^2)), and the plant's input."""
+    rng = np.random.default_rng(seed)
+    u, y1 = rng.normal(size=(T, 1)), np.zeros(T)
+    for t in range(1, T):
+        y1[t] = 0.8 * y1[t - 1] + 0.5 * u[t, 0] + 0.1 * rng.normal()
+    return np.c_[y1, y1 + eps * rng.normal(size=T)], u
+
+
+def test_arx_noise_is_correlated_across_outputs_as_their_residuals():
+    """Sigma is the residuals' covariance: for nearly collinear outputs the coefficients weigh one output's lags
+    against the other's, and noise drawn independently per output (a diagonal Sigma) made the sampled runs spread
+    30 times wider than the forecast errors; with Sigma whole the intervals are of the errors' size."""
+    y, u = nearly_collinear_outputs()
+    m = ARX(dim_y=2, dim_u=1).fit(y[:300], u[:300])
+    resid_corr = m.noise_cov_[0, 1] / np.sqrt(m.noise_cov_[0, 0] * m.noise_cov_[1, 1])
+    assert resid_corr > 0.99 and np.array_equal(m.noise_cov_, m.noise_cov_.T)
+    np.testing.assert_array_equal(m.noise_var_, np.diagonal(m.noise_cov_))
+    fc = m.forecast(u[300:350], y_past=y[200:300], u_past=u[200:300])
+    error = np.sqrt(np.mean((fc.mean - y[300:350]) ** 2))
+    assert fc.std.mean() < 3 * error
+
+
+def test_arx_exact_output_variance_holds_correlated_noise():
+    """``arx_output_variances`` with a full Sigma is the variance of the conditional means over sampled runs."""
+    y, u = nearly_collinear_outputs(eps=0.05, seed=1)
+    m = ARX(na=2, nb=1, dim_y=2, dim_u=1, calibrate=False, standardize=False).fit(y, u)
+    fc = m.forecast(u[:8], y_past=y[-2:], u_past=u[-2:], num_samples=40000, seed=0)
+    np.testing.assert_allclose(fc.samples.var(axis=0), fc.output_var, rtol=0.04, atol=1e-20)  # 0 at the first step
+
+
+def test_an_arx_file_with_noise_variances_loads_with_independent_noise():
+    """A model file written before the ARX kept Sigma holds "noise_var": read as a diagonal Sigma; a Sigma that is
+    not symmetric positive definite is refused by name."""
+    y, u = nearly_collinear_outputs(eps=0.05)
+    m = ARX(dim_y=2, dim_u=1).fit(y, u)
+    old = {k: v for k, v in m.get_learned_params().items() if k != "noise_cov"}
+    old["noise_var"] = m.noise_var_
+    loaded = ARX(dim_y=2, dim_u=1).set_learned_params(old)
+    np.testing.assert_array_equal(loaded.noise_cov_, np.diag(m.noise_var_))
+    params = m.get_learned_params()
+    for bad, match in ((np.array([[1.0, 0.5], [0.4, 1.0]]), "symmetric"), (np.array([[1.0, 2.0], [2.0, 1.0]]),
+                                                                             "positive definite")):
+        with pytest.raises(ValueError, match=f"params\\['noise_cov'\\]: expected a {match}"):
+            ARX(dim_y=2, dim_u=1).set_learned_params(dict(params, noise_cov=bad))
+    with pytest.raises(ValueError, match="params\\['noise_var'\\]"):
+        ARX(dim_y=2, dim_u=1).set_learned_params(dict(old, noise_var=np.array([1.0, -1.0])))

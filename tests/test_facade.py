@@ -199,7 +199,7 @@ def test_summary_gives_the_constrained_parameters_by_name(fitted_models):
     np.testing.assert_array_equal(prssm.summary()["A"], np.eye(2))
     assert "obs_var" in dssm.summary() and "obs_noise" not in dssm.summary()
     np.testing.assert_array_equal(dssm.summary()["obs_var"], dssm.obs_var())
-    assert set(arx.summary()) == {"a", "b", "c", "noise_var", "y_mean", "u_mean", "lag_mean", "lag_cov"}
+    assert set(arx.summary()) == {"a", "b", "c", "noise_cov", "y_mean", "u_mean", "lag_mean", "lag_cov"}
     np.testing.assert_array_equal(lgssm.summary()["Q"], lgssm.params_["Q"])
     with pytest.raises(ValueError, match="not fitted"):
         gp.LGSSM().summary()

@@ -2,12 +2,15 @@ r"""ARX: a linear model of past outputs and inputs, fitted by least squares, ord
 
 For output y_t (d_y) and input u_t (d_u)::
 
-    y_t = sum_{i=1..na} A_i y_{t-i} + sum_{j=0..nb-1} B_j u_{t-j} + c + e_t,     e_t ~ N(0, diag sigma^2)
+    y_t = sum_{i=1..na} A_i y_{t-i} + sum_{j=0..nb-1} B_j u_{t-j} + c + e_t,     e_t ~ N(0, Sigma)
 
 so nb = 1 is the input of the same step only (the GPSSM convention) and nb = 0 no input at all. With the regressor
 phi_t = [y_{t-1}, ..., y_{t-na}, u_t, ..., u_{t-nb+1}, 1] and Theta = [A_1 .. A_na, B_0 .. B_{nb-1}, c]^T,
 y_t = Theta^T phi_t + e_t is fitted by ordinary least squares over every t with a full regressor (t >= max(na,
-nb - 1)); sigma^2 is the residual variance with n - p degrees of freedom (p regressors).
+nb - 1)); Sigma is the residuals' covariance with n - p degrees of freedom (p regressors), its diagonal sigma^2 the
+residual variances. The outputs' noise is correlated where their residuals are: two outputs that move together
+(nearly collinear ones above all, whose coefficients then weigh one against the other) get noise that moves together,
+so that sampled runs do not add independent noise to a difference the coefficients amplify.
 
 Order selection uses **only the training data given to fit**. Candidates: 1 <= na <= max_order and 0 <= nb <=
 max_order (nb = 0 when d_u = 0; a given na or nb is kept fixed); a candidate whose fit on the whole training data
@@ -25,7 +28,7 @@ is unstable (AR companion matrix with spectral radius >= 1) is rejected, as its 
 The chosen orders are then refitted on the whole training data.
 
 Forecast: simulation from the na outputs (and nb - 1 inputs) before the forecast start, feeding back its own sampled
-outputs, y^(s)_t = Theta^T phi^(s)_t + sigma eps^(s)_t. ``Forecast.samples`` holds the conditional means
+outputs, y^(s)_t = Theta^T phi^(s)_t + L eps^(s)_t with L L^T = Sigma. ``Forecast.samples`` holds the conditional means
 Theta^T phi^(s)_t (the noise-free part, the analogue of C x_t), ``obs_var`` = sigma^2, so that the Forecast's
 variance (the means' variance + obs_var) is the variance of the simulated outputs; ``Forecast.states`` holds the
 sampled outputs y^(s)_t themselves (spec.dim_x = d_y). Both are re-centred so that their mean over the samples is
@@ -44,7 +47,7 @@ statistics fills the missing lags with the training means. The ARX has no latent
 False``, and ``q_x0`` and ``forecast(x0=...)`` raise ValueError (the paper protocol must use the causal path for it).
 
 The fitted arrays (:meth:`ARX.get_learned_params`, what a model file keeps) are the coefficients A_i, B_j, c,
-sigma^2, the training means, and the lag vector's mean and covariance that complete a short past; the orders are
+Sigma, the training means, and the lag vector's mean and covariance that complete a short past; the orders are
 the lengths of A and B.
 
 Reference: L. Ljung, System Identification (1999), ch. 4 and 7 (ARX, least squares).
@@ -54,6 +57,7 @@ import numpy as np
 from .. import _validation as check
 from ..datasets.folds import MIN_LENGTH, ORIGINS, fold_errors, mean_error, rolling_origin
 from ..online import OnlineFilterBase, check_online_state
+from ..ops.linalg import symmetrise
 from ._base import COV_FLOOR, LinearBaseline
 
 def _order(value, name):
@@ -90,12 +94,12 @@ def arx_simulate(theta, na, nb, y_lags, u_inputs, noise=None):
     return means, outputs
 
 
-def arx_output_variances(theta, na, nb, dim_u, noise_var, steps, lag_cov=None):
+def arx_output_variances(theta, na, nb, dim_u, noise_cov, steps, lag_cov=None):
     """The exact variances (steps, d_y) of the conditional means Theta^T phi_t of an ARX run (:func:`arx_simulate`)
-    whose outputs are fed back with noise of variances ``noise_var`` (d_y,) and whose lag vector (:func:`lag_vector`,
-    the seen entries fixed) has covariance ``lag_cov`` (p, p) (None: every lag seen). The run is affine in its
-    noise and its lags, so the variance is the sum over the noise of the steps before t and over the lags of their
-    responses squared: the responses are runs from unit perturbations minus a run from zero."""
+    whose outputs are fed back with noise of covariance ``noise_cov`` (d_y, d_y) and whose lag vector
+    (:func:`lag_vector`, the seen entries fixed) has covariance ``lag_cov`` (p, p) (None: every lag seen). The run is
+    affine in its noise and its lags, so the variance is the sum over the noise of the steps before t and over the lags
+    of their responses squared: the responses are runs from unit perturbations minus a run from zero."""
     dy, n_u = theta.shape[1], max(nb - 1, 0)
     p = na * dy + n_u * dim_u
     runs = 1 + dy + p
@@ -108,7 +112,12 @@ def arx_output_variances(theta, na, nb, dim_u, noise_var, steps, lag_cov=None):
     response = arx_simulate(theta, na, nb, lags, inputs, noise)[0] - arx_simulate(theta, na, nb, lags[:1],
                                                                                    inputs[:1])[0]
     # the noise of step k moves the mean of step t by the first run's response at t - k (time-invariant)
-    variance = np.cumsum(np.einsum("ito,i->to", response[1:1 + dy] ** 2, noise_var), axis=0)
+    R = response[1:1 + dy]  # (d_y, steps, d_y): to output o at lag t of a unit noise on output i
+    if np.count_nonzero(noise_cov - np.diag(np.diagonal(noise_cov))):  # noise correlated across outputs
+        per_step = np.einsum("ito,ij,jto->to", R, noise_cov, R)
+    else:  # the sum of squares, as rounded before Sigma was kept whole
+        per_step = np.einsum("ito,i->to", R**2, np.diagonal(noise_cov))
+    variance = np.cumsum(per_step, axis=0)
     if lag_cov is not None and p:
         J = response[1 + dy:]  # (p, steps, d_y)
         variance = variance + np.einsum("kto,kl,lto->to", J, lag_cov, J)
@@ -116,11 +125,14 @@ def arx_output_variances(theta, na, nb, dim_u, noise_var, steps, lag_cov=None):
 
 
 def _lstsq(rows, targets):
-    """Least-squares coefficients (p, d_y) and residual variances (d_y,) with n - p degrees of freedom."""
+    """Least-squares coefficients (p, d_y) and the residuals' covariance Sigma (d_y, d_y) with n - p degrees of
+    freedom, :data:`COV_FLOOR` added to its diagonal (the residual variances, summed as squares)."""
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]
     resid = targets - rows @ theta
     dof = max(len(rows) - rows.shape[1], 1)
-    return theta, np.sum(resid**2, axis=0) / dof + COV_FLOOR
+    cov = symmetrise(resid.T @ resid / dof)
+    np.fill_diagonal(cov, np.sum(resid**2, axis=0) / dof + COV_FLOOR)
+    return theta, cov
 
 
 def arx_blocks(theta, na, nb, dim_u):
@@ -245,8 +257,10 @@ class ARX(LinearBaseline):
         The orders used.
     theta_ : ndarray (na d_y + nb d_u + 1, d_y)
         Theta (module docstring); :meth:`coefficients` splits it.
+    noise_cov_ : ndarray (d_y, d_y)
+        Sigma, the noise covariance.
     noise_var_ : ndarray (d_y,)
-        sigma^2.
+        sigma^2, its diagonal (read-only).
     selection_scores_ : dict
         (na, nb) -> cross-validated RMSE or BIC of every candidate, inf for a rejected one (empty when both orders
         were given).
@@ -289,12 +303,12 @@ class ARX(LinearBaseline):
 
     def get_learned_params(self):
         """The fitted arrays, empty before fit: the coefficients "a" (na, d_y, d_y), "b" (nb, d_y, d_u) and "c"
-        (d_y,) of :meth:`coefficients`, "noise_var" sigma^2 (d_y,), and the training means "y_mean" (d_y,) and
+        (d_y,) of :meth:`coefficients`, "noise_cov" Sigma (d_y, d_y), and the training means "y_mean" (d_y,) and
         "u_mean" (d_u,), and the lag vector's "lag_mean" (p,) and "lag_cov" (p, p) (:func:`lag_statistics`) that
         complete a short past. ``selection_scores_`` is not part of them."""
         if not self.fitted:
             return {}
-        params = dict(self.coefficients(), noise_var=self.noise_var_.copy(), y_mean=self.y_mean_.copy(),
+        params = dict(self.coefficients(), noise_cov=self.noise_cov_.copy(), y_mean=self.y_mean_.copy(),
                       u_mean=self.u_mean_.copy())
         if self.lag_mean_ is not None:
             params.update(lag_mean=self.lag_mean_.copy(), lag_cov=self.lag_cov_.copy())
@@ -303,22 +317,34 @@ class ARX(LinearBaseline):
     def set_learned_params(self, params):
         """Set the arrays of :meth:`get_learned_params` (the orders are the lengths of "a" and "b"); the model then
         counts as fitted. An empty dict leaves it unfitted. "lag_mean" and "lag_cov" may be absent (a model file
-        written before the ARX kept them): a short past is then filled with the training means."""
-        names, lag_names = ("a", "b", "c", "noise_var", "y_mean", "u_mean"), ("lag_mean", "lag_cov")
+        written before the ARX kept them): a short past is then filled with the training means. A model file
+        written before the ARX kept Sigma whole holds "noise_var" (its diagonal) instead of "noise_cov": its noise
+        is then independent across outputs, as that ARX's was."""
+        dy, du = self.spec.dim_y, self.spec.dim_u
+        if isinstance(params, dict) and "noise_var" in params and "noise_cov" not in params:
+            noise_var = np.array(params["noise_var"], dtype=np.float64)
+            if noise_var.shape != (dy,) or not np.all(np.isfinite(noise_var)) or np.any(noise_var <= 0):
+                raise ValueError(f"params['noise_var']: expected {dy} positive variances, got {noise_var!r}")
+            params = {("noise_cov" if k == "noise_var" else k): v for k, v in params.items()}
+            params["noise_cov"] = np.diag(noise_var)
+        names, lag_names = ("a", "b", "c", "noise_cov", "y_mean", "u_mean"), ("lag_mean", "lag_cov")
         arrays = self._learned_arrays(params, names, lag_names)
         if arrays is None:
             return self
-        dy, du = self.spec.dim_y, self.spec.dim_u
-        a, b, c, noise_var, y_mean, u_mean = (arrays[name] for name in names)
+        a, b, c, noise_cov, y_mean, u_mean = (arrays[name] for name in names)
         for name, value, ok in (("a", a, a.ndim == 3 and a.shape[1:] == (dy, dy)),
                                 ("b", b, b.ndim == 3 and b.shape[1:] == (dy, du)),
-                                ("c", c, c.shape == (dy,)), ("noise_var", noise_var, noise_var.shape == (dy,)),
+                                ("c", c, c.shape == (dy,)), ("noise_cov", noise_cov, noise_cov.shape == (dy, dy)),
                                 ("y_mean", y_mean, y_mean.shape == (dy,)), ("u_mean", u_mean, u_mean.shape == (du,))):
             if not ok or not np.all(np.isfinite(value)):
                 raise ValueError(f"params[{name!r}]: expected a finite array shaped as get_learned_params() gives "
                                  f"it, got shape {value.shape}")
-        if np.any(noise_var <= 0):
-            raise ValueError("params['noise_var']: expected positive variances")
+        if not np.array_equal(noise_cov, noise_cov.T) or np.any(np.diagonal(noise_cov) <= 0):
+            raise ValueError("params['noise_cov']: expected a symmetric matrix with a positive diagonal")
+        try:
+            np.linalg.cholesky(noise_cov)
+        except np.linalg.LinAlgError:
+            raise ValueError("params['noise_cov']: expected a positive definite matrix") from None
         if du == 0 and len(b):
             raise ValueError(f"params['b']: a model without inputs has nb = 0, got {len(b)} input lags")
         na, nb = len(a), len(b)
@@ -337,9 +363,14 @@ class ARX(LinearBaseline):
                                      f"nb = {nb}, got shape {value.shape}")
             self.lag_mean_, self.lag_cov_ = lag_mean, lag_cov
         self.na_, self.nb_ = na, nb
-        self.noise_var_, self.y_mean_, self.u_mean_ = noise_var, y_mean, u_mean
+        self.noise_cov_, self.y_mean_, self.u_mean_ = noise_cov, y_mean, u_mean
         self.fitted = True
         return self
+
+    @property
+    def noise_var_(self):
+        """sigma^2 (d_y,), the diagonal of the noise covariance ``noise_cov_``."""
+        return np.diagonal(self.noise_cov_).copy()
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def _candidates(self):
@@ -385,7 +416,8 @@ class ARX(LinearBaseline):
         return fold_errors(folds, fit, free_run)
 
     def _bic(self, data, na, nb):
-        theta, noise_var = self._fit_orders(data, na, nb, first=self.max_order)
+        theta, noise_cov = self._fit_orders(data, na, nb, first=self.max_order)
+        noise_var = np.diagonal(noise_cov)
         n = sum(len(y) - self.max_order for y, _ in data)
         return float(n * np.sum(np.log(noise_var)) + theta.size * np.log(n))
 
@@ -427,7 +459,7 @@ class ARX(LinearBaseline):
                 raise ValueError("y: no candidate ARX orders give a stable model that can be fitted and "
                                  "cross-validated on the training data; lower max_order or give longer sequences")
         self.na_, self.nb_ = best
-        self.theta_, self.noise_var_ = self._fit_orders(data, *best)
+        self.theta_, self.noise_cov_ = self._fit_orders(data, *best)
         all_y = np.concatenate([y_i for y_i, _ in data])
         all_u = np.concatenate([u_i for _, u_i in data])
         self.y_mean_, self.u_mean_ = all_y.mean(axis=0), all_u.mean(axis=0)
@@ -496,14 +528,14 @@ class ARX(LinearBaseline):
             lags = np.broadcast_to(y_hist[::-1], (num_samples, na, dy))
             u_starts = np.broadcast_to(u_hist, (num_samples,) + u_hist.shape)
         inputs = np.concatenate([u_starts, np.broadcast_to(u_future, (num_samples,) + u_future.shape)], axis=1)
-        noise = np.sqrt(self.noise_var_) * rng.standard_normal((num_samples, len(u_future), dy))
+        noise = rng.standard_normal((num_samples, len(u_future), dy)) @ np.linalg.cholesky(self.noise_cov_).T
         means, outputs = arx_simulate(self.theta_, na, nb, lags, inputs, noise)
         exact = arx_simulate(self.theta_, na, nb, y_hist[::-1][None],  # the noise-free run: the exact mean
                              np.concatenate([u_hist, u_future])[None])[0]
         means += exact - means.mean(axis=0)
         outputs += exact - outputs.mean(axis=0)
-        variance = arx_output_variances(self.theta_, na, nb, du, self.noise_var_, len(u_future), lag_cov)
-        return self._forecast_result(means, outputs, self.noise_var_.copy(), origin, variance)
+        variance = arx_output_variances(self.theta_, na, nb, du, self.noise_cov_, len(u_future), lag_cov)
+        return self._forecast_result(means, outputs, self.noise_var_, origin, variance)
 
     def online_filter(self, num_particles=None, seed=0, state=None, x0=None):
         """The ARX one measurement at a time (:class:`ARXOnlineFilter`, the surface of the other models'
@@ -597,7 +629,7 @@ class ARXOnlineFilter(OnlineFilterBase):
         filtered, filtered_cov = predicted.copy(), lag_cov.copy()
         observed = ~np.isnan(y_t)
         if observed.any() and lag_cov.any():
-            S = lag_cov[np.ix_(observed, observed)] + np.diag(model.noise_var_[observed])
+            S = (lag_cov + model.noise_cov_)[np.ix_(observed, observed)]
             gain = np.linalg.solve(S, lag_cov[observed]).T  # (d_y, observed)
             filtered = predicted + gain @ (y_t[observed] - predicted[observed])
             filtered_cov = lag_cov - gain @ lag_cov[observed]

@@ -6,11 +6,11 @@ evidence than, the better of the two linear models a user would fit as a baselin
 * ``ARX()`` with its orders (na, nb) chosen by its rolling-origin cross-validation (``baselines/arx.py``);
 * ``LGSSM(dim_x="auto")`` with its state dimension chosen on the same folds (``baselines/lgssm_order.py``).
 
-Both score a candidate the same way, by the RMSE of its forecast mean over the same windows of the same
-rolling-origin folds (``datasets/folds.py``), so their best scores compare directly: the floor is the one with the
-lower score (ties to the ARX, the simpler model to fit). Either is a state-space model whose transition mean the GP
-model holds exactly, and its noise as far as the GP model's form allows (variances at least 2e-6, diagonal process
-noise, an ARX's residual variance split a tenth to measurement noise: ``arx_state_space.OBS_SHARE``;
+Both score a candidate the same way, by the RMSE of its forecast mean over the same windows of the same rolling-origin
+folds (``datasets/folds.py``), so their best scores compare directly: the floor is the one with the lower score (ties to
+the ARX, the simpler model to fit). Either is a state-space model whose transition mean the GP model holds exactly, and
+its noise as far as the GP model's form allows (variances at least 2e-6, diagonal process noise, an ARX's residual
+variances, not their correlations, split a tenth to measurement noise: ``arx_state_space.OBS_SHARE``;
 ``warm_start.floor_warm_start``): the ARX in observer form with d_x = n d_y states, n = max(na, nb), in the basis whose
 lag states are white on the training data (``warm_start.whitened_basis``), the LGSSM after the change of basis that
 makes its emission [I, 0]. With the GP residual at zero mean the GP model's transition mean is then the floor's, so
