@@ -446,8 +446,8 @@ def make_parser():
     p.add_argument("--out", default=None, help="output folder (default ~/.cache/gpssm_np/demo, or "
                                                "$XDG_CACHE_HOME/gpssm_np/demo)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--epochs", type=int, default=None, help=f"training steps on the sequence (default: the car experiment's; "
-                                                          f"{QUICK_EPOCHS} with --quick)")
+    p.add_argument("--epochs", type=int, default=None,
+                   help=f"training steps on the sequence (default: the car experiment's; {QUICK_EPOCHS} with --quick)")
     p.add_argument("--quick", action="store_true", help="a few seconds: fewer steps (unless --epochs) and particles")
     p.set_defaults(func=cmd_demo)
 

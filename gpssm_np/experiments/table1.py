@@ -380,7 +380,7 @@ def settings_line(config):
     training = f"{epochs} epochs of the epoch loop" if epochs is not None else "each its own default fit"
     options = ", ".join(f"{k} {v}" for k, v in (config.get("protocol_options") or {}).items())
     return (f"Settings `{config.get('settings_name')}` (`models/registry.py`): the gradient-trained models train "
-            f"{training}; the protocols' options: {options or 'their defaults'}.")
+            f"{training};\nthe protocols' options: {options or 'their defaults'}.")
 
 
 def markdown(document):
