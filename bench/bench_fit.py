@@ -73,7 +73,7 @@ def main(argv=None):
     p.add_argument("--train-points", type=int, default=None, help="use only the first N training points")
     args = p.parse_args(argv)
     small = args.small
-    epochs = args.epochs or (1 if small else 70)
+    epochs = (1 if small else 70) if args.epochs is None else args.epochs
     settings = dict(seq_len=10 if small else 50, batch_size=4 if small else 16, lr=0.01,
                     num_samples=5 if small else 50)
     train_points = args.train_points or (40 if small else None)

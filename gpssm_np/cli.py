@@ -29,11 +29,14 @@ from ._versions import versions
 from .datasets.files import DATASET_NAMES
 from .models.registry import AUTHORS_SETTINGS, MODELS  # MODELS: what `fit` trains and saves, every model
 from .protocols import PROTOCOLS
+from .training_loop import TrainingError
 
 #: The epochs of the authors' loop (their settings), and ``demo --quick``'s steps and particles (a few seconds' run;
 #: without it the demo runs the car-tracking experiment's settings, ``experiments.car_tracking.SETTINGS``).
 AUTHORS_EPOCHS = AUTHORS_SETTINGS["epochs"]
 QUICK_EPOCHS, QUICK_PARTICLES = 40, 200
+#: ``forecast``'s default number of steps: the protocols' window.
+FORECAST_STEPS = 100
 
 
 def _write_json(path, obj):
@@ -148,7 +151,21 @@ def _load_data(args, model=None):
         raise ValueError(f"--csv: {args.csv!r} is {'a folder' if os.path.isdir(args.csv) else 'no file'}; expected "
                          "a CSV file")
     return datasets.from_csv(args.csv, outputs=args.outputs, inputs=args.inputs or (),
-                             train_fraction=_train_fraction(args, model), delimiter=args.delimiter or ",")
+                             train_fraction=_train_fraction(args, model),
+                             delimiter="," if args.delimiter is None else args.delimiter)
+
+
+def _data_file(args):
+    """The file the data come from: ``--csv``, or the file of ``--dataset`` (None where it is not found: loading it
+    says so)."""
+    from .datasets.files import DatasetNotFoundError, dataset_path
+
+    if args.csv is not None:
+        return args.csv
+    try:
+        return dataset_path(args.dataset, args.data_dir)
+    except (DatasetNotFoundError, ValueError):
+        return None
 
 
 def _train_fraction(args, model=None):
@@ -241,7 +258,7 @@ def cmd_fit(args):
         raise ValueError("--seq-len: the default fit grows its training windows itself (20, 40, then 80 steps); "
                          "--seq-len sets the epoch loop's (--settings authors, or --epochs)")
     # checked before a fit of minutes
-    out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz", reads=(args.csv,))
+    out = _writable_file(args.out or f"{ds.name}_{args.model}_seed{args.seed}.npz", reads=(_data_file(args),))
     training = dict(plan={k: v for k, v in plan.items() if v is not None}, epochs=epochs, progress=True, **steps)
     model.fit(ds.y_raw[:n], ds.u_raw[:n], data_name=ds.name, y_names=ds.y_names, u_names=ds.u_names,
               **(training if isinstance(model, GradientTrainedModel) else {}))  # the linear models take none
@@ -289,7 +306,7 @@ def cmd_evaluate(args):
     from .protocols import evaluate
 
     # checked before the evaluations
-    out = _writable_file(args.out, (args.model_file, args.csv), "results.json") if args.out else None
+    out = _writable_file(args.out, (args.model_file, _data_file(args)), "results.json") if args.out else None
     model = _load_model(args.model_file)
     ds, data = _model_data(model, _load_data(args, model), args)
     names, results = _output_names(ds), {}
@@ -322,6 +339,8 @@ def cmd_forecast(args):
     if not 0 <= args.start < len(ds.y_test):
         raise ValueError(f"--start: expected an index into the test half (0..{len(ds.y_test) - 1}), got {args.start}")
     remaining = len(ds.y_test) - args.start
+    if args.steps is None:  # the default: a window of the protocols' length, or what the test half has left
+        args.steps = min(FORECAST_STEPS, remaining)
     if args.steps < 1:
         raise ValueError(f"--steps: expected a positive number of steps to forecast, got {args.steps}")
     if args.steps > remaining:
@@ -356,10 +375,15 @@ def cmd_forecast(args):
         from dataclasses import replace
 
         fc = replace(fc, y_mean=ds.y_mean, y_std=ds.y_std).in_original_units()
-    fig, axes = plt.subplots(2 if ds.u_test.shape[1] else 1, 1, figsize=(8, 5), sharex=True, squeeze=False)
-    plot_forecast_figure(fc, to_file_u(ds, u_all[g:g + steps], in_file_units), y_past=to_file(y_all[past]),
-                         u_past=to_file_u(ds, u_all[past], in_file_units), y_true=to_file(y_all[g:g + steps]),
-                         y_label=_output_names(ds)[0], u_labels=ds.u_names, axes=axes[:, 0])
+    d_y, d_u = ds.y_test.shape[1], ds.u_test.shape[1]
+    fig, axes = plt.subplots(d_y + (1 if d_u else 0), 1, figsize=(8, 3 + 2 * d_y), sharex=True, squeeze=False)
+    for k in range(d_y):  # a panel per output; the inputs' panel below the last
+        inputs = k == d_y - 1 and d_u
+        plot_forecast_figure(fc, to_file_u(ds, u_all[g:g + steps], in_file_units) if inputs else None,
+                             y_past=to_file(y_all[past]),
+                             u_past=to_file_u(ds, u_all[past], in_file_units) if inputs else None,
+                             y_true=to_file(y_all[g:g + steps]), output=k, y_label=_output_names(ds)[k],
+                             u_labels=ds.u_names, axes=axes[k:, 0] if inputs else axes[k:k + 1, 0])
     axes[0, 0].set_title(f"{ds.name}: causal forecast from test step {args.start}, after the {len(y_all[past])} "
                          "steps before it")
     fig.tight_layout()
@@ -507,7 +531,8 @@ def make_parser():
     p.add_argument("model_file")
     data_args(p)
     p.add_argument("--start", type=int, default=0, help="first forecast step, index into the test half")
-    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--steps", type=int, default=None,
+                   help=f"steps to forecast (default {FORECAST_STEPS}, or as many as the test half has left)")
     p.add_argument("--burn-in", type=int, default=100, help="past steps the particle filter reads")
     p.add_argument("--out", default=None, help="output folder (default ./forecast)")
     p.set_defaults(func=cmd_forecast)
@@ -560,6 +585,13 @@ def main(argv=None):
         except (ValueError, OSError) as err:  # bad arguments, and files or folders that cannot be read or written
             print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
             return 2
+        except TrainingError as err:  # e.g. a step size at which every step overflows
+            print(f"gpssm-np {args.command}: training failed: {err}", file=sys.stderr)
+            return 1
+        except MemoryError:  # e.g. --num-samples beyond what the machine holds
+            print(f"gpssm-np {args.command}: error: not enough memory for the arrays the options ask for (lower "
+                  "--num-samples or the like)", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
             print(f"gpssm-np {args.command}: interrupted", file=sys.stderr)
             return 130  # the shell's code for SIGINT

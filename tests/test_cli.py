@@ -451,3 +451,60 @@ def test_evaluate_prints_each_protocol_and_names_the_one_the_data_cannot_take(tm
     assert main(["evaluate", str(model), *csv, "--protocol", "causal", "simulate"]) == 2
     printed = capsys.readouterr()
     assert printed.out.startswith("causal ") and "--protocol simulate: n_init" in printed.err
+
+
+def test_out_never_overwrites_the_data_set_file(tmp_path, capsys):
+    """``fit``/``evaluate --dataset NAME --out`` onto the data set's own file is refused, as onto a --csv file."""
+    import shutil
+
+    from gpssm_np.datasets.files import dataset_path
+
+    source = dataset_path("gas_furnace", DATA_DIR)
+    folder = tmp_path / "data" / os.path.relpath(os.path.dirname(source), DATA_DIR)
+    folder.mkdir(parents=True)
+    copy = folder / os.path.basename(source)
+    shutil.copy(source, copy)
+    before = copy.read_bytes()
+    data = ["--dataset", "gas_furnace", "--data-dir", str(tmp_path / "data")]
+    assert main(["fit", *data, "--model", "arx", "--out", str(copy)]) == 2
+    assert "which this command reads" in capsys.readouterr().err
+    assert main(["fit", *data, "--model", "arx", "--out", str(tmp_path / "m.npz")]) == 0
+    assert main(["evaluate", str(tmp_path / "m.npz"), *data, "--out", str(copy)]) == 2
+    assert "which this command reads" in capsys.readouterr().err and copy.read_bytes() == before
+
+
+def test_a_failed_training_and_an_empty_delimiter_are_messages_not_tracebacks(tmp_path, tanks_csv, capsys):
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    code = main(["fit", *csv, "--model", "odgpssm", "--epochs", "1", "--lr", "1e10", "--out", str(tmp_path / "m.npz")])
+    err = capsys.readouterr().err
+    assert code == 1 and "training failed" in err and "Traceback" not in err
+    assert main(["fit", *csv, "--delimiter", "", "--model", "arx", "--out", str(tmp_path / "a.npz")]) == 2
+    assert "delimiter" in capsys.readouterr().err
+
+
+def test_forecast_without_steps_takes_what_a_short_test_half_has(tmp_path, capsys):
+    """--steps defaults to the protocols' 100, or to what the test half has left after --start."""
+    import gpssm_np as gp
+
+    model = gp.save(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4), tmp_path / "m.npz")
+    args = ["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--out", str(tmp_path / "fc")]
+    assert main(args + ["--start", "140"]) == 0  # 8 steps left
+    assert json.loads((tmp_path / "fc" / "forecast.json").read_text())["steps"] == 8
+
+
+def test_forecast_draws_every_output(tmp_path, monkeypatch, capsys):
+    import gpssm_np as gp
+    from gpssm_np import plotting
+
+    drawn = []
+    original = plotting.plot_forecast_figure
+    monkeypatch.setattr(plotting, "plot_forecast_figure", lambda *a, **k: drawn.append(k["output"]) or original(*a,
+                                                                                                              **k))
+    y, u, _ = gp.datasets.three_tanks(200, seed=0)
+    ds = gp.datasets.from_arrays(y, u, name="three")
+    csv = tmp_path / "three.csv"
+    np.savetxt(csv, np.hstack([u, y]), delimiter=",", header="u1,u2,y1,y2,y3", comments="")
+    data = ["--csv", str(csv), "--outputs", "y1", "y2", "y3", "--inputs", "u1", "u2"]
+    assert main(["fit", *data, "--model", "arx", "--out", str(tmp_path / "m.npz")]) == 0 and ds.y_train.shape[1] == 3
+    assert main(["forecast", str(tmp_path / "m.npz"), *data, "--steps", "20", "--out", str(tmp_path / "fc")]) == 0
+    assert drawn == [0, 1, 2]

@@ -128,7 +128,8 @@ def test_car_tracking_keys_and_resumes(tmp_path, monkeypatch):
     assert again["runs"][:2] == doc["runs"]
     _, longer = car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=2, return_document=True)
     assert longer["invocations"][-1]["computed"] == 1 and len(longer["superseded_runs"]) == 4
-    assert "paired" in (tmp_path / "car_tracking.md").read_text()
+    summary = (tmp_path / "car_tracking.md").read_text()
+    assert "paired" in summary and summary.startswith("Settings (`experiments/car_tracking.py`): 2 epochs on T = 30")
 
 
 def test_jsonl_sweep_streams_rows_and_resumes(tmp_path):
@@ -151,10 +152,39 @@ def test_jsonl_sweep_streams_rows_and_resumes(tmp_path):
     assert calls[2:] == [("c", 2)] and len(rows) == 3
 
 
-def test_a_sweep_file_that_is_not_json_is_named_and_kept(tmp_path, capsys, tiny):
-    broken = '{"runs": [1, 2'
-    (tmp_path / "table1.json").write_text(broken)
+@pytest.mark.parametrize("foreign", ['{"runs": [1, 2', "[1, 2]", '{"rmse": 0.3}', '{"runs": [{"a": 1}]}',
+                                     '{"runs": [], "superseded_runs": {}}'])
+def test_a_file_that_is_not_a_sweeps_is_named_and_kept(tmp_path, capsys, tiny, foreign):
+    """Not JSON, or JSON of another kind (another command's results): refused by name, never overwritten."""
+    (tmp_path / "table1.json").write_text(foreign)
     code, out = main(["reproduce", "table1", "--datasets", "gas_furnace", "--models", "arx", "--seeds", "1",
                       "--out", str(tmp_path), "--data-dir", DATA]), capsys.readouterr()
     assert code == 2 and f"out: {tmp_path / 'table1.json'} is not a sweep's JSON file" in out.err
-    assert (tmp_path / "table1.json").read_text() == broken
+    assert (tmp_path / "table1.json").read_text() == foreign
+
+
+def test_the_summary_is_written_with_each_run(tmp_path, capsys, tiny, monkeypatch):
+    """A sweep stopped after its first run leaves a Markdown summary of the rows its JSON holds."""
+    real = table1.run_one
+    calls = []
+
+    def stop_at_the_second(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(table1, "run_one", stop_at_the_second)
+    code = main(["reproduce", "table1", "--datasets", "gas_furnace", "--models", "arx", "lgssm", "--seeds", "1",
+                 "--out", str(tmp_path), "--data-dir", DATA])
+    assert code == 130
+    document = table1.read_document(str(tmp_path / "table1.json"))
+    assert {r["model"] for r in document["runs"]} == {"arx"}
+    assert (tmp_path / "table1.md").read_text() == table1.markdown(document)
+
+
+@pytest.mark.parametrize("name", ["odgpssm_q0", "odgpssm_q01", "odgpssm_q-1"])
+def test_a_q_model_name_is_q_from_one_without_leading_zeros(tmp_path, name):
+    with pytest.raises(ValueError, match="models: unknown"):
+        table1.sweep(["gas_furnace"], [name], 1, out=str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()

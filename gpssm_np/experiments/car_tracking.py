@@ -111,7 +111,7 @@ def run_rows(seed, epochs, command=None):
 def read_document(path):
     """The car-tracking document at ``path`` with every row in the current form (legacy rows read with the
     file-level provenance and the settings of this module with the file's epochs and T), or None."""
-    document = runs_module.read_sweep_file(path)
+    document = runs_module.read_sweep_file(path, ("seed", "model"))
     if document is None:
         return None
     if any("provenance" not in row for row in document.get("runs", [])):
@@ -124,10 +124,14 @@ def read_document(path):
 
 
 def markdown(document):
-    """Mean +- population std of the RMSE per model and dimension, and ODGPSSM minus PRSSM paired by seed."""
+    """A line stating the settings, then mean +- population std of the RMSE per model and dimension, and ODGPSSM
+    minus PRSSM paired by seed."""
     rows = document["runs"]
     seeds = sorted({r["seed"] for r in rows})
-    lines = ["| model | " + " | ".join(STATE_NAMES) + " |", "|---|" + "---|" * len(STATE_NAMES)]
+    s = (document.get("config") or {}).get("settings") or {}
+    lines = [f"Settings (`experiments/car_tracking.py`): {s.get('epochs')} epochs on T = {s.get('T')} steps, "
+             f"{s.get('num_particles')} particles and {s.get('num_trajectories')} smoothed trajectories.", "",
+             "| model | " + " | ".join(STATE_NAMES) + " |", "|---|" + "---|" * len(STATE_NAMES)]
     for name in MODELS:
         values = np.array([[r["rmse"][k] for k in STATE_NAMES] for r in sorted(rows, key=_identity)
                            if r["model"] == name])

@@ -130,17 +130,25 @@ def legacy_rows(document, config, stated=None):
     return rows
 
 
-def read_sweep_file(path):
+def read_sweep_file(path, row_keys=()):
     """The JSON document of an earlier sweep at ``path``, or None where there is none; a ValueError naming the file
-    where it is not JSON (a sweep never overwrites it)."""
+    where it is not a sweep's (a sweep never overwrites it): not JSON, not an object with a list of ``runs``, or a
+    row (of ``runs`` or ``superseded_runs``) that is not an object with the keys ``row_keys``."""
     if not os.path.exists(path):
         return None
     try:
         with open(path) as fh:
-            return json.load(fh)
+            document = json.load(fh)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"out: {path} is not a sweep's JSON file ({err}); move it away, or write to another --out "
                          "(or --name)") from None
+    rows = document.get("runs") if isinstance(document, dict) else None
+    superseded = document.get("superseded_runs", []) if isinstance(document, dict) else None
+    if not (isinstance(rows, list) and isinstance(superseded, list)
+            and all(isinstance(r, dict) and set(row_keys) <= set(r) for r in rows + superseded)):
+        raise ValueError(f"out: {path} is not a sweep's JSON file (an object whose 'runs' are rows with the keys "
+                         f"{list(row_keys)}); move it away, or write to another --out (or --name)")
+    return document
 
 
 def revive(document, config, code):

@@ -178,7 +178,7 @@ def legacy_config(document):
 def read_document(path, stated=None):
     """A sweep document from ``path`` with every row in the current form: rows of a legacy file (no per-row
     provenance) are read with their file-level provenance (``runs.legacy_rows``). None if there is no file."""
-    document = runs_module.read_sweep_file(path)
+    document = runs_module.read_sweep_file(path, ("dataset", "model", "seed"))
     if document is None:
         return None
     if any("provenance" not in row for row in document.get("runs", [])):
@@ -217,7 +217,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
         raise ValueError(f"datasets: unknown {unknown}; expected names from {DATASETS + MIMO_DATASETS}")
     for m in models:
         if m not in MODELS and not Q_MODEL.match(m):
-            raise ValueError(f"models: unknown {m!r}; expected names from {MODELS} or odgpssm_q<Q>")
+            raise ValueError(f"models: unknown {m!r}; expected names from {MODELS} or odgpssm_q<Q> (Q = 1, 2, ...)")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise ValueError(f"seeds: expected a positive count or a non-empty list of seeds, got {seeds!r}")
@@ -252,12 +252,16 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     started = time.perf_counter()
     earlier_seconds = float(earlier.get("wall_seconds") or 0.0)
 
-    def record(rows):
-        runs.extend(dict(row, config_key=document["config_key"], code=code) for row in rows)
-        invocation["computed"] += 1
+    def write():  # the summary with its JSON, so that a stopped sweep leaves the two in agreement
         invocation["wall_seconds"] = time.perf_counter() - started
         document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
         runs_module.write_text(json_path, runs_module.dumps(document))
+        runs_module.write_text(os.path.join(out, f"{name}.md"), markdown(document))
+
+    def record(rows):
+        runs.extend(dict(row, config_key=document["config_key"], code=code) for row in rows)
+        invocation["computed"] += 1
+        write()
         logger.info("finished %s/%s seed %s (%d of %d)", rows[0]["dataset"], rows[0]["model"], rows[0]["seed"],
                     invocation["computed"], len(todo))
 
@@ -280,10 +284,7 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     else:
         for d, m, s in todo:
             record(run_one(d, m, s, settings, data_dir, None, PROTOCOL_OPTIONS, command))
-    invocation["wall_seconds"] = time.perf_counter() - started
-    document["wall_seconds"] = earlier_seconds + invocation["wall_seconds"]
-    runs_module.write_text(json_path, runs_module.dumps(document))
-    runs_module.write_text(os.path.join(out, f"{name}.md"), markdown(document))
+    write()
     return document
 
 

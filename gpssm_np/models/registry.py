@@ -41,7 +41,7 @@ SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "d
 #: Data sets on which the authors' code initialises lengthscale 2 and outputscale 0.5 (with ARD).
 ARD_INIT_DATASETS = ("ballbeam", "drive")
 
-Q_MODEL = re.compile(r"^odgpssm_q(\d+)$")
+Q_MODEL = re.compile(r"^odgpssm_q([1-9][0-9]*)$")  # Q >= 1, written without leading zeros
 
 
 def make_model(name, dataset, seed, settings=AUTHORS_SETTINGS):
