@@ -50,12 +50,28 @@ class ConstructorArguments:
     def restore_arguments(self, arguments):
         """Make :meth:`get_params` give ``arguments`` (name -> value), the constructor arguments of the model this one
         was rebuilt from by its configuration (``io.load``: the configuration holds fitted choices, e.g. a ``dim_x``
-        chosen from "auto"); arguments the constructor would not take are ignored, and it keeps its own."""
+        chosen from "auto"); arguments the constructor would not take are ignored, and it keeps its own. Where the
+        arguments build another configuration than the one it was rebuilt from, its next ``fit`` starts from what
+        they build (:meth:`_rebuilt_for_fit`), as the fit of the model it was saved from would have."""
         try:
             inspect.signature(type(self)).bind(**arguments)
         except TypeError:
             return
         self._arguments = ((), dict(arguments))
+        self._fit_rebuilds = type(self)(**self.get_params()).get_config() != self.get_config()
+
+    def _rebuilt_for_fit(self):
+        """Before a ``fit``: a model loaded from a configuration that holds a former fit's choices (a chosen
+        ``dim_x``, floor kind, ...; :meth:`restore_arguments`) is built again from its constructor arguments, so
+        that the fit chooses afresh; any other model is left as it is."""
+        if getattr(self, "_fit_rebuilds", False):
+            self._rebuild()
+
+    def _rebuild(self, **changes):
+        """Build the model again from :meth:`get_params` with ``changes`` in place, in this object."""
+        built = type(self)(**dict(self.get_params(), **changes))
+        self.__dict__.clear()
+        self.__dict__.update(built.__dict__)
 
     def set_params(self, *params_dict, **params):
         """Set constructor arguments by name and return the model: it is built again from :meth:`get_params` with
@@ -73,9 +89,7 @@ class ConstructorArguments:
                           "in scikit-learn", DeprecationWarning, stacklevel=2)
             return self.set_learned_params(params_dict[0])
         if params:
-            built = type(self)(**dict(self.get_params(), **params))
-            self.__dict__.clear()
-            self.__dict__.update(built.__dict__)
+            self._rebuild(**params)
         return self
 
     def __repr__(self):

@@ -482,6 +482,7 @@ def _fit_surface(fit):
             before = copy.deepcopy(self.__dict__)
             _FITTING.add(id(self))
             try:
+                self._rebuilt_for_fit()
                 result = fit(self, *args, **options)
             except BaseException:
                 self.__dict__.clear()

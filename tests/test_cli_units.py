@@ -64,7 +64,7 @@ def test_forecast_json_and_plot_are_in_the_files_units(fitted, plant_csv, tmp_pa
     ds = gp.datasets.from_csv(plant_csv, outputs=["level_cm", "temp_C"], inputs=["pump_V", "heater_kW"])
     np.testing.assert_allclose(np.array(fc["standardised"]["mean"]), (mean - ds.y_mean) / ds.y_std, rtol=1e-9)
     np.testing.assert_allclose(np.array(fc["standardised"]["std"]), np.array(fc["std"]) / ds.y_std, rtol=1e-9)
-    assert labels == ["level_cm"]
+    assert labels == ["level_cm", "temp_C"]  # a panel per output
 
 
 def test_evaluate_prints_both_scales_causal_first_and_reorders_by_name(fitted, plant_csv, tmp_path, capsys):

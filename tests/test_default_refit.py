@@ -36,5 +36,7 @@ def test_the_refit_takes_r_times_the_selections_steps_on_a_schedule_scaled_alike
     r = passes_ratio([y], rolling_origin([y], [u], 5)[-2:])  # 200 / 144
     assert model.selection_["step"] == 6 and model.selection_["gp_part"]
     assert model.selection_["refit_steps"] == round(r * 6) == 8 and len(model.history_) == 8
+    # the training record says the same, in the validation-block loop's terms
+    assert model.refit_["steps"] == 8 and model.lr_scale_ == (model.selection_["lr_scale"] or {})
     assert schedules[0] == [(0, 20), (2, 40), (4, 80)]  # the fold runs': 6 steps over three lengths
     assert schedules[-1] == [(0, 20), (2, 40), (5, 80)]  # the refit's: round(r 6) = 8 steps over the same three

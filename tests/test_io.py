@@ -606,3 +606,20 @@ def test_a_damaged_state_file_is_refused_as_a_state_file(tmp_path):
         read_state(tmp_path / "no_meta.npz", "test")
     with pytest.raises(ModelFileError, match="it contains pickled"):
         read_state(tmp_path / "pickled.npz", "test")
+
+
+@pytest.mark.parametrize("make", [lambda: gp.ODGPSSM(dim_y=1, dim_u=1, seed=0),
+                                  lambda: gp.LGSSM(dim_x="auto", dim_y=1, dim_u=1)])
+def test_a_loaded_model_fits_again_as_a_new_one(tmp_path, make):
+    """A model file's configuration holds what the fit chose (d_x, the floor's kind); a loaded model fitted again
+    chooses afresh from its constructor arguments, as the model it was saved from would, not from those choices."""
+    y, u, _ = gp.datasets.cascaded_tanks(260, seed=1)
+    other_y, other_u, _ = gp.datasets.block_oriented(260, seed=2, structure="wiener")
+    options = {"max_steps": 4, "plan": {"eval_every": 2}, "progress": False} if isinstance(
+        make(), GradientTrainedModel) else {}
+    loaded = load(save(make().fit(y, u, **options), tmp_path / "m.npz"))
+    assert repr(loaded) != repr(make())  # the fitted choices show in brackets
+    loaded.fit(other_y, other_u, **options)
+    fresh = make().fit(other_y, other_u, **options)
+    assert loaded.get_config() == fresh.get_config() and repr(loaded) == repr(fresh)
+    np.testing.assert_array_equal(loaded.forecast(other_u[:20], seed=0).mean, fresh.forecast(other_u[:20], seed=0).mean)

@@ -234,14 +234,15 @@ class GPSSM(GradientTrainedModel):
 
         * :class:`gpssm_np.models.default_fit.Plan`: **the default fit** (``models/default_fit.py``: floor,
           selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
-          ``selection_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
+          ``selection_``, and as the block loop's record: the selection's evaluations in ``validation_``, the kept
+          step-size candidate in ``lr_scale_``, the refit's steps and seed in ``refit_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
           floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
           it to that one; ``dim_x="auto"``, a fixed d_x the floor then has, or a list of candidate d_x the floor
           chooses among; no recognition network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
-          configurations without a linear floor (``init="random"``, a recognition network), and any
-          configuration's when given as ``plan``. The kept run's scores are in ``validation_``,
+          configurations ``init="random"`` and a recognition network (from the floor unless ``init="random"``), and
+          any configuration's when given as ``plan``. The kept run's scores are in ``validation_``,
           the kept step-size candidate in ``lr_scale_`` and its paired tests in ``lr_scale_tests_``, every run's best
           score in ``restart_scores_``, the refit's steps and seed in ``refit_``.
         * :class:`gpssm_np.training_loop.EpochPlan`: **a fixed number of epochs**, the authors' loop
@@ -350,9 +351,11 @@ class GPSSM(GradientTrainedModel):
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self._record_floor(default_fit.fit(self, ys, us, plan, progress, seed, checkpoint, bool(resume),
                                            self._floor_kinds(), self._floor_dim_x()))
+        # the training record in the block loop's terms: the kept step-size candidate and the refit's own steps
         self.validation_ = self.selection_["record"]
-        self.restart_scores_, self.lr_, self.lr_scale_, self.lr_scale_tests_ = [], plan.lr, {}, []
-        self.refit_ = {"steps": self.selection_["step"], "seed": seed}
+        self.restart_scores_, self.lr_, self.lr_scale_tests_ = [], plan.lr, []
+        self.lr_scale_ = dict(self.selection_["lr_scale"] or {})
+        self.refit_ = {"steps": self.selection_["refit_steps"], "seed": seed}
         self._remember_tail(list(zip(ys, us)))
         return self._attach_scaling()
 
