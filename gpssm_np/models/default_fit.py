@@ -8,7 +8,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    latent GPs. A GP model's ``init="arx"`` or ``"lgssm"`` holds the floor to that kind, a fixed ``dim_x`` to
    that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs), and a list of
    candidate d_x to the best of them on the same folds. Training data too short for the folds to score either kind
-   (a few dozen steps) get ``choose_floor``'s fallback, and a UserWarning says so.
+   (31 to about 40 steps per sequence) get ``choose_floor``'s fallback, and a UserWarning says so; shorter ones are
+   a ValueError (the LGSSM's subspace step needs 31 steps; ``init="arx"`` takes fewer).
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
