@@ -280,6 +280,12 @@ def cmd_fit(args):
         if selection["gp_part"]:
             loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
                     f"against the floor's {record[0]:.4f}")
+        elif selection.get("free_run") is not None and not selection["free_run"]["passed"]:
+            loss = "kept: the linear floor (the refitted GP part's free run of the training data left it)"
+        elif selection.get("t") is not None and record.get(0) is not None:
+            loss = (f"kept: the linear floor (the GP part's best fold RMSE {min(record.values()):.4f} against the "
+                    f"floor's {record[0]:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, more "
+                    f"than {Plan().switch_t:g} needed)")
         else:
             loss = ("kept: the linear floor (the GP part did not beat it on the folds"
                     + ("" if record.get(0) is None else f", floor's fold RMSE {record[0]:.4f}") + ")")

@@ -508,3 +508,12 @@ def test_forecast_draws_every_output(tmp_path, monkeypatch, capsys):
     assert main(["fit", *data, "--model", "arx", "--out", str(tmp_path / "m.npz")]) == 0 and ds.y_train.shape[1] == 3
     assert main(["forecast", str(tmp_path / "m.npz"), *data, "--steps", "20", "--out", str(tmp_path / "fc")]) == 0
     assert drawn == [0, 1, 2]
+
+
+def test_fit_says_how_far_a_gp_part_fell_short(tmp_path, capsys):
+    """A floor kept over a GP part with a lower but not significantly lower fold error says so, with the t."""
+    assert main(["fit", "--dataset", "actuator", "--data-dir", DATA_DIR, "--max-steps", "10",
+                 "--out", str(tmp_path / "m.npz")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"kept: the linear floor \(the GP part's best fold RMSE 0\.\d+ against the floor's 0\.\d+, lower "
+                     r"by -?\d+\.\d\d standard errors of the paired test, more than 1 needed\)", out), out
