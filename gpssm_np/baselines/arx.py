@@ -449,8 +449,9 @@ class ARX(LinearBaseline):
             folds = rolling_origin([y_i for y_i, _ in data], [u_i for _, u_i in data], self.origins)
             if self.selection == "simulation" and not folds:
                 raise ValueError(f"y: {max(len(y_i) for y_i, _ in data)} steps are too few to choose the orders by "
-                                 f"forecasting held-out steps (at least {MIN_LENGTH}); give na and nb, or "
-                                 "selection='bic'")
+                                 f"forecasting held-out steps (at least {MIN_LENGTH}); give a longer series (the "
+                                 "command line: a larger --train-fraction), or ARX(na=..., nb=...) or "
+                                 "ARX(selection='bic')")
             scored = {orders: self._score(data, folds, *orders) for orders in candidates}
             self.selection_scores_ = {orders: score for orders, (score, _) in scored.items()}
             best = min(self.selection_scores_, key=self.selection_scores_.get)  # ties: the first, fewest lags
