@@ -57,8 +57,11 @@ class ConstructorArguments:
             inspect.signature(type(self)).bind(**arguments)
         except TypeError:
             return
-        self._arguments = ((), dict(arguments))
-        self._fit_rebuilds = type(self)(**self.get_params()).get_config() != self.get_config()
+        try:
+            rebuilds = type(self)(**arguments).get_config() != self.get_config()
+        except (TypeError, ValueError):  # arguments this version would refuse: the model keeps its own
+            return
+        self._arguments, self._fit_rebuilds = ((), dict(arguments)), rebuilds
 
     def _rebuilt_for_fit(self):
         """Before a ``fit``: a model loaded from a configuration that holds a former fit's choices (a chosen
