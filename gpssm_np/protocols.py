@@ -37,7 +37,8 @@ at the end of its own training data (``forecast``'s origin "end of the training 
 or, for a model without it, its q(x0) or prior.
 
 Besides RMSE each protocol but ``"envi"`` reports the mean negative log predictive density of the outputs (a
-Gaussian with the particle mean and variance of C x_t plus R) and the coverage of its 95% interval.
+Gaussian with the particle mean and variance of C x_t plus R, its standard deviation widened by the model's
+calibration, ``interval_scale_``: ``Forecast.std``) and the coverage of its 95% interval (``Forecast.interval``).
 
 Units (:func:`evaluation_data`). The model is given data in the units it was fitted in (``gpssm_np.units``)
 and the scores are computed on a standardised scale: a ``Dataset``'s (its ``y_test`` arrays), or for test arrays
