@@ -124,11 +124,20 @@ def write_model(model, name, path, training=None):
 
 
 def _plain_arguments(model):
-    """``model.get_params()`` (the constructor arguments as given) with NumPy values as lists, or None where one is
-    no plain JSON type (an object): the file then keeps the configuration alone."""
+    """``model.get_params()`` (the constructor arguments as given) with NumPy values, at any depth (a dict of
+    options), as Python numbers and lists, or None where one is no plain JSON type (an object): the file then keeps
+    the configuration alone."""
+    def plain(value):
+        if isinstance(value, (np.ndarray, np.generic)):
+            return value.tolist()
+        if isinstance(value, dict):
+            return {key: plain(v) for key, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
     try:
-        arguments = {name: value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
-                     for name, value in model.get_params().items()}
+        arguments = {name: plain(value) for name, value in model.get_params().items()}
         json.dumps(arguments, allow_nan=False)
     except (TypeError, ValueError):
         return None

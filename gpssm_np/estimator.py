@@ -648,6 +648,7 @@ class GradientTrainedModel(StateSpaceModel):
         to the fully adapted one, or the ensemble Kalman filter when :attr:`filter_method` is "enkf". A model that
         is linear Gaussian may filter exactly instead (``GPSSM._filter``: the result's proposal is then "kalman")."""
         check.keywords(kwargs, GradientTrainedModel.filter, FILTER_OPTIONS, owner=f"{type(self).__name__}.filter")
+        check.seed(seed)
         result = self._filter(self.filter_transition(), self._y_to_model(y), self._u_to_model(u), num_particles, seed,
                               init_window, **kwargs)
         if self.scaling_ is None:
@@ -700,6 +701,7 @@ class GradientTrainedModel(StateSpaceModel):
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi) given y (T, d_y), u (T, d_u) in original
         units: array (num_trajectories, T, d_x)."""
+        seed = check.seed(seed)
         y, u = self._y_to_model(y), self._u_to_model(u)
         result = self._filter(self.filter_transition(), y, u, num_particles, seed, init_window, store_particles=True)
         _, u = check.one_sequence(y, u, self.spec.dim_y, self.spec.dim_u, allow_missing=True)

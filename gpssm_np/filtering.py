@@ -275,6 +275,13 @@ def _check_observations(y, u, d_y):
     return y, u
 
 
+def _check_ensemble(proposal, N):
+    """The ensemble Kalman filter estimates its gain from the ensemble's sample covariance (N - 1 in the
+    denominator): ValueError naming ``num_particles`` for fewer than 2 members."""
+    if proposal == "enkf" and N < 2:
+        raise ValueError(f"num_particles: the ensemble Kalman filter needs at least 2 members, got {N}")
+
+
 def _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng):
     if x0_particles is not None:
         if x0_mean is not None or x0_cov is not None:
@@ -372,6 +379,7 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     rng = _rng(rng)
     x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
     T, N = y.shape[0], x0.shape[0]
+    _check_ensemble(proposal, N)
     step = step_function(proposal, transition, R)
 
     means = np.empty((T, d_x))
@@ -587,6 +595,7 @@ class OnlineParticleFilter:
         self.log_weights = check.finite_array(log_weights, "log_weights", (1,))
         if self.log_weights.shape != (len(self.particles),):
             raise ValueError(f"log_weights: expected shape ({len(self.particles)},), got {self.log_weights.shape}")
+        _check_ensemble(proposal, len(self.particles))
         self.rng, self.step = rng, check.non_negative_int(step, "step")
 
     @classmethod

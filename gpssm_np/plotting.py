@@ -121,6 +121,8 @@ def plot_forecast_figure(forecast, u_future=None, y_past=None, u_past=None, y_tr
         bottom, d_u = axes[1], inputs.shape[1]
         if isinstance(u_labels, str):  # one input's label, not its characters
             u_labels = [u_labels]
+        if u_labels is not None and not isinstance(u_labels, (list, tuple, np.ndarray)):
+            raise ValueError(f"u_labels: expected a sequence of {d_u} labels (one per input), got {u_labels!r}")
         names = [f"u[{i}]" for i in range(d_u)] if u_labels is None else [str(n) for n in u_labels]
         if len(names) != d_u:
             raise ValueError(f"u_labels: expected {d_u} labels (one per input), got {len(names)}")
@@ -223,12 +225,15 @@ def plot_history(history, ax=None, smooth=None, validation=None):
         ax.legend(loc="best")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (-ELBO)")
+    if validation is not None and (isinstance(validation, (str, bytes)) or not all(
+            isinstance(r, Mapping) and "step" in r and "rmse" in r for r in validation)):
+        raise ValueError("validation: expected model.validation_, a list of dicts with 'step' and 'rmse'")
     scored = [(r["step"], r["rmse"]) for r in (validation or []) if r.get("rmse") is not None]
     if scored:
-        steps_v, rmse_v = np.array(scored).T
+        steps_v, rmse_v = np.array(scored, dtype=float).T
         right = ax.twinx()
         right.plot(steps_v, rmse_v, "o-", color="C3", label="validation RMSE")
-        best = int(np.argmin(rmse_v))
+        best = int(np.nanargmin(rmse_v)) if np.isfinite(rmse_v).any() else 0  # a NaN score is never the lowest
         right.plot(steps_v[best], rmse_v[best], "*", color="C3", markersize=14, label="selected")
         right.set_ylabel("validation RMSE (causal forecast)")
         right.legend(loc="upper right")
@@ -238,6 +243,8 @@ def plot_history(history, ax=None, smooth=None, validation=None):
 # -- helpers -----------------------------------------------------------------------------------------------------
 def _axes(ax):
     if ax is not None:
+        if not hasattr(ax, "plot"):
+            raise ValueError(f"ax: expected a matplotlib Axes, got {type(ax).__name__}")
         return ax
     import matplotlib.pyplot as plt
 

@@ -257,3 +257,23 @@ def test_plan_numbers_take_numpy_integers(field, value):
     plan = (BlockPlan if field == "validation" else Plan)(**{field: value})
     checked = gp.ODGPSSM(dim_y=1, dim_u=1).training_plan(plan, None, None)
     assert getattr(checked, field) == float(value)
+
+
+@pytest.mark.parametrize("bad", [None, -1, 1.5, "a"])
+def test_filter_and_smooth_name_a_bad_seed(bad, rng):
+    """A GP model's and the DSSM's filter and smooth check seed as forecast does (None ran, unreproducibly)."""
+    y, u = rng.normal(size=(30, 1)), rng.normal(size=(30, 1))
+    for model in (gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors"),
+                  gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4)):
+        for method in (model.filter, model.smooth):
+            with pytest.raises(ValueError, match="seed: expected"):
+                method(y, u, num_particles=10, seed=bad)
+
+
+def test_the_ensemble_kalman_filter_needs_two_members(rng):
+    y, u = rng.normal(size=(30, 1)), rng.normal(size=(30, 1))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors")
+    with pytest.raises(ValueError, match="num_particles: the ensemble Kalman filter needs at least 2 members"):
+        model.filter(y, u, num_particles=1, proposal="enkf")
+    with pytest.raises(ValueError, match="num_particles: the ensemble Kalman filter needs at least 2"):
+        model.online_filter(num_particles=1, proposal="enkf")

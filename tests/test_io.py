@@ -623,3 +623,15 @@ def test_a_loaded_model_fits_again_as_a_new_one(tmp_path, make):
     fresh = make().fit(other_y, other_u, **options)
     assert loaded.get_config() == fresh.get_config() and repr(loaded) == repr(fresh)
     np.testing.assert_array_equal(loaded.forecast(other_u[:20], seed=0).mean, fresh.forecast(other_u[:20], seed=0).mean)
+
+
+def test_nested_numpy_arguments_are_kept_in_the_model_file(tmp_path):
+    """A NumPy number inside a dict argument (recognition_options) was no plain JSON type, and the file kept no
+    arguments at all: the loaded model then reported the saved fit's choices as its arguments."""
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, recognition="mlp",
+                       recognition_options={"num_steps": np.int64(3), "hidden": 4}, settings="authors")
+    loaded = load(save(model, tmp_path / "m.npz"))
+    assert loaded.get_params()["recognition_options"] == {"num_steps": 3, "hidden": 4}
+    assert loaded.get_params()["init"] is None and loaded.get_params() == dict(model.get_params(),
+                                                                             recognition_options={"num_steps": 3,
+                                                                                                  "hidden": 4})

@@ -265,3 +265,33 @@ def test_one_input_label_may_be_a_string(rng):
 
     axes = plot_forecast_figure(_forecast(rng, d_y=1), rng.normal(size=(20, 1)), u_labels="inflow")
     assert "inflow" in [line.get_label() for line in axes[1].get_lines()]
+
+
+def test_plot_history_names_a_bad_validation_and_marks_the_lowest_finite_score():
+    for bad in ([1, 2], "abc", [{"rmse": 0.5}]):
+        with pytest.raises(ValueError, match="validation: expected model.validation_"):
+            plot_history([1.0, 0.5], validation=bad)
+    ax = plot_history([1.0, 0.5], validation=[{"step": 0, "rmse": np.nan}, {"step": 5, "rmse": 0.4},
+                                              {"step": 10, "rmse": 0.6}])
+    star = [line for line in ax.figure.axes[1].lines if line.get_label() == "selected"][0]
+    assert star.get_xdata()[0] == 5 and star.get_ydata()[0] == 0.4
+    plt.close("all")
+
+
+def test_plot_forecast_names_a_bad_ax_and_bad_input_labels(rng):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    mean = rng.normal(size=(10, 1))
+    with pytest.raises(ValueError, match="ax: expected a matplotlib Axes"):
+        plot_forecast(mean, mean - 1, mean + 1, ax="x")
+    fc = gp_forecast(rng)
+    with pytest.raises(ValueError, match="u_labels: expected a sequence"):
+        plot_forecast_figure(fc, rng.normal(size=(10, 1)), u_labels=5)
+    plt.close("all")
+
+
+def gp_forecast(rng):
+    from gpssm_np.forecast import Forecast
+
+    samples = rng.normal(size=(20, 10, 1))
+    return Forecast(samples=samples, states=samples, obs_var=np.array([0.1]))
