@@ -77,10 +77,11 @@ def fraction(value, name):
     return float(value)
 
 
-def keywords(values, constructor=None, allowed=(), owner=None):
+def keywords(values, constructor=None, allowed=(), owner=None, also=()):
     """``values`` (the keyword arguments a function collected in ``**kwargs``) if each is named in ``allowed``;
     else ValueError naming the unknown ones and the valid ones: the named parameters of ``constructor`` (a class's
-    ``__init__``, whose other keywords end up in ``values``), then ``allowed``. The message names ``owner``
+    ``__init__``, whose other keywords end up in ``values``), then ``also`` (named parameters of the function that
+    collected ``values``), then ``allowed``. The message names ``owner``
     (default: the constructor's class), so a typo reads "n_latent: unknown keyword argument of DSSM; expected one
     of dim_x, ...", not Python's TypeError."""
     unknown = sorted(set(values) - set(allowed))
@@ -90,7 +91,7 @@ def keywords(values, constructor=None, allowed=(), owner=None):
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         owner = owner or constructor.__qualname__.split(".")[0]
         raise ValueError(f"{', '.join(unknown)}: unknown keyword argument{'s' if len(unknown) > 1 else ''} of "
-                         f"{owner}; expected one of {', '.join(named + list(allowed))}")
+                         f"{owner}; expected one of {', '.join(named + list(also) + list(allowed))}")
     return values
 
 

@@ -553,6 +553,10 @@ class GradientTrainedModel(StateSpaceModel):
         the windows given are all the data); ``options`` are the model's own (e.g. a backend)."""
 
     def _objective(self, y, u, num_samples, seed, num_windows, **options):
+        model_options = [p.name for p in list(inspect.signature(self.elbo_function).parameters.values())[5:]
+                         if p.kind is p.POSITIONAL_OR_KEYWORD or p.kind is p.KEYWORD_ONLY]  # after num_windows
+        check.keywords(options, allowed=model_options, owner=f"{type(self).__name__}.elbo",
+                       also=("num_samples", "seed", "num_windows"))
         y, u = check.sequences(y, u, self.spec.dim_y, self.spec.dim_u)
         num_samples = check.positive_int(num_samples, "num_samples")
         if num_windows is not None:

@@ -277,3 +277,15 @@ def test_the_ensemble_kalman_filter_needs_two_members(rng):
         model.filter(y, u, num_particles=1, proposal="enkf")
     with pytest.raises(ValueError, match="num_particles: the ensemble Kalman filter needs at least 2"):
         model.online_filter(num_particles=1, proposal="enkf")
+
+
+def test_elbo_names_an_unknown_keyword_and_the_valid_ones(rng):
+    y, u = rng.normal(size=(20, 1)), rng.normal(size=(20, 1))
+    gp_model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors")
+    with pytest.raises(ValueError, match="foo: unknown keyword argument of ODGPSSM.elbo; expected one of "
+                                         "num_samples, seed, num_windows, backend, kl_weighting, x0$"):
+        gp_model.elbo(y, u, num_samples=2, foo=1)
+    assert np.isfinite(gp_model.elbo(y, u, num_samples=2, backend="ops"))
+    with pytest.raises(ValueError, match="backend: unknown keyword argument of DSSM.elbo; expected one of "
+                                         "num_samples, seed, num_windows$"):
+        gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4).elbo_and_grad(y, u, num_samples=2, backend="ops")
