@@ -231,3 +231,14 @@ def test_bad_call_arguments(rng):
         transition(np.zeros((2, 3)), None)
     with pytest.raises(ValueError, match="x_prev"):
         transition(np.zeros((2, 2)), np.zeros(1))
+
+
+def test_a_large_initial_process_std_does_not_overflow(tmp_path):
+    """softplus^-1 of init_process_std overflowed beyond about 710 (an infinite parameter the saved model could not be
+    loaded with); it is finite, and the model round-trips through a file."""
+    import gpssm_np as gp
+
+    model = gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4, init_process_std=800.0)
+    assert np.all(np.isfinite(model.params["trans_scale_b"]))
+    np.testing.assert_allclose(np.logaddexp(0.0, model.params["trans_scale_b"]) + 1e-4, 800.0, rtol=1e-12)  # STD_FLOOR
+    gp.load(gp.save(model, tmp_path / "m.npz"))

@@ -259,8 +259,10 @@ class DSSM(GradientTrainedModel):
         params = _init_layers(rng, self._layers())
         params["trans_lin_W"] = np.eye(s.dim_x, s.dim_x + s.dim_u)
         params["trans_lin_b"] = np.zeros(s.dim_x)
-        # softplus(b) + STD_FLOOR = init_process_std (the weights W_s are small)
-        params["trans_scale_b"] = np.full(s.dim_x, float(np.log(np.expm1(self.init_process_std - STD_FLOOR))))
+        # softplus(b) + STD_FLOOR = init_process_std (the weights W_s are small); log(expm1(v)) = v + log(-expm1(-v)),
+        # the second form where expm1 would overflow (the first kept where it does not: the same bits as ever)
+        v = self.init_process_std - STD_FLOOR
+        params["trans_scale_b"] = np.full(s.dim_x, float(np.log(np.expm1(v)) if v < 700 else v + np.log(-np.expm1(-v))))
         params["obs_noise"] = np.full(s.dim_y, float(positive_inverse(self.init_obs_var)))
         params.update(self.recognition.init_params(rng))
         return params
