@@ -25,6 +25,7 @@ b               (d_x,)                   its offset
 positive(raw) = softplus(raw) + 1e-6 (``transforms.positive``). A recognition network for q(x0) adds its own
 ``rec_*`` parameters (``recognition.py``).
 """
+import numbers
 from dataclasses import dataclass
 
 import autograd.numpy as anp
@@ -137,8 +138,14 @@ INIT_VALUES = ("lengthscale", "variance", "process_noise", "obs_noise", "x0_var"
 def check_init_values(values, constructor=None):
     """``values`` (keyword arguments) if each is named in :data:`INIT_VALUES`; else ValueError naming the unknown
     ones and the valid ones: those and, when given, the named parameters of ``constructor`` (a model's
-    ``__init__``, whose other arguments end up in ``values``; ``_validation.keywords``)."""
-    return check.keywords(values, constructor, INIT_VALUES, owner=None if constructor else "init_params")
+    ``__init__``, whose other arguments end up in ``values``; ``_validation.keywords``). A numeric value beyond
+    ``_validation.LARGEST_VALUE`` is a ValueError naming it too (a model file refuses such parameters)."""
+    check.keywords(values, constructor, INIT_VALUES, owner=None if constructor else "init_params")
+    for name, value in values.items():
+        array = np.asarray(value) if isinstance(value, (numbers.Real, np.ndarray, list, tuple)) else None
+        if array is not None and array.dtype.kind in "biuf":
+            check.bounded(array.astype(np.float64), name)
+    return values
 
 
 def prior_q_sqrt(spec):

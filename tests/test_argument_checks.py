@@ -289,3 +289,9 @@ def test_elbo_names_an_unknown_keyword_and_the_valid_ones(rng):
     with pytest.raises(ValueError, match="backend: unknown keyword argument of DSSM.elbo; expected one of "
                                          "num_samples, seed, num_windows$"):
         gp.DSSM(dim_x=2, dim_y=1, dim_u=1, hidden=4, rnn_hidden=4).elbo_and_grad(y, u, num_samples=2, backend="ops")
+
+
+@pytest.mark.parametrize("name", ["obs_noise", "process_noise", "lengthscale", "variance", "x0_var"])
+def test_initial_values_too_large_for_a_model_file_are_refused(name):
+    with pytest.raises(ValueError, match=f"{name}: values up to 1e\\+200"):
+        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors", **{name: 1e200})
