@@ -635,3 +635,19 @@ def test_nested_numpy_arguments_are_kept_in_the_model_file(tmp_path):
     assert loaded.get_params()["init"] is None and loaded.get_params() == dict(model.get_params(),
                                                                              recognition_options={"num_steps": 3,
                                                                                                   "hidden": 4})
+
+
+def test_an_unfitted_model_copies_with_q_following_d_x(tmp_path, rng):
+    """ODGPSSM(dim_x=8) takes Q = min(d_x, max(5, 3 d_y)) = 5 when its floor is set; its configuration, file and repr
+    said num_latent = 8 (the spec's placeholder), so a copy trained with Q = 8. And a loaded model's initialise
+    chooses afresh, as its fit does."""
+    y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
+    model = gp.ODGPSSM(dim_x=8, dim_y=1, dim_u=1)
+    assert model.get_config()["num_latent"] is None and repr(model) == "ODGPSSM(dim_x=8)"
+    for copy in (gp.ODGPSSM(**model.get_config()), load(save(model, tmp_path / "m.npz"))):
+        assert copy.initialise(y, u).spec.num_latent == model.initialise(y, u).spec.num_latent == 5
+    fitted = load(save(gp.ODGPSSM(dim_y=1, dim_u=1).initialise(y, u), tmp_path / "i.npz"))
+    other_y, other_u, _ = gp.datasets.cascaded_tanks(200, seed=3)
+    assert fitted.initialise(other_y, other_u).spec == gp.ODGPSSM(dim_y=1, dim_u=1).initialise(other_y, other_u).spec
+    with pytest.raises(ValueError, match="fixed: expected parameter names"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan={"fixed": 5})

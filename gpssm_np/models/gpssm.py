@@ -177,7 +177,10 @@ class GPSSM(GradientTrainedModel):
                   "initial_state": self.initial_state, "objective": self.objective,
                   "filter_method": self.filter_method, "standardize": self.standardize}
         if not s.independent:
-            config["num_latent"] = None if unresolved and self.latent_follows_dim_x else s.num_latent
+            # a Q that follows d_x: until a floor sets it the spec holds d_x in its place (a Q equal to d_x is the
+            # placeholder's value too, so either reads back alike)
+            follows = self.latent_follows_dim_x and s.num_latent == s.dim_x
+            config["num_latent"] = None if follows else s.num_latent
         if self.recognition is not None:
             rec = self.recognition.get_config()
             config["recognition"] = rec["kind"]
@@ -232,13 +235,13 @@ class GPSSM(GradientTrainedModel):
 
         How it trains is the regime of ``plan`` (:meth:`training_plan`), one of three frozen dataclasses:
 
-        * :class:`gpssm_np.models.default_fit.Plan`: **the default fit** (``models/default_fit.py``: floor,
-          selection on rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in
-          ``selection_``, and as the block loop's record: the selection's evaluations in ``validation_``, the kept
-          step-size candidate in ``lr_scale_``, the refit's steps and seed in ``refit_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y, u)``: the default settings with the linear
-          floor chosen by the fit (a linear ``init``: "linear" lets the floor be either kind, "arx" or "lgssm" holds
-          it to that one; ``dim_x="auto"``, a fixed d_x the floor then has, or a list of candidate d_x the floor
-          chooses among; no recognition network).
+        * :class:`gpssm_np.models.default_fit.Plan`: **the default fit** (``models/default_fit.py``: floor, selection on
+          rolling-origin folds, acceptance, refit with a free-run guard, calibration; what it chose in ``selection_``,
+          and as the block loop's record: the selection's evaluations in ``validation_``, the kept step-size candidate
+          in ``lr_scale_``, the refit's steps and seed in ``refit_``). The regime of ``ODGPSSM(dim_y, dim_u).fit(y,
+          u)``: the default settings with the linear floor chosen by the fit (a linear ``init``: "linear" lets the floor
+          be either kind, "arx" or "lgssm" holds it to that one; ``dim_x="auto"``, a fixed d_x the floor then has, or a
+          list of candidate d_x the floor chooses among; no recognition network).
         * :class:`gpssm_np.models.training.BlockPlan`: **until a validation score stops improving** on the last
           share of the training data (``models/training.py``, steps 1-8): the default settings' regime for the
           configurations ``init="random"`` and a recognition network (from the floor unless ``init="random"``), and
@@ -431,7 +434,9 @@ class GPSSM(GradientTrainedModel):
         (T, d) or lists of them (a linear ``init``; ``models/floor.py``, ``warm_start.floor_warm_start``), or the
         random initialisation. Returns ``self``; before any gradient step the warm-started model forecasts like the
         linear model it came from. Every regime of :meth:`fit` starts there (the default fit on the folds' parts
-        and for its refit on all the data, the validation-block loop on its training part)."""
+        and for its refit on all the data, the validation-block loop on its training part). A loaded model starts
+        from what its constructor arguments build, as its ``fit`` does (``arguments._rebuilt_for_fit``)."""
+        self._rebuilt_for_fit()
         ys, us = (list(part) for part in zip(*self._training_data(y, u)))
         self.interval_scale_ = None  # the calibration belongs to a fit
         self._choose_floor(ys, us)
