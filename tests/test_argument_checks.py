@@ -295,3 +295,10 @@ def test_elbo_names_an_unknown_keyword_and_the_valid_ones(rng):
 def test_initial_values_too_large_for_a_model_file_are_refused(name):
     with pytest.raises(ValueError, match=f"{name}: values up to 1e\\+200"):
         gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors", **{name: 1e200})
+
+
+def test_dim_x_candidates_as_an_array_and_below_dim_y():
+    assert gp.ODGPSSM(dim_x=np.array([2, 4]), dim_y=1, dim_u=1).dim_x_choice == [2, 4]
+    with pytest.raises(ValueError, match=r"dim_x: every candidate needs at least dim_y = 2 states .* got 1 in "
+                                         r"\[1, 4\]"):
+        gp.ODGPSSM(dim_x=[1, 4], dim_y=2, dim_u=1)

@@ -744,11 +744,16 @@ def parse_dim_x(dim_x, dim_y, init, recognition):
         if dim_x != "auto":
             raise ValueError(f"dim_x: expected a positive integer, 'auto' or a list of them, got {dim_x!r}")
         return (dim_y if valid_dim_y else 1), "auto"
+    if isinstance(dim_x, np.ndarray) and dim_x.ndim == 1:  # a list given as an array
+        dim_x = dim_x.tolist()
     if isinstance(dim_x, (list, tuple)):
         if not dim_x or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1
                                 for d in dim_x):
             raise ValueError(f"dim_x: expected a non-empty list of positive integers, got {dim_x!r}")
         candidates = sorted({int(d) for d in dim_x})
+        if valid_dim_y and candidates[0] < dim_y:
+            raise ValueError(f"dim_x: every candidate needs at least dim_y = {dim_y} states (the emission C = [I, 0]), "
+                             f"got {candidates[0]} in {list(dim_x)}")
         return candidates[0], candidates
     return dim_x, None
 
