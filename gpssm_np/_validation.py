@@ -130,11 +130,16 @@ def finite_array(x, name, ndims, nan_hint="", allow_nan=False):
 def bounded(arr, name):
     """``arr`` (a float array) unless a finite value is beyond :data:`LARGEST_VALUE` in magnitude: then a ValueError
     naming ``name`` and the largest magnitude given (NaN and inf are the finite checks' to name)."""
-    largest = np.max(np.abs(arr), initial=0.0, where=np.isfinite(arr))
+    _refuse_beyond_largest(np.max(np.abs(arr), initial=0.0, where=np.isfinite(arr)), name)
+    return arr
+
+
+def _refuse_beyond_largest(largest, name):
+    """ValueError naming ``name`` when ``largest`` (the largest finite magnitude given) is beyond
+    :data:`LARGEST_VALUE`."""
     if largest > LARGEST_VALUE:
         raise ValueError(f"{name}: values up to {largest:.3g} in magnitude; beyond {LARGEST_VALUE:g} their squares "
                          "overflow float64 (variances, standardisation): rescale the data")
-    return arr
 
 
 def step_values(x, name, size, what, allow_nan=False):
@@ -153,9 +158,7 @@ def step_values(x, name, size, what, allow_nan=False):
     if any(map(bad, values)):
         raise ValueError(f"{name}: expected {size} finite number(s){' or NaN (missing)' if allow_nan else ''}, one "
                          f"per {what}, got {x!r}")
-    if any(abs(v) > LARGEST_VALUE for v in values):  # False for NaN
-        raise ValueError(f"{name}: values beyond {LARGEST_VALUE:g} in magnitude, got {x!r}; their squares overflow "
-                         "float64: rescale the data")
+    _refuse_beyond_largest(max((abs(v) for v in values if v == v), default=0.0), name)  # v == v: not NaN
     return arr
 
 

@@ -382,14 +382,14 @@ def cmd_forecast(args):
 
         fc = replace(fc, y_mean=ds.y_mean, y_std=ds.y_std).in_original_units()
     d_y, d_u = ds.y_test.shape[1], ds.u_test.shape[1]
+    y_past, y_true = to_file(y_all[past]), to_file(y_all[g:g + steps])
+    u_future, u_past = to_file_u(ds, u_all[g:g + steps], in_file_units), to_file_u(ds, u_all[past], in_file_units)
     fig, axes = plt.subplots(d_y + (1 if d_u else 0), 1, figsize=(8, 3 + 2 * d_y), sharex=True, squeeze=False)
-    for k in range(d_y):  # a panel per output; the inputs' panel below the last
+    for k, name in enumerate(_output_names(ds)):  # a panel per output; the inputs' panel below the last
         inputs = k == d_y - 1 and d_u
-        plot_forecast_figure(fc, to_file_u(ds, u_all[g:g + steps], in_file_units) if inputs else None,
-                             y_past=to_file(y_all[past]),
-                             u_past=to_file_u(ds, u_all[past], in_file_units) if inputs else None,
-                             y_true=to_file(y_all[g:g + steps]), output=k, y_label=_output_names(ds)[k],
-                             u_labels=ds.u_names, axes=axes[k:, 0] if inputs else axes[k:k + 1, 0])
+        plot_forecast_figure(fc, u_future if inputs else None, y_past=y_past, u_past=u_past if inputs else None,
+                             y_true=y_true, output=k, y_label=name, u_labels=ds.u_names,
+                             axes=axes[k:, 0] if inputs else axes[k:k + 1, 0])
     axes[0, 0].set_title(f"{ds.name}: causal forecast from test step {args.start}, after the {len(y_all[past])} "
                          "steps before it")
     fig.tight_layout()

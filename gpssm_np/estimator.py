@@ -861,10 +861,10 @@ class GradientTrainedModel(StateSpaceModel):
         return False
 
     def _check_fixed(self, fixed):
-        if not isinstance(fixed, (str, list, tuple)) or not all(isinstance(n, str) for n in ([fixed] if isinstance(
-                fixed, str) else fixed)):
+        names = (fixed,) if isinstance(fixed, str) else fixed
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
             raise ValueError(f"fixed: expected parameter names (a str or a list of them), got {fixed!r}")
-        fixed = (fixed,) if isinstance(fixed, str) else tuple(fixed)
+        fixed = tuple(names)
         self._check_param_names(fixed, "fixed")
         return fixed
 
