@@ -188,3 +188,22 @@ def test_a_q_model_name_is_q_from_one_without_leading_zeros(tmp_path, name):
     with pytest.raises(ValueError, match="models: unknown"):
         table1.sweep(["gas_furnace"], [name], 1, out=str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_the_car_summary_is_written_with_each_seed(tmp_path, monkeypatch):
+    monkeypatch.setattr(car_tracking, "SETTINGS", dict(car_tracking.SETTINGS, T=30, pretrain_iterations=3,
+                                                       num_particles=30, num_trajectories=5, num_samples=3))
+    real, calls = car_tracking.run_rows, []
+
+    def stop_at_the_second(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(car_tracking, "run_rows", stop_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=1)
+    document = car_tracking.read_document(str(tmp_path / "car_tracking.json"))
+    assert {r["seed"] for r in document["runs"]} == {0}
+    assert (tmp_path / "car_tracking.md").read_text() == car_tracking.markdown(document)

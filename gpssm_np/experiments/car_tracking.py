@@ -204,6 +204,14 @@ def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_ver
                 "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
     started = time.perf_counter()
     first = None
+    md_path = os.path.join(out, "car_tracking.md")
+
+    def write():  # the summary with its JSON, so that a stopped sweep leaves the two in agreement
+        invocation["wall_seconds"] = time.perf_counter() - started
+        document["wall_seconds"] = float(earlier.get("wall_seconds") or 0.0) + invocation["wall_seconds"]
+        runs_module.write_text(json_path, runs_module.dumps(document))
+        runs_module.write_text(md_path, markdown(document))
+
     logger.info("%s: reusing %d of %d seeds, computing %d", json_path, seeds - len(todo), seeds, len(todo))
     for seed in todo:  # each finished seed is written at once (atomically): a stopped sweep resumes after it
         rows, res = run_rows(seed, epochs, invocation["command"])
@@ -211,15 +219,9 @@ def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_ver
         document["runs"].extend(dict(r, config_key=document["config_key"], code=code) for r in rows)
         document["runs"].sort(key=lambda r: (r["seed"], MODELS.index(r["model"])))
         invocation["computed"] += 1
-        invocation["wall_seconds"] = time.perf_counter() - started
-        document["wall_seconds"] = float(earlier.get("wall_seconds") or 0.0) + invocation["wall_seconds"]
-        runs_module.write_text(json_path, runs_module.dumps(document))
+        write()
         logger.info("finished car tracking seed %d (%d of %d)", seed, invocation["computed"], len(todo))
-    invocation["wall_seconds"] = time.perf_counter() - started
-    document["wall_seconds"] = float(earlier.get("wall_seconds") or 0.0) + invocation["wall_seconds"]
-    runs_module.write_text(json_path, runs_module.dumps(document))
-    md_path = os.path.join(out, "car_tracking.md")
-    runs_module.write_text(md_path, markdown(document))
+    write()
     paths = [json_path, md_path]
     if first is not None:
         paths.append(write_state_figure(first, os.path.join(out, "car_tracking.png"),
