@@ -166,8 +166,8 @@ def test_the_car_tracking_sweep_keeps_each_finished_seed(tmp_path, monkeypatch):
         computed.append(seed)
         if seed == 1:
             raise KeyboardInterrupt
-        return [{"seed": seed, "model": name, "rmse": {"p1": 0.1}, "seconds": 1.0, "provenance": {}}
-                for name in car_tracking.MODELS], None
+        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 0.1), "seconds": 1.0,
+                 "provenance": {}} for name in car_tracking.MODELS], None  # a row as run_rows makes it
 
     monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
     with pytest.raises(KeyboardInterrupt):
