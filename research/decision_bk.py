@@ -120,7 +120,7 @@ def collinear():
             undo()
         print(variant, "GP part", m.selection_["gp_part"], "t", m.selection_["t"], "causal",
               gp.evaluate(m, ds, "causal", seed=0)["rmse"], flush=True)
-    for linear in (gp.ARX(2, 1), gp.LGSSM(dim_x="auto", dim_y=2, dim_u=1)):
+    for linear in (gp.ARX(dim_y=2, dim_u=1), gp.LGSSM(dim_x="auto", dim_y=2, dim_u=1)):
         linear.fit(ds.y_train, ds.u_train)
         print(type(linear).__name__, "causal", gp.evaluate(linear, ds, "causal", seed=0)["rmse"], flush=True)
 

@@ -1,7 +1,7 @@
 """The default fit against the package's own linear models on every data set and simulator (issue #28's targets).
 
 For each cell (data, seed): ``ODGPSSM(dim_y, dim_u, seed).fit(y_train, u_train)`` with nothing else set, beside
-``ARX(dim_y, dim_u)`` and ``LGSSM(dim_x="auto", ...)`` at their defaults on the same training part; each scored
+``ARX(dim_y=dy, dim_u=du)`` and ``LGSSM(dim_x="auto", ...)`` at their defaults on the same training part; each scored
 under the causal and simulate protocols (and envi) on the test part. One JSON line per (data, seed, model) is
 appended to OUT as soon as it is computed; a rerun skips the lines already there (resumable).
 
