@@ -32,6 +32,9 @@ CODE_AT_START = runs.code_version()
 PAPER = dict(B=16, T=50, S=50, Q=4, M=20, dim_x=4, dim_u=1, dim_y=1)
 #: A tiny configuration for smoke tests.
 SMALL = dict(B=2, T=10, S=5, Q=2, M=5, dim_x=2, dim_u=1, dim_y=1)
+#: The words for a result file's "target_met" (None: a run at a size the target is not set for), printed by the
+#: scripts and rendered by build_readme.py alike.
+TARGET_OUTCOMES = {True: "met", False: "not met", None: "not judged at this number of particles"}
 
 
 def versions():

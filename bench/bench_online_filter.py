@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _harness import blas_threads, emit, parser, versions  # noqa: E402
+from _harness import TARGET_OUTCOMES, blas_threads, emit, parser, versions  # noqa: E402
 
 import gpssm_np as gp  # noqa: E402
 from gpssm_np.ops.adapted_step import draw  # noqa: E402
@@ -90,7 +90,7 @@ def main(argv=None):
              f"{1e3 * parts['normals']:.3f} ms, the rest {1e3 * report['rest_seconds']:.3f} ms",
              f"batch filter over the same {T} steps: {1e3 * batch_seconds:.3f} ms per step",
              f"target {TARGET_MS} ms at {TARGET_PARTICLES} particles: "
-             + {True: "met", False: "not met", None: "not judged at this number of particles"}[report["target_met"]]]
+             + TARGET_OUTCOMES[report["target_met"]]]
     emit(args, report, lines)
     return 0
 

@@ -15,6 +15,9 @@ import shlex
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _harness import TARGET_OUTCOMES  # noqa: E402
+
 BEGIN = "<!-- begin generated: bench/build_readme.py -->"
 END = "<!-- end generated -->"
 
@@ -99,7 +102,7 @@ def _online_filter(report):
             f"units, Python) {_ms(report['rest_seconds'])}. The batch filter "
             f"over the same steps: {_ms(report['batch_filter_seconds_per_step'])} per step. Target "
             f"{_ms(report['target_seconds'])}: "
-            f"{ {True: 'met', False: 'not met', None: 'not judged at this number of particles'}[report['target_met']]}."]
+            f"{TARGET_OUTCOMES[report['target_met']]}."]
 
 
 RENDER = {"bench_elbo": _elbo, "bench_enkf": _enkf, "bench_flops": _flops, "bench_fit": _fit, "bench_scaling": _scaling,
