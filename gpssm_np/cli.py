@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 import time
@@ -572,9 +573,28 @@ def make_parser():
     return parser
 
 
+#: Names in the package's messages that are not the command-line option of that name: ``model`` is the model object
+#: there (the --model option's value is checked by argparse's choices).
+NOT_OPTIONS = ("model",)
+
+
+def option_names(parser, command):
+    """{argument name: its command-line option} of ``command``'s optional arguments (``--seq-len`` for seq_len)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {a.dest: max(a.option_strings, key=len) for a in sub._actions
+            if a.option_strings and a.dest not in NOT_OPTIONS}
+
+
+def in_option_names(message, options):
+    """``message`` (a ValueError's, which names the package's argument before a colon: "seed: expected ...") with
+    each argument that is one of ``options`` (:func:`option_names`) named as the option a command-line user gave."""
+    return re.sub(r"(^|: )([a-z_]+):", lambda m: f"{m[1]}{options.get(m[2], m[2])}:", message)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = make_parser().parse_args(argv)
+    parser = make_parser()
+    args = parser.parse_args(argv)
     args.command_line = shlex.join(["gpssm-np"] + argv)
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -589,7 +609,8 @@ def main(argv=None):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
         except (ValueError, OSError) as err:  # bad arguments, and files or folders that cannot be read or written
-            print(f"gpssm-np {args.command}: error: {err}", file=sys.stderr)
+            print(f"gpssm-np {args.command}: error: {in_option_names(str(err), option_names(parser, args.command))}",
+                  file=sys.stderr)
             return 2
         except TrainingError as err:  # e.g. a step size at which every step overflows
             print(f"gpssm-np {args.command}: training failed: {err}", file=sys.stderr)

@@ -125,6 +125,21 @@ def test_fit_takes_a_csv_file_and_every_model(tmp_path, tanks_csv, model, capsys
     assert (fitted.spec.dim_y, fitted.spec.dim_u) == (1, 1)
 
 
+def test_errors_name_the_command_line_options(tmp_path, tanks_csv, capsys):
+    """A bad value is named as the option the user typed (--batch-size), not as the package's argument
+    (batch_size), also inside another option's message; a positional argument keeps its name."""
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    assert main(["fit", *csv, "--batch-size", "0", "--out", str(tmp_path / "m.npz")]) == 2
+    assert "error: --batch-size: expected a positive integer, got 0" in capsys.readouterr().err
+    model = tmp_path / "arx.npz"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), *csv, "--protocol", "causal", "--seed", "-1"]) == 2
+    assert "error: --protocol causal: --seed: expected a non-negative integer" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "none.npz"), *csv]) == 2
+    assert "error: model_file: " in capsys.readouterr().err
+
+
 def test_evaluate_and_forecast_take_a_csv_file(tmp_path, tanks_csv, capsys):
     import gpssm_np as gp
 
