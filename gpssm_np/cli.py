@@ -367,7 +367,7 @@ def cmd_forecast(args):
     file_units = {k: to_file(v) for k, v in arrays.items()}
     file_units["std"] = fc.std if in_file_units else ds.scaling.y_spread_to_original(fc.std)
     standardised = {k: to_std(v) for k, v in arrays.items()}
-    standardised["std"] = fc.std / ds.y_std if in_file_units else fc.std
+    standardised["std"] = ds.scaling.y_spread_to_model(fc.std) if in_file_units else fc.std
     os.makedirs(out, exist_ok=True)
     path = _write_json(os.path.join(out, "forecast.json"), {
         "dataset": ds.name, "outputs": _output_names(ds), "start": args.start, "steps": steps,

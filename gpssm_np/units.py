@@ -77,6 +77,11 @@ class Scaling:
         same in original units."""
         return a * self.y_std**power
 
+    def y_spread_to_model(self, a, power=1):
+        """A spread of outputs (..., d_y) in original units -> the same in model units (the inverse of
+        :meth:`y_spread_to_original`)."""
+        return a / self.y_std**power
+
     def log_jacobian(self, y):
         """log |d y_model / d y| of each row of ``y`` (..., d_y): minus the sum of log y_std over the row's observed
         (not NaN) entries, shape (...). Added to a log-density of model units it gives that of original units."""

@@ -187,6 +187,10 @@ def test_scaling_statistics_and_arguments():
     np.testing.assert_allclose(s.y_std, [np.sqrt(8.0 / 3.0), 1.0])  # a constant column keeps std 1
     assert s.u_mean.shape == (0,)
     np.testing.assert_allclose(s.y_to_original(s.y_to_model(ys[0])), ys[0])
+    spread = np.array([[2.0, 3.0]])  # a std in model units, and a variance: each power of y_std back and forth
+    np.testing.assert_allclose(s.y_spread_to_original(spread), spread * s.y_std)
+    np.testing.assert_allclose(s.y_spread_to_model(s.y_spread_to_original(spread, 2), 2), spread)
+    np.testing.assert_allclose(s.y_spread_to_model(spread), spread / s.y_std)
     with pytest.raises(ValueError, match="standardize"):
         gp.ODGPSSM(dim_x=2, dim_y=1, standardize="yes")
     with pytest.raises(ValueError, match="units"):
