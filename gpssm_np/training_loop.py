@@ -66,11 +66,18 @@ DATA_OPTIONS = ("data_name",)
 TRAINING_OPTIONS = EPOCH_OPTIONS + PLAN_OPTIONS + DATA_OPTIONS
 
 
+#: Plan fields under their earlier names: {earlier: current}.
+RENAMED_FIELDS = {"lr_scale": "lr_scales"}
+
+
 def changed_plan(plan, changes):
     """``plan`` (any of the training plans) with the fields named in ``changes`` (a dict) replaced; a name the plan
-    lacks is a ValueError listing its fields."""
+    lacks is a ValueError listing its fields (and the current name of a renamed one)."""
     names = [f.name for f in fields(plan)]
     unknown = sorted(set(changes) - set(names))
+    renamed = [old for old in unknown if RENAMED_FIELDS.get(old) in names]
+    if renamed:
+        raise ValueError(f"plan: {renamed[0]} is now named {RENAMED_FIELDS[renamed[0]]}")
     if unknown:
         raise ValueError(f"plan: {type(plan).__name__} has no field {unknown}; its fields are {names}")
     return replace(plan, **changes)

@@ -245,7 +245,7 @@ def test_the_loop_keeps_the_average_with_decay_0_99_by_default():
         np.testing.assert_array_equal(epochs.params[name], plain.params[name])
 
 
-def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
+def test_lr_scales_slows_the_named_parameters_and_fixed_holds_them():
     y, u = standardised_linear_data(seed=2, T=400)
     kwargs = dict(max_steps=10, validation=0.0, num_samples=10, batch_size=8, average=False)
 
@@ -254,19 +254,19 @@ def test_lr_scale_slows_the_named_parameters_and_fixed_holds_them():
         return model.fit(y, u, plan=gp.BlockPlan(**kwargs, **options)).params
 
     start = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=8, seed=3).initialise(y, u).params
-    plain, slow, held = fitted(), fitted(lr_scale={"F": 1e-3}), fitted(fixed=("F",))
+    plain, slow, held = fitted(), fitted(lr_scales={"F": 1e-3}), fitted(fixed=("F",))
     moved = np.abs(plain["F"] - start["F"]).max()
     assert moved > 5e-3  # ten Adam steps of 0.01 move F
     # Adam moves a coordinate by at most about its step per step: 10 steps of 0.01 * 1e-3
     assert 0 < np.abs(slow["F"] - start["F"]).max() < 1.5 * 10 * 0.01 * 1e-3
     np.testing.assert_array_equal(held["F"], start["F"])
     assert np.abs(slow["A"] - start["A"]).max() > 1e-3  # the other parameters still train
-    for bad, message in [({"W": 0.1}, "lr_scale: unknown parameter names"), ({"F": 0.0}, r"lr_scale\['F'\]"),
-                         (0.1, "lr_scale: expected a dict")]:
+    for bad, message in [({"W": 0.1}, "lr_scales: unknown parameter names"), ({"F": 0.0}, r"lr_scales\['F'\]"),
+                         (0.1, "lr_scales: expected a dict")]:
         with pytest.raises(ValueError, match=message):
-            fitted(lr_scale=bad)
-    with pytest.raises(ValueError, match=r"plan: EpochPlan has no field \['lr_scale'\]"):
-        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, plan=dict(lr_scale={"F": 0.1}))
+            fitted(lr_scales=bad)
+    with pytest.raises(ValueError, match=r"plan: EpochPlan has no field \['lr_scales'\]"):
+        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors").fit(y, u, epochs=1, plan=dict(lr_scales={"F": 0.1}))
 
 
 @pytest.mark.parametrize("cls", [gp.ODGPSSM, gp.PRSSM])

@@ -411,17 +411,17 @@ class GPSSM(GradientTrainedModel):
         by_dim_x = floor.get("dim_x_scores") or {self.spec.dim_x: floor["scores"]}
         self.dim_x_scores_ = {d: scores.get(floor["kind"], np.inf) for d, scores in by_dim_x.items()}
 
-    def _check_lr_scale(self, lr_scale, default=False, field="lr_scale"):
-        """A plan's step-size candidates (``field``: BlockPlan's ``lr_scale``, Plan's ``lr_scales``) as a list, each a
+    def _check_lr_scales(self, lr_scales, default=False, field="lr_scales"):
+        """A plan's step-size candidates (its ``lr_scales``; ``field``: the name in messages) as a list, each a
         dict of parameter name -> factor > 0: one dict is one candidate, a list or tuple of dicts several (step 8 of
         ``models/training.py``); ValueError naming ``field`` otherwise. ``default``: the value is
         :class:`BlockPlan`'s default, whose candidates that name parameters the model lacks (the linear part of a
         model without the linear mean) are dropped instead."""
-        candidates = [lr_scale] if isinstance(lr_scale, dict) else lr_scale
+        candidates = [lr_scales] if isinstance(lr_scales, dict) else lr_scales
         if not isinstance(candidates, (list, tuple)) or not candidates or not all(isinstance(c, dict)
                                                                                   for c in candidates):
             raise ValueError(f"{field}: expected a dict of parameter name -> factor or a non-empty list of such "
-                             f"dicts, got {lr_scale!r}")
+                             f"dicts, got {lr_scales!r}")
         if default:
             candidates = [c for c in candidates if set(c) <= set(self.params)]
         for candidate in candidates:
@@ -674,7 +674,7 @@ NON_NEGATIVE = ("switch_t",)
 
 def check_plan(plan, model):
     """``plan`` (:class:`Plan`, :class:`BlockPlan` or :class:`EpochPlan`) with every field checked (a ValueError
-    naming the field and what it expects) and normalised (``fixed`` and ``lr_scale`` candidates as tuples,
+    naming the field and what it expects) and normalised (``fixed`` and ``lr_scales`` candidates as tuples,
     ``average`` False as None); parameter names are checked against ``model``'s, and ``seq_len`` against the steps
     its recognition network reads."""
     changes = {}
@@ -696,8 +696,8 @@ def check_plan(plan, model):
             value = check_switch(value, name, REFITS)
         elif name == "calibrate":
             value = check_switch(value, name, (False, True))
-        elif name in ("lr_scale", "lr_scales"):
-            value = tuple(model._check_lr_scale(value, name == "lr_scale" and value == BlockPlan.lr_scale, name))
+        elif name == "lr_scales":
+            value = tuple(model._check_lr_scales(value, isinstance(plan, BlockPlan) and value == BlockPlan.lr_scales))
         elif name == "seq_lens":
             if not isinstance(value, (tuple, list)) or not value:
                 raise ValueError(f"seq_lens: expected a non-empty sequence of positive window lengths, got {value!r}")

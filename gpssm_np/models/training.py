@@ -31,8 +31,10 @@ configurations without a linear floor: ``init="random"``, a recognition network;
 6. ``calibrate``: the widening factors of the intervals (``interval_scale_``, ``metrics.widening_factors``) from
    the kept run's validation windows (True; False: none).
 7. ``average``: score and keep the moving average of the iterates (a decay in (0, 1); False: the iterates).
-8. ``lr_scale``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
-   replaces the kept one only where it wins the paired test by more than :data:`SWITCH_STANDARD_ERRORS`.
+8. ``lr_scales``: factors on Adam's step per parameter, or a list of such candidates, each a whole run; a later one
+   replaces the kept one only where it wins the paired test by more than ``switch_t`` standard errors (2: a
+   candidate tried after the first must win clearly; the default fit's acceptance, whose alternative is the simpler
+   floor, takes one, ``models/default_fit.Plan``).
 
 The budget counts gradient steps, not epochs over stride-1 windows, so that long series do not multiply the time;
 the steps are deterministic given the seed.
@@ -64,9 +66,9 @@ class BlockPlan:
     ``lr`` on windows of ``seq_len`` steps at ``stride``, minibatches of ``batch_size``, ``num_samples`` particles per
     window, gradient norm clipped at ``clip_norm`` (None: not), parameters named in ``fixed`` held; the last
     ``validation`` share held back and scored every ``eval_every`` steps, stopped after ``patience`` scores without a
-    relative improvement of ``min_delta``; ``restarts`` seeds; ``refit``, ``calibrate``, ``average``, ``lr_scale`` as in
-    steps 5-8 (the default ``lr_scale`` drops the candidates that name parameters the model lacks); training stops after
-    ``max_rejections`` consecutive non-finite steps."""
+    relative improvement of ``min_delta``; ``restarts`` seeds; ``refit``, ``calibrate``, ``average``, ``lr_scales``,
+    ``switch_t`` as in steps 5-8 (the default ``lr_scales`` drops the candidates that name parameters the model lacks);
+    training stops after ``max_rejections`` consecutive non-finite steps."""
 
     max_steps: int = 2000
     validation: float = 0.2
@@ -85,7 +87,8 @@ class BlockPlan:
     refit: object = "warm_start"
     calibrate: bool = True
     average: object = 0.99
-    lr_scale: object = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
+    lr_scales: object = ({}, {"F": 0.1, "G": 0.1, "b": 0.1})
+    switch_t: float = 2.0
 
 
 def split_validation(ys, us, share):
@@ -198,7 +201,7 @@ def block_fit(model, ys, us, plan, progress, seed):
         plan = BlockPlan(validation=0.0, patience=1, seq_len=plan.seq_len, stride=plan.stride,
                          batch_size=plan.batch_size, lr=plan.lr, num_samples=plan.num_samples,
                          clip_norm=plan.clip_norm, fixed=plan.fixed, max_rejections=plan.max_rejections,
-                         average=None, lr_scale=({},))
+                         average=None, lr_scales=({},))
     train_ys, train_us, cuts = split_validation(ys, us, plan.validation)
     refit = plan.refit if any(cut is not None for cut in cuts) else False  # nothing held back: nothing to add
     model._choose_floor(*((ys, us) if refit is True else (train_ys, train_us)), progress)
@@ -209,7 +212,7 @@ def block_fit(model, ys, us, plan, progress, seed):
         plan = replace(plan, max_steps=steps, eval_every=steps)
     max_steps, eval_every = plan.max_steps, plan.eval_every
     score = ValidationScore(ys, us, cuts, seed=seed)
-    candidates = list(plan.lr_scale)
+    candidates = list(plan.lr_scales)
     if len(score.tasks) < 2:  # step 8: no later candidate can win the paired test on one window
         candidates = candidates[:1]
     average = plan.average
@@ -223,7 +226,7 @@ def block_fit(model, ys, us, plan, progress, seed):
             report = Progress(max_steps, enabled=progress, unit="step")
             note_compilation(report, kernels_on_disk())
             if kept is not None:
-                report.note(f"training again with lr_scale={scales} (models/training.py, step 8)")
+                report.note(f"training again with the step-size candidate {scales} (models/training.py, step 8)")
             with blas_single_threaded():
                 record = train_steps(model, Y, U, x0, np.random.default_rng(run_seed),
                                      Adam(plan.lr, clip_norm=plan.clip_norm, scales=scales), plan.fixed, score,
@@ -238,7 +241,8 @@ def block_fit(model, ys, us, plan, progress, seed):
         if kept is not None:  # step 8: a later candidate replaces the kept run only on paired evidence
             pair = (selected_windows(kept["record"], plan.min_delta),
                     selected_windows(best["record"], plan.min_delta))
-            model.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair), "kept": switches(*pair)})
+            model.lr_scale_tests_.append({"lr_scale": scales, "t": paired_t(*pair),
+                                          "kept": switches(*pair, plan.switch_t)})
         if kept is None or model.lr_scale_tests_[-1]["kept"]:
             kept = best
     model.history_, model.training_log_ = kept["history"], kept["log"]
@@ -294,10 +298,6 @@ def selected_windows(record, min_delta):
     return next(entry["windows"] for entry in record if entry["step"] == step)
 
 
-#: Step 8 of the module docstring: how many standard errors a later candidate must win by.
-SWITCH_STANDARD_ERRORS = 2.0
-
-
 def paired_t(kept, other):
     """The paired statistic t = mean(d) / se of step 8 for per-window RMSEs ``kept`` and ``other`` (W each):
     d_w = kept_w - other_w, se = sd(d) / sqrt(W // 2) (sample sd; the windows overlap by half, so W // 2 of them
@@ -311,10 +311,11 @@ def paired_t(kept, other):
     return float(np.sign(d.mean()) * np.inf) if d.mean() else 0.0
 
 
-def switches(kept, other):
-    """Whether a later candidate with per-window validation RMSEs ``other`` replaces the kept one (step 8)."""
+def switches(kept, other, switch_t):
+    """Whether a later candidate with per-window validation RMSEs ``other`` replaces the kept one (step 8): it wins
+    the paired test by more than ``switch_t`` standard errors."""
     t = paired_t(kept, other)
-    return t is not None and t > SWITCH_STANDARD_ERRORS
+    return t is not None and t > switch_t
 
 
 #: The values of ``fit(refit=...)`` (step 5 of the module docstring).
