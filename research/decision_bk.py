@@ -6,7 +6,9 @@ many of the fit's acceptances (stage 3's of each pipeline run, stage 3b's compar
 verdict differs from the default's on the same record (0: the fit is the default's, and its row must equal BC's);
 two workers share the cells (``--worker k --workers 2``), the default's longest fits first.
 
-Run: python research/decision_bk.py research/results/decision_bk.jsonl --worker 0 --workers 2; then --decide.
+Run: python research/decision_bk.py research/results/decision_bk.jsonl --worker 0 --workers 2; then the same with
+``--defaults`` (the amendment of the plan: each flipped cell fitted again without the patch, variant "default-here");
+then --decide.
 Also ``--collinear``: the motivating two-output plant (module function :func:`collinear`), default and BK.
 This script is the research record's; nothing in the package imports it.
 """
@@ -17,7 +19,8 @@ import numpy as np
 
 import decision_av
 from decision_am import run_variant
-from decision_bb import cells, decide_on_baseline
+from cut_seeds import rows_of
+from decision_bb import cells, decide_on_baseline, steps_rule
 from decision_bd import baseline
 from rows import worker_main
 
@@ -86,9 +89,14 @@ def patch():
     return undo
 
 
-def run(out, worker, workers, reverse=False, collinear_only=False):
+def run(out, worker, workers, reverse=False, collinear_only=False, defaults=False):
     if collinear_only:
         collinear()
+        return
+    if defaults:  # the amendment: the default on this machine where BK's verdicts differ from it
+        flipped = [cell for cell, r in sorted(rows_of(out, "BK").items()) if r["flipped"]]
+        run_variant(out, "default-here", flipped[worker::workers], decision_av.counting, reverse=reverse,
+                    extra=decision_av.step_extra())
         return
     extra = decision_av.step_extra() + (("flipped", decision_av.counted(FLIPPED, "flipped")),)
     run_variant(out, "BK", cells(baseline())[worker::workers], patch, reverse=reverse, extra=extra)
@@ -127,9 +135,26 @@ def collinear():
 
 def add_arguments(parser):
     parser.add_argument("--collinear", dest="collinear_only", action="store_true", help="the motivating plant only")
+    parser.add_argument("--defaults", action="store_true", help="the default fitted again on the flipped cells")
 
 
-def decide(out, collinear_only=False):
+def decide(out, collinear_only=False, defaults=False):
+    """The rule of the plan as amended: against the default on this machine (a cell not flipped is the default's fit;
+    a flipped one against its "default-here" row); then, reported beside it, against decision BC's rows."""
+    rows, here = rows_of(out, "BK"), rows_of(out, "default-here")
+    flipped = sorted(cell for cell, r in rows.items() if r["flipped"])
+    print(f"{len(rows)} BK rows; flipped cells: {flipped}")
+    default = {cell: (here.get(cell) if r["flipped"] else r) for cell, r in rows.items()}
+    lacking = [cell for cell, r in default.items() if r is None]
+    if lacking:
+        print(f"not decided: the default is not fitted again yet on {lacking}")
+        return
+    for cell in flipped:
+        b, d = rows[cell], default[cell]
+        print(f"  {cell}: BK GP part {b['gp_part']} t {b['t']}, default GP part {d['gp_part']} t {d['t']}; causal "
+              f"{b['causal'] / d['causal']:.4f}, simulate {b['simulate'] / d['simulate']:.4f}")
+    steps_rule("BK", rows, {cell: dict(r, variant="default") for cell, r in default.items()}, STEPS_RATIO)
+    print("\nbeside it, deciding nothing: against decision BC's rows")
     decide_on_baseline(out, "BK", "flipped", "where BK's verdicts equal the default's", STEPS_RATIO,
                        default=baseline())
 
