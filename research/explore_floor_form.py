@@ -6,7 +6,8 @@ For each set and kind (ARX() and LGSSM(dim_x="auto") at the orders stage 1 chose
 folds the linear model refitted to the fold's past (``Floor.refit``, as the selection starts from it) and its GP form
 (``start_from_floor(..., gp_share=0)``), each forecasting every window after the fold's origin from the 100 outputs
 before it (``ValidationScore``, seed 0); the mean RMSE of each and their ratio. Also the motivating two-output plant
-of decision BK (``collinear``, eps 1e-3 and 1e-2). Training data only.
+of decision BK (``collinear``, eps 1e-3 and 1e-2), and with ``--data`` the training parts of the held-out cuts
+(``CUTS``). Training data only.
 
 Run: python research/explore_floor_form.py OUT.jsonl [--data ...]; --summary prints the table. Resumable.
 This script is the research record's; nothing in the package imports it.
@@ -23,14 +24,21 @@ from gpssm_np.datasets.folds import rolling_origin
 from gpssm_np.models.default_fit import DefaultFit, Plan
 from gpssm_np.models.training import ValidationScore
 from gpssm_np.units import Scaling
+from decision_bb import LEFT_OUT
 from decision_bk import collinear_data
+from decision_m import NAMES, held_out_cut
 from defaults_check import DATA, SIMULATORS, dataset
 from rows import done_keys, head_commit
 
 COLLINEAR = ["collinear_1e-3", "collinear_1e-2"]
+#: The 24 held-out cuts other than the steam generator's (their training parts, "cut:<name>").
+CUTS = [f"cut:{name}" for name in NAMES if name != LEFT_OUT]
 
 
 def training_half(name):
+    if name.startswith("cut:"):
+        ds = held_out_cut(name[4:])
+        return ds.y_train, ds.u_train
     if name in COLLINEAR:
         y, u = collinear_data(eps=float(name.split("_")[1]))
         return y[:300], u[:300]
@@ -77,7 +85,7 @@ def summary(path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out")
-    p.add_argument("--data", nargs="+", default=DATA + SIMULATORS + COLLINEAR)
+    p.add_argument("--data", nargs="+", default=DATA + SIMULATORS + COLLINEAR + CUTS)
     p.add_argument("--summary", action="store_true")
     args = p.parse_args(argv)
     if args.summary:
