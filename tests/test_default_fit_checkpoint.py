@@ -1,5 +1,6 @@
 """Checkpoints of the default fit (models/default_fit.py, "Checkpoints"): a fit interrupted after any checkpoint and
 resumed ends bit-identical to an uninterrupted one, in-process and after a ``kill -9`` of a child process."""
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,8 +16,9 @@ from gpssm_np.datasets import cascaded_tanks
 from gpssm_np.models import checkpoint, default_fit, floor
 from gpssm_np.models.default_fit import DefaultFit
 
-# tiny settings under which the GP part is kept (s* = 6), so the refit runs too (8 steps: r = 200 / 144, stage 4):
-# 12 checkpoints in all (selection at steps 0, 2, 4, 6; the refit at steps 0, 2, 4, 6, 8; refitted; checked; done)
+# tiny settings, the GP part kept at s* = 6 (forced: :func:`kept`), so the refit runs too (8 steps: r = 200 / 144,
+# stage 4): 12 checkpoints in all (selection at steps 0, 2, 4, 6; the refit at steps 0, 2, 4, 6, 8; refitted; checked;
+# done)
 SETTINGS = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4)
 WRITES = 12
 
@@ -26,8 +28,18 @@ def data():
     return (y - y.mean(0)) / y.std(0), (u - u.mean(0)) / u.std(0)
 
 
-def fit(**kwargs):
-    return gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, **kwargs)
+@contextlib.contextmanager
+def kept():
+    """Stage 3 keeps the GP part at the selection's best step (its paired t taken as +inf): six Adam steps do not
+    beat the exact floor, and the refit's checkpoints are what these tests resume from."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(default_fit, "paired_t", lambda floor, part: np.inf)
+        yield
+
+
+def fit(model=None, **kwargs):
+    with kept():
+        return (model or gp.ODGPSSM(dim_y=1, dim_u=1)).fit(*data(), plan=SETTINGS, progress=False, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +184,7 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
 def test_the_fitted_model_resumes_its_finished_checkpoint(tmp_path, uninterrupted):
     path = tmp_path / "fit.ckpt"
     model = fit(checkpoint=path)
-    assert_identical(model.fit(*data(), plan=SETTINGS, progress=False, checkpoint=path, resume=True), uninterrupted)
+    assert_identical(fit(model, checkpoint=path, resume=True), uninterrupted)
 
 
 CHILD = textwrap.dedent("""
@@ -205,6 +217,4 @@ def test_resume_after_kill_9(tmp_path, uninterrupted):
         child.wait()
         child.stderr.close()
     assert child.returncode == -signal.SIGKILL
-    assert_identical(gp.ODGPSSM(dim_y=1, dim_u=1).fit(*data(), plan=SETTINGS, progress=False, checkpoint=path,
-                                                      resume=True),
-                     uninterrupted)
+    assert_identical(fit(checkpoint=path, resume=True), uninterrupted)

@@ -120,7 +120,9 @@ def test_filter_comparison_cell_and_table(tmp_path):
     data_dir = os.environ.get("GPSSM_NP_DATA")
     if not data_dir or not os.path.isdir(data_dir):
         pytest.skip("GPSSM_NP_DATA is not set")
-    row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"max_steps": 20, "plan": {"eval_every": 10}},
+    # the validation-block loop keeps a GP part (its residual's variance at least): the default fit may return the
+    # floor, a linear-Gaussian model that both filters forecast exactly
+    row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"plan": gp.BlockPlan(max_steps=20, eval_every=10)},
                            num_particles=50)
     assert row["objective"] == "enkf" and set(row) >= {"particle", "enkf", "fit_seconds"}
     for method in filters.FILTERS:

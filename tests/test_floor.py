@@ -9,6 +9,7 @@ import gpssm_np as gp
 from gpssm_np.baselines import arx_simulate
 from gpssm_np.baselines.arx import order_errors
 from gpssm_np.datasets.folds import mean_error
+from gpssm_np.models.training import paired_t
 from gpssm_np.models.warm_start import emission_basis, floor_warm_start
 
 DELAY = 7  # y_t reads u_{t-7}: the ARX needs nb = 8 input lags, more than the 5 states the GP models once held
@@ -264,17 +265,34 @@ def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
                 {"step": 50, "candidates": [float(np.mean(w)) for w in windows], "windows": windows}]
 
     pipeline = DefaultFit(None)
+
+    def acceptance(record):
+        return pipeline.acceptance(record, floor_windows)  # the exact floor scores as step 0 here
     # d = (0.1, 0.3, 0.1, 0.3): mean 0.2, sd 0.1155, se = sd / sqrt(4 // 2): t = 2.45
-    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])) == (50, pytest.approx(2.449, abs=1e-3), 0)
+    assert acceptance(record([0.1, 0.3, 0.1, 0.3])) == (50, pytest.approx(2.449, abs=1e-3), 0)
     # d = (0.05, 0.35, -0.05, 0.45): t = 1.59, between one and two standard errors: kept
-    step, t, candidate = pipeline.acceptance(record([0.05, 0.35, -0.05, 0.45]))
+    step, t, candidate = acceptance(record([0.05, 0.35, -0.05, 0.45]))
     assert step == 50 and 1 < t < 2 and candidate == 0
     # d = (0.4, -0.3, 0.5, -0.2): t = 0.47: the floor
-    assert pipeline.acceptance(record([0.4, -0.3, 0.5, -0.2]))[0] == 0
-    assert pipeline.acceptance(record([-0.1, -0.1, -0.1, -0.1]))[0] == 0  # best at step 0
-    assert pipeline.acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None, 0)  # nothing trained
+    assert acceptance(record([0.4, -0.3, 0.5, -0.2]))[0] == 0
+    assert acceptance(record([-0.1, -0.1, -0.1, -0.1]))[0] == 0  # best at step 0
+    assert acceptance(record([0.1, 0.3, 0.1, 0.3])[:1]) == (0, None, 0)  # nothing trained
     # the second candidate wins where its windows are lower, and is tested on its own windows
-    assert pipeline.acceptance(record([0.0, 0.0, 0.0, 0.1], other=[0.1, 0.3, 0.1, 0.3]))[::2] == (50, 1)
+    assert acceptance(record([0.0, 0.0, 0.0, 0.1], other=[0.1, 0.3, 0.1, 0.3]))[::2] == (50, 1)
+
+
+def test_acceptance_compares_with_the_exact_floor_not_step_0():
+    """Step 0 of the runs is the warm start forecast by the particle filter, which can score the floor's windows far
+    above the exact floor the fit returns without a GP part (decision BK): a part that beats step 0 by many standard
+    errors but not the exact floor is not kept, and t is taken against the exact floor's errors."""
+    from gpssm_np.models.default_fit import DefaultFit
+    step0, trained, exact = [1.0, 1.1, 1.0, 1.1], [0.80, 0.92, 0.81, 0.90], [0.70, 0.72, 0.74, 0.70]
+    record = [{"step": 0, "candidates": [1.05, 1.05], "windows": [step0, step0]},
+              {"step": 50, "candidates": [0.8575, 1.05], "windows": [trained, step0]}]
+    pipeline = DefaultFit(None)
+    assert pipeline.acceptance(record, step0)[0] == 50  # against step 0 it would be kept
+    step, t, candidate = pipeline.acceptance(record, exact)
+    assert step == 0 and t == pytest.approx(paired_t(exact, trained), rel=1e-12) and t < 0
 
 
 def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chosen():
@@ -297,7 +315,7 @@ def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chose
     pipeline.runs = [(None, Run(diverged), score)] * 2 + [(None, Run(good), score)] * 2
     assert pipeline.evaluate(50) == pytest.approx(0.5)
     assert pipeline.record[-1]["candidates"][0] == np.inf
-    assert pipeline.acceptance(pipeline.record)[::2] == (50, 1)
+    assert pipeline.acceptance(pipeline.record, pipeline.record[0]["windows"][0])[::2] == (50, 1)
 
 
 def lockstep(plan, errors, steps):
@@ -337,7 +355,7 @@ def test_a_candidate_whose_own_error_stalls_stops_training():
     assert [r["candidates"][0] for r in pipeline.record] == [1.0, 0.9, 0.95, 0.96, np.inf]
     assert runs[0].steps == 150 and runs[2].steps == 200
     assert pipeline.record[-1]["windows"][0] == [np.inf] * 4
-    assert pipeline.acceptance(pipeline.record)[::2] == (50, 0)
+    assert pipeline.acceptance(pipeline.record, pipeline.record[0]["windows"][0])[::2] == (50, 0)
 
 
 def test_the_candidates_are_halved_where_the_windows_first_grow():
@@ -351,7 +369,7 @@ def test_the_candidates_are_halved_where_the_windows_first_grow():
     assert [r["candidates"][1] for r in pipeline.record] == [1.0, 0.95, 0.9, np.inf, np.inf, np.inf]
     assert [r["candidates"][0] for r in pipeline.record] == early
     assert runs[0].steps == 250 and runs[2].steps == 100
-    assert pipeline.acceptance(pipeline.record)[::2] == (250, 0)
+    assert pipeline.acceptance(pipeline.record, pipeline.record[0]["windows"][0])[::2] == (250, 0)
 
 
 def test_the_default_fit_keeps_a_given_num_latent():
@@ -403,3 +421,33 @@ def test_a_series_too_short_for_the_folds_is_said():
         warnings.simplefilter("always")
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan={"eval_every": 1}, progress=False)
     assert not [w for w in caught if "too few for the rolling-origin folds" in str(w.message)]
+
+
+def nearly_collinear(seed, T=300, eps=1e-3):
+    """Two outputs of one second-order linear plant, the second the first times 1 + eps plus white noise of eps."""
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal((T, 1))
+    x, first = np.zeros(2), []
+    for t in range(T):
+        x = np.array([0.9 * x[0] + 0.2 * x[1] + 0.5 * u[t, 0], -0.1 * x[0] + 0.8 * x[1]]) + 0.05 * rng.standard_normal(2)
+        first.append(x[0])
+    first = np.array(first)
+    return np.stack([first, (1 + eps) * first + eps * rng.standard_normal(T)], 1), u
+
+
+def test_a_floor_the_gp_models_form_cannot_hold_is_not_the_floor():
+    """Over two nearly collinear outputs the GP model's form of the LGSSM (diagonal noise in a basis whose emission
+    rows nearly coincide) forecasts the folds several times worse than the LGSSM: where the folds chose the LGSSM,
+    stage 1 takes the ARX, whose form holds it; with the LGSSM the only kind allowed, a UserWarning says so."""
+    y, u = nearly_collinear(seed=1)
+    model = gp.ODGPSSM(dim_y=2, dim_u=1).initialise(y, u)
+    chosen = model.selection_["floor"]
+    assert chosen["scores"]["lgssm"] < chosen["scores"]["arx"]  # the folds' choice was the LGSSM
+    assert chosen["kind"] == "arx" and chosen["refused"] == "lgssm" and chosen["form_ratio"] < 1.2
+    with pytest.warns(UserWarning, match="form of its floor, the lgssm .* times worse than the lgssm itself"):
+        alone = gp.ODGPSSM(dim_y=2, dim_u=1, init="lgssm").initialise(y, u)
+    assert alone.selection_["floor"]["form_ratio"] > 3 and alone.selection_["floor"]["refused"] is None
+    # where the forms hold their floors, nothing changes
+    plant_y, plant_u = delayed_plant(T=300)
+    held = gp.ODGPSSM(dim_y=1, dim_u=1).initialise(plant_y, plant_u).selection_["floor"]
+    assert held["refused"] is None and abs(held["form_ratio"] - 1) < 0.05

@@ -402,9 +402,10 @@ def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     tanks)."""
     y, u, _ = gp.datasets.cascaded_tanks(400, seed=0)
     ds = gp.datasets.from_arrays(y, u, train_fraction=0.5)
-    model = gp.ODGPSSM(dim_y=1, dim_u=1).fit(ds.y_train, ds.u_train, max_steps=2, plan={"eval_every": 1},
-                                             progress=False)
-    assert model.spec.x0_covariance == "full"
+    # the ARX floor: two lag states, whose q(x0) covariance has an off-diagonal entry to lose
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init="arx").fit(ds.y_train, ds.u_train, max_steps=2, plan={"eval_every": 1},
+                                                         progress=False)
+    assert model.spec.x0_covariance == "full" and model.spec.dim_x >= 2
     res = evaluate(model, ds, "paper", num_samples=20)
     own = model.q_x0
     model.q_x0 = lambda y=None, u=None, full_cov=False: own(y, u, full_cov=True)

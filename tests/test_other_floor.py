@@ -1,6 +1,6 @@
 """Stage 3b of the default fit (models/default_fit.py, ``fit``): where stage 3 kept no GP part from the chosen floor,
 the pipeline runs again from the other kind's floor, and that model is returned only where it keeps a GP part that
-beats the chosen floor's step 0 on the same windows by more than ``switch_t`` standard errors.
+beats the chosen floor (exact, as stage 3 compares) on the same windows by more than ``switch_t`` standard errors.
 
 The pipeline's own stages are tested elsewhere (test_floor.py, test_default_fit_checkpoint.py); here
 ``DefaultFit.run`` is replaced by a stand-in that sets what a run leaves behind (the floor, stage 3's s*, the
@@ -14,7 +14,8 @@ import pytest
 from gpssm_np.models import default_fit
 from gpssm_np.models.default_fit import DefaultFit, Plan
 
-FIRST_WINDOWS = [0.30, 0.32, 0.28, 0.31, 0.29, 0.33]  # the chosen floor's step 0
+FIRST_WINDOWS = [0.30, 0.32, 0.28, 0.31, 0.29, 0.33]  # the chosen floor's exact errors
+STEP0_WINDOWS = [w + 0.2 for w in FIRST_WINDOWS]  # its warm start's particle forecasts, far worse (decision BK)
 
 
 def stand_in(outcomes):
@@ -25,11 +26,12 @@ def stand_in(outcomes):
         self.floor_choice = {"kind": out["kind"], "dim_x": out["dim_x"], "orders": [out["dim_x"]]}
         self.floor_scores = out["scores"]
         self.accepted, self.candidate = out["step"], out.get("candidate", 0)
-        windows = [FIRST_WINDOWS, FIRST_WINDOWS]
-        later = [w + 0.01 for w in FIRST_WINDOWS]  # an evaluation that did not win
+        windows = [STEP0_WINDOWS, STEP0_WINDOWS]
+        later = [w + 0.01 for w in STEP0_WINDOWS]  # an evaluation that did not win
         self.record = [{"step": 0, "windows": windows}, {"step": 50, "windows": [later, later]}]
+        self.floor_errors = FIRST_WINDOWS
         if out["step"]:
-            at = [FIRST_WINDOWS, FIRST_WINDOWS]
+            at = [STEP0_WINDOWS, STEP0_WINDOWS]
             at[self.candidate] = out["windows"]
             self.record.append({"step": out["step"], "windows": at})
         self.free_run = {"passed": out["passed"]} if out["step"] else None
@@ -74,7 +76,8 @@ def test_the_other_floors_gp_part_is_returned_where_it_beats_the_chosen_floor(mo
 
 
 @pytest.mark.parametrize("other", [
-    {"step": 300, "windows": [w + 0.05 for w in FIRST_WINDOWS], "passed": True},  # kept, but worse than the chosen
+    # kept, better than the chosen floor's step 0 but worse than that floor
+    {"step": 300, "windows": [w + 0.05 for w in FIRST_WINDOWS], "passed": True},
     {"step": 300, "windows": [w - 0.1 for w in FIRST_WINDOWS], "passed": False},  # better, but stage 4 drops it
     {"step": 0}])  # no GP part kept from the other floor either
 def test_the_chosen_floor_stays_where_the_other_floors_gp_part_does_not_beat_it(monkeypatch, runs, other):

@@ -9,7 +9,11 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    that state dimension (the LGSSM with d_x states, the ARX of d_x / d_y lags of outputs and inputs), and a list of
    candidate d_x to the best of them on the same folds. Training data too short for the folds to score either kind
    (31 to about 40 steps per sequence) get ``choose_floor``'s fallback, and a UserWarning says so; shorter ones are
-   a ValueError (the LGSSM's subspace step needs 31 steps; ``init="arx"`` takes fewer).
+   a ValueError (the LGSSM's subspace step needs 31 steps; ``init="arx"`` takes fewer). The GP model holds the
+   floor with diagonal noise; its form of the floor (a zero GP residual: what the fit returns without a GP part)
+   must forecast the GP folds' windows (stage 2's) within :data:`FORM_TOLERANCE` times the linear model's error.
+   Where it cannot (an LGSSM's correlated noise over nearly collinear outputs: 7 times worse), the other kind is the
+   floor if its form forecasts them better, and a UserWarning says where no form holds (:meth:`DefaultFit.floor`).
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
@@ -32,16 +36,20 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    improves (decision AU of research/ablation_plan.md). And at the end of the first window stage (step
    ``max_steps`` / len(``seq_lens``), 500 of 1500), of the candidates still training only the one with the lowest
    mean error so far goes on (successive halving, Jamieson and Talwalkar, AISTATS 2016; decision BC).
-3. **acceptance**: the GP part is kept only when, at that step, it beats the floor (step 0 of the same runs: the
-   floor refitted on each fold's past, forecast by the same particles) by more than ``switch_t`` standard errors
-   of the paired per-window differences (``training.paired_t``); otherwise s* = 0. The default of one standard
+3. **acceptance**: the GP part is kept only when, at that step, it beats the floor the fit would otherwise return
+   (on each fold the floor refitted to the fold's past with a zero GP residual, forecast exactly through the Kalman
+   filter on the same windows: :meth:`DefaultFit.floor_errors`) by more than ``switch_t`` standard errors of the
+   paired per-window differences (``training.paired_t``); otherwise s* = 0. Not step 0 of the runs: their warm
+   start, whose GP residual has a prior variance, is forecast by the particle filter, which over the lag states of
+   two nearly collinear outputs scored the floor's windows at two to three times the exact floor's error (decision BK
+   of research/ablation_plan.md). The default of one standard
    error is the one-standard-error rule of model selection (Hastie, Tibshirani and Friedman, The Elements of
    Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
    more than the noise of the estimate.
 3b. **the other floor** (:func:`fit`): where stage 3 kept no GP part, the pipeline runs once more with the floor
    held to the kind not chosen (at the orders its own cross-validation chose, as stage 1 fitted it; its folds,
-   windows, seeds and plan the same), and its model is returned instead where its own stages 3 and 4 keep a GP part
-   and, at its s* and step-size candidate, it beats the chosen floor's step 0 on the same windows by more than
+   windows, seeds and plan the same), and its model is returned instead where its own stages 3 and 4 keep a GP part and,
+   at its s* and step-size candidate, it beats the chosen floor (exact, as in stage 3) on the same windows by more than
    ``switch_t`` standard errors: it beats both linear models the fit could fall back to. The GP part can learn from
    one linear model's state what it cannot from the other's: the ARX's observer form holds n d_y states, up to 30
    for a three-output plant at 10 lags, where the LGSSM's are at most 10 (decision S of research/ablation_plan.md).
@@ -70,10 +78,11 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    (``training.ValidationScore.interval_scale``); with no GP part kept (s* = 0), of the forecasts of the model
    returned, each fold's floor with a zero residual (exact, through the Kalman filter; :meth:`DefaultFit.calibration`).
 
-What was chosen is in ``model.selection_`` (floor, fold origins, the record of fold errors by step, s*, the refit's
-steps, the paired t, whether the GP part was kept, the widening factors (``interval_scale_``), and stage 3b's record as
-"other_floor"; where stage 3b's model was returned, everything else is that pipeline's, the chosen floor in
-"other_floor"'s "chosen").
+What was chosen is in ``model.selection_`` (floor, with the check of its form, fold origins, the record of fold
+errors by step, the exact floor's errors on the same windows ("floor_errors"), s*, the refit's steps, the paired t,
+whether the GP part was kept, the widening factors (``interval_scale_``), and stage 3b's record as "other_floor";
+where stage 3b's model was returned, everything else is that pipeline's, the chosen floor in "other_floor"'s
+"chosen").
 
 **Checkpoints** (``fit(y, u, checkpoint=path)``): the pipeline writes its state to ``path`` (an ``archive.write_state``
 file: npz arrays and JSON, no pickle; atomically, a temporary file moved into place) after every evaluation of the
@@ -144,6 +153,14 @@ class Plan:
     fixed: tuple = ()
 
 
+#: How many times the linear model's mean window error on the GP folds the GP model's form of a floor may forecast at
+#: and still hold it (stage 1, :meth:`DefaultFit.floor`): the forms of both kinds are within 1.015 of their linear
+#: models on the 18 sets of docs/results.md, section 1, and the held-out cuts, an ARX's within about 2 % by design
+#: (docs/defaults.md, stage 1), and an LGSSM's over two nearly collinear outputs 6.8-7.0 times worse (research/
+#: ablation_plan.md, "the floor's form against the floor").
+FORM_TOLERANCE = 1.1
+
+
 def live_candidates(record, candidates, patience, halve_at=None):
     """For each of the ``candidates`` step-size candidates of the selection's ``record`` (its evaluations, step 0
     first), whether it still trains: its mean fold error fell below its own lowest within the last ``patience``
@@ -205,6 +222,9 @@ class DefaultFit:
         self.passes = 1.0  # stage 4's r (passes_ratio), set by run
         self.folds, self.fold_floors = [], []  # the GP folds and the floor refitted to each one's past (selection)
         self.candidate = 0  # the step-size candidate the acceptance chose (index into plan.lr_scales)
+        # stage 1's check: the floor's form's window errors on the selection's windows (stage 3 compares with them),
+        # their mean over the linear model's, and the kind refused where its form could not hold it (None)
+        self.floor_errors, self.form_ratio, self.refused = [], None, None
         # child processes compiling the training's kernels and the scores' filter step (set by run)
         self.ahead, self.filter_ahead = compile_ahead.Ahead(), compile_ahead.Ahead()
 
@@ -220,15 +240,15 @@ class DefaultFit:
         if self.resume and self.checkpoint is not None and os.path.exists(self.checkpoint):
             saved = self.read_checkpoint()
         stage = saved[0]["stage"] if saved else None
-        floor = self.floor(ys, us)
+        folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
+        floor = self.floor(ys, us, folds)
         self.floor_choice = {"kind": floor.kind, "dim_x": int(floor.dim_x), "orders": floor.summary()["orders"]}
         if saved and json.loads(json.dumps(self.floor_choice)) != saved[0]["floor"]:
             raise ValueError(f"checkpoint: {os.fspath(self.checkpoint)!r} was written after the floor "
                              f"{saved[0]['floor']}, this fit chose {self.floor_choice}")
-        folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:]
         self.passes = passes_ratio(ys, folds)
         runs, record = self.selection(floor, folds, saved)
-        step, t, self.candidate = self.acceptance(record)
+        step, t, self.candidate = self.acceptance(record, self.floor_errors)
         self.accepted = step
         if stage in (None, "selection", "refit"):
             self.refit(floor, ys, us, step, saved if stage == "refit" else None)
@@ -254,9 +274,9 @@ class DefaultFit:
         self.model.interval_scale_ = self.scale = scale
         if stage != "done":
             self.save("done")
-        return {"floor": floor.summary(), "origins": [list(f.origins) for f in folds], "record": record,
-                "step": step, "refit_steps": self.refit_steps(step), "t": t, "gp_part": step > 0,
-                "free_run": free_run,
+        return {"floor": self.floor_record(floor), "origins": [list(f.origins) for f in folds], "record": record,
+                "floor_errors": self.floor_errors, "step": step, "refit_steps": self.refit_steps(step), "t": t,
+                "gp_part": step > 0, "free_run": free_run,
                 "lr_scale": dict(self.plan.lr_scales[self.candidate]) if step else None,
                 "interval_scale": None if scale is None else scale.tolist()}
 
@@ -328,8 +348,13 @@ class DefaultFit:
         self.best, self.since, self.step = float(arrays["sel/best"]), int(sel["since"]), int(sel["step"])
 
     # -- stage 1 ---------------------------------------------------------------------------------------------
-    def floor(self, ys, us):
+    def floor(self, ys, us, folds=None):
+        """Stage 1 on ``ys``, ``us`` with the GP ``folds`` (None: the plan's): the floor of ``floor.choose_floor``, the
+        model's d_x and Q set to it (:meth:`hold`), and its form checked (:meth:`held`): where the GP model's form of
+        the chosen kind forecasts the folds' windows more than :data:`FORM_TOLERANCE` times worse than the linear model,
+        the other kind (where allowed and scored) is the floor if its form forecasts them better."""
         report = Progress(0, enabled=self.progress)
+        folds = rolling_origin(ys, us, self.plan.origins)[-self.plan.gp_folds:] if folds is None else folds
         d = self.dim_x
         names = ({"arx": "ARX()", "lgssm": "LGSSM(dim_x='auto')"} if d is None else
                  {"arx": f"the ARX of d_x {'in' if isinstance(d, list) else '='} {d}", "lgssm": f"LGSSM(dim_x={d})"})
@@ -341,8 +366,38 @@ class DefaultFit:
             warnings.warn(f"y: {sum(len(y) for y in ys)} training steps are too few for the rolling-origin folds to "
                           f"score a linear model (no fold error is finite): the floor, the {floor.kind} of orders "
                           f"{floor.orders}, is a fallback chosen without evidence", UserWarning, stacklevel=2)
-        model = self.model
-        d_x = floor.dim_x
+        held = self.held(floor, folds)
+        other = next((kind for kind in self.kinds if kind != floor.kind), None)
+        if (held["ratio"] > FORM_TOLERANCE and other is not None
+                and np.isfinite(self.floor_scores.get(other, np.inf))):
+            fitted = None if self.fitted is None else {other: self.fitted[other]}
+            alternative = choose_floor(ys, us, kinds=(other,), dim_x=self.dim_x, fitted=fitted)
+            theirs = self.held(alternative, folds)
+            report.note(f"floor: the GP model's form of the {floor.kind} forecasts the folds {held['ratio']:.2f} times "
+                        f"worse than the {floor.kind} itself; the {other}'s form {theirs['ratio']:.2f} times")
+            if np.mean(theirs["errors"]) < np.mean(held["errors"]):  # stage 1's scores of both kinds kept
+                self.refused, floor, held = floor.kind, replace(alternative, scores=dict(self.floor_scores)), theirs
+            else:
+                self.hold(floor)
+        if held["ratio"] > FORM_TOLERANCE:
+            warnings.warn(f"the GP model's form of its floor, the {floor.kind} of orders {floor.orders}, forecasts "
+                          f"the folds' windows {held['ratio']:.2f} times worse than the {floor.kind} itself (diagonal "
+                          "noise cannot hold the floor's, as over nearly collinear outputs): a fit without a GP part "
+                          "returns that form", UserWarning, stacklevel=2)
+        self.fold_floors, self.floor_errors, self.form_ratio = held["starts"], held["errors"], held["ratio"]
+        report.note(f"floor: {floor.kind} {floor.orders}, d_x = {floor.dim_x} (fold errors: " +
+                    ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
+        return floor
+
+    def floor_record(self, floor):
+        """Stage 1's choice as plain JSON types: ``floor.summary()`` with the check of its form (:meth:`held`):
+        "form_ratio" (its form's mean window error over the linear model's; 1 without folds) and "refused" (the kind
+        whose form could not hold it, else None)."""
+        return dict(floor.summary(), form_ratio=self.form_ratio, refused=self.refused)
+
+    def hold(self, floor):
+        """The model's d_x set to ``floor``'s and its Q to the default's for it (stage 1 of the module docstring)."""
+        model, d_x = self.model, floor.dim_x
         if model.spec.independent:  # PRSSM: one GP per state
             num_latent = d_x
         elif model.latent_follows_dim_x:
@@ -350,9 +405,29 @@ class DefaultFit:
         else:  # a num_latent the user gave
             num_latent = model.spec.num_latent
         model.spec = replace(model.spec, dim_x=d_x, num_latent=num_latent)
-        report.note(f"floor: {floor.kind} {floor.orders}, d_x = {d_x} (fold errors: " +
-                    ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
-        return floor
+
+    def held(self, floor, folds):
+        """How the GP model holds ``floor`` (the model's d_x set to it, :meth:`hold`): on each of the ``folds`` the
+        floor refitted to the fold's past and its form (:meth:`exact_floor`: the model the fit returns without a GP
+        part), each forecasting the windows after the fold's origin (:meth:`window_score`). {"starts": the refitted
+        floors, "errors": the form's window errors, fold by fold, "ratio": their mean over the linear model's (1 without
+        folds)}."""
+        self.hold(floor)
+        starts, errors, linear = [], [], []
+        for k, fold in enumerate(folds):
+            starts.append(floor.refit(fold.ys, fold.us))
+            score = self.window_score(folds, k)
+            errors += score.window_scores(self.exact_floor(k, starts[k], folds[k]))
+            linear += score.window_scores(starts[k])
+        form, own = (float(np.mean(e)) if e else 1.0 for e in (errors, linear))
+        ratio = form / own if np.isfinite(own) and own > 0 else 1.0
+        return {"starts": starts, "errors": errors, "ratio": float(ratio) if np.isfinite(ratio) else np.inf}
+
+    def window_score(self, folds, k):
+        """The causal score (``training.ValidationScore``) of every window after fold ``k``'s origin."""
+        later = [w for f in folds[k:] for w in f.windows]
+        return ValidationScore.of_windows(later, num_particles=self.plan.num_particles,
+                                          num_samples=self.plan.num_samples, seed=self.seed)
 
     # -- stage 2 ---------------------------------------------------------------------------------------------
     def selection(self, floor, folds, saved=None):
@@ -362,16 +437,13 @@ class DefaultFit:
         plan, runs = self.plan, []
         if not folds:
             return runs, [{"step": 0, "rmse": None, "windows": []}]
-        starts = self.fold_floors = [floor.refit(fold.ys, fold.us) for fold in folds]
-        self.folds = folds
+        starts, self.folds = self.fold_floors, folds  # the floor refitted to each fold's past (stage 1)
         for scales in plan.lr_scales:  # every candidate on every fold, the same seeds (step 0 is the same)
             for k, fold in enumerate(folds):
                 model = copy.deepcopy(self.model)
                 model.clear_training_record()
                 warm = model.start_from_floor(starts[k], fold.ys, fold.us, self.seed + k)
-                later = [w for f in folds[k:] for w in f.windows]  # every window after this fold's origin
-                score = ValidationScore.of_windows(later, num_particles=plan.num_particles,
-                                                   num_samples=plan.num_samples, seed=self.seed)
+                score = self.window_score(folds, k)
                 runs.append((model, self.training_run(model, warm, fold.ys, fold.us, self.seed + k, scales), score))
         self.runs, self.record = runs, []
         report = Progress(plan.max_steps, enabled=self.progress, unit="step")
@@ -474,16 +546,27 @@ class DefaultFit:
         return min(((r, c) for r in record for c in range(len(r["candidates"]))),
                    key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
 
-    def acceptance(self, record):
+    def exact_floor(self, k, start=None, fold=None):
+        """A copy of the model holding the floor refitted to fold ``k``'s past (``start``, default the selection's)
+        with a zero GP residual: the model the fit returns without a GP part, whose forecasts are exact (through the
+        Kalman filter)."""
+        start = self.fold_floors[k] if start is None else start
+        fold = self.folds[k] if fold is None else fold
+        model = copy.deepcopy(self.model)
+        model.start_from_floor(start, fold.ys, fold.us, self.seed + k, gp_share=0.0)
+        return model
+
+    def acceptance(self, record, floor_errors):
         """(s*, t, candidate): the step and step-size candidate of the lowest mean fold error (:meth:`best_of`), kept
-        only when the paired test on that candidate's windows beats step 0 (module docstring, stage 3)."""
+        only when the paired test on that candidate's windows beats ``floor_errors``, the exact floor's on the same
+        windows (module docstring, stage 3)."""
         if len(record) < 2:
             return 0, None, 0
         best, c = self.best_of(record)
         if best["step"] == 0:
             return 0, 0.0, 0
         step = best["step"]
-        t = paired_t(record[0]["windows"][c], best["windows"][c])
+        t = paired_t(floor_errors, best["windows"][c])
         return (step, t, c) if t is not None and t > self.plan.switch_t else (0, t, 0)
 
     # -- stage 3b --------------------------------------------------------------------------------------------
@@ -494,16 +577,16 @@ class DefaultFit:
         if self.accepted or len(self.record) < 2 or set(self.kinds) != set(FLOOR_KINDS):
             return None
         other = next(kind for kind in self.kinds if kind != self.floor_choice["kind"])
-        return other if np.isfinite(self.floor_scores.get(other, np.inf)) else None
+        return other if np.isfinite(self.floor_scores.get(other, np.inf)) and other != self.refused else None
 
     def t_over(self, first):
         """The paired t (``training.paired_t``) of this fit's window errors at its final s* and step-size candidate
-        over ``first``'s step 0 (the floor ``first`` chose, forecast on the same windows by the same particles);
-        None where this fit returns no GP part."""
+        over ``first``'s exact floor errors (the floor ``first`` chose, on the same windows); None where this fit
+        returns no GP part."""
         if not self.accepted or self.free_run is None or not self.free_run["passed"]:
             return None
         at = next(r for r in self.record if r["step"] == self.accepted)
-        return paired_t(first.record[0]["windows"][0], at["windows"][self.candidate])
+        return paired_t(first.floor_errors, at["windows"][self.candidate])
 
     # -- stage 4 ---------------------------------------------------------------------------------------------
     def refit_steps(self, step):
@@ -563,12 +646,11 @@ class DefaultFit:
 
     # -- stage 5 ---------------------------------------------------------------------------------------------
     def calibration(self, runs, step):
-        """The widening factors (d_y,) of the selection's forecasts at ``step`` (None without folds). At step 0 (no
-        GP part kept) those of the model returned: each fold's floor with a zero GP residual (:meth:`floor_form` of
-        the floor refitted to the fold's past), whose forecasts are exact, not the warm start's particles (step 0
-        of the runs, whose GP part has a prior variance and whose particle filter over a floor's lag states can
-        degenerate: on a three-state plant with correlated outputs they gave factors of 7.5 and 8.3 where the
-        LGSSM's own were 1.55)."""
+        """The widening factors (d_y,) of the selection's forecasts at ``step`` (None without folds). At step 0 (no GP
+        part kept) those of the model returned: each fold's floor with a zero GP residual (:meth:`exact_floor`), whose
+        forecasts are exact, not the warm start's particles (step 0 of the runs, whose GP part has a prior variance and
+        whose particle filter over a floor's lag states can degenerate: on a three-state plant with correlated outputs
+        they gave factors of 7.5 and 8.3 where the LGSSM's own were 1.55)."""
         if not runs:
             return None
         z = []
@@ -578,8 +660,7 @@ class DefaultFit:
             if step:
                 model.set_learned_params(params)
             else:
-                fold = self.folds[k]
-                model.start_from_floor(self.fold_floors[k], fold.ys, fold.us, self.seed + k, gp_share=0.0)
+                model = self.exact_floor(k)
             z.append(score.standardised_errors(model))
         return widening_factors(np.concatenate(z))
 
@@ -591,7 +672,7 @@ def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, res
     one) and, with ``dim_x`` given, of that state dimension (``floor.choose_floor``), and, where both kinds are
     allowed, stage 3b where stage 3 kept no GP part (module docstring). Leaves the fitted
     parameters in ``model`` and returns ``selection_``; its "other_floor" is stage 3b's record: None where stage 3b
-    did not run, else {"kind", "step", "t", "kept"} ("t": over the chosen floor's step 0), with the chosen floor as
+    did not run, else {"kind", "step", "t", "kept"} ("t": over the chosen floor, exact), with the chosen floor as
     "chosen" where stage 3b's model was returned.
     ``checkpoint``: stage 3b's pipeline writes its own beside it (the path with ".other" appended)."""
     pristine = copy.deepcopy(model)  # stage 3b starts where stage 1 did

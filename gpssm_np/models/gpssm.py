@@ -451,8 +451,9 @@ class GPSSM(GradientTrainedModel):
         ``progress``: say so."""
         if self.init not in WARM_STARTS:
             return
-        floor = DefaultFit(self, progress=progress, kinds=self._floor_kinds(), dim_x=self._floor_dim_x()).floor(ys, us)
-        self._record_floor({"floor": floor.summary()})
+        stage_1 = DefaultFit(self, progress=progress, kinds=self._floor_kinds(), dim_x=self._floor_dim_x())
+        floor = stage_1.floor(ys, us)
+        self._record_floor({"floor": stage_1.floor_record(floor)})
         self._floor = (floor, ys)
 
     def _initialise(self, ys, us, seq_len, stride, seed):
