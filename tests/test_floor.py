@@ -295,6 +295,19 @@ def test_acceptance_compares_with_the_exact_floor_not_step_0():
     assert step == 0 and t == pytest.approx(paired_t(exact, trained), rel=1e-12) and t < 0
 
 
+def test_a_default_fit_judges_its_gp_part_against_the_exact_floors_errors():
+    """The fit's paired t is taken over the exact floor's window errors (``selection_["floor_errors"]``), which differ
+    from step 0's particle forecasts of the same windows."""
+    from gpssm_np.models.default_fit import DefaultFit
+    y, u = delayed_plant(T=300)
+    chosen = gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=20, plan={"eval_every": 10}, progress=False).selection_
+    best, candidate = DefaultFit.best_of(chosen["record"])
+    step0 = chosen["record"][0]["windows"][candidate]
+    assert best["step"] > 0 and len(chosen["floor_errors"]) == len(step0) and chosen["floor_errors"] != step0
+    assert chosen["t"] == pytest.approx(paired_t(chosen["floor_errors"], best["windows"][candidate]), rel=1e-12)
+    assert chosen["t"] != pytest.approx(paired_t(step0, best["windows"][candidate]), rel=1e-3)
+
+
 def test_a_candidate_that_diverged_scores_inf_so_the_step_kept_is_the_step_chosen():
     """A fold run whose forecasts are NaN (diverged) at the step where the other candidate is best: the evaluation
     returns the other candidate's mean (the selection keeps that step's parameters) and stage 3 chooses that step;
