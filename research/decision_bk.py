@@ -13,9 +13,9 @@ Also ``--collinear``: the motivating two-output plant (module function :func:`co
 This script is the research record's; nothing in the package imports it.
 """
 import copy
+import os
 import sys
 
-import numpy as np
 
 import decision_av
 from decision_am import run_variant
@@ -26,6 +26,9 @@ from rows import worker_main
 
 from gpssm_np.models import default_fit
 from gpssm_np.models.training import paired_t
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.test_floor import nearly_collinear  # noqa: E402
 
 STEPS_RATIO = 1.10
 FLIPPED = {"flipped": 0}
@@ -104,15 +107,8 @@ def run(out, worker, workers, reverse=False, collinear_only=False, defaults=Fals
 
 def collinear_data(seed=0, T=400, eps=1e-3):
     """Two outputs of one second-order linear plant, the second the first times 1 + eps plus white noise of eps: the
-    case that motivated BK (research/ablation_plan.md)."""
-    rng = np.random.default_rng(seed)
-    u = rng.standard_normal((T, 1))
-    x, ys = np.zeros(2), []
-    for t in range(T):
-        x = np.array([0.9 * x[0] + 0.2 * x[1] + 0.5 * u[t, 0], -0.1 * x[0] + 0.8 * x[1]]) + 0.05 * rng.standard_normal(2)
-        ys.append(x[0])
-    y1 = np.array(ys)
-    return np.stack([y1, (1 + eps) * y1 + eps * rng.standard_normal(T)], 1), u
+    case that motivated BK (research/ablation_plan.md); the plant of tests/test_floor.py's ``nearly_collinear``."""
+    return nearly_collinear(seed, T, eps)
 
 
 def collinear():
