@@ -12,10 +12,8 @@ of decision BK (``collinear``, eps 1e-3 and 1e-2), and with ``--data`` the train
 Run: python research/explore_floor_form.py OUT.jsonl [--data ...]; --summary prints the table. Resumable.
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import copy
 import json
-import sys
 
 import numpy as np
 
@@ -28,7 +26,7 @@ from decision_bb import LEFT_OUT
 from decision_bk import collinear_data
 from decision_m import NAMES, held_out_cut
 from defaults_check import DATA, SIMULATORS, dataset
-from rows import done_keys, head_commit
+from rows import head_commit, readings_main
 
 COLLINEAR = ["collinear_1e-3", "collinear_1e-2"]
 #: The 24 held-out cuts other than the steam generator's (their training parts, "cut:<name>").
@@ -83,21 +81,7 @@ def summary(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out")
-    p.add_argument("--data", nargs="+", default=DATA + SIMULATORS + COLLINEAR + CUTS)
-    p.add_argument("--summary", action="store_true")
-    args = p.parse_args(argv)
-    if args.summary:
-        summary(args.out)
-        return
-    done = done_keys(args.out, "data")
-    for name in args.data:
-        if name not in done:
-            row = reading(name)
-            with open(args.out, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
-            print(name, row["arx"]["ratio"], row["lgssm"]["ratio"], file=sys.stderr, flush=True)
+    readings_main(__doc__.splitlines()[0], DATA + SIMULATORS + COLLINEAR + CUTS, reading, summary, lambda row: f"{row['arx']['ratio']:.3f} {row['lgssm']['ratio']:.3f}", argv)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,8 @@ Run: python research/explore_step0_floor.py OUT.jsonl [--data name ...]; then --
 One JSON line per set, appended as it finishes (resumable). This script is the research record's; nothing in the
 package imports it.
 """
-import argparse
 import copy
 import json
-import sys
 
 import numpy as np
 
@@ -19,7 +17,7 @@ from gpssm_np.models.default_fit import DefaultFit, Plan
 from gpssm_np.models.training import ValidationScore, paired_t
 from gpssm_np.units import Scaling
 from defaults_check import DATA, SIMULATORS, dataset
-from rows import done_keys, head_commit
+from rows import head_commit, readings_main
 
 
 def reading(name, seed=0):
@@ -68,22 +66,7 @@ def summary(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("out")
-    p.add_argument("--data", nargs="+", default=DATA + SIMULATORS)
-    p.add_argument("--summary", action="store_true")
-    args = p.parse_args(argv)
-    if args.summary:
-        summary(args.out)
-        return
-    done = done_keys(args.out, "data")
-    for name in args.data:
-        if name in done:
-            continue
-        row = reading(name)
-        with open(args.out, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
-        print(name, f"{row['ratio']:.3f}", file=sys.stderr)
+    readings_main(__doc__.splitlines()[0], DATA + SIMULATORS, reading, summary, lambda row: f"{row['ratio']:.3f}", argv)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 
 
 def done_keys(out, *fields, missing=None, final=lambda row: True):
@@ -70,3 +71,24 @@ def run_or_summarise(run, summary, workers=1):
         summary(args.out)
     else:
         run(args.out, args.worker) if workers > 1 else run(args.out)
+
+
+def readings_main(description, names, reading, summary, note, argv=None):
+    """The command line of a reading per data set: ``OUT [--data NAME ...] [--summary]``; ``reading(name)`` returns a
+    set's row, appended to OUT as it finishes (resumable: the sets whose row is in are skipped; ``names``: the
+    default sets) and printed with ``note(row)``; ``--summary`` calls ``summary(OUT)`` instead."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("out")
+    p.add_argument("--data", nargs="+", default=names)
+    p.add_argument("--summary", action="store_true")
+    args = p.parse_args(argv)
+    if args.summary:
+        summary(args.out)
+        return
+    done = done_keys(args.out, "data")
+    for name in args.data:
+        if name not in done:
+            row = reading(name)
+            with open(args.out, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+            print(name, note(row), file=sys.stderr, flush=True)
