@@ -81,7 +81,8 @@ def summary(path):
 
 
 def main(argv=None):
-    readings_main(__doc__.splitlines()[0], DATA + SIMULATORS + COLLINEAR + CUTS, reading, summary, lambda row: f"{row['arx']['ratio']:.3f} {row['lgssm']['ratio']:.3f}", argv)
+    readings_main(__doc__.splitlines()[0], DATA + SIMULATORS + COLLINEAR + CUTS, reading, summary,
+                  lambda row: f"{row['arx']['ratio']:.3f} {row['lgssm']['ratio']:.3f}", argv)
 
 
 if __name__ == "__main__":

@@ -442,7 +442,8 @@ def nearly_collinear(seed, T=300, eps=1e-3):
     u = rng.standard_normal((T, 1))
     x, first = np.zeros(2), []
     for t in range(T):
-        x = np.array([0.9 * x[0] + 0.2 * x[1] + 0.5 * u[t, 0], -0.1 * x[0] + 0.8 * x[1]]) + 0.05 * rng.standard_normal(2)
+        x = np.array([0.9 * x[0] + 0.2 * x[1] + 0.5 * u[t, 0], -0.1 * x[0] + 0.8 * x[1]])
+        x = x + 0.05 * rng.standard_normal(2)
         first.append(x[0])
     first = np.array(first)
     return np.stack([first, (1 + eps) * first + eps * rng.standard_normal(T)], 1), u
