@@ -38,14 +38,13 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    mean error so far goes on (successive halving, Jamieson and Talwalkar, AISTATS 2016; decision BC).
 3. **acceptance**: the GP part is kept only when, at that step, it beats the floor the fit would otherwise return
    (on each fold the floor refitted to the fold's past with a zero GP residual, forecast exactly through the Kalman
-   filter on the same windows: :meth:`DefaultFit.floor_errors`) by more than ``switch_t`` standard errors of the
-   paired per-window differences (``training.paired_t``); otherwise s* = 0. Not step 0 of the runs: their warm
-   start, whose GP residual has a prior variance, is forecast by the particle filter, which over the lag states of
-   two nearly collinear outputs scored the floor's windows at two to three times the exact floor's error (decision BK
-   of research/ablation_plan.md). The default of one standard
-   error is the one-standard-error rule of model selection (Hastie, Tibshirani and Friedman, The Elements of
-   Statistical Learning, 2009, sec. 7.10): the simpler model (the floor) unless the richer one is better by
-   more than the noise of the estimate.
+   filter on the same windows: ``DefaultFit.floor_errors``, computed in stage 1) by more than ``switch_t`` standard
+   errors of the paired per-window differences (``training.paired_t``); otherwise s* = 0. Not step 0 of the runs:
+   their warm start, whose GP residual has a prior variance, is forecast by the particle filter, which over the lag
+   states of two nearly collinear outputs scored the floor's windows at two to three times the exact floor's error
+   (decision BK of research/ablation_plan.md). The default of one standard error is the one-standard-error rule of
+   model selection (Hastie, Tibshirani and Friedman, The Elements of Statistical Learning, 2009, sec. 7.10): the
+   simpler model (the floor) unless the richer one is better by more than the noise of the estimate.
 3b. **the other floor** (:func:`fit`): where stage 3 kept no GP part, the pipeline runs once more with the floor
    held to the kind not chosen (at the orders its own cross-validation chose, as stage 1 fitted it; its folds,
    windows, seeds and plan the same), and its model is returned instead where its own stages 3 and 4 keep a GP part and,
@@ -408,7 +407,7 @@ class DefaultFit:
 
     def held(self, floor, folds):
         """How the GP model holds ``floor`` (the model's d_x set to it, :meth:`hold`): on each of the ``folds`` the
-        floor refitted to the fold's past and its form (:meth:`exact_floor`: the model the fit returns without a GP
+        floor refitted to the fold's past and its form (:meth:`floor_form`: the model the fit returns without a GP
         part), each forecasting the windows after the fold's origin (:meth:`window_score`). {"starts": the refitted
         floors, "errors": the form's window errors, fold by fold, "ratio": their mean over the linear model's (1 without
         folds)}."""
@@ -417,7 +416,7 @@ class DefaultFit:
         for k, fold in enumerate(folds):
             starts.append(floor.refit(fold.ys, fold.us))
             score = self.window_score(folds, k)
-            errors += score.window_scores(self.exact_floor(k, starts[k], folds[k]))
+            errors += score.window_scores(self.floor_form(starts[k], fold.ys, fold.us, self.seed + k))
             linear += score.window_scores(starts[k])
         form, own = (float(np.mean(e)) if e else 1.0 for e in (errors, linear))
         ratio = form / own if np.isfinite(own) and own > 0 else 1.0
@@ -546,16 +545,6 @@ class DefaultFit:
         return min(((r, c) for r in record for c in range(len(r["candidates"]))),
                    key=lambda rc: (rc[0]["candidates"][rc[1]], rc[0]["step"], rc[1]))
 
-    def exact_floor(self, k, start=None, fold=None):
-        """A copy of the model holding the floor refitted to fold ``k``'s past (``start``, default the selection's)
-        with a zero GP residual: the model the fit returns without a GP part, whose forecasts are exact (through the
-        Kalman filter)."""
-        start = self.fold_floors[k] if start is None else start
-        fold = self.folds[k] if fold is None else fold
-        model = copy.deepcopy(self.model)
-        model.start_from_floor(start, fold.ys, fold.us, self.seed + k, gp_share=0.0)
-        return model
-
     def acceptance(self, record, floor_errors):
         """(s*, t, candidate): the step and step-size candidate of the lowest mean fold error (:meth:`best_of`), kept
         only when the paired test on that candidate's windows beats ``floor_errors``, the exact floor's on the same
@@ -626,18 +615,20 @@ class DefaultFit:
         self.refit_run = None
         report.close()
 
-    def floor_form(self, floor, ys, us):
-        """A copy of the model with the ``floor``'s zero-residual parameters on ``ys``, ``us`` (A = 0): what stage 4
-        falls back to, and what its guards compare the refitted model with."""
+    def floor_form(self, linear, ys, us, seed):
+        """A copy of the model holding the ``linear`` model (fitted to ``ys``, ``us``) with a zero GP residual (A = 0),
+        its random numbers from ``seed``: what the fit returns without a GP part, whose forecasts are exact (through the
+        Kalman filter); stage 1 checks it on each fold (the floor refitted to the fold's past), stage 4's guards compare
+        the refitted model with it on all the data, stage 5 calibrates it where no GP part is kept."""
         as_floor = copy.deepcopy(self.model)
-        as_floor.start_from_floor(floor.model, ys, us, self.seed, gp_share=0.0)
+        as_floor.start_from_floor(linear, ys, us, seed, gp_share=0.0)
         return as_floor
 
     def guards(self, floor, ys, us):
         """Stage 4's guards of the refitted model against the floor in the same form (:meth:`floor_form`, forecast
         with the same random numbers): ``guards.free_run_check`` on the training record and ``guards.far_field_check``
         (module docstring); passed when both pass."""
-        as_floor = self.floor_form(floor, ys, us)
+        as_floor = self.floor_form(floor.model, ys, us, self.seed)
         result = free_run_check(self.model, as_floor, ys, us, self.plan.free_run_factor, self.seed,
                                 self.plan.num_samples, self.plan.num_particles)
         far = far_field_check(self.model, as_floor)
@@ -647,7 +638,7 @@ class DefaultFit:
     # -- stage 5 ---------------------------------------------------------------------------------------------
     def calibration(self, runs, step):
         """The widening factors (d_y,) of the selection's forecasts at ``step`` (None without folds). At step 0 (no GP
-        part kept) those of the model returned: each fold's floor with a zero GP residual (:meth:`exact_floor`), whose
+        part kept) those of the model returned: each fold's floor with a zero GP residual (:meth:`floor_form`), whose
         forecasts are exact, not the warm start's particles (step 0 of the runs, whose GP part has a prior variance and
         whose particle filter over a floor's lag states can degenerate: on a three-state plant with correlated outputs
         they gave factors of 7.5 and 8.3 where the LGSSM's own were 1.55)."""
@@ -660,7 +651,8 @@ class DefaultFit:
             if step:
                 model.set_learned_params(params)
             else:
-                model = self.exact_floor(k)
+                fold = self.folds[k]
+                model = self.floor_form(self.fold_floors[k], fold.ys, fold.us, self.seed + k)
             z.append(score.standardised_errors(model))
         return widening_factors(np.concatenate(z))
 
