@@ -278,18 +278,21 @@ def cmd_fit(args):
     dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, " if floor else ""
     if "record" in selection:  # the default fit: say which model was kept and on what evidence
         record = {r["step"]: r["rmse"] for r in selection["record"]}
+        # what the part was judged against: the exact floor's fold errors (a file written before they were kept: the
+        # record's step 0, which it was judged against then)
+        floor_rmse = float(np.mean(selection["floor_errors"])) if selection.get("floor_errors") else record.get(0)
         if selection["gp_part"]:
             loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
-                    f"against the floor's {record[0]:.4f}")
+                    f"against the floor's {floor_rmse:.4f}")
         elif selection.get("free_run") is not None and not selection["free_run"]["passed"]:
             loss = "kept: the linear floor (the refitted GP part's free run of the training data left it)"
-        elif selection.get("t") is not None and record.get(0) is not None:
+        elif selection.get("t") is not None and floor_rmse is not None:
             loss = (f"kept: the linear floor (the GP part's best fold RMSE {min(record.values()):.4f} against the "
-                    f"floor's {record[0]:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, more "
-                    f"than {Plan().switch_t:g} needed)")
+                    f"floor's {floor_rmse:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, "
+                    f"more than {Plan().switch_t:g} needed)")
         else:
             loss = ("kept: the linear floor (the GP part did not beat it on the folds"
-                    + ("" if record.get(0) is None else f", floor's fold RMSE {record[0]:.4f}") + ")")
+                    + ("" if floor_rmse is None else f", floor's fold RMSE {floor_rmse:.4f}") + ")")
     print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s")
     print(f"wrote {out}{replaced}")
     return 0

@@ -530,5 +530,11 @@ def test_fit_says_how_far_a_gp_part_fell_short(tmp_path, capsys):
     assert main(["fit", "--dataset", "actuator", "--data-dir", DATA_DIR, "--max-steps", "10",
                  "--out", str(tmp_path / "m.npz")]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"kept: the linear floor \(the GP part's best fold RMSE 0\.\d+ against the floor's 0\.\d+, lower "
-                     r"by -?\d+\.\d\d standard errors of the paired test, more than 1 needed\)", out), out
+    found = re.search(r"kept: the linear floor \(the GP part's best fold RMSE 0\.\d+ against the floor's (0\.\d+), "
+                      r"lower by -?\d+\.\d\d standard errors of the paired test, more than 1 needed\)", out)
+    assert found, out
+    # the floor it was judged against: the exact floor's fold errors, not the record's step 0
+    import gpssm_np as gp
+    chosen = gp.load(tmp_path / "m.npz").selection_
+    assert float(found[1]) == round(float(np.mean(chosen["floor_errors"])), 4)
+    assert float(found[1]) != round(chosen["record"][0]["rmse"], 4)
