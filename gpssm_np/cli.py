@@ -230,7 +230,7 @@ def _writable_folder(out, option="--out"):
 def cmd_fit(args):
     from .estimator import GradientTrainedModel
     from .io import save
-    from .models.default_fit import Plan
+    from .models.default_fit import Plan, floor_rmse
     from .models.registry import SETTINGS, make_model
 
     ds = _load_data(args)
@@ -278,21 +278,19 @@ def cmd_fit(args):
     dims = f"floor {floor['kind']} {tuple(floor['orders'])}, d_x = {model.spec.dim_x}, " if floor else ""
     if "record" in selection:  # the default fit: say which model was kept and on what evidence
         record = {r["step"]: r["rmse"] for r in selection["record"]}
-        # what the part was judged against: the exact floor's fold errors (a file written before they were kept: the
-        # record's step 0, which it was judged against then)
-        floor_rmse = float(np.mean(selection["floor_errors"])) if selection.get("floor_errors") else record.get(0)
+        judged = floor_rmse(selection)  # the floor's fold error the part was judged against
         if selection["gp_part"]:
             loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
-                    f"against the floor's {floor_rmse:.4f}")
+                    f"against the floor's {judged:.4f}")
         elif selection.get("free_run") is not None and not selection["free_run"]["passed"]:
             loss = "kept: the linear floor (the refitted GP part's free run of the training data left it)"
-        elif selection.get("t") is not None and floor_rmse is not None:
+        elif selection.get("t") is not None and judged is not None:
             loss = (f"kept: the linear floor (the GP part's best fold RMSE {min(record.values()):.4f} against the "
-                    f"floor's {floor_rmse:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, "
+                    f"floor's {judged:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, "
                     f"more than {Plan().switch_t:g} needed)")
         else:
             loss = ("kept: the linear floor (the GP part did not beat it on the folds"
-                    + ("" if floor_rmse is None else f", floor's fold RMSE {floor_rmse:.4f}") + ")")
+                    + ("" if judged is None else f", floor's fold RMSE {judged:.4f}") + ")")
     print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s")
     print(f"wrote {out}{replaced}")
     return 0

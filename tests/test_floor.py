@@ -465,3 +465,13 @@ def test_a_floor_the_gp_models_form_cannot_hold_is_not_the_floor():
     plant_y, plant_u = delayed_plant(T=300)
     held = gp.ODGPSSM(dim_y=1, dim_u=1).initialise(plant_y, plant_u).selection_["floor"]
     assert held["refused"] is None and abs(held["form_ratio"] - 1) < 0.05
+
+
+def test_the_floor_a_part_was_judged_against_is_read_from_the_record():
+    """``default_fit.floor_rmse``: the exact floor's mean fold error, or for a record written before the fit kept it,
+    step 0's (what the part was judged against then)."""
+    from gpssm_np.models.default_fit import floor_rmse
+    record = [{"step": 0, "rmse": 0.5}, {"step": 50, "rmse": 0.4}]
+    assert floor_rmse({"record": record, "floor_errors": [0.2, 0.4]}) == pytest.approx(0.3)
+    assert floor_rmse({"record": record}) == 0.5
+    assert floor_rmse({"record": [{"step": 0, "rmse": None}], "floor_errors": []}) is None

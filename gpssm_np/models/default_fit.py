@@ -189,6 +189,15 @@ def live_candidates(record, candidates, patience, halve_at=None):
     return [alive and c == leader for c, alive in enumerate(live)]
 
 
+def floor_rmse(selection):
+    """The mean fold error of the floor a default fit's GP part was judged against (stage 3), from its ``selection_``:
+    the exact floor's ("floor_errors"); for a record written before they were kept, its step 0, which it was judged
+    against then; None where nothing was scored."""
+    if selection.get("floor_errors"):
+        return float(np.mean(selection["floor_errors"]))
+    return selection["record"][0]["rmse"] if selection.get("record") else None
+
+
 def passes_ratio(ys, folds):
     """r of stage 4 (module docstring): the steps of the training data ``ys`` (summed over its sequences) over the
     mean of the ``folds``' training steps (each summed over its sequences), at least 1; 1 without folds."""
