@@ -163,18 +163,21 @@ def test_a_file_that_is_not_a_sweeps_is_named_and_kept(tmp_path, capsys, tiny, f
     assert (tmp_path / "table1.json").read_text() == foreign
 
 
-def test_the_summary_is_written_with_each_run(tmp_path, capsys, tiny, monkeypatch):
-    """A sweep stopped after its first run leaves a Markdown summary of the rows its JSON holds."""
-    real = table1.run_one
+def stopping_at_the_second(run):
+    """``run`` (a sweep's one-run function) made to raise KeyboardInterrupt at its second call, as Ctrl-C would."""
     calls = []
 
-    def stop_at_the_second(*args, **kwargs):
+    def stopped(*args, **kwargs):
         calls.append(args)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return run(*args, **kwargs)
+    return stopped
 
-    monkeypatch.setattr(table1, "run_one", stop_at_the_second)
+
+def test_the_summary_is_written_with_each_run(tmp_path, capsys, tiny, monkeypatch):
+    """A sweep stopped after its first run leaves a Markdown summary of the rows its JSON holds."""
+    monkeypatch.setattr(table1, "run_one", stopping_at_the_second(table1.run_one))
     code = main(["reproduce", "table1", "--datasets", "gas_furnace", "--models", "arx", "lgssm", "--seeds", "1",
                  "--out", str(tmp_path), "--data-dir", DATA])
     assert code == 130
@@ -193,15 +196,7 @@ def test_a_q_model_name_is_q_from_one_without_leading_zeros(tmp_path, name):
 def test_the_car_summary_is_written_with_each_seed(tmp_path, monkeypatch):
     monkeypatch.setattr(car_tracking, "SETTINGS", dict(car_tracking.SETTINGS, T=30, pretrain_iterations=3,
                                                        num_particles=30, num_trajectories=5, num_samples=3))
-    real, calls = car_tracking.run_rows, []
-
-    def stop_at_the_second(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(car_tracking, "run_rows", stop_at_the_second)
+    monkeypatch.setattr(car_tracking, "run_rows", stopping_at_the_second(car_tracking.run_rows))
     with pytest.raises(KeyboardInterrupt):
         car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=1)
     document = car_tracking.read_document(str(tmp_path / "car_tracking.json"))
