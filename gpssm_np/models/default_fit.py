@@ -120,7 +120,7 @@ from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guar
 from .floor import FLOOR_KINDS, choose_floor
 from .guards import far_field_check, free_run_check
 from ..metrics import widening_factors
-from .training import ValidationScore, paired_t
+from .training import ValidationScore, paired_t, wins
 
 
 @dataclass(frozen=True)
@@ -565,7 +565,7 @@ class DefaultFit:
             return 0, 0.0, 0
         step = best["step"]
         t = paired_t(floor_errors, best["windows"][c])
-        return (step, t, c) if t is not None and t > self.plan.switch_t else (0, t, 0)
+        return (step, t, c) if wins(t, self.plan.switch_t) else (0, t, 0)
 
     # -- stage 3b --------------------------------------------------------------------------------------------
     def other_kind(self):
@@ -690,7 +690,7 @@ def fit(model, ys, us, plan=Plan(), progress=False, seed=0, checkpoint=None, res
     second = DefaultFit(pristine, plan, progress, seed, path, resume, (other,), dim_x, fitted)
     theirs = second.run(ys, us)
     t = second.t_over(first)
-    record = {"kind": other, "step": theirs["step"], "t": t, "kept": bool(t is not None and t > plan.switch_t)}
+    record = {"kind": other, "step": theirs["step"], "t": t, "kept": wins(t, plan.switch_t)}
     if not record["kept"]:
         return dict(selection, other_floor=record)
     for name in ("spec", "params", "history_", "training_log_", "interval_scale_"):

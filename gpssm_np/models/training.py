@@ -311,11 +311,16 @@ def paired_t(kept, other):
     return float(np.sign(d.mean()) * np.inf) if d.mean() else 0.0
 
 
+def wins(t, switch_t):
+    """Whether a paired statistic ``t`` (:func:`paired_t`; None: too few windows) is beyond ``switch_t`` standard
+    errors: the test of step 8 and of the default fit's acceptance."""
+    return t is not None and t > switch_t
+
+
 def switches(kept, other, switch_t):
     """Whether a later candidate with per-window validation RMSEs ``other`` replaces the kept one (step 8): it wins
     the paired test by more than ``switch_t`` standard errors."""
-    t = paired_t(kept, other)
-    return t is not None and t > switch_t
+    return wins(paired_t(kept, other), switch_t)
 
 
 #: The values of ``fit(refit=...)`` (step 5 of the module docstring).
