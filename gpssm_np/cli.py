@@ -33,7 +33,7 @@ from .protocols import PROTOCOLS
 from .training_loop import TrainingError
 
 #: The epochs of the authors' loop (their settings), and ``demo --quick``'s steps and particles (a few seconds' run;
-#: without it the demo runs the car-tracking experiment's settings, ``experiments.car_tracking.SETTINGS``).
+#: without it the demo runs the car-tracking experiment's settings, ``experiments.car_tracking.CAR_TRACKING_SETTINGS``).
 AUTHORS_EPOCHS = AUTHORS_SETTINGS["epochs"]
 QUICK_EPOCHS, QUICK_PARTICLES = 40, 200
 #: ``forecast``'s default number of steps: the protocols' window.
@@ -231,10 +231,10 @@ def cmd_fit(args):
     from .estimator import GradientTrainedModel
     from .io import save
     from .models.default_fit import Plan, floor_rmse
-    from .models.registry import SETTINGS, make_model
+    from .models.registry import RUN_SETTINGS, make_model
 
     ds = _load_data(args)
-    model = make_model(args.model, ds, args.seed, SETTINGS[args.settings])
+    model = make_model(args.model, ds, args.seed, RUN_SETTINGS[args.settings])
     if not isinstance(model, GradientTrainedModel):  # said, not silently dropped
         ignored = [f"--{name.replace('_', '-')}" for name in ("epochs", "max_steps", "seq_len", "batch_size", "lr")
                    if getattr(args, name) is not None]

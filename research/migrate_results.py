@@ -51,7 +51,7 @@ def migrate(name):
     if all("provenance" in row for row in original["runs"]):
         return False
     if name == "car_tracking":
-        config = {"settings": dict(car_tracking.SETTINGS, epochs=original["epochs"], T=original["T"])}
+        config = {"settings": dict(car_tracking.CAR_TRACKING_SETTINGS, epochs=original["epochs"], T=original["T"])}
         head = {"config": config, "config_key": runs.config_key(config), "epochs": original["epochs"],
                 "T": original["T"]}
     else:

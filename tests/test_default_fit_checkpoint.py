@@ -19,7 +19,7 @@ from gpssm_np.models.default_fit import DefaultFit
 # tiny settings, the GP part kept at s* = 6 (forced: :func:`kept`), so the refit runs too (8 steps: r = 200 / 144,
 # stage 4): 12 checkpoints in all (selection at steps 0, 2, 4, 6; the refit at steps 0, 2, 4, 6, 8; refitted; checked;
 # done)
-SETTINGS = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4)
+PLAN = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4)
 WRITES = 12
 
 
@@ -39,7 +39,7 @@ def kept():
 
 def fit(model=None, **kwargs):
     with kept():
-        return (model or gp.ODGPSSM(dim_y=1, dim_u=1)).fit(*data(), plan=SETTINGS, progress=False, **kwargs)
+        return (model or gp.ODGPSSM(dim_y=1, dim_u=1)).fit(*data(), plan=PLAN, progress=False, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_resume_after_an_interruption_is_bit_identical(tmp_path, monkeypatch, un
 # a GP part never beats the floor by 1e9 standard errors, so stage 3 keeps nothing and stage 3b runs the pipeline
 # again from the other kind's floor, checkpointing beside the first: 7 writes each (selection at steps 0, 2, 4, 6;
 # refitted; checked; done)
-NOTHING_KEPT = dict(SETTINGS, switch_t=1e9)
+NOTHING_KEPT = dict(PLAN, switch_t=1e9)
 
 
 def test_stage_3b_resumes_bit_identically(tmp_path, monkeypatch):
@@ -165,20 +165,20 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
     monkeypatch.undo()
     y, u = data()
     with pytest.raises(ValueError, match="other data or settings.*data_sha256"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, plan=SETTINGS, progress=False)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:190], u[:190], checkpoint=path, resume=True, plan=PLAN, progress=False)
     with pytest.raises(ValueError, match="other data or settings.*plan"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(SETTINGS, eval_every=3),
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=dict(PLAN, eval_every=3),
                                          progress=False)
     monkeypatch.setattr(checkpoint, "CHECKPOINT_LAYOUT", checkpoint.CHECKPOINT_LAYOUT + 1)  # a newer layout
     with pytest.raises(ValueError, match="other data or settings.*layout"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=SETTINGS, progress=False)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=PLAN, progress=False)
     monkeypatch.undo()
     with pytest.raises(ValueError, match="resume: needs checkpoint"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, plan=SETTINGS, progress=False)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, plan=PLAN, progress=False)
     model_file = tmp_path / "model.npz"
     gp.save(gp.ODGPSSM(dim_y=1, dim_u=1), model_file)
     with pytest.raises(ValueError, match="not a 'default_fit_checkpoint' file"):
-        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, plan=SETTINGS, progress=False)
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=model_file, resume=True, plan=PLAN, progress=False)
 
 
 def test_the_fitted_model_resumes_its_finished_checkpoint(tmp_path, uninterrupted):

@@ -12,7 +12,7 @@ def key(settings, name="authors", options=None):
 
 
 def test_the_run_key_covers_the_settings_name_protocol_options_and_eval_particles():
-    settings = dict(table1.SETTINGS["authors"])
+    settings = dict(table1.RUN_SETTINGS["authors"])
     base = key(settings)
     assert key(settings, "prssm_style") != base  # the same values under another settings name
     for option, value in table1.PROTOCOL_OPTIONS.items():

@@ -45,7 +45,7 @@ def test_interrupted_sweep_resumes_only_missing_runs(tmp_path):
 
 
 def test_cli_reproduce_qstudy_tiny(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(table1.SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
+    monkeypatch.setitem(table1.RUN_SETTINGS, "authors", dict(table1.AUTHORS_SETTINGS, **TINY))
     assert main(["reproduce", "qstudy", "--datasets", "gas_furnace", "--models", "odgpssm_q1", "odgpssm_q2",
                  "--seeds", "1", "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA_DIR]) == 0
     assert (tmp_path / "qstudy.png").exists() and (tmp_path / "qstudy.json").exists()
@@ -95,7 +95,7 @@ def test_default_settings_build_the_package_defaults(tmp_path):
 def test_cli_reproduce_mimo_tiny(tmp_path, monkeypatch):
     # a small step: one epoch of 4 particles at the default step can diverge on dryer2 (the default fit would keep
     # its warm start; this epoch loop has no validation block)
-    monkeypatch.setitem(table1.SETTINGS, "default", dict(table1.DEFAULT_SETTINGS, **TINY, lr=1e-4))
+    monkeypatch.setitem(table1.RUN_SETTINGS, "default", dict(table1.DEFAULT_SETTINGS, **TINY, lr=1e-4))
     assert main(["reproduce", "mimo", "--datasets", "dryer2", "--models", "odgpssm", "lgssm", "arx", "--seeds", "1",
                  "--epochs", "1", "--out", str(tmp_path), "--data-dir", DATA_DIR]) == 0
     runs = json.loads((tmp_path / "mimo.json").read_text())["runs"]

@@ -16,7 +16,7 @@ PROVENANCE = {"code", "commit", "versions", "machine", "command", "started", "fi
 @pytest.fixture
 def tiny(monkeypatch):
     for name in ("authors", "prssm_style"):
-        monkeypatch.setitem(table1.SETTINGS, name, dict(table1.SETTINGS[name], **TINY))
+        monkeypatch.setitem(table1.RUN_SETTINGS, name, dict(table1.RUN_SETTINGS[name], **TINY))
 
 
 def cli(tmp_path, capsys, *extra, epochs=2, seeds=1):
@@ -110,7 +110,7 @@ def test_committed_results_stay_readable(name):
     path = os.path.join(os.path.dirname(__file__), "..", "docs", "results", f"{name}.json")
     document = table1.read_document(path)
     assert document["runs"] and all(set(r["provenance"]) >= PROVENANCE for r in document["runs"])
-    assert document["config"]["settings_name"] in table1.SETTINGS
+    assert document["config"]["settings_name"] in table1.RUN_SETTINGS
     md = table1.markdown(document)
     assert "population std" in md
     with open(path[:-5] + ".md") as fh:
@@ -118,8 +118,8 @@ def test_committed_results_stay_readable(name):
 
 
 def test_car_tracking_keys_and_resumes(tmp_path, monkeypatch):
-    monkeypatch.setattr(car_tracking, "SETTINGS", dict(car_tracking.SETTINGS, T=30, pretrain_iterations=3,
-                                                       num_particles=30, num_trajectories=5, num_samples=3))
+    monkeypatch.setattr(car_tracking, "CAR_TRACKING_SETTINGS", dict(car_tracking.CAR_TRACKING_SETTINGS, T=30,
+                        pretrain_iterations=3, num_particles=30, num_trajectories=5, num_samples=3))
     paths, doc = car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=1, return_document=True)
     assert [r["model"] for r in doc["runs"]] == ["prssm", "odgpssm"] and len(paths) == 3
     assert doc["config"]["settings"]["epochs"] == 1 and all(set(r["provenance"]) >= PROVENANCE for r in doc["runs"])
@@ -194,8 +194,8 @@ def test_a_q_model_name_is_q_from_one_without_leading_zeros(tmp_path, name):
 
 
 def test_the_car_summary_is_written_with_each_seed(tmp_path, monkeypatch):
-    monkeypatch.setattr(car_tracking, "SETTINGS", dict(car_tracking.SETTINGS, T=30, pretrain_iterations=3,
-                                                       num_particles=30, num_trajectories=5, num_samples=3))
+    monkeypatch.setattr(car_tracking, "CAR_TRACKING_SETTINGS", dict(car_tracking.CAR_TRACKING_SETTINGS, T=30,
+                        pretrain_iterations=3, num_particles=30, num_trajectories=5, num_samples=3))
     monkeypatch.setattr(car_tracking, "run_rows", stopping_at_the_second(car_tracking.run_rows))
     with pytest.raises(KeyboardInterrupt):
         car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=1)

@@ -36,13 +36,14 @@ MODELS = ("prssm", "odgpssm")
 MEAN_FUNCTION = "zero"
 
 #: Every setting of a run (module docstring); ``reproduce`` keys its runs on all of them (and the code version).
-SETTINGS = {"T": 120, "epochs": 300, "num_particles": 500, "num_trajectories": 100, "num_inducing": 20,
-            "kernel": "matern52", "mean_function": MEAN_FUNCTION, "num_latent": 4, "lengthscale": 5.0,
-            "variance": 1.0, "process_noise": 0.01, "obs_noise": 0.25, "x0_var": 1e-4, "A_init_noise": 0.1,
-            "pretrain_pairs": 20, "pretrain_iterations": 300, "pretrain_lr": 0.02, "lr": 0.01, "num_samples": 30}
+CAR_TRACKING_SETTINGS = {
+    "T": 120, "epochs": 300, "num_particles": 500, "num_trajectories": 100, "num_inducing": 20, "kernel": "matern52",
+    "mean_function": MEAN_FUNCTION, "num_latent": 4, "lengthscale": 5.0, "variance": 1.0, "process_noise": 0.01,
+    "obs_noise": 0.25, "x0_var": 1e-4, "A_init_noise": 0.1, "pretrain_pairs": 20, "pretrain_iterations": 300,
+    "pretrain_lr": 0.02, "lr": 0.01, "num_samples": 30}
 
 
-def build_models(data, seed, settings=SETTINGS):
+def build_models(data, seed, settings=CAR_TRACKING_SETTINGS):
     """ODGPSSM and PRSSM with the experiment's settings, parameters initialised (before pre-training)."""
     s = settings
     # standardize=False: the states are compared with the true positions and velocities, in the data's units
@@ -68,10 +69,10 @@ def pretraining_indices(T, count=20):
     return np.linspace(1, T, count).astype(int)
 
 
-def run(seed=0, epochs=None, num_particles=None, num_trajectories=None, T=None, settings=SETTINGS):
+def run(seed=0, epochs=None, num_particles=None, num_trajectories=None, T=None, settings=CAR_TRACKING_SETTINGS):
     """Train both models on one car-tracking sequence and return a dict of results (states, RMSE, seconds).
-    ``settings`` (default :data:`SETTINGS`), with ``epochs``, ``num_particles``, ``num_trajectories`` and ``T``
-    overriding it when given."""
+    ``settings`` (default :data:`CAR_TRACKING_SETTINGS`), with ``epochs``, ``num_particles``, ``num_trajectories``
+    and ``T`` overriding it when given."""
     check.seed(seed)  # named here, not by NumPy's generator deep inside
     given = {"epochs": epochs, "num_particles": num_particles, "num_trajectories": num_trajectories, "T": T}
     s = dict(settings, **{k: v for k, v in given.items() if v is not None})
@@ -102,7 +103,7 @@ def _identity(row):
 def run_rows(seed, epochs, command=None):
     """The rows (one per model) of :func:`run` for ``seed``, with the run's provenance, and the run's results."""
     started, start = runs_module.utc_now(), time.perf_counter()
-    res = run(seed=seed, settings=dict(SETTINGS, epochs=epochs))
+    res = run(seed=seed, settings=dict(CAR_TRACKING_SETTINGS, epochs=epochs))
     prov = runs_module.provenance(started, time.perf_counter() - start, command)
     return [{"seed": seed, "model": name, "rmse": m["rmse"], "seconds": m["seconds"], "provenance": prov}
             for name, m in res["models"].items()], res
@@ -115,7 +116,7 @@ def read_document(path):
     if document is None:
         return None
     if any("provenance" not in row for row in document.get("runs", [])):
-        config = document.get("config") or {"settings": dict(SETTINGS, epochs=document["epochs"],
+        config = document.get("config") or {"settings": dict(CAR_TRACKING_SETTINGS, epochs=document["epochs"],
                                                               T=document["T"])}
         document["runs"] = runs_module.legacy_rows(document, config)
         document.setdefault("config", config)
@@ -175,7 +176,7 @@ def write_state_figure(res, path, title):
     return path
 
 
-def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_versions=False, command=None,
+def reproduce(seeds=5, out="results", epochs=CAR_TRACKING_SETTINGS["epochs"], allow_mixed_versions=False, command=None,
               return_document=False):
     """Run :func:`run` for seeds 0..seeds-1 (those not already in ``out/car_tracking.json`` with the same settings
     and code version: ``runs.reconcile``); write ``car_tracking.json`` (RMSE per model, dimension and seed, each
@@ -184,7 +185,7 @@ def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_ver
     document with ``return_document``)."""
     os.makedirs(out, exist_ok=True)
     json_path = os.path.join(out, "car_tracking.json")
-    config = {"settings": dict(SETTINGS, epochs=epochs)}
+    config = {"settings": dict(CAR_TRACKING_SETTINGS, epochs=epochs)}
     code = runs_module.code_version()
     earlier = read_document(json_path) or {}
     rows, still_superseded = runs_module.revive(earlier, config, code)
@@ -199,7 +200,7 @@ def reproduce(seeds=5, out="results", epochs=SETTINGS["epochs"], allow_mixed_ver
                   "computed": 0, "superseded": len({_identity(r) for r in superseded}),
                   "wall_seconds": None}
     document = {"config": config, "config_key": runs_module.config_key(config), "epochs": epochs,
-                "T": SETTINGS["T"], "runs": list(kept),
+                "T": CAR_TRACKING_SETTINGS["T"], "runs": list(kept),
                 "superseded_runs": still_superseded + superseded,
                 "invocations": earlier.get("invocations", []) + [invocation], "wall_seconds": None}
     started = time.perf_counter()

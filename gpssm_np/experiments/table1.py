@@ -34,7 +34,7 @@ from .. import datasets as ds_module
 from .._config import CPU_COUNT
 from ..estimator import GradientTrainedModel
 from ..models.registry import (AUTHORS_SETTINGS, DEFAULT_SETTINGS, PRSSM_STYLE_SETTINGS,  # noqa: F401 (importable here)
-                               Q_MODEL, SETTINGS, make_model)
+                               Q_MODEL, RUN_SETTINGS, make_model)
 from ..models.registry import MODELS as MODEL_CLASSES
 from ..params import GPSSMSpec
 from .._versions import versions
@@ -165,11 +165,11 @@ LEGACY_PROTOCOL_OPTIONS = {"window": 100, "max_windows": 6, "burn_in": 100}
 
 def legacy_config(document):
     """The configuration a sweep file written before rows had keys says it ran: its file-level settings, and as
-    their name the configuration of :data:`SETTINGS` that differs from them in the fewest values (the sweeps built
-    them as ``dict(SETTINGS[base], **overrides)``, the command line overriding only epochs; None on a tie)."""
+    their name the configuration of :data:`RUN_SETTINGS` that differs from them in the fewest values (the sweeps built
+    them as ``dict(RUN_SETTINGS[base], **overrides)``, the command line overriding only epochs; None on a tie)."""
     settings = document.get("settings") or {}
     distance = {n: sum(values.get(k) != settings.get(k) for k in set(values) | set(settings))
-                for n, values in SETTINGS.items()}
+                for n, values in RUN_SETTINGS.items()}
     best = min(distance.values())
     names = [n for n, d in distance.items() if d == best]
     return run_config(settings, names[0] if len(names) == 1 else None, LEGACY_PROTOCOL_OPTIONS)
@@ -198,7 +198,7 @@ def _identity(row):
 def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results", jobs=1, scheduler=None,
           data_dir=None, name="table1", base="authors", allow_mixed_versions=False, command=None):
     """Run every (dataset, model, seed) whose run is not already in ``out/<name>.json`` with the same key, and
-    write ``<name>.json`` and ``<name>.md``. ``base`` names the configuration in :data:`SETTINGS` ("authors" or
+    write ``<name>.json`` and ``<name>.md``. ``base`` names the configuration in :data:`RUN_SETTINGS` ("authors" or
     "prssm_style") that ``settings`` overrides.
 
     Resuming (``runs.reconcile``): finished runs with the same settings, protocol options and code version are
@@ -206,12 +206,12 @@ def sweep(datasets=DATASETS, models=MODELS, seeds=5, settings=None, out="results
     version raise ValueError unless ``allow_mixed_versions``. ``command``: how the sweep was invoked, recorded in
     every new row. Returns the JSON document; its ``invocations[-1]`` says how many runs were reused, computed and
     superseded."""
-    if base not in SETTINGS:
-        raise ValueError(f"base: expected one of {sorted(SETTINGS)}, got {base!r}")
-    stray = sorted(set(settings or {}) - set(SETTINGS[base]))
+    if base not in RUN_SETTINGS:
+        raise ValueError(f"base: expected one of {sorted(RUN_SETTINGS)}, got {base!r}")
+    stray = sorted(set(settings or {}) - set(RUN_SETTINGS[base]))
     if stray:
-        raise ValueError(f"settings: unknown {stray}; expected names from {sorted(SETTINGS[base])}")
-    settings = dict(SETTINGS[base], **(settings or {}))
+        raise ValueError(f"settings: unknown {stray}; expected names from {sorted(RUN_SETTINGS[base])}")
+    settings = dict(RUN_SETTINGS[base], **(settings or {}))
     unknown = [d for d in datasets if d not in DATASETS + MIMO_DATASETS]
     if unknown:
         raise ValueError(f"datasets: unknown {unknown}; expected names from {DATASETS + MIMO_DATASETS}")

@@ -41,7 +41,7 @@ from .warm_start import GP_SHARE, WARM_START_SETS, floor_warm_start, initial_par
 #: (``init="linear"``; ``models/default_fit.py``) and EnVI's ensemble-Kalman objective (docs/defaults.md says why).
 #: ``"authors"``: the configuration of the paper's code (zero mean, random initialisation, one q(x0), the paper's
 #: prior objective, 70 epochs of 50-step windows).
-SETTINGS = {
+MODEL_SETTINGS = {
     "default": {"mean_function": "linear", "init": "linear", "objective": "enkf"},
     "authors": {"mean_function": "zero", "init": "random", "objective": "prior"},
 }
@@ -118,9 +118,9 @@ class GPSSM(GradientTrainedModel):
                  filter_method="particle", standardize=True, dim_x_choice=None, latent_follows_dim_x=True,
                  **init_values):
         super().__init__(seed, standardize)
-        if settings not in SETTINGS:
-            raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
-        self.objective = check_objective(SETTINGS[settings]["objective"] if objective is None else objective)
+        if settings not in MODEL_SETTINGS:
+            raise ValueError(f"settings: expected one of {tuple(MODEL_SETTINGS)}, got {settings!r}")
+        self.objective = check_objective(MODEL_SETTINGS[settings]["objective"] if objective is None else objective)
         self.filter_method = filter_method  # checked by the property
         if init not in INITS:
             raise ValueError(f"init: expected one of {INITS}, got {init!r}")
@@ -760,11 +760,11 @@ def parse_dim_x(dim_x, dim_y, init, recognition):
 
 
 def resolve_settings(settings, mean_function, init):
-    """(mean_function, init) with the values of ``settings`` (:data:`SETTINGS`) where they are None; a mean function
-    other than "linear" given explicitly implies init="random" (the warm start needs the linear mean)."""
-    if settings not in SETTINGS:
-        raise ValueError(f"settings: expected one of {tuple(SETTINGS)}, got {settings!r}")
-    chosen = SETTINGS[settings]
+    """(mean_function, init) with the values of ``settings`` (:data:`MODEL_SETTINGS`) where they are None; a mean
+    function other than "linear" given explicitly implies init="random" (the warm start needs the linear mean)."""
+    if settings not in MODEL_SETTINGS:
+        raise ValueError(f"settings: expected one of {tuple(MODEL_SETTINGS)}, got {settings!r}")
+    chosen = MODEL_SETTINGS[settings]
     mean_function = chosen["mean_function"] if mean_function is None else mean_function
     if init is None:
         init = chosen["init"] if mean_function == "linear" else "random"

@@ -1,7 +1,7 @@
 """The models by name, beside their classes: what the command line's ``fit``, the examples and the experiments build.
 
 :data:`MODELS` maps each name to its class; :func:`make_model` builds the model of a name for a data set under one
-of the named settings (:data:`SETTINGS`): the authors' (docs/design.md, authors' code s12), the PR-SSM style, or the
+of the named settings (:data:`RUN_SETTINGS`): the authors' (docs/design.md, authors' code s12), the PR-SSM style, or the
 package's defaults. ``odgpssm_q<Q>`` names ODGPSSM with Q latent GPs (the study over Q).
 """
 import re
@@ -36,7 +36,7 @@ DEFAULT_SETTINGS = dict(AUTHORS_SETTINGS, gp_settings="default", epochs=None, se
                         objective="enkf", dim_x="auto")
 
 #: The named settings (the command line's ``--settings``).
-SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS}
+RUN_SETTINGS = {"authors": AUTHORS_SETTINGS, "prssm_style": PRSSM_STYLE_SETTINGS, "default": DEFAULT_SETTINGS}
 
 #: Data sets on which the authors' code initialises lengthscale 2 and outputscale 0.5 (with ARD).
 ARD_INIT_DATASETS = ("ballbeam", "drive")
