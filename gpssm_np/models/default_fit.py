@@ -376,8 +376,7 @@ class DefaultFit:
                           f"{floor.orders}, is a fallback chosen without evidence", UserWarning, stacklevel=2)
         held = self.held(floor, folds)
         other = next((kind for kind in self.kinds if kind != floor.kind), None)
-        if (held["ratio"] > FORM_TOLERANCE and other is not None
-                and np.isfinite(self.floor_scores.get(other, np.inf))):
+        if held["ratio"] > FORM_TOLERANCE and other is not None and self.scored(other):
             fitted = None if self.fitted is None else {other: self.fitted[other]}
             alternative = choose_floor(ys, us, kinds=(other,), dim_x=self.dim_x, fitted=fitted)
             theirs = self.held(alternative, folds)
@@ -396,6 +395,11 @@ class DefaultFit:
         report.note(f"floor: {floor.kind} {floor.orders}, d_x = {floor.dim_x} (fold errors: " +
                     ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
         return floor
+
+    def scored(self, kind):
+        """Whether stage 1's folds gave the linear ``kind`` a finite error (a kind they could not score is never a
+        floor on evidence: not the other kind of stage 1's form check, nor stage 3b's)."""
+        return bool(np.isfinite(self.floor_scores.get(kind, np.inf)))
 
     def floor_record(self, floor):
         """Stage 1's choice as plain JSON types: ``floor.summary()`` with the check of its form (:meth:`held`):
@@ -575,7 +579,7 @@ class DefaultFit:
         if self.accepted or len(self.record) < 2 or set(self.kinds) != set(FLOOR_KINDS):
             return None
         other = next(kind for kind in self.kinds if kind != self.floor_choice["kind"])
-        return other if np.isfinite(self.floor_scores.get(other, np.inf)) and other != self.refused else None
+        return other if self.scored(other) and other != self.refused else None
 
     def t_over(self, first):
         """The paired t (``training.paired_t``) of this fit's window errors at its final s* and step-size candidate
