@@ -15,12 +15,14 @@ from gpssm_np.models import default_fit
 from gpssm_np.models.default_fit import DefaultFit, Plan
 
 FIRST_WINDOWS = [0.30, 0.32, 0.28, 0.31, 0.29, 0.33]  # the chosen floor's exact errors
+OTHER_FLOOR_WINDOWS = [w + 0.3 for w in FIRST_WINDOWS]  # the other kind's floor's exact errors, far worse
 STEP0_WINDOWS = [w + 0.2 for w in FIRST_WINDOWS]  # its warm start's particle forecasts, far worse (decision BK)
 
 
 def stand_in(outcomes):
     """A replacement for ``DefaultFit.run``: the run whose floor kinds are ``kinds`` takes ``outcomes[kinds]``, a
-    dict with the floor's kind, s*, the window errors at s* and whether the guard passed."""
+    dict with the floor's kind, s*, the window errors at s*, whether the guard passed and its own floor's exact window
+    errors (default: those of the chosen floor)."""
     def run(self, ys, us):
         out = outcomes[self.kinds]
         self.floor_choice = {"kind": out["kind"], "dim_x": out["dim_x"], "orders": [out["dim_x"]]}
@@ -29,7 +31,7 @@ def stand_in(outcomes):
         windows = [STEP0_WINDOWS, STEP0_WINDOWS]
         later = [w + 0.01 for w in STEP0_WINDOWS]  # an evaluation that did not win
         self.record = [{"step": 0, "windows": windows}, {"step": 50, "windows": [later, later]}]
-        self.floor_errors = FIRST_WINDOWS
+        self.floor_errors = out.get("floor_errors", FIRST_WINDOWS)
         if out["step"]:
             at = [STEP0_WINDOWS, STEP0_WINDOWS]
             at[self.candidate] = out["windows"]
@@ -81,8 +83,10 @@ def test_the_other_floors_gp_part_is_returned_where_it_beats_the_chosen_floor(mo
     {"step": 300, "windows": [w - 0.1 for w in FIRST_WINDOWS], "passed": False},  # better, but stage 4 drops it
     {"step": 0}])  # no GP part kept from the other floor either
 def test_the_chosen_floor_stays_where_the_other_floors_gp_part_does_not_beat_it(monkeypatch, runs, other):
+    # the other floor's own exact errors are far worse, so its part beats them: it must beat the chosen floor's
     monkeypatch.setattr(DefaultFit, "run", stand_in({
-        ("arx", "lgssm"): FIRST, ("lgssm",): dict(kind="lgssm", dim_x=4, scores={"lgssm": 0.21}, **other)}))
+        ("arx", "lgssm"): FIRST, ("lgssm",): dict(kind="lgssm", dim_x=4, scores={"lgssm": 0.21},
+                                                  floor_errors=OTHER_FLOOR_WINDOWS, **other)}))
     m = model()
     selection = default_fit.fit(m, [], [], Plan())
     assert m.params == {"from": "arx"} and m.spec.dim_x == 20

@@ -1,0 +1,91 @@
+"""Pieces of the default fit's stages (models/default_fit.py) checked on their own, each against a one-line change
+that the tests of whole fits let through: the windows each fold run is scored on (stage 2), the choice among the
+selection's evaluations (stage 3), how stage 4's two guards combine and what a failed guard returns, and the
+parameters stage 5 calibrates."""
+import types
+
+import numpy as np
+import pytest
+
+import gpssm_np as gp
+from gpssm_np.datasets.folds import rolling_origin
+from gpssm_np.metrics import widening_factors
+from gpssm_np.models import default_fit
+from gpssm_np.models.default_fit import DefaultFit, Plan
+
+
+def pipeline():
+    return DefaultFit(model=None, plan=Plan())
+
+
+def test_each_fold_run_is_scored_on_every_window_after_its_origin():
+    rng = np.random.default_rng(0)
+    y, u = rng.standard_normal((500, 1)), rng.standard_normal((500, 1))
+    folds = rolling_origin([y], [u])[-2:]
+    fit = pipeline()
+    first, last = fit.window_score(folds, 0), fit.window_score(folds, 1)
+    # the earlier origin's run forecasts its own windows and the later fold's too
+    assert [t[3].tolist() for t in first.tasks] == [w.y.tolist() for f in folds for w in f.windows]
+    assert [t[3].tolist() for t in last.tasks] == [w.y.tolist() for w in folds[1].windows]
+    assert len(first.tasks) > len(last.tasks)
+
+
+def test_the_selection_takes_the_lowest_mean_fold_error_ties_to_the_earlier_step_then_candidate():
+    record = [{"step": 0, "candidates": [0.3, 0.3]}, {"step": 50, "candidates": [0.25, 0.2]},
+              {"step": 100, "candidates": [0.2, 0.2]}, {"step": 150, "candidates": [0.2, 0.21]}]
+    row, candidate = DefaultFit.best_of(record)
+    assert (row["step"], candidate) == (50, 1)
+    row, candidate = DefaultFit.best_of(record[2:])
+    assert (row["step"], candidate) == (100, 0)
+
+
+@pytest.mark.parametrize("free_run, far_field", [(True, True), (True, False), (False, True), (False, False)])
+def test_stage_4_passes_only_where_the_free_run_and_the_far_field_guards_both_pass(monkeypatch, free_run, far_field):
+    monkeypatch.setattr(default_fit, "free_run_check",
+                        lambda *args: {"model": 1.0, "floor": 1.0, "passed": free_run})
+    monkeypatch.setattr(default_fit, "far_field_check",
+                        lambda *args: {"model": {"run": 0.9}, "floor": {"run": 0.9}, "passed": far_field})
+    fit = pipeline()
+    monkeypatch.setattr(fit, "floor_form", lambda *args: None)
+    result = fit.guards(types.SimpleNamespace(model=None), [], [])
+    assert result["passed"] == (free_run and far_field)
+    assert result["far_field"] == {"model": {"run": 0.9}, "floor": {"run": 0.9}}
+
+
+def test_a_gp_part_that_fails_stage_4s_guards_is_dropped_for_the_floor(monkeypatch):
+    y, u, _ = gp.datasets.cascaded_tanks(200, seed=0)
+    y, u = (y - y.mean()) / y.std(), (u - u.mean()) / u.std()
+    # stage 3 keeps the last evaluation's part whatever its fold error, and stage 4's guards fail it
+    monkeypatch.setattr(DefaultFit, "acceptance", lambda self, record, floor_errors: (record[-1]["step"], 5.0, 0))
+    monkeypatch.setattr(DefaultFit, "guards", lambda self, floor, ys, us: {"passed": False})
+    m = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0, init="arx")
+    m.fit(y, u, max_steps=4, plan={"eval_every": 2}, progress=False)
+    assert m.selection_["free_run"] == {"passed": False}
+    assert m.selection_["step"] == 0 and not m.selection_["gp_part"]
+    assert m.linear_gaussian() is not None  # the floor with a zero GP residual
+
+
+class _Run:
+    """A stand-in fold model whose parameters are a label."""
+
+    def __init__(self):
+        self.params = "last step"
+
+    def set_learned_params(self, params):
+        self.params = params
+
+
+class _Score:
+    """Standardised errors of 2 where the model holds the parameters kept at s*, of 0.5 otherwise."""
+
+    def standardised_errors(self, model):
+        return np.full((20, 1), 2.0 if model.params == "kept at s*" else 0.5)
+
+
+def test_stage_5_calibrates_the_fold_models_at_the_chosen_step():
+    fit = pipeline()
+    runs = [(_Run(), None, _Score()) for _ in range(2 * len(Plan().lr_scales))]  # two folds per candidate
+    fit.kept = {0: ["step 0"] * len(runs), 100: ["kept at s*"] * len(runs)}
+    factors = fit.calibration(runs, 100)
+    assert factors[0] == pytest.approx(widening_factors(np.full((40, 1), 2.0))[0])
+    assert factors[0] > 1.0
