@@ -475,3 +475,14 @@ def test_the_floor_a_part_was_judged_against_is_read_from_the_record():
     assert floor_rmse({"record": record, "floor_errors": [0.2, 0.4]}) == pytest.approx(0.3)
     assert floor_rmse({"record": record}) == 0.5
     assert floor_rmse({"record": [{"step": 0, "rmse": None}], "floor_errors": []}) is None
+
+
+def test_a_tie_between_the_kinds_goes_to_the_arx_and_the_lower_fold_error_wins():
+    from gpssm_np.models.floor import AS_FLOOR, choose_floor
+    rng = np.random.default_rng(3)
+    y, u = [rng.standard_normal((200, 1))], [rng.standard_normal((200, 1))]
+    arx = gp.ARX(na=1, nb=1, dim_y=1, dim_u=1, **AS_FLOOR).fit(y, u)
+    lgssm = gp.LGSSM(dim_x=2, dim_y=1, dim_u=1, **AS_FLOOR).fit(y, u)
+    tied = choose_floor(y, u, fitted={"arx": (arx, [0.2, 0.3]), "lgssm": (lgssm, [0.2, 0.3])})
+    assert tied.kind == "arx" and tied.scores == {"arx": 0.25, "lgssm": 0.25}
+    assert choose_floor(y, u, fitted={"arx": (arx, [0.2, 0.31]), "lgssm": (lgssm, [0.2, 0.3])}).kind == "lgssm"

@@ -24,6 +24,17 @@ def test_each_fold_trains_on_its_past_and_forecasts_after_its_origin():
             np.testing.assert_array_equal(w.u, -w.y)
 
 
+def test_windows_start_every_half_horizon_from_each_origin_to_the_next():
+    T = 1000
+    y = np.arange(T, dtype=float)[:, None]
+    folds = rolling_origin([y], [y])
+    origins, H = origins_of(T), horizon_of(T)
+    assert origins == [500, 600, 700, 800, 900] and H == 100
+    for k, fold in enumerate(folds):
+        end = origins[k + 1] if k + 1 < len(origins) else origins[k] + 1  # the last fold: one window
+        assert [w.start for w in fold.windows] == list(range(origins[k], end, H // 2))
+
+
 def test_short_and_several_sequences():
     long, short = np.arange(300.0)[:, None], np.arange(MIN_LENGTH - 1.0)[:, None]
     folds = rolling_origin([long, short], [long, short], origins=3)
@@ -52,3 +63,5 @@ def test_fold_errors_are_per_window_and_inf_where_a_fit_fails():
     errors = fold_errors(folds, fit, lambda offset, w: w.y + offset)
     assert calls == [f.ys[0].shape[0] for f in folds]
     assert np.isinf(errors[len(folds[0].windows)]) and errors[0] == pytest.approx(1.0)
+    diverged = fold_errors(folds, lambda ys, us: None, lambda model, w: np.full_like(w.y, np.nan))
+    assert diverged == [np.inf] * len(perfect)  # a NaN forecast scores inf, which compares as worse
