@@ -9,7 +9,7 @@ from scipy.stats import multivariate_normal
 
 from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, arx_simulate, kalman_filter
 from gpssm_np.baselines.arx import arx_regressors
-from gpssm_np.datasets import load
+from gpssm_np.datasets import from_arrays, load
 from gpssm_np.protocols import evaluate
 from tests.data_dir import DATA_DIR
 
@@ -454,3 +454,15 @@ def test_an_arx_file_with_noise_variances_loads_with_independent_noise():
             ARX(dim_y=2, dim_u=1).set_learned_params(dict(params, noise_cov=bad))
     with pytest.raises(ValueError, match="params\\['noise_var'\\]"):
         ARX(dim_y=2, dim_u=1).set_learned_params(dict(old, noise_var=np.array([1.0, -1.0])))
+
+
+def test_the_simulate_protocol_reads_the_first_n_init_outputs_and_scores_the_rest_in_step():
+    """An ARX of the plant's own form, fitted to nearly noise-free data, simulates the test part almost exactly only
+    where the protocol's forecast starts right after the n_init outputs it reads and is scored against the outputs
+    of the same steps."""
+    y, u = simulate_arx(400, seed=4, noise_std=1e-6)
+    ds = from_arrays(y, u, train_fraction=0.5)
+    m = ARX(na=2, nb=2).fit(ds.y_train, ds.u_train)
+    result = evaluate(m, ds, "simulate")
+    assert result["n_init"] == 5 and result["window"] == len(ds.y_test) - 5
+    assert result["rmse"] < 1e-4

@@ -5,12 +5,13 @@ import warnings
 import numpy as np
 import pytest
 from scipy.special import ndtri
+from scipy.stats import norm
 
 import gpssm_np as gp
 from gpssm_np.datasets import random_linear_system, simulate_linear
 from gpssm_np.forecast import Forecast
 from gpssm_np.io import load, save
-from gpssm_np.metrics import standardised_errors, widening_factors
+from gpssm_np.metrics import nlpd, standardised_errors, widening_factors
 from gpssm_np.models.training import ValidationScore, split_validation
 
 SMALL = dict(num_inducing=8, seed=3)
@@ -120,3 +121,9 @@ def test_a_fit_without_a_gp_part_is_calibrated_on_the_forecasts_of_the_model_it_
             z.append(standardised_errors(window.y, fc.mean, fc.std))
     np.testing.assert_allclose(model.interval_scale_, widening_factors(np.concatenate(z)), rtol=1e-12)
     assert np.all(model.interval_scale_ < 2.0)
+
+
+def test_nlpd_is_the_mean_gaussian_negative_log_density_per_entry():
+    rng = np.random.default_rng(0)
+    y, mean, std = rng.normal(size=(50, 2)), rng.normal(size=(50, 2)), rng.uniform(0.5, 2.0, size=(50, 2))
+    assert nlpd(y, mean, std) == pytest.approx(-np.mean(norm.logpdf(y, mean, std)), rel=1e-12)
