@@ -466,3 +466,10 @@ def test_the_simulate_protocol_reads_the_first_n_init_outputs_and_scores_the_res
     result = evaluate(m, ds, "simulate")
     assert result["n_init"] == 5 and result["window"] == len(ds.y_test) - 5
     assert result["rmse"] < 1e-4
+
+
+def test_a_tie_between_arx_orders_goes_to_the_first_candidate_the_fewest_lags(monkeypatch):
+    monkeypatch.setattr(ARX, "_score", lambda self, data, folds, na, nb: (0.5, [0.5]))
+    y, u = simulate_arx(300, seed=5)
+    m = ARX(max_order=3, standardize=False).fit(y, u)
+    assert (m.na_, m.nb_) == (1, 0) and len(m.selection_scores_) == 3 * 4

@@ -5,7 +5,8 @@ import pytest
 
 from gpssm_np import ODGPSSM, PRSSM, datasets, io
 from gpssm_np.baselines import LGSSM
-from gpssm_np.baselines.lgssm_order import dim_x_candidates
+from gpssm_np.baselines import lgssm_order
+from gpssm_np.baselines.lgssm_order import dim_x_candidates, select_dim_x
 from gpssm_np.models.default_fit import num_latent_for
 
 
@@ -111,3 +112,10 @@ def test_a_list_of_candidates():
             ODGPSSM(dim_x=bad, dim_y=1)
     with pytest.raises(ValueError, match="dim_x"):
         ODGPSSM(dim_x=[1, 2], dim_y=2).initialise(np.zeros((300, 2)), np.zeros((300, 1)))
+
+
+def test_a_tie_between_state_dimensions_goes_to_the_smaller(monkeypatch):
+    errors = {2: [0.3, 0.2], 3: [0.2, 0.3], 4: [0.1, 0.5], 5: [0.3, 0.4]}
+    monkeypatch.setattr(lgssm_order, "cross_validation_errors", lambda data, fit, candidates: errors)
+    chosen, scores, chosen_errors = select_dim_x([], None, list(errors), fallback=9)
+    assert chosen == 2 and chosen_errors == [0.3, 0.2] and scores[4] == pytest.approx(0.3)

@@ -379,19 +379,15 @@ class ARX(LinearBaseline):
         return [(na, nb) for na in nas for nb in nbs]
 
     @staticmethod
-    def _fit_orders(data, na, nb, first=None, skip=None):
-        """Least squares on the rows t >= ``first`` (default: the first full regressor) of every sequence, leaving
-        out the rows t in [lo, hi) of sequence k when ``skip = (k, lo, hi)``."""
+    def _fit_orders(data, na, nb, first=None):
+        """Least squares on the rows t >= ``first`` (default: the first full regressor) of every sequence."""
         first = max(na, nb - 1) if first is None else first
         rows, targets = [], []
-        for k, (y, u) in enumerate(data):
+        for y, u in data:
             if len(y) <= first:
                 continue
-            keep = np.ones(len(y) - first, dtype=bool)
-            if skip is not None and skip[0] == k:
-                keep[max(skip[1] - first, 0):max(skip[2] - first, 0)] = False
-            rows.append(arx_regressors(y, u, na, nb, first)[keep])
-            targets.append(y[first:][keep])
+            rows.append(arx_regressors(y, u, na, nb, first))
+            targets.append(y[first:])
         rows = np.concatenate(rows) if rows else np.zeros((0, 1))
         if len(rows) <= rows.shape[1]:
             raise ValueError(f"y: {len(rows)} usable steps cannot fit the {rows.shape[1]} coefficients of the "
