@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from gpssm_np import ODGPSSM, PRSSM, datasets, io
-from gpssm_np.baselines import LGSSM
-from gpssm_np.baselines import lgssm_order
+from gpssm_np.baselines import LGSSM, lgssm_order
 from gpssm_np.baselines.lgssm_order import dim_x_candidates, select_dim_x
 from gpssm_np.models.default_fit import num_latent_for
 
