@@ -1,12 +1,14 @@
-"""Input checks at the public API: every failure is a ValueError naming the argument and what was expected."""
+"""Input checks at the public API: every failure is a ValueError naming the argument and what was expected (and
+:func:`positive_count`, the command lines' type of a count, whose failure argparse reports with the option's name)."""
+import argparse
 import inspect
 import math
 import numbers
 
 import numpy as np
 
-#: The largest magnitude a data array may hold: the square of a value beyond it (a variance, a sum of squares)
-#: overflows float64 (1.8e308).
+#: The largest magnitude a data array or an initial value may hold: squares overflow float64 (1.8e308) beyond
+#: 1.3e154, and 1e150 leaves room for sums of squares (variances, standardisation).
 LARGEST_VALUE = 1e150
 
 
@@ -40,6 +42,16 @@ def boolean(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name}: expected True or False, got {value!r}")
     return bool(value)
+
+
+def positive_count(text):
+    """A command-line count that must be positive (``--seeds``, ``--jobs``, ``reproduce --epochs``, the experiment
+    scripts' ``--seeds``): an argparse type, its error raised as argparse's so that argparse names the option (0
+    seeds would run nothing and write empty tables)."""
+    try:
+        return positive_int(int(text), "count")
+    except ValueError:  # not an integer, or below 1
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
 
 
 def unused_particle_options(num_particles, seed_value):
@@ -139,7 +151,7 @@ def _refuse_beyond_largest(largest, name):
     :data:`LARGEST_VALUE`."""
     if largest > LARGEST_VALUE:
         raise ValueError(f"{name}: values up to {largest:.3g} in magnitude; beyond {LARGEST_VALUE:g} their squares "
-                         "overflow float64 (variances, standardisation): rescale the data")
+                         "overflow float64 (variances, standardisation): rescale them")
 
 
 def step_values(x, name, size, what, allow_nan=False):

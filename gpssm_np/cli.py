@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from . import _validation as check
+from ._validation import positive_count  # also the examples' type of --seeds
 from ._versions import versions
 from .datasets.files import DATASET_NAMES
 from .models.registry import AUTHORS_SETTINGS, MODELS  # MODELS: what `fit` trains and saves, every model
@@ -38,6 +39,8 @@ AUTHORS_EPOCHS = AUTHORS_SETTINGS["epochs"]
 QUICK_EPOCHS, QUICK_PARTICLES = 40, 200
 #: ``forecast``'s default number of steps: the protocols' window.
 FORECAST_STEPS = 100
+#: ``evaluate``'s and ``forecast``'s default ``--num-samples``: the protocols' (``protocols.evaluate``).
+NUM_SAMPLES = 50
 
 
 def _write_json(path, obj):
@@ -115,15 +118,6 @@ def fraction(text):
         return check.fraction(float(text), "train_fraction")
     except ValueError:  # not a number, or out of (0, 1)
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-
-
-def positive_count(text):
-    """A count that must be positive (``--seeds``, ``--jobs``, ``reproduce --epochs``), its error raised as
-    argparse's so that argparse names the option (0 seeds ran nothing and wrote empty tables)."""
-    try:
-        return check.positive_int(int(text), "count")
-    except ValueError:  # not an integer, or below 1
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
 
 
 #: ``--train-fraction`` of a ``--csv`` file when not given.
@@ -236,11 +230,11 @@ def cmd_fit(args):
     ds = _load_data(args)
     model = make_model(args.model, ds, args.seed, RUN_SETTINGS[args.settings])
     if not isinstance(model, GradientTrainedModel):  # said, not silently dropped
-        ignored = [f"--{name.replace('_', '-')}" for name in ("epochs", "max_steps", "seq_len", "batch_size", "lr")
-                   if getattr(args, name) is not None]
+        ignored = [f"--{name.replace('_', '-')}" for name in ("epochs", "max_steps", "seq_len", "batch_size", "lr",
+                                                              "num_samples") if getattr(args, name) is not None]
         if ignored:
-            print(f"note: {', '.join(ignored)}: the {args.model} model is fitted in closed form and takes no training "
-                  "options; ignored", file=sys.stderr)
+            print(f"note: {', '.join(ignored)}: the {args.model} model (fitted in closed form or by EM) takes no "
+                  "training options; ignored", file=sys.stderr)
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
     epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
     if args.max_steps is not None and isinstance(model, GradientTrainedModel) and not hasattr(model, "training_plan"):
@@ -267,10 +261,11 @@ def cmd_fit(args):
         model.train_fraction_ = _train_fraction(args)
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
-    if model.history_:
-        loss = f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}"
-    elif isinstance(model, GradientTrainedModel):  # trained by gradient steps, none of which was kept
-        loss = "no training step beat the starting parameters on the validation score; they were kept"
+    if isinstance(model, GradientTrainedModel):
+        loss = (f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else
+                "no training step beat the starting parameters on the validation score; they were kept")
+    elif model.history_:  # the LGSSM's EM iterations
+        loss = f"{len(model.history_)} EM iterations, final negative log-likelihood {model.history_[-1]:.4f}"
     else:
         loss = "closed form"
     selection = getattr(model, "selection_", None) or {}  # a GP model with a linear init: the floor it started from
@@ -283,7 +278,7 @@ def cmd_fit(args):
             loss = (f"kept: the GP part after {selection['step']} steps, fold RMSE {record[selection['step']]:.4f} "
                     f"against the floor's {judged:.4f}")
         elif selection.get("free_run") is not None and not selection["free_run"]["passed"]:
-            loss = "kept: the linear floor (the refitted GP part's free run of the training data left it)"
+            loss = f"kept: the linear floor (stage 4 dropped the refitted GP part: {_failed_guards(selection)})"
         elif selection.get("t") is not None and judged is not None:
             loss = (f"kept: the linear floor (the GP part's best fold RMSE {min(record.values()):.4f} against the "
                     f"floor's {judged:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, "
@@ -294,6 +289,29 @@ def cmd_fit(args):
     print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s")
     print(f"wrote {out}{replaced}")
     return 0
+
+
+def _failed_guards(selection):
+    """In words, which of stage 4's guards (``models/guards.py``) the refitted GP part of a default fit's
+    ``selection`` failed: its record ``selection["free_run"]`` keeps the errors and radii, and one verdict for both."""
+    from .models.default_fit import Plan
+    from .models.guards import far_field_passes
+
+    guard, failed = selection["free_run"], []
+    if not guard["model"] <= Plan().free_run_factor * guard["floor"]:  # not: a NaN error failed too
+        failed.append(f"its free run of the training data, RMSE {guard['model']:.4g} against the floor's "
+                      f"{guard['floor']:.4g}")
+    far = guard["far_field"]
+    if not far_field_passes(far["model"], far["floor"]):
+        failed.append("off the data its transition (spectral radius {run:.3g}) or its filter's error dynamics "
+                      "({filter:.3g}) grow beyond the floor's".format(**far["model"]))
+    return "; ".join(failed)
+
+
+def _num_samples(args):
+    """``--num-samples`` of ``evaluate`` and ``forecast``, :data:`NUM_SAMPLES` when not given (``fit`` leaves it to
+    the model's training plan, whose default it is too)."""
+    return NUM_SAMPLES if args.num_samples is None else args.num_samples
 
 
 def _output_names(ds):
@@ -320,7 +338,7 @@ def cmd_evaluate(args):
     names, results = _output_names(ds), {}
     for p in args.protocol:  # each printed when done: a protocol the data cannot take loses none before it
         try:
-            results[p] = r = evaluate(model, data, p, num_samples=args.num_samples, seed=args.seed)
+            results[p] = r = evaluate(model, data, p, num_samples=_num_samples(args), seed=args.seed)
         except ValueError as err:
             raise ValueError(f"--protocol {p}: {err}") from None
         nlpd = "-" if r["nlpd"] is None else f"{r['nlpd']:.3f}"
@@ -358,7 +376,7 @@ def cmd_forecast(args):
     if args.burn_in < 1:
         raise ValueError(f"--burn-in: expected at least 1 past step for the filter to read, got {args.burn_in}")
     past = slice(max(0, g - args.burn_in), g)
-    fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=args.num_samples,
+    fc = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=_num_samples(args),
                         seed=args.seed)
     lower, upper = fc.interval(0.95)
     # the file's units and the data set's standardised scale, whichever the model works in
@@ -498,9 +516,9 @@ def make_parser():
         p.add_argument("--data-dir", default=None,
                        help="with --dataset: the data folder (default: $GPSSM_NP_DATA, else ~/.cache/gpssm_np/data)")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--num-samples", type=int, default=50,
+        p.add_argument("--num-samples", type=int, default=None,
                        help="particles per training window (fit), sampled forecast trajectories (evaluate, "
-                            "forecast); default 50")
+                            f"forecast); default {NUM_SAMPLES}")
 
     p = sub.add_parser("fit", help="train a model (the package's defaults, or the authors' settings) and save it")
     data_args(p)
@@ -552,7 +570,8 @@ def make_parser():
                    help="default: the five of Table 1, or the four multi-output plants (mimo)")
     p.add_argument("--models", nargs="+", default=None,
                    help="default: odgpssm prssm dssm arx lgssm (table1), odgpssm_q1..odgpssm_q8 (qstudy)")
-    p.add_argument("--seeds", type=positive_count, default=5, help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
+    p.add_argument("--seeds", type=positive_count, default=5,
+                   help="how many seeds: 0, 1, ..., SEEDS - 1 (default 5)")
     p.add_argument("--epochs", type=positive_count, default=None,
                    help=f"the epoch loop with this many epochs (default: the authors' {AUTHORS_EPOCHS} for table1 and "
                         "qstudy, the car experiment's steps for car; mimo's GP models: the default fit)")

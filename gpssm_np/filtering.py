@@ -22,7 +22,8 @@ Proposals (N particles x^i with normalised weights W^i, g^i the weight increment
               K = S C^T (C S C^T + R)^{-1}, evaluated at the ancestor a_i          (Kalman update, Joseph form)
 
   The new particles carry the weights W_t exactly (uniform after resampling): no second weighting is needed. The
-  update is :func:`gpssm_np.kalman.condition`, the one the linear-Gaussian baseline's Kalman filter uses.
+  update is the Joseph-form conditioning of ``ops.gaussian_condition`` (:func:`gpssm_np.kalman.condition`), the one
+  the linear-Gaussian baseline's Kalman filter uses; the fused step (``ops.adapted_step``) does the same update.
 * ``"bootstrap"`` (Gordon, Salmond & Smith 1993): x_t^i ~ N(m_i, S_i), g^i = N(y_t; C x_t^i, R),
   W_t^i ~ W_{t-1}^i g^i, then systematic resampling if ESS < thr N.
 * ``"enkf"`` (stochastic ensemble Kalman filter, Evensen 1994 / Burgers et al. 1998; the filter of EnVI's objective,
@@ -263,16 +264,23 @@ def _check_emission(C, R):
     return C, R
 
 
+def _check_inputs(u, T, matched):
+    """u (T, d_u) finite, or None; u of shape (T, 0) (no inputs, as ``_validation.sequences`` returns them) is None,
+    which the transition functions take for no inputs."""
+    if u is None or np.shape(u)[1:] == (0,) and np.shape(u)[0] == T:
+        return None
+    u = check.finite_array(u, "u", (2,))
+    if u.shape[0] != T:
+        raise ValueError(f"u: expected {T} rows to match {matched}, got shape {u.shape}")
+    return u
+
+
 def _check_observations(y, u, d_y):
-    """y (T, d_y) with NaN allowed (missing) but no inf; u (T, d_u) finite or None."""
+    """y (T, d_y) with NaN allowed (missing) but no inf; u as :func:`_check_inputs` takes it."""
     y = check.finite_array(y, "y", (2,), allow_nan=True)
     if y.shape[1] != d_y:
         raise ValueError(f"y: expected shape (T, {d_y}), got {y.shape}")
-    if u is not None:
-        u = check.finite_array(u, "u", (2,))
-        if u.shape[0] != y.shape[0]:
-            raise ValueError(f"u: expected shape ({y.shape[0]}, d_u) to match y {y.shape}, got {u.shape}")
-    return y, u
+    return y, _check_inputs(u, y.shape[0], f"y {y.shape}")
 
 
 def _check_ensemble(proposal, N):
@@ -376,6 +384,7 @@ def particle_filter(transition, C, R, y, u=None, x0_mean=None, x0_cov=None, *, x
     C, R = _check_emission(C, R)
     d_y, d_x = C.shape
     y, u = _check_observations(y, u, d_y)
+    store_particles = check.boolean(store_particles, "store_particles")
     rng = _rng(rng)
     x0 = _initial_particles(x0_mean, x0_cov, x0_particles, num_particles, d_x, rng)
     T, N = y.shape[0], x0.shape[0]
@@ -579,7 +588,8 @@ class OnlineParticleFilter:
     """:func:`particle_filter` one observation at a time: ``update(y_t, u_t)`` runs :func:`filter_step` and returns
     its :class:`FilterStep`. Started from the same initial particles and generator state, the sequence of updates
     gives the same numbers as the batch filter, bit for bit. ``particles`` (N, d_x), ``log_weights`` (N,,
-    normalised), ``step`` (the number of updates so far) and ``rng`` are the whole state of the filter."""
+    normalised), ``step`` (the number of updates so far) and ``rng`` (a NumPy Generator, drawn from in place, or an
+    integer seed) are the whole state of the filter. ``update`` checks y_t (d_y values, NaN for missing) and u_t."""
 
     def __init__(self, transition, C, R, particles, log_weights, rng, step=0, ess_threshold=0.5,
                  proposal="adapted"):
@@ -596,18 +606,22 @@ class OnlineParticleFilter:
         if self.log_weights.shape != (len(self.particles),):
             raise ValueError(f"log_weights: expected shape ({len(self.particles)},), got {self.log_weights.shape}")
         _check_ensemble(proposal, len(self.particles))
-        self.rng, self.step = rng, check.non_negative_int(step, "step")
+        self.rng, self.step = _rng(rng), check.non_negative_int(step, "step")
 
     @classmethod
     def start(cls, transition, C, R, x0_mean, x0_cov, num_particles, rng, ess_threshold=0.5, proposal="adapted"):
         """A filter before its first update, its particles drawn from N(x0_mean, x0_cov) with ``rng`` exactly as
         :func:`particle_filter` draws them (x0_cov: variances (d_x,) or a covariance matrix)."""
         C, R = _check_emission(C, R)
+        rng = _rng(rng)
         x0 = _initial_particles(x0_mean, x0_cov, None, num_particles, C.shape[1], rng)
         return cls(transition, C, R, x0, np.full(len(x0), -np.log(len(x0))), rng, 0, ess_threshold, proposal)
 
     def update(self, y_t, u_t=None):
         """Assimilate y_t (d_y,) (NaN entries missing) with the input u_t (d_u,) or None of its step."""
+        y_t = check.step_values(y_t, "y_t", self.C.shape[0], "output", allow_nan=True)
+        if u_t is not None:
+            u_t = check.step_values(u_t, "u_t", np.size(u_t), "input")
         s = filter_step(self.transition, self.C, self.R, self._step_function, self.particles, self.log_weights,
                         y_t, u_t, self.step, self.ess_threshold, self.rng)
         self.particles, self.log_weights, self.step = s.particles, s.log_weights, self.step + 1
@@ -697,10 +711,8 @@ def backward_simulation(transition, filter_result, u=None, num_trajectories=100,
     rng = _rng(rng)
     X, log_W = fr.particles_history, fr.log_weights_history
     T, N, d_x = X.shape
-    if u is not None:
-        u = check.finite_array(u, "u", (2,))
-        if u.shape[0] != T:
-            raise ValueError(f"u: expected {T} rows to match filter_result, got shape {u.shape}")
+    u = _check_inputs(u, T, "filter_result")
+    include_initial = check.boolean(include_initial, "include_initial")
     out = np.empty((M, T + 1, d_x))
     out[:, T] = X[T - 1][_sample_rows(np.broadcast_to(log_W[T - 1], (M, N)), rng)]
     block = max(1, _BACKWARD_BLOCK_ENTRIES // N)

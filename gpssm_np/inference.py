@@ -120,7 +120,7 @@ def kl_weights(kl_weighting, num_sequences, T, num_windows=None):
 def q_x0(params, spec, y, u, backend="fused", recognition=None):
     """q(x0) for each of the B sequences: (mean, var), each (B, d_x) or (1, d_x) for the free Gaussian; for a free
     Gaussian with a full covariance (``spec.x0_covariance == "full"``), (mean (1, d_x), its Cholesky factor
-    (d_x, d_x))."""
+    (1, d_x, d_x))."""
     if recognition is not None:
         return recognition.q_x0(params, y, u, backend)
     p = constrain(params, spec)

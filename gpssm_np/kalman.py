@@ -1,8 +1,9 @@
 r"""Exact Gaussian conditioning: the Joseph-form Kalman update, the Kalman filter and the Rauch-Tung-Striebel smoother.
 
-One conditioning routine, :func:`condition`, serves the linear-Gaussian state-space model's filter (``baselines/
-lgssm.py``, one Gaussian) and the particle filter's fully adapted proposal (``filtering.py``, one Gaussian per
-particle). For N Gaussians N(m_n, S_n) and an observation y = C x + e, e ~ N(0, R)::
+One conditioning routine, the Numba kernel ``ops.gaussian_condition.condition_kernel``, serves the Kalman filter
+below (``ops.kalman``, one Gaussian per step) and, through :func:`condition`, the particle filter's unfused fully
+adapted proposal (``filtering.py``, one Gaussian per particle). For N Gaussians N(m_n, S_n) and an observation
+y = C x + e, e ~ N(0, R)::
 
     S_y = C S_n C^T + R                          predictive covariance of y
     K   = S_n C^T S_y^{-1}                       gain
@@ -20,8 +21,8 @@ Linear Gaussian state-space model (the package's time convention; x_0 emits noth
 whose outputs' variances :func:`output_variances` gives);
 :func:`rts_smoother` runs backwards with J_{t-1} = P_{t-1|t-1} F^T P_{t|t-1}^{-1} and returns the lag-one
 covariances Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T that EM needs (Shumway & Stoffer 1982). Both are one Numba
-loop over the T steps each (``ops.kalman``, whose docstring has the details, and whose plain NumPy references are
-the per-step loops they replaced); :func:`kalman_step` is the filter's kernel over one step.
+loop over the T steps each (``ops.kalman``, whose docstring has the details and whose tests hold them to
+plain NumPy per-step loops); :func:`kalman_step` is the filter's kernel over one step.
 :func:`step_log_likelihoods` splits the filter's log-likelihood into its steps, :func:`gaussian_draws` draws from a
 possibly singular Gaussian, and :func:`sample_smoothed` draws joint trajectories from p(x_{1:T} | y_{1:T}) by
 forward filtering, backward sampling.

@@ -1,4 +1,5 @@
-"""Point and probabilistic forecast scores (pure NumPy). y, mean, std: arrays of the same shape (T, d_y)."""
+"""Point and probabilistic forecast scores (pure NumPy). y, mean, std: arrays of the same shape (T, d_y); a shape
+that differs from y's is refused (NumPy would broadcast a (T, 1) target against a (T,) mean into (T, T))."""
 import warnings
 
 import numpy as np
@@ -10,20 +11,33 @@ from . import _validation as check
 MAX_WIDENING = 100.0
 
 
+def _like_y(y, **arrays):
+    """y and ``arrays`` as float arrays, each of y's shape (a ValueError naming the first that is not)."""
+    y = np.asarray(y, dtype=np.float64)
+    out = [y]
+    for name, a in arrays.items():
+        a = np.asarray(a, dtype=np.float64)
+        if a.shape != y.shape:
+            raise ValueError(f"{name}: expected shape {y.shape} like y, got {a.shape}")
+        out.append(a)
+    return out
+
+
 def rmse(y, mean):
     """Root mean squared error over all entries."""
-    return float(np.sqrt(np.mean((np.asarray(y) - np.asarray(mean)) ** 2)))
+    y, mean = _like_y(y, mean=mean)
+    return float(np.sqrt(np.mean((y - mean) ** 2)))
 
 
 def nlpd(y, mean, std):
     """Mean negative log predictive density of y under independent Gaussians N(mean, std^2) (per entry)."""
-    y, mean, std = (np.asarray(a, dtype=np.float64) for a in (y, mean, std))
+    y, mean, std = _like_y(y, mean=mean, std=std)
     return float(np.mean(0.5 * np.log(2 * np.pi * std**2) + 0.5 * ((y - mean) / std) ** 2))
 
 
 def coverage(y, lower, upper):
     """Fraction of entries of y inside [lower, upper]."""
-    y = np.asarray(y)
+    y, lower, upper = _like_y(y, lower=lower, upper=upper)
     return float(np.mean((y >= lower) & (y <= upper)))
 
 

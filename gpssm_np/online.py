@@ -160,7 +160,7 @@ class OnlineFilter(OnlineFilterBase):
 
 def check_online_state(state, keys, model):
     """``state`` if it is a dict with the ``keys`` of an online filter's state, written by a filter of a model of
-    ``model``'s class (its "model" entry; a state without one, from an earlier version, is taken); ValueError
+    ``model``'s class (its "model" entry; a state without that entry is taken); ValueError
     otherwise (a state of another class could have the right shapes and mean something else)."""
     missing = sorted(set(keys) - set(state)) if isinstance(state, dict) else None
     if missing is None or missing:

@@ -162,27 +162,29 @@ def init_params(spec, rng, lengthscale=None, variance=None, process_noise=None, 
     q(x0) = N(0, x0_var I) (x0_sqrt = sqrt(x0_var) I for a full q(x0)); the linear mean starts as the identity
     (F = I, G = 0, b = 0), i.e. as PR-SSM's residual dynamics, until a warm start (``models/warm_start.py``) sets
     it. Scalars given for lengthscale, variance, process_noise, obs_noise, x0_var override :data:`AUTHORS_INIT`.
-    Any other keyword is a ValueError (:func:`check_init_values`).
+    Any other keyword, and a value beyond ``_validation.LARGEST_VALUE``, is a ValueError (:func:`check_init_values`).
     """
-    check_init_values(unknown)
+    given = {"lengthscale": lengthscale, "variance": variance, "process_noise": process_noise, "obs_noise": obs_noise,
+             "x0_var": x0_var}
+    check_init_values(dict(unknown, inducing_range=inducing_range,
+                           **{name: value for name, value in given.items() if value is not None}))
     if (isinstance(inducing_range, (bool, np.bool_)) or not isinstance(inducing_range, (int, float, np.integer,
                                                                                          np.floating))
             or not (np.isfinite(inducing_range) and inducing_range > 0)):
         raise ValueError(f"inducing_range: expected a positive finite number r (Z ~ U[-r, r]), got {inducing_range!r}")
     values = dict(AUTHORS_INIT)
     shapes = spec.param_shapes()
-    for name, value in (("lengthscale", lengthscale), ("variance", variance), ("process_noise", process_noise),
-                        ("obs_noise", obs_noise), ("x0_var", x0_var)):
+    for name, value in given.items():
         if value is not None:
-            given = np.asarray(value)
-            if given.dtype.kind not in "biuf" or not np.all(np.isfinite(given)) or np.any(given <= POSITIVE_FLOOR):
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf" or not np.all(np.isfinite(array)) or np.any(array <= POSITIVE_FLOOR):
                 raise ValueError(f"{name}: expected positive finite values (above {POSITIVE_FLOOR}), got {value!r}")
             shape = shapes.get(name, (spec.dim_x,))  # x0_var also sets a full q(x0)'s diagonal
             try:
-                np.broadcast_to(given, shape)
+                np.broadcast_to(array, shape)
             except ValueError:
                 raise ValueError(f"{name}: expected a number or an array that broadcasts to shape {shape}, got shape "
-                                 f"{given.shape}") from None
+                                 f"{array.shape}") from None
             values[name] = value
     params = {
         "Z": rng.uniform(-inducing_range, inducing_range, size=shapes["Z"]),

@@ -145,7 +145,7 @@ def evaluate_paper(model, dataset, num_samples=50, seed=0, window=100, max_windo
 
 def _full_free_x0(model):
     """Whether ``model``'s free q(x0) holds a full covariance (a warm start's, ``x0_sqrt``): the paper protocol then
-    starts from it, not from its diagonal; a diagonal q(x0) keeps its variances, drawn as they always were."""
+    starts from it, not from its diagonal; a diagonal q(x0) keeps its variances."""
     return getattr(getattr(model, "spec", None), "x0_covariance", None) == "full"
 
 
@@ -292,8 +292,11 @@ def evaluation_data(model, dataset, history=None):
     """The :data:`EvaluationData` of ``dataset``: a ``datasets.Dataset`` (its training half is the history), or a
     tuple ``(y_test, u_test)`` in the units the model was fitted in with ``history = (y_train, u_train)`` of the
     steps just before it (or None: no history; either pair may be a list of two). Units: module docstring. An
-    :data:`EvaluationData` is returned as it is."""
+    :data:`EvaluationData` is returned as it is (``history`` must then be None)."""
     if isinstance(dataset, EvaluationData):
+        if history is not None:
+            raise ValueError("history: an EvaluationData holds its own history (y_train, u_train); give history only "
+                             "with test arrays, dataset=(y_test, u_test)")
         return dataset
     scaling = getattr(model, "scaling_", None)
     if isinstance(dataset, (tuple, list)):
@@ -346,7 +349,7 @@ def fitted_on_raw_series(model, dataset):
     the data set's standard deviations, a standard deviation by its log ratio). A model fitted on another stretch of
     the raw series (its statistics then are not the training part's exactly) is one too; where the two views are
     equally near, the data set's statistics are about the identity and the two views about agree. False for a model
-    without a scaling (one fitted before models kept it)."""
+    without a ``scaling_``."""
     scaling = getattr(model, "scaling_", None)
     if scaling is None:
         return False

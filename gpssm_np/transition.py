@@ -29,9 +29,9 @@ then gives
   precompute);
 * :meth:`Transition.enkf_loglik`: the ensemble Kalman filter through the same transition and its predictive
   log-likelihood (``ops.enkf``; the data term of the ``"enkf"`` objective), by backend as the rollout;
-* :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the particle
-  filter's fully adapted proposal and the regression ELBO of pre-training (``moments`` is the one place the Python
-  layer assembles them; the fused kernels are its compiled twin);
+* :meth:`Transition.gp_moments` and :meth:`Transition.moments`: the one-step Gaussian moments, for the regression
+  ELBO of pre-training (``full_cov=False``) and as the Python reference the fused kernels that the filters run
+  (``ops.rollout.transition_moments``, ``ops.adapted_step``) are tested against;
 * :meth:`Transition.filter_function`: the same moments as a function for the particle filter (a
   :class:`FilterTransition`), whose fully adapted step then runs fused with the particles' Kalman update
   (``ops.adapted_step``);

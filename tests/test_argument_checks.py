@@ -302,3 +302,85 @@ def test_dim_x_candidates_as_an_array_and_below_dim_y():
     with pytest.raises(ValueError, match=r"dim_x: every candidate needs at least dim_y = 2 states .* got 1 in "
                                          r"\[1, 4\]"):
         gp.ODGPSSM(dim_x=[1, 4], dim_y=2, dim_u=1)
+
+
+def test_scores_refuse_a_forecast_of_another_shape_than_y():
+    """NumPy broadcast a (T, 1) y against a (T,) mean into (T, T): rmse 1.15 where the forecast is exact."""
+    from gpssm_np.metrics import coverage, nlpd, rmse
+    y, flat = np.arange(3.0)[:, None], np.arange(3.0)
+    with pytest.raises(ValueError, match=r"mean: expected shape \(3, 1\) like y, got \(3,\)"):
+        rmse(y, flat)
+    with pytest.raises(ValueError, match="std: expected shape"):
+        nlpd(y, y, np.ones(3))
+    with pytest.raises(ValueError, match="upper: expected shape"):
+        coverage(y, y - 1, flat + 1)
+    assert rmse(y, y) == 0.0 and coverage(y, y - 1, y + 1) == 1.0
+
+
+def test_evaluate_refuses_a_history_beside_evaluation_data(rng):
+    """An EvaluationData holds its own history; one given beside it was dropped without a word."""
+    from gpssm_np.protocols import evaluation_data
+    model = gp.ARX(dim_y=1, dim_u=1, na=1, nb=1).fit(rng.normal(size=(80, 1)), rng.normal(size=(80, 1)))
+    test, past = (rng.normal(size=(40, 1)), rng.normal(size=(40, 1))), (rng.normal(size=(20, 1)), None)
+    data = evaluation_data(model, test)
+    with pytest.raises(ValueError, match="history: an EvaluationData holds its own history"):
+        gp.evaluate(model, data, "causal", history=(past[0], rng.normal(size=(20, 1))))
+
+
+def _linear_transition(x, u, k):
+    return 0.9 * x, np.broadcast_to(0.1 * np.eye(x.shape[1]), (len(x), x.shape[1], x.shape[1])).copy()
+
+
+def test_the_filters_take_inputs_of_width_zero_as_no_inputs(rng):
+    """u (T, 0), the package's array for no inputs, was refused as empty by the particle filter and the smoother."""
+    from gpssm_np.filtering import backward_simulation, particle_filter
+    C, R, y = np.eye(1, 2), np.array([0.1]), rng.normal(size=(15, 1))
+    runs = [particle_filter(_linear_transition, C, R, y, u, np.zeros(2), np.ones(2), num_particles=20, rng=3,
+                            store_particles=True) for u in (None, np.empty((15, 0)))]
+    np.testing.assert_array_equal(runs[0].means, runs[1].means)
+    paths = [backward_simulation(_linear_transition, runs[0], u, num_trajectories=4, rng=5)
+             for u in (None, np.empty((15, 0)))]
+    np.testing.assert_array_equal(paths[0], paths[1])
+    with pytest.raises(ValueError, match="store_particles: expected True or False"):
+        particle_filter(_linear_transition, C, R, y, None, np.zeros(2), np.ones(2), num_particles=20,
+                        store_particles="no")
+    with pytest.raises(ValueError, match="include_initial: expected True or False"):
+        backward_simulation(_linear_transition, runs[0], include_initial="yes")
+
+
+def test_the_online_particle_filter_takes_a_seed_and_checks_each_observation(rng):
+    from gpssm_np.filtering import OnlineParticleFilter, particle_filter
+    C, R, y = np.eye(1, 2), np.array([0.1]), rng.normal(size=(5, 1))
+    online = OnlineParticleFilter.start(_linear_transition, C, R, np.zeros(2), np.ones(2), 20, rng=7)
+    for y_t in y:
+        online.update(y_t)
+    batch = particle_filter(_linear_transition, C, R, y, None, np.zeros(2), np.ones(2), num_particles=20, rng=7)
+    np.testing.assert_array_equal(online.particles, batch.particles)
+    with pytest.raises(ValueError, match=r"y_t: expected 1 real number\(s\), one per output"):
+        online.update([0.1, 0.2])
+    with pytest.raises(ValueError, match="y_t: expected 1 finite number"):
+        online.update([np.inf])
+    with pytest.raises(ValueError, match="u_t: expected 1 finite number"):
+        online.update([0.1], [np.nan])
+
+
+def test_init_params_refuses_initial_values_too_large_for_a_model_file():
+    """The bound the models' constructors apply; init_params checked only unknown keywords for it."""
+    from gpssm_np.params import GPSSMSpec, init_params
+    spec = GPSSMSpec(dim_x=2, dim_y=1, dim_u=1, num_latent=2, num_inducing=4)
+    for name in ("lengthscale", "inducing_range"):
+        with pytest.raises(ValueError, match=f"{name}: values up to 1e\\+200"):
+            init_params(spec, np.random.default_rng(0), **{name: 1e200})
+    assert np.all(np.isfinite(init_params(spec, np.random.default_rng(0), lengthscale=3.0)["Z"]))
+
+
+def test_an_lgssm_too_short_to_score_any_state_dimension_says_so(rng):
+    """On 35 steps no d_x of "auto" can be scored: the fallback was taken silently and its repr said "chosen"."""
+    y, u = rng.normal(size=(35, 1)), rng.normal(size=(35, 1))
+    with pytest.warns(UserWarning, match="LGSSM: no state dimension could be scored: 35 training steps"):
+        model = gp.LGSSM(dim_x="auto").fit(y, u)
+    assert repr(model).endswith("[d_x=4, a fallback: none of 1-10 could be scored]")
+    # a GP model's floor says it once, in its own words (the LGSSM's warning is its floor's)
+    with pytest.warns(UserWarning) as caught:
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=10, progress=False)
+    assert [str(w.message)[:30] for w in caught] == ["y: 35 training steps are too f"]

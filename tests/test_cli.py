@@ -350,11 +350,13 @@ def test_demo_names_a_bad_seed(tmp_path, capsys):
 def test_fit_says_which_options_a_closed_form_model_ignores(tmp_path, tanks_csv, capsys):
     assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "arx", "--epochs",
                  "3", "--lr", "0.5", "--out", str(tmp_path / "m.npz")]) == 0
-    assert "note: --epochs, --lr: the arx model is fitted in closed form" in capsys.readouterr().err
+    assert "note: --epochs, --lr: the arx model (fitted in closed form or by EM) takes no" in capsys.readouterr().err
     # options it ignores are not checked against each other either
     assert main(["fit", "--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow", "--model", "lgssm", "--epochs",
-                 "3", "--max-steps", "5", "--out", str(tmp_path / "m.npz")]) == 0
-    assert "note: --epochs, --max-steps: the lgssm model is fitted in closed form" in capsys.readouterr().err
+                 "3", "--max-steps", "5", "--num-samples", "7", "--out", str(tmp_path / "m.npz")]) == 0
+    printed = capsys.readouterr()
+    assert "note: --epochs, --max-steps, --num-samples: the lgssm model (fitted in closed form or by EM)" in printed.err
+    assert re.search(r"trained lgssm on .* \(\d+ EM iterations, final negative log-likelihood ", printed.out)
 
 
 def test_an_option_of_the_other_data_source_is_refused_not_ignored(tmp_path, tanks_csv, capsys):
@@ -538,3 +540,25 @@ def test_fit_says_how_far_a_gp_part_fell_short(tmp_path, capsys):
     chosen = gp.load(tmp_path / "m.npz").selection_
     assert float(found[1]) == round(float(np.mean(chosen["floor_errors"])), 4)
     assert float(found[1]) != round(chosen["record"][0]["rmse"], 4)
+
+
+def test_fit_names_the_guard_that_dropped_the_gp_part():
+    """Stage 4 keeps one verdict for both guards; fit blamed the free run where only the far field had failed."""
+    from gpssm_np.cli import _failed_guards
+    stable = {"run": 0.9, "filter": 0.5}
+    record = lambda model_error, far_model: {"free_run": {  # noqa: E731
+        "model": model_error, "floor": 0.3, "passed": False, "far_field": {"model": far_model, "floor": stable}}}
+    assert _failed_guards(record(0.29, {"run": 1.2, "filter": 0.5})).startswith("off the data its transition (spectral "
+                                                                                  "radius 1.2)")
+    assert _failed_guards(record(0.9, stable)) == "its free run of the training data, RMSE 0.9 against the floor's 0.3"
+    assert _failed_guards(record(float("nan"), stable)).startswith("its free run")
+
+
+@pytest.mark.parametrize("module", ["systems", "filters"])
+def test_the_experiment_scripts_refuse_a_count_of_seeds_below_one(module, tmp_path, capsys):
+    """``--seeds 0`` ran nothing and wrote empty tables (``gpssm-np reproduce`` refused it already)."""
+    import importlib
+    main_of = importlib.import_module(f"gpssm_np.experiments.{module}").main
+    with pytest.raises(SystemExit) as exit_info:
+        main_of(["--seeds", "0", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2 and "--seeds: expected a positive integer" in capsys.readouterr().err

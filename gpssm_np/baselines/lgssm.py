@@ -36,6 +36,7 @@ References: P. Van Overschee and B. De Moor, "N4SID", Automatica 30(1), 1994; R.
 J. Time Series Anal. 3(4), 1982; Z. Ghahramani and G. E. Hinton, "Parameter estimation for linear dynamical
 systems", Tech. Rep. CRG-TR-96-2, 1996.
 """
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -49,6 +50,9 @@ from ..ops.linalg import symmetrise
 from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
 from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
+
+#: The start of the UserWarning of ``fit`` with ``dim_x="auto"`` when no candidate d_x could be scored.
+UNSCORED = "LGSSM: no state dimension could be scored"
 
 
 def _hankel(a, first, rows, cols):
@@ -165,15 +169,18 @@ class LGSSM(LinearBaseline):
         self.max_spectral_radius = max_spectral_radius
 
     def _fitted_choices(self):
-        """Once fitted, the state dimension (and the candidates it was chosen from, with ``dim_x="auto"`` or a list):
-        the repr's bracket; a range of consecutive candidates as "1-10", others as a list."""
+        """Once fitted, the state dimension (and the candidates it was chosen from, with ``dim_x="auto"`` or a list;
+        a fallback where none could be scored): the repr's bracket; consecutive candidates as "1-10", others as a
+        list."""
         if not self.fitted:
             return ""
         scores = sorted(self.dim_x_scores_)
-        consecutive = scores == list(range(scores[0], scores[-1] + 1)) if scores else False
-        chosen = "" if not scores else f" chosen from {scores[0]}-{scores[-1]}" if consecutive else \
-            f" chosen from {scores}"
-        return f"d_x={self.spec.dim_x}{chosen}"
+        if not scores:
+            return f"d_x={self.spec.dim_x}"
+        tried = f"{scores[0]}-{scores[-1]}" if scores == list(range(scores[0], scores[-1] + 1)) else f"{scores}"
+        if len(scores) > 1 and not any(np.isfinite(v) for v in self.dim_x_scores_.values()):
+            return f"d_x={self.spec.dim_x}, a fallback: none of {tried} could be scored"
+        return f"d_x={self.spec.dim_x} chosen from {tried}"
 
     def _check_block_rows(self):
         if self._block_rows() * self.spec.dim_y < self.spec.dim_x:
@@ -350,6 +357,10 @@ class LGSSM(LinearBaseline):
                 chosen, self.dim_x_scores_, self.fold_errors_ = candidates[0], {candidates[0]: np.nan}, None
             else:
                 chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, candidates)
+                if self.fold_errors_ is None:
+                    warnings.warn(f"{UNSCORED}: {sum(len(y) for y, _ in data)} training steps are too few for the "
+                                  f"rolling-origin folds; d_x = {chosen} is a fallback chosen without evidence",
+                                  UserWarning, stacklevel=2)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"

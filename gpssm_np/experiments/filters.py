@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from .. import _validation as check
 from .. import datasets as ds_module
 from ..protocols import evaluate
 from . import runs
@@ -75,7 +76,7 @@ def markdown(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=check.positive_count, default=2)
     parser.add_argument("--out", default="results")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--data-dir", default=None)

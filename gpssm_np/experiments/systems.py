@@ -6,9 +6,8 @@ Systems (simulators of ``datasets``), 1000 steps each: the first 500 train
 
 * five random stable linear Gaussian systems, 2-6 states, slow or slow-and-fast poles, 1-2 inputs and outputs
   (:data:`LINEAR_SYSTEMS`); the model has the true state dimension;
-* nonlinear plants (:data:`NONLINEAR_SYSTEMS`): the cascaded tanks (square-root outflow, d_x = 4); and, added
-  after the recipe was fixed and run once with it (issue #14's "plants you have never seen"), the quadruple tanks of
-  Johansson (2000) (two inputs, two coupled outputs, d_x = 4), a Hammerstein and a Wiener system (a saturating
+* nonlinear plants (:data:`NONLINEAR_SYSTEMS`): the cascaded tanks (square-root outflow, d_x = 4); the quadruple
+  tanks of Johansson (2000) (two inputs, two coupled outputs, d_x = 4), a Hammerstein and a Wiener system (a saturating
   actuator or sensor around a resonance, d_x = 2), a driven pendulum and Duffing oscillator (d_x = 2), three
   tanks in a row (two inputs, three outputs, d_x = 3), an exothermic stirred-tank reactor (two inputs, two outputs,
   d_x = 2) and two masses joined by a hardening spring (one input, two outputs, d_x = 4).
@@ -19,7 +18,7 @@ averaged over windows and outputs. References: the Kalman filter and forecast wi
 best possible forecast of a linear system), and the package's LGSSM (the true d_x) and ARX (orders by its own
 cross-validation) fitted on the same training part. Two GP models: ``ODGPSSM(dim_x=d, ...)`` with the system's d
 (as a user who knows it would build it), and ``ODGPSSM(dim_y=..., dim_u=...)``, whose d_x the fit chooses
-(``dim_x="auto"``, the default; rows written before it was added show "-" for it).
+(``dim_x="auto"``, the default; a row without it shows "-").
 
 Run: ``python -m gpssm_np.experiments.systems --seeds 5 --out DIR`` (JSON lines streamed to
 ``systems.jsonl``, resumable; Markdown to ``systems.md``).
@@ -32,6 +31,7 @@ import time
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
+from .. import _validation as check
 from .. import datasets as ds_module
 from ..metrics import rmse
 from ..ops.threads import use_threads
@@ -142,7 +142,7 @@ def markdown(rows):
 
 def table(rows):
     """Per system: mean +- sample std over seeds of each model's causal RMSE, the d_x chosen by ``dim_x="auto"``,
-    and the ratios of ODGPSSM with the system's d_x to the references (a column a row predates shows "-")."""
+    and the ratios of ODGPSSM with the system's d_x to the references (a column a row lacks shows "-")."""
     lines = ["| system | ODGPSSM (d_x of the system) | ODGPSSM (d_x auto) | d_x chosen | LGSSM | ARX | "
              "Kalman, true model | ODGPSSM / Kalman | ODGPSSM / LGSSM | ODGPSSM / best linear | fit s |",
              "|---" * 11 + "|"]
@@ -172,7 +172,7 @@ def table(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=check.positive_count, default=5)
     parser.add_argument("--out", default="results")
     parser.add_argument("--systems", nargs="+", default=SYSTEMS, choices=SYSTEMS)
     args = parser.parse_args(argv)

@@ -43,8 +43,7 @@ from ..protocols import evaluate
 from . import runs as runs_module
 from .stats import paired_bootstrap, paired_scores
 
-#: The protocols every sweep row is scored under, in the order of the Markdown tables (the committed results'
-#: order; ``simulate`` last, added after the first sweeps).
+#: The protocols every sweep row is scored under, in the order of the Markdown tables (the committed results').
 SWEEP_PROTOCOLS = ("paper", "causal", "freerun", "envi", "simulate")
 
 logger = logging.getLogger(__name__)

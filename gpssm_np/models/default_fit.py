@@ -55,8 +55,8 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    It costs a second selection (not a second fit of the linear model) only where the first kept nothing.
 4. **refit**: the floor is fitted to all the training data (it was in stage 1); with the GP part kept, the model
    starts there and takes round(r s*) Adam steps with the chosen candidate on all of it, r = the training data's
-   steps over the mean of the GP folds' training steps (:func:`passes_ratio`; r >= 1: 1.39 for one sequence of up to
-   400 steps, 1.18 for one of 1000): as many passes over all the data as the fold runs made over their shorter
+   steps over the mean of the GP folds' training steps (:func:`passes_ratio`; r >= 1: 1.36-1.40 for one sequence of up
+   to 400 steps, 1.18 for one of 1000): as many passes over all the data as the fold runs made over their shorter
    pasts, its windows growing at the fold runs' steps scaled by r alike (the last average of the iterates kept;
    decision AX of research/ablation_plan.md; Goodfellow, Bengio and Courville, Deep Learning, 2016, sec. 7.8, name
    both choices, the steps or the passes); without, it is the floor with a zero GP residual (A = 0, all process
@@ -191,8 +191,8 @@ def live_candidates(record, candidates, patience, halve_at=None):
 
 def floor_rmse(selection):
     """The mean fold error of the floor a default fit's GP part was judged against (stage 3), from its ``selection_``:
-    the exact floor's ("floor_errors"); for a record written before they were kept, its step 0, which it was judged
-    against then; None where nothing was scored."""
+    the exact floor's ("floor_errors"); for a record without them (a model file that does not keep them), its
+    step 0; None where nothing was scored."""
     if selection.get("floor_errors"):
         return float(np.mean(selection["floor_errors"]))
     return selection["record"][0]["rmse"] if selection.get("record") else None

@@ -30,12 +30,13 @@ models are fitted with ``standardize=False`` on them, which is what ``ARX()`` an
 internally after their own standardisation of the same data, and without the calibration of their intervals
 (``calibrate=False``: it moves no point forecast, and the GP model's default fit calibrates its own intervals).
 """
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..baselines.arx import ARX, order_errors
-from ..baselines.lgssm import LGSSM
+from ..baselines.lgssm import LGSSM, UNSCORED
 from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from .warm_start import check_outputs
@@ -105,7 +106,9 @@ def fit_kind(kind, ys, us, dim_x=None):
         return model.fit(ys, us), errors or None
     if kind == "lgssm":
         try:
-            model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
+            with warnings.catch_warnings():  # the GP model's fit says it of its floor (DefaultFit.floor)
+                warnings.filterwarnings("ignore", message=UNSCORED)
+                model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
         except ValueError as err:  # the user asked for a GP model: say which floor refused the data, and the way out
             raise ValueError(f"{err} (the LGSSM floor of the GP model's linear init; init='arx' keeps the floor to "
                              "the ARX)") from None

@@ -633,8 +633,8 @@ class GPSSM(GradientTrainedModel):
         return as_covariance(mean, var) if full_cov else (mean, var)
 
     def _free_x0(self):
-        """:meth:`GradientTrainedModel._free_x0`: the covariance of a full q(x0), else the variances (the particle
-        draws of a diagonal q(x0) as they always were)."""
+        """:meth:`GradientTrainedModel._free_x0`: the covariance of a full q(x0), else the variances (a
+        diagonal q(x0)'s particles are drawn from its variances)."""
         return self._q_x0(full_cov=self.spec.x0_covariance == "full")
 
     # -- training --------------------------------------------------------------------------------------------

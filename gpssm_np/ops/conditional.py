@@ -104,8 +104,8 @@ def conditional_moments_reference(Kxz, kxx, alpha, B):
 def _factors(Kzz, q_mu, q_sqrt, whiten):
     # For every latent GP q: L = chol(K), W = L^{-1}, K^{-1} = sym(W^T W), alpha = P^T mu and B = sym(K^{-1} - V V^T)
     # with V = P^T R, R = tril(q_sqrt), P = W (whitened) or K^{-1}; stacks (Q, M, M) and alpha (Q, M). One kernel
-    # with loops and BLAS calls (the calls np.dot makes) but no array expressions, whose broadcasting and error
-    # messages took most of this file's compile time.
+    # with loops and BLAS calls (the calls np.dot makes) but no array expressions: Numba compiles their broadcasting
+    # and error checks slowly.
     Q, M = q_mu.shape
     L, W, Kinv = np.empty((Q, M, M)), np.empty((Q, M, M)), np.empty((Q, M, M))
     alpha, B = np.empty((Q, M)), np.empty((Q, M, M))

@@ -21,14 +21,16 @@ Backward, from m^s_T, P^s_T = m_T, P_T, for t = T..1 (Rauch, Tung & Striebel 196
     Cov(x_t, x_{t-1} | y_{1:T}) = P^s_t J_{t-1}^T              the lag-one covariances EM needs
 
 (the filtered moments at t = 0 are the prior's m_0, P_0). Each step is O(d_x^3 + d_y d_x^2 + d_y^3) operations on
-matrices of a few rows; the NumPy loop it replaces spent its time in the overhead of a dozen small NumPy and LAPACK
-calls per step. Solving with P^-_t as np.linalg.solve did (LU, partial pivoting, not a Cholesky factor) keeps its
-behaviour on predicted covariances that rounding made indefinite; an exactly singular one is reported.
+matrices of a few rows, where a NumPy loop would spend its time in the overhead of a dozen small NumPy and LAPACK
+calls per step. The smoother solves with P^-_t by LU with partial pivoting (as np.linalg.solve, not a Cholesky
+factor), so a predicted covariance that rounding made slightly indefinite still solves; an exactly singular one is
+reported.
 
 No fastmath in these loops (the update keeps the flags of ``ops.gaussian_condition``). No gradient. The kernels
 return the first step whose predictive covariance of y is not positive definite (forward) or whose P^-_t is
 singular (backward), -1 when none, their outputs then unfinished; the caller raises the error. The plain NumPy
-references :func:`kalman_forward_reference` and :func:`rts_backward_reference` are the loops these replace.
+references :func:`kalman_forward_reference` and :func:`rts_backward_reference` are the same loops, which the tests
+hold the kernels to.
 """
 import math
 
