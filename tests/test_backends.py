@@ -89,6 +89,9 @@ def test_same_model_seed_same_parameters():
     b = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=5).get_learned_params()
     for name in a:
         np.testing.assert_array_equal(a[name], b[name])
+    other = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, seed=6).get_learned_params()
+    for name in ("Z", "q_mu", "A"):  # the randomly initialised arrays follow the seed
+        assert not np.array_equal(a[name], other[name])
 
 
 def test_noise_depends_on_the_seed_only_not_on_threads():

@@ -124,8 +124,13 @@ def test_forecast_is_reproducible_and_causal(rng):
 def test_forecast_from_given_initial_state_is_the_free_run(rng):
     model = small_model()
     u = rng.normal(size=(15, 1))
-    fc = model.forecast(u, x0=(np.zeros(2), np.full(2, 1e-12)), num_samples=5, seed=0)
-    assert fc.mean.shape == (15, 1)
+    mean, var = np.array([0.3, -0.2]), np.full(2, 1e-12)
+    fc = model.forecast(u, x0=(mean, var), num_samples=5, seed=0)
+    assert fc.mean.shape == (15, 1) and fc.origin == "x0"
+    rng_ = np.random.default_rng(0)  # the forecast's draws: x_0 from N(mean, diag var), then the free run
+    states = model._free_run(mean + np.sqrt(var) * rng_.standard_normal((5, 2)), u, rng_)
+    np.testing.assert_array_equal(fc.states, states)
+    assert not np.allclose(model.forecast(u, x0=(-mean, var), num_samples=5, seed=0).mean, fc.mean)
     with pytest.raises(ValueError, match="u_future"):
         model.forecast(None)
     with pytest.raises(ValueError, match="u_future"):

@@ -88,6 +88,10 @@ def test_the_lgssm_fits_at_its_minimum_length(rng):
         model = gp.LGSSM(dim_x=dim_x, num_iters=2)
         y, u = rng.normal(size=(model.min_steps(), 1)), rng.normal(size=(model.min_steps(), 1))
         model.fit(y, u)
+        assert len(model.history_) == 2 and np.all(np.isfinite(model.history_))
+        assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())
+        with pytest.raises(ValueError, match="needs at least"):
+            gp.LGSSM(dim_x=dim_x, num_iters=2).fit(y[1:], u[1:])
 
 
 def test_missing_past_outputs_are_read_by_both_linear_models(rng):

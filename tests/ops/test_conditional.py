@@ -104,8 +104,9 @@ def test_precompute_ignores_upper_triangles(whiten, rng):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("kind", ["matern52", "se"])
 @pytest.mark.parametrize("whiten", WHITEN)
-def test_total_derivative_through_gram_matrix(whiten, rng):
+def test_total_derivative_through_gram_matrix(whiten, kind, rng):
     # Kzz = K(Z, Z) + jitter: the symmetric convention gives the right gradient w.r.t. Z and the hyperparameters.
     _, q_mu, q_sqrt = conditional_precompute_example(rng)
     Q, M = q_mu.shape
@@ -114,7 +115,7 @@ def test_total_derivative_through_gram_matrix(whiten, rng):
 
     def make(kmat, precompute):
         def fn(Z, ell, s2, q_mu, q_sqrt):
-            return precompute(kmat(Z, Z, ell, s2) + 1e-3 * np.eye(M), q_mu, q_sqrt, whiten)
+            return precompute(kmat(Z, Z, ell, s2, kind) + 1e-3 * np.eye(M), q_mu, q_sqrt, whiten)
 
         return fn
 

@@ -25,6 +25,20 @@ def test_without_inputs_and_with_all_outputs_observed(rng):
     args = dmm_loop_example(rng, dim_u=0, dim_y=3)
     np.testing.assert_allclose(dmm_loop(*args), dmm_loop_reference(*args), rtol=1e-13)
     check_vjp_against_reference(dmm_loop, dmm_loop_reference, args, DIFFERENTIABLE, rng, rtol=1e-11)
+    check_vjp_finite_differences(dmm_loop, args, DIFFERENTIABLE, rng)
+
+
+def test_vjp_over_several_particle_blocks_matches_the_reference_and_finite_differences(rng, monkeypatch):
+    """Blocks of 4 particles over 15 (4, 4, 4, 3): each block's reverse pass must index its own particles' sequences
+    (the thread test below compares the blocks with themselves only)."""
+    from gpssm_np.ops import rollout as rollout_module
+
+    monkeypatch.setattr(rollout_module, "PARTICLE_BLOCK", 4)  # the DMM's particle blocks are the rollout's
+    args = dmm_loop_example(rng, B=3, S=5, T=4)
+    assert rollout_module.particle_blocks(15) == (4, 4)
+    np.testing.assert_allclose(dmm_loop(*args), dmm_loop_reference(*args), rtol=1e-13)
+    check_vjp_against_reference(dmm_loop, dmm_loop_reference, args, DIFFERENTIABLE, rng, rtol=1e-11)
+    check_vjp_finite_differences(dmm_loop, args, DIFFERENTIABLE, rng)
 
 
 def test_blocks_give_the_same_bits_on_any_number_of_threads(rng):

@@ -137,3 +137,91 @@ def test_bad_arguments_are_refused(rng):
     bad[0] = bad[0][::4]  # one member per window
     with pytest.raises(ValueError, match="at least 2 members"):
         enkf_loglik(*bad)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+@pytest.mark.parametrize("mean", ["zero", "identity"])
+@pytest.mark.parametrize("du", [0, 1])
+def test_vjp_with_a_zero_or_identity_mean_and_without_inputs(kind, mean, du, rng):
+    """The zero mean skips the linear term in the forward and reverse steps; d_u = 0 leaves G empty."""
+    args = enkf_example(rng, du=du)
+    dx = args[0].shape[1]
+    args = args[:12] + (np.eye(dx) if mean == "identity" else np.zeros((dx, dx)), np.zeros((dx, du)), np.zeros(dx)) \
+        + args[15:]
+    argnums = tuple(i for i in DIFFERENTIABLE if np.size(args[i]))
+    fn, ref = symmetric_B(enkf_loglik), symmetric_B(enkf_loglik_reference)
+    np.testing.assert_allclose(fn(*args, kind=kind), ref(*args, kind=kind), rtol=1e-12, atol=1e-12)
+    check_vjp_against_reference(fn, ref, args, argnums, rng, rtol=1e-8, kind=kind)
+    check_vjp_finite_differences(fn, args, argnums, rng, kind=kind)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_vjp_with_every_state_observed(kind, rng):
+    """d_y = d_x: the update's reverse pass adds the innovation covariance's gradient to every state."""
+    args = enkf_example(rng, dx=3, dy=3)
+    fn, ref = symmetric_B(enkf_loglik), symmetric_B(enkf_loglik_reference)
+    check_vjp_against_reference(fn, ref, args, DIFFERENTIABLE, rng, rtol=1e-8, kind=kind)
+    check_vjp_finite_differences(fn, args, DIFFERENTIABLE, rng, kind=kind)
+
+
+def test_vjp_at_the_variance_floor(rng):
+    """Members on both sides of the latent variances' floor (none within a finite-difference step of it)."""
+    from gpssm_np._config import VAR_FLOOR
+    from gpssm_np.ops import enkf as module
+    from gpssm_np.ops.rollout import prepare_arrays
+
+    args = enkf_example(rng)
+    args = args[:7] + (100.0 * np.eye(args[7].shape[1])[None].repeat(args[7].shape[0], axis=0),) + args[8:]
+    _, tape = module._forward(prepare_arrays(*args), "matern52")
+    N = args[0].shape[0]
+    var = (args[5][None, None, :, None] - np.einsum("btqml,btqml->btql", tape[1], tape[2]))[..., :N]  # s2 - k^T B k
+    sd = tape[5][..., :N]  # negative where floored
+    module._TAPES.release(tape)
+    assert (sd < 0).any() and (sd > 0).any() and np.min(np.abs(var - VAR_FLOOR)) > 1e-4
+    fn, ref = symmetric_B(enkf_loglik), symmetric_B(enkf_loglik_reference)
+    np.testing.assert_allclose(fn(*args), ref(*args), rtol=1e-12, atol=1e-12)
+    check_vjp_against_reference(fn, ref, args, DIFFERENTIABLE, rng, rtol=1e-8)
+    check_vjp_finite_differences(fn, args, DIFFERENTIABLE, rng)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_a_tape_over_budget_is_recomputed_to_the_same_gradients(kind, rng, monkeypatch):
+    """Past ``rollout.TAPE_BYTES`` the reverse pass recomputes k, dk/dr2 and B k per step (``rollout.tape_shapes``)."""
+    from autograd import grad
+
+    from gpssm_np.ops import enkf as module
+    from gpssm_np.ops import rollout as rollout_module
+
+    args = enkf_example(rng)
+    weights = rng.normal(size=args[2].shape[0])
+    gradients = lambda: grad(lambda *a: anp.sum(enkf_loglik(*a, kind=kind) * weights),  # noqa: E731
+                             list(DIFFERENTIABLE))(*args)
+    taped = gradients()
+    T, N, Q = args[10].shape
+    M, D = args[3].shape[1], args[3].shape[2]
+    nb, L = module.window_blocks(args[2].shape[0], N // args[2].shape[0])
+    size = 8 * nb * T * Q * M * L
+    for budget, kept in ((2 * size, (T, 1)), (0, (1, 1))):
+        monkeypatch.setattr(rollout_module, "TAPE_BYTES", budget)
+        shapes = rollout_module.tape_shapes(nb, T, Q, M, L, D, 1)
+        assert (shapes[2][1], shapes[3][1]) == kept
+        module._TAPES.clear()
+        for a, b in zip(gradients(), taped):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["matern52", "se"])
+def test_vjp_recomputes_when_tape_is_missing(kind, rng):
+    """The reverse pass of an answer without a tape (an untraced call's) recomputes it: the taped numbers exactly."""
+    from gpssm_np.ops import enkf as module
+
+    args = enkf_example(rng)
+    total = module._enkf_traced(*args, kind=kind)
+    assert module._TAPES.lookup(total) is not None
+    G = rng.normal(size=total.shape)
+    taped = module._enkf_make_vjp(total, *args, kind=kind)(G)
+    untraced = enkf_loglik(*args, kind=kind)
+    assert module._TAPES.lookup(untraced) is None
+    for a, b in zip(taped, module._enkf_make_vjp(untraced, *args, kind=kind)(G)):
+        if a is not None:
+            np.testing.assert_array_equal(a, b)

@@ -26,9 +26,11 @@ def test_one_step_follows_the_gate_equations(rng):
     np.testing.assert_allclose(lstm(X, w, H, 1), expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("steps", [None, 1])  # the example's sequences, and one step from the zero state
 @pytest.mark.parametrize("num_layers", LAYERS)
-def test_vjp_matches_autograd_and_finite_differences(num_layers, rng):
-    args = lstm_example(rng, num_layers)
+def test_vjp_matches_autograd_and_finite_differences(num_layers, steps, rng):
+    X, w, H, L = lstm_example(rng, num_layers)
+    args = (X[:, :steps], w, H, L)
     check_vjp_against_reference(lstm, lstm_reference, args, (0, 1), rng)
     check_vjp_finite_differences(lstm, args, (0, 1), rng)
 
