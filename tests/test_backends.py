@@ -35,12 +35,13 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(str(v) for v in c.values()))
-@pytest.mark.parametrize("kl_weighting", ["unbiased", "paper"])
-def test_backends_agree_on_value_and_gradient(config, kl_weighting, rng):
+@pytest.mark.parametrize("kl_weighting, objective", [("unbiased", "enkf"), ("paper", "enkf"), ("unbiased", "prior")])
+def test_backends_agree_on_value_and_gradient(config, kl_weighting, objective, rng):
+    # "enkf" (EnVI's, the default) composes ops.enkf; "prior" (the paper's) ops.rollout and ops.likelihood
     config = dict(config)
     cls = getattr(gp, config.pop("cls"))
-    model = perturbed(cls(dim_x=3, dim_y=1, dim_u=1, num_inducing=5, seed=1, kl_weighting=kl_weighting, **config),
-                      rng)
+    model = perturbed(cls(dim_x=3, dim_y=1, dim_u=1, num_inducing=5, seed=1, kl_weighting=kl_weighting,
+                          objective=objective, **config), rng)
     y, u = data(rng)
     results = {b: model.elbo_and_grad(y, u, num_samples=4, seed=3, backend=b) for b in ("fused", "ops", "reference")}
     v_ref, g_ref = results["reference"]
@@ -51,8 +52,12 @@ def test_backends_agree_on_value_and_gradient(config, kl_weighting, rng):
             assert rel_err(g[name], g_ref[name]) <= 1e-8, (backend, name, rel_err(g[name], g_ref[name]))
 
 
-def test_gradient_matches_finite_differences(rng):
-    model = perturbed(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=0), rng)
+@pytest.mark.parametrize("objective, whiten, shared, kernel", [("enkf", True, True, "matern52"),
+                                                                ("prior", True, True, "matern52"),
+                                                                ("prior", False, False, "se")])
+def test_gradient_matches_finite_differences(objective, whiten, shared, kernel, rng):
+    model = perturbed(gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, seed=0, objective=objective, whiten=whiten,
+                                 shared_inducing=shared, kernel=kernel), rng)
     y, u = data(rng, T=5)
     _, g = model.elbo_and_grad(y, u, num_samples=3, seed=7)
     base = model.get_learned_params()
