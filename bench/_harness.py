@@ -77,10 +77,13 @@ def measure(fn, repeats=5, min_time=0.0):
             "repeats": len(times)}
 
 
-def parser(description):
+def parser(description, repeats=True):
+    """The options every benchmark takes; ``--repeats`` only where ``repeats`` (a script that times one run of a
+    whole fit or a stream of updates has no repeated calls to set)."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    p.add_argument("--repeats", type=int, default=5, help="timed calls after the first (default 5)")
+    if repeats:
+        p.add_argument("--repeats", type=int, default=5, help="timed calls after the first (default 5)")
     p.add_argument("--small", action="store_true", help="a tiny configuration (smoke test)")
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads while measuring (default 1; 0 leaves BLAS's own setting)")

@@ -37,7 +37,7 @@ def series(T):
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], repeats=False)
     p.add_argument("--lengths", type=int, nargs="+", default=None, help="series lengths (default 500 2000)")
     p.add_argument("--datasets", nargs="+", default=[], help="data sets whose training half is fitted too")
     p.add_argument("--max-steps", type=int, nargs="+", default=[],

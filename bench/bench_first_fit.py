@@ -42,11 +42,11 @@ def timed_child(env):
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], repeats=False)
     args = p.parse_args(argv)
-    if args.small or args.repeats != p.get_default("repeats") or args.blas_threads != p.get_default("blas_threads"):
-        p.error("--small, --repeats, --blas-threads: this benchmark times one fit with an empty kernel cache and one "
-                "with it filled, at one size; it takes --json and --results-dir")
+    if args.small or args.blas_threads != p.get_default("blas_threads"):
+        p.error("--small, --blas-threads: this benchmark times one fit with an empty kernel cache and one with it "
+                "filled, at one size; it takes --json and --results-dir")
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         cold, cold_cpu = timed_child(env)

@@ -67,7 +67,7 @@ def instrument(totals):
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], repeats=False)
     p.add_argument("--epochs", type=int, default=None, help="training epochs (default 70; 1 with --small)")
     p.add_argument("--num-inducing", type=int, default=20)
     p.add_argument("--train-points", type=int, default=None, help="use only the first N training points")

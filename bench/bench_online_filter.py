@@ -31,7 +31,7 @@ TARGET_PARTICLES = 500
 
 
 def main(argv=None):
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], repeats=False)
     p.add_argument("--particles", type=int, default=None, help="particles (default 500; 50 with --small)")
     p.add_argument("--updates", type=int, default=None, help="timed updates (default 400; 20 with --small)")
     p.add_argument("--warmup", type=int, default=50, help="updates before timing (default 50)")

@@ -1,4 +1,5 @@
-"""gpssm_np: Gaussian process state-space models (ODGPSSM, PRSSM) in NumPy and Numba.
+"""gpssm_np: Gaussian process state-space models (ODGPSSM, PRSSM, their base GPSSM) in NumPy and Numba, beside the
+deep state-space model DSSM and the linear models ARX and LGSSM.
 
 Public API::
 

@@ -27,8 +27,9 @@ def run(script, *args, timeout=300, results_dir=None):
     return proc.stdout
 
 
-def run_json(script, *args):
-    return json.loads(run(script, "--json", "--repeats", "1", *args))
+def run_json(script, *args, repeats=True):
+    """The script's JSON report of a --small run; one timed call after the first where it repeats calls."""
+    return json.loads(run(script, "--json", *(("--repeats", "1") if repeats else ()), *args))
 
 
 def test_bench_elbo():
@@ -114,7 +115,7 @@ def test_bench_readme_is_rendered_from_the_result_files():
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(DATA_DIR, "actuator")), reason="actuator data not available")
 def test_bench_fit():
-    report = run_json("bench_fit.py")
+    report = run_json("bench_fit.py", repeats=False)
     assert report["steps"] > 0 and report["fit_seconds"] < 30
     assert set(report["step_breakdown_seconds"]) == {"rollout", "recognition network", "precompute", "noise",
                                                      "optimizer", "Python overhead"}
@@ -123,7 +124,7 @@ def test_bench_fit():
 
 @pytest.mark.skipif(not os.path.isdir(os.path.join(DATA_DIR, "dryer2")), reason="dryer2 data not available")
 def test_bench_default_fit():
-    report = run_json("bench_default_fit.py", "--datasets", "dryer2", "--max-steps", "10")
+    report = run_json("bench_default_fit.py", "--datasets", "dryer2", "--max-steps", "10", repeats=False)
     r, r10, plant, plant10 = report["runs"]  # each series at the (small) default budget, then at 10 steps
     assert plant["data"] == plant10["data"] == "dryer2" and plant["T"] == 433 and plant["dim_x"] >= 3
     assert plant["folds"] == 2 and (plant["max_steps"], plant10["max_steps"]) == (20, 10)
@@ -135,7 +136,7 @@ def test_bench_default_fit():
 
 
 def test_bench_online_filter():
-    report = run_json("bench_online_filter.py")
+    report = run_json("bench_online_filter.py", repeats=False)
     assert report["config"]["particles"] == 50 and report["config"]["updates"] == 20
     s = report["update_seconds"]
     parts = [report[f"{name}_seconds"] for name in ("propagate", "draw", "normals")]
@@ -176,4 +177,13 @@ def test_the_readme_builder_takes_a_results_folder_and_a_small_run_writes_no_res
 def test_the_first_fit_benchmark_refuses_options_it_cannot_honour():
     proc = subprocess.run([sys.executable, os.path.join(BENCH, "bench_first_fit.py"), "--small"], capture_output=True,
                           text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 2 and "--small, --repeats, --blas-threads" in proc.stderr
+    assert proc.returncode == 2 and "--small, --blas-threads" in proc.stderr
+
+
+@pytest.mark.parametrize("script", ["bench_default_fit.py", "bench_fit.py", "bench_first_fit.py",
+                                    "bench_online_filter.py"])
+def test_the_benchmarks_of_one_timed_run_take_no_repeats(script):
+    """They time one fit or one stream of updates: a --repeats they took would have changed nothing."""
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, script), "--repeats", "3"], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and "unrecognized arguments: --repeats 3" in proc.stderr
