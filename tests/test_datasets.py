@@ -228,6 +228,13 @@ def test_windows_errors(rng):
         windows(y, y[:10], 5)
     with pytest.raises(ValueError, match="u"):
         windows([y, y], [y], 5)
+    wide = rng.standard_normal((20, 2))
+    with pytest.raises(ValueError, match="y: all sequences must have the same number of columns"):
+        windows([y, wide], None, 5)
+    with pytest.raises(ValueError, match="u: all sequences must have the same number of columns"):
+        windows([y, y], [y, wide], 5)
+    with pytest.raises(ValueError, match=r"y\[1\]: "):  # a list's sequence is named by its index
+        windows([y, y[:, 0]], None, 5)
     with pytest.raises(ValueError, match="y"):
         windows([], None, 5)
 

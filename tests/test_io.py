@@ -606,6 +606,9 @@ def test_a_damaged_state_file_is_refused_as_a_state_file(tmp_path):
         read_state(tmp_path / "no_meta.npz", "test")
     with pytest.raises(ModelFileError, match="it contains pickled"):
         read_state(tmp_path / "pickled.npz", "test")
+    np.savez(tmp_path / "bad_json.npz", __meta__=np.array("{not json"))  # a ValueError that is not about pickles
+    with pytest.raises(ModelFileError, match="cannot be read as a state file \\(JSONDecodeError"):
+        read_state(tmp_path / "bad_json.npz", "test")
 
 
 @pytest.mark.parametrize("make", [lambda: gp.ODGPSSM(dim_y=1, dim_u=1, seed=0),
@@ -651,3 +654,14 @@ def test_an_unfitted_model_copies_with_q_following_d_x(tmp_path, rng):
     assert fitted.initialise(other_y, other_u).spec == gp.ODGPSSM(dim_y=1, dim_u=1).initialise(other_y, other_u).spec
     with pytest.raises(ValueError, match="fixed: expected parameter names"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, plan={"fixed": 5})
+
+
+@pytest.mark.parametrize("version", [FORMAT_VERSION + 1, "2"])
+def test_a_state_file_of_a_newer_or_malformed_format_is_refused(tmp_path, version):
+    """The checkpoints' files (``archive.write_state``) carry the format version a model file does, read the same way."""
+    path = archive.write_state(tmp_path / "state.npz", "test", {"step": 3}, {"x": np.arange(3.0)})
+    state, arrays = archive.read_state(path, "test")
+    assert state == {"step": 3} and np.array_equal(arrays["x"], np.arange(3.0))
+    rewrite(path, change_meta(format_version=version))
+    with pytest.raises(ModelFileError, match=f"its format_version {version!r} is not one this gpssm_np reads"):
+        archive.read_state(path, "test")

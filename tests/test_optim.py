@@ -136,7 +136,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="params"):
         opt.step({"x": np.zeros(2), "z": np.zeros(1)}, {"x": np.ones(2), "z": np.ones(1)})
     for kwargs, arg in [({"lr": 0.0}, "lr"), ({"beta1": 1.0}, "beta1"), ({"beta2": -0.1}, "beta2"),
-                        ({"eps": 0.0}, "eps")]:
+                        ({"beta2": 1.0}, "beta2"), ({"eps": 0.0}, "eps")]:
         with pytest.raises(ValueError, match=arg):
             Adam(**kwargs)
     with pytest.raises(ValueError, match="state"):
@@ -145,6 +145,12 @@ def test_bad_inputs():
         Adam().load_state_dict({"t": 1, "m:x": np.zeros(2)})
     with pytest.raises(ValueError, match="t"):
         Adam().load_state_dict({"t": -1})
+    fresh = Adam()
+    fresh.load_state_dict(Adam().state_dict())  # a state before any step (t = 0) is a state
+    assert fresh.t == 0
+    for params, grads in (([0.0], {"x": np.ones(2)}), ({"x": np.zeros(2)}, [1.0])):  # either not a dict
+        with pytest.raises(ValueError, match="params, grads: expected dicts of arrays"):
+            Adam().step(params, grads)
 
 
 def test_scales_give_named_parameters_their_own_step(rng):

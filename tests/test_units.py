@@ -218,3 +218,21 @@ def test_a_constant_column_is_found_through_rounding():
                                ref.predict(u[200:210], y_past=y[150:200], u_past=u[150:200]), rtol=1e-8)
     tiny = np.array([[1.0], [1.0 + 1e-9], [1.0 - 1e-9]])  # a small spread is a spread
     assert Scaling.of([tiny], [np.zeros((3, 0))]).y_std[0] < 1e-8
+
+
+def test_statistics_snap_relative_to_the_columns_own_scale():
+    """A column is constant when its std is at most CONSTANT_RTOL times its magnitude, a mean is 0 within SNAP of its
+    own std, a std 1 within SNAP of 1; a model file's zero standard deviation is refused."""
+    from gpssm_np.units import CONSTANT_RTOL, SNAP
+    none = [np.zeros((4, 0))]
+    big = 1e6 + 1e-7 * np.array([[1.0], [-1.0], [1.0], [-1.0]])  # std 1e-7: below 1e-12 of 1e6, rounding
+    assert 1e-7 <= CONSTANT_RTOL * 1e6 and Scaling.of([big], none).y_std[0] == 1.0
+    wide = 1e-9 + 100.0 * np.array([[1.0], [-1.0], [1.0], [-1.0]])  # mean 1e-9, within SNAP of a std of 100
+    assert 1e-9 <= SNAP * 100.0
+    s = Scaling.of([wide], none)
+    assert s.y_mean[0] == 0.0 and s.y_std[0] == 100.0
+    near_one = (1.0 + 1e-12) * np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    assert Scaling.of([near_one], none).y_std[0] == 1.0
+    arrays = Scaling.of([wide], none).arrays()
+    with pytest.raises(ValueError, match="expected positive standard deviations"):
+        Scaling.from_arrays(dict(arrays, scaling_y_std=np.zeros(1)))
