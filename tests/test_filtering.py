@@ -530,3 +530,42 @@ def test_a_forecast_from_past_data_filters_with_the_fused_step(monkeypatch, rng)
     assert len(calls) == 30
     np.testing.assert_allclose(forecast.mean, plain.mean, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(forecast.samples, plain.samples, rtol=1e-9, atol=1e-12)
+
+
+def test_the_backward_densities_are_gaussian_log_densities_with_their_own_covariances(rng):
+    """Backward simulation weighs candidates by log N(x; mean_n, cov_n) with a covariance per component (a GP
+    transition's differs by particle): each against scipy, normalising constant included."""
+    from scipy.stats import multivariate_normal
+
+    from gpssm_np.filtering import _GaussianMixtureDensity
+    N, d = 4, 3
+    mean = rng.normal(size=(N, d))
+    roots = rng.normal(size=(N, d, d)) * np.array([0.3, 1.0, 3.0, 0.1])[:, None, None]
+    cov = roots @ np.swapaxes(roots, 1, 2) + 0.1 * np.eye(d)
+    x = rng.normal(size=(5, d))
+    expected = np.stack([multivariate_normal(mean[n], cov[n]).logpdf(x) for n in range(N)], axis=1)
+    np.testing.assert_allclose(_GaussianMixtureDensity(mean, cov).log_pdf(x), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("R", [np.array([[1.0, 0.0], [0.5, 1.0]]), np.array([[1.0, 2.0], [2.0, 1.0]])])
+def test_the_particle_filter_refuses_a_noise_matrix_that_is_no_covariance(R, rng):
+    """Not symmetric, or symmetric with a negative eigenvalue (either alone is refused)."""
+    transition = lambda x, u, k: (x, np.broadcast_to(np.eye(2), (len(x), 2, 2)).copy())  # noqa: E731
+    with pytest.raises(ValueError, match="R: expected a symmetric positive-definite matrix"):
+        particle_filter(transition, np.eye(2), R, rng.normal(size=(5, 2)), None, np.zeros(2), np.ones(2),
+                        num_particles=10)
+
+
+def test_backward_simulation_draws_the_last_state_by_the_last_weights(rng):
+    """x_T is drawn from the last step's particles by their own weights (without resampling, the bootstrap filter's
+    weights differ from step to step, so those of the step before would draw another mixture)."""
+    transition = lambda x, u, k: (0.9 * x, np.broadcast_to(0.5 * np.eye(1), (len(x), 1, 1)).copy())  # noqa: E731
+    y = rng.normal(size=(6, 1)) * 2.0
+    fr = particle_filter(transition, np.eye(1), np.array([0.3]), y, None, np.zeros(1), np.ones(1), num_particles=40,
+                         rng=1, proposal="bootstrap", ess_threshold=0.0, store_particles=True)
+    M = 20000
+    last = backward_simulation(transition, fr, num_trajectories=M, rng=2)[:, -1, 0]
+    X, W = fr.particles_history[-1, :, 0], np.exp(fr.log_weights_history)
+    mean, sd = W[-1] @ X, np.sqrt(W[-1] @ (X - W[-1] @ X) ** 2)
+    assert abs(W[-2] @ X - mean) > 10 * sd / np.sqrt(M)  # the weights of the step before would show
+    assert abs(last.mean() - mean) <= 5 * sd / np.sqrt(M)

@@ -84,3 +84,30 @@ def test_failures_are_reported_and_raised(rng):
                         pred_covs)[3] == 6
     with pytest.raises(np.linalg.LinAlgError):
         rts_smoother(dict(F=F), KalmanResult(means, covs, pred_means, pred_covs, 0.0), m0, P0)
+    pred_covs[6], pred_covs[0] = pred_covs[5], 0.0  # at the first step too (failed = 0)
+    with pytest.raises(np.linalg.LinAlgError):
+        rts_smoother(dict(F=F), KalmanResult(means, covs, pred_means, pred_covs, 0.0), m0, P0)
+
+
+def test_smoothed_draws_have_the_smoothers_last_marginal_and_lag_one_covariance(rng):
+    """Forward filtering, backward sampling: the last draw comes from the filter's last moments (here with the last
+    output missing, so that they differ from the step before), and each earlier one given the draw after it."""
+    from gpssm_np.kalman import sample_smoothed
+
+    F, H, Q, R = np.array([[0.9, 0.2], [-0.1, 0.8]]), np.array([[1.0, 0.0]]), 0.3 * np.eye(2), np.array([[0.2]])
+    T, n = 12, 20000
+    y = rng.normal(size=(T, 1))
+    y[-1] = np.nan
+    params = dict(F=F, G=np.zeros((2, 0)), H=H, Q=Q, R=R)
+    m0, P0 = np.zeros(2), np.eye(2)
+    result = kalman_filter(params, y, np.zeros((T, 0)), m0, P0)
+    means, covs, cross = rts_smoother(params, result, m0, P0)
+    draws = sample_smoothed(params, result, n, np.random.default_rng(0))  # x_1..x_T
+    assert not np.allclose(covs[-1], covs[-2], rtol=0.2)  # the missing output makes the last step stand out
+    for t in (T - 1, T - 2, 0):
+        sd = np.sqrt(np.diag(covs[t + 1]))
+        assert np.all(np.abs(draws[:, t].mean(axis=0) - means[t + 1]) <= 5 * sd / np.sqrt(n))
+        np.testing.assert_allclose(np.cov(draws[:, t].T), covs[t + 1], rtol=0, atol=5 * np.sqrt(2 / n) * sd.max() ** 2)
+    lag = np.cov(draws[:, T - 1].T, draws[:, T - 2].T)[:2, 2:]  # Cov(x_T, x_{T-1} | y)
+    scale = np.sqrt(covs[-1].max() * covs[-2].max())
+    np.testing.assert_allclose(lag, cross[T - 1], rtol=0, atol=5 * np.sqrt(2 / n) * scale)
