@@ -88,6 +88,25 @@ def test_from_csv_refuses_a_column_named_twice(tmp_path):
     np.savetxt(path, rows, delimiter=",", header="inflow,level", comments="")
     with pytest.raises(ValueError, match=r"outputs: the columns \['level'\] are named more than once"):
         gp.datasets.from_csv(path, outputs=["level", "level"], inputs=["inflow"])
+    np.savetxt(path, rows, delimiter=",", header="level,level", comments="")  # the file's header names one twice
+    with pytest.raises(ValueError, match=r"path: the header of .* repeats the column names \['level'\]"):
+        gp.datasets.from_csv(path, outputs=["level"])
+
+
+def test_arrays_of_three_dimensions_or_none_are_refused(rng):
+    for y in (rng.normal(size=(60, 1, 1)), np.empty((0, 1))):
+        with pytest.raises(ValueError, match=r"y: expected a non-empty array of shape \(N, d\) or \(N,\), got"):
+            gp.datasets.from_arrays(y, rng.normal(size=(60, 1)))
+
+
+def test_a_non_finite_elbo_names_the_argument_with_huge_values():
+    """From about 1e100 squared residuals or kernel distances overflow: the error names what holds such values."""
+    from gpssm_np.inference import finite_elbo
+    assert finite_elbo(-3.5) == -3.5
+    for y, u, named in ((np.full(3, 1e120), np.ones(3), "y: "), (np.ones(3), np.full(3, -1e120), "u: "),
+                        (np.ones(3), None, "y, u: ")):
+        with pytest.raises(ValueError, match=f"^{named}the ELBO is not finite"):
+            finite_elbo(np.nan, y, u)
 
 
 def test_a_short_sequence_that_stops_the_lgssm_floor_says_how_to_keep_to_the_arx(rng):

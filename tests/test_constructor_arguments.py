@@ -124,3 +124,19 @@ def test_numpy_numbers_are_taken_as_python_numbers(tmp_path):
     rng = np.random.default_rng(0)
     dssm = models[2].fit(rng.normal(size=(60, 1)), rng.normal(size=(60, 1)), epochs=1, progress=False)
     gp.save(dssm, tmp_path / "dssm.npz")
+
+
+def test_the_authors_settings_start_where_the_authors_code_does():
+    """GPyTorch's raw zeros give softplus(0) = log 2 for the lengthscales, the output scales and the per-task process
+    noises, the observation noise adds the global noise 1, q(u) starts at 1e-3 N(0, 1) with L = I, q(x0) at the
+    prior N(0, I), and A ~ N(0, 1) (../shared/research/odgpssm_reference.md, sections 3-4)."""
+    m = gp.ODGPSSM(dim_x=4, dim_y=1, dim_u=1, num_latent=4, num_inducing=20, settings="authors", seed=0)
+    p = m.constrained_params()
+    for name in ("lengthscale", "variance", "process_var"):
+        np.testing.assert_allclose(p[name], np.log(2.0), rtol=1e-12)
+    np.testing.assert_allclose(p["obs_var"], 1.0 + np.log(2.0), rtol=1e-12)
+    np.testing.assert_allclose(p["x0_var"], 1.0, rtol=1e-12)
+    assert not np.any(p["x0_mean"])
+    np.testing.assert_array_equal(p["q_sqrt"], np.broadcast_to(np.eye(20), (4, 20, 20)))
+    assert 0.7e-3 < p["q_mu"].std() < 1.3e-3 and abs(p["q_mu"].mean()) < 3e-4  # 80 draws of 1e-3 N(0, 1)
+    assert 0.5 < p["A"].std() < 1.5

@@ -22,6 +22,10 @@ def test_interval_matches_the_normal_approximation_for_many_pairs():
     half = 1.96 * d.std(ddof=1) / np.sqrt(len(d))
     assert r["low"] == pytest.approx(d.mean() - half, abs=0.01) and r["high"] == pytest.approx(d.mean() + half,
                                                                                               abs=0.01)
+    r = paired_bootstrap(a, b, num_resamples=4000, level=0.5)  # the quartiles: z = 0.674, not 1.96
+    half = 0.6745 * d.std(ddof=1) / np.sqrt(len(d))
+    assert r["low"] == pytest.approx(d.mean() - half, abs=0.005) and r["high"] == pytest.approx(d.mean() + half,
+                                                                                               abs=0.005)
 
 
 def test_pairing_matters_constant_differences_give_a_point():
@@ -41,6 +45,10 @@ def test_errors_name_the_argument():
         paired_bootstrap([1.0], [2.0], level="0.9")
     with pytest.raises(ValueError, match="^num_resamples:"):
         paired_bootstrap([1.0], [2.0], num_resamples=0)
+    assert paired_bootstrap([1.0, 3.0], [2.0, 2.0], num_resamples=1)["n"] == 2  # one resample is a resample
+    for a, b in (([np.nan, 1.0], [1.0, 1.0]), ([1.0, 1.0], [1.0, np.inf])):  # either side not finite
+        with pytest.raises(ValueError, match="^a, b: expected finite scores"):
+            paired_bootstrap(a, b)
 
 
 def test_paired_scores_pairs_by_seed():
