@@ -140,3 +140,13 @@ def test_the_authors_settings_start_where_the_authors_code_does():
     np.testing.assert_array_equal(p["q_sqrt"], np.broadcast_to(np.eye(20), (4, 20, 20)))
     assert 0.7e-3 < p["q_mu"].std() < 1.3e-3 and abs(p["q_mu"].mean()) < 3e-4  # 80 draws of 1e-3 N(0, 1)
     assert 0.5 < p["A"].std() < 1.5
+
+
+def test_the_epoch_loops_defaults_are_the_authors_settings():
+    """EpochPlan's defaults are the authors' regime (its docstring; models/registry.AUTHORS_SETTINGS)."""
+    from gpssm_np.models.registry import AUTHORS_SETTINGS
+    from gpssm_np.training_loop import EpochPlan
+
+    plan = EpochPlan()
+    for name in ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples"):
+        assert getattr(plan, name) == AUTHORS_SETTINGS[name], name

@@ -222,3 +222,20 @@ def test_a_checkpoint_past_the_epochs_asked_is_refused(tmp_path):
         build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, epochs=1))
     same = build("odgpssm").fit(y, u, checkpoint=path, resume=True, plan=dict(FIT, epochs=2))
     assert same.history_ == build("odgpssm").fit(y, u, plan=dict(FIT, epochs=2)).history_
+
+
+def test_epoch_checkpoints_are_written_every_checkpoint_every_epochs_and_at_the_end(tmp_path, monkeypatch):
+    from gpssm_np import training_loop
+
+    written = []
+    real = training_loop.write_checkpoint
+
+    def recording(model, path, optimizer, rng, epochs_done, position=None, fingerprint=None):
+        if position is None:  # an epoch's checkpoint (the steps' carry a position inside the epoch)
+            written.append(epochs_done)
+        return real(model, path, optimizer, rng, epochs_done, position, fingerprint)
+
+    monkeypatch.setattr(training_loop, "write_checkpoint", recording)
+    y, u = toy_data()
+    build("odgpssm").fit(y, u, checkpoint=str(tmp_path / "c.ckpt"), plan=dict(FIT, epochs=5, checkpoint_every=3))
+    assert written == [3, 5]
