@@ -473,3 +473,26 @@ def test_a_tie_between_arx_orders_goes_to_the_first_candidate_the_fewest_lags(mo
     y, u = simulate_arx(300, seed=5)
     m = ARX(max_order=3, standardize=False).fit(y, u)
     assert (m.na_, m.nb_) == (1, 0) and len(m.selection_scores_) == 3 * 4
+
+
+def test_order_errors_score_as_the_arx_does_with_more_outputs_than_inputs():
+    """``order_errors`` (the floor's score of given ARX orders) on two outputs and one input gives the fold errors
+    with which ``ARX()`` chose the same orders; an autonomous ARX has no input lags (nb = 0)."""
+    from gpssm_np.baselines.arx import order_errors
+    rng = np.random.default_rng(0)
+    u, y = rng.normal(size=(300, 1)), np.zeros((300, 2))
+    for t in range(2, 300):
+        y[t] = 0.5 * y[t - 1] + 0.2 * y[t - 2] + np.array([0.3, -0.2]) * u[t - 1, 0] + 0.1 * rng.normal(size=2)
+    arx = ARX(dim_y=2, dim_u=1, standardize=False).fit(y, u)
+    assert arx.fold_errors_ is not None
+    assert order_errors([(y, u)], arx.na_, arx.nb_) == arx.fold_errors_
+    assert ARX(dim_y=1, dim_u=0).fit(y[:, :1]).nb_ == 0
+
+
+def test_the_lgssm_defaults_standardise_and_calibrate_and_say_a_fallback_among_two():
+    config = LGSSM(dim_x="auto").get_config()
+    assert config["standardize"] is True and config["calibrate"] is True
+    rng = np.random.default_rng(1)
+    with pytest.warns(UserWarning, match="LGSSM: no state dimension could be scored"):
+        short = LGSSM(dim_x=[1, 2]).fit(rng.normal(size=(35, 1)), rng.normal(size=(35, 1)))
+    assert repr(short).endswith(", a fallback: none of 1-2 could be scored]")
