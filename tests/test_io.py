@@ -658,7 +658,7 @@ def test_an_unfitted_model_copies_with_q_following_d_x(tmp_path, rng):
 
 @pytest.mark.parametrize("version", [FORMAT_VERSION + 1, "2"])
 def test_a_state_file_of_a_newer_or_malformed_format_is_refused(tmp_path, version):
-    """The checkpoints' files (``archive.write_state``) carry the format version a model file does, read the same way."""
+    """The checkpoints' files (``archive.write_state``) carry a model file's format version, read the same way."""
     path = archive.write_state(tmp_path / "state.npz", "test", {"step": 3}, {"x": np.arange(3.0)})
     state, arrays = archive.read_state(path, "test")
     assert state == {"step": 3} and np.array_equal(arrays["x"], np.arange(3.0))
