@@ -340,10 +340,9 @@ def test_evaluate_refuses_a_history_beside_evaluation_data(rng):
     """An EvaluationData holds its own history; one given beside it was dropped without a word."""
     from gpssm_np.protocols import evaluation_data
     model = gp.ARX(dim_y=1, dim_u=1, na=1, nb=1).fit(rng.normal(size=(80, 1)), rng.normal(size=(80, 1)))
-    test, past = (rng.normal(size=(40, 1)), rng.normal(size=(40, 1))), (rng.normal(size=(20, 1)), None)
-    data = evaluation_data(model, test)
+    data = evaluation_data(model, (rng.normal(size=(40, 1)), rng.normal(size=(40, 1))))
     with pytest.raises(ValueError, match="history: an EvaluationData holds its own history"):
-        gp.evaluate(model, data, "causal", history=(past[0], rng.normal(size=(20, 1))))
+        gp.evaluate(model, data, "causal", history=(rng.normal(size=(20, 1)), rng.normal(size=(20, 1))))
 
 
 def _linear_transition(x, u, k):
