@@ -437,7 +437,8 @@ def test_kink_shapes_determinism_and_function():
 @pytest.mark.parametrize("name,n,d_u,d_y,first_u,first_y", [
     ("cd_player_arm", 2048, 2, 2, [5.31e-2, -3.13e-2], [4.95e-2, 3.42e-2]),
     ("winding", 2500, 5, 2, [-1.2025481, 0.80914798, 1.1288873, -1.0502806, -1.1789349], [0.54410528, -0.51069]),
-    ("steamgen", 9600, 4, 4, None, None),
+    ("steamgen", 9600, 4, 4, [0.72356750, 0.69162867, -2.2830564, 1.7982753e-2],  # column 0 is time
+     [320.08239, 2.5067739, 3.2701300e-2, 9.3029701]),
     ("dryer2", 867, 3, 3, [-5.9414955, 18.486037, 214.90999], [-3.7847645, -2.5363727, -5.9663389e-2]),
 ])
 def test_multi_output_plants_load_with_named_channels(name, n, d_u, d_y, first_u, first_y, shared_data):
@@ -445,9 +446,9 @@ def test_multi_output_plants_load_with_named_channels(name, n, d_u, d_y, first_u
     assert name in DATASET_NAMES
     assert ds.u_raw.shape == (n, d_u) and ds.y_raw.shape == (n, d_y)
     assert len(ds.u_names) == d_u and len(ds.y_names) == d_y
-    if first_u is not None:  # the column layout of SOURCES.md: inputs first, outputs after
-        np.testing.assert_allclose(ds.u_raw[0], first_u, rtol=1e-7)
-        np.testing.assert_allclose(ds.y_raw[0], first_y, rtol=1e-7)
+    # the column layout of SOURCES.md: inputs first, outputs after
+    np.testing.assert_allclose(ds.u_raw[0], first_u, rtol=1e-7)
+    np.testing.assert_allclose(ds.y_raw[0], first_y, rtol=1e-7)
     np.testing.assert_allclose(ds.y_train.mean(axis=0), 0.0, atol=1e-10)
     np.testing.assert_allclose(ds.u_train.std(axis=0), 1.0, rtol=1e-10)
     assert ds.y_train.shape == (n // 2, d_y)
