@@ -295,10 +295,10 @@ def _failed_guards(selection):
     """In words, which of stage 4's guards (``models/guards.py``) the refitted GP part of a default fit's
     ``selection`` failed: its record ``selection["free_run"]`` keeps the errors and radii, and one verdict for both."""
     from .models.default_fit import Plan
-    from .models.guards import far_field_passes
+    from .models.guards import far_field_passes, free_run_passes
 
     guard, failed = selection["free_run"], []
-    if not guard["model"] <= Plan().free_run_factor * guard["floor"]:  # not: a NaN error failed too
+    if not free_run_passes(guard["model"], guard["floor"], Plan().free_run_factor):
         failed.append(f"its free run of the training data, RMSE {guard['model']:.4g} against the floor's "
                       f"{guard['floor']:.4g}")
     far = guard["far_field"]

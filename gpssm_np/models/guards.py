@@ -24,7 +24,13 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
             mean = simulation(m, y, u, N_INIT, num_samples, seed, num_particles).mean
             with np.errstate(over="ignore", invalid="ignore"):
                 errors[name] += rmse(y[N_INIT:], mean)
-    return dict(errors, passed=bool(errors["model"] <= factor * errors["floor"]))  # False for inf or NaN too
+    return dict(errors, passed=free_run_passes(errors["model"], errors["floor"], factor))
+
+
+def free_run_passes(model_error, floor_error, factor=2.0):
+    """The rule of :func:`free_run_check` on the two errors: the model's at most ``factor`` times the floor's (False
+    for an inf or NaN error)."""
+    return bool(model_error <= factor * floor_error)
 
 
 def far_field_radii(model):
