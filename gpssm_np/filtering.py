@@ -618,10 +618,15 @@ class OnlineParticleFilter:
         return cls(transition, C, R, x0, np.full(len(x0), -np.log(len(x0))), rng, 0, ess_threshold, proposal)
 
     def update(self, y_t, u_t=None):
-        """Assimilate y_t (d_y,) (NaN entries missing) with the input u_t (d_u,) or None of its step."""
+        """Assimilate y_t (d_y,) (NaN entries missing) with the input u_t (d_u,) or None of its step, both checked."""
         y_t = check.step_values(y_t, "y_t", self.C.shape[0], "output", allow_nan=True)
         if u_t is not None:
             u_t = check.step_values(u_t, "u_t", np.size(u_t), "input")
+        return self.assimilate(y_t, u_t)
+
+    def assimilate(self, y_t, u_t=None):
+        """:meth:`update` without its checks, for a caller that has checked y_t and u_t (the models' online filter,
+        ``online.OnlineFilter``, whose ``update`` checks them against the model's dimensions)."""
         s = filter_step(self.transition, self.C, self.R, self._step_function, self.particles, self.log_weights,
                         y_t, u_t, self.step, self.ess_threshold, self.rng)
         self.particles, self.log_weights, self.step = s.particles, s.log_weights, self.step + 1

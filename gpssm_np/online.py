@@ -142,7 +142,7 @@ class OnlineFilter(OnlineFilterBase):
         return self._online.step
 
     def _update(self, y_t, u_t):
-        s = self._online.update(y_t, u_t)
+        s = self._online.assimilate(y_t, u_t)  # checked by OnlineFilterBase.update
         return s.output_means, s.output_vars, s.predicted_output_means, s.predicted_output_vars, s.innovations
 
     def _predict(self, u_future, num_samples, seed):
