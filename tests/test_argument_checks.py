@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
+from tests.test_filtering import scaled_transition
 
 
 @pytest.mark.parametrize("name", ["whiten", "shared_inducing"])
@@ -345,8 +346,7 @@ def test_evaluate_refuses_a_history_beside_evaluation_data(rng):
         gp.evaluate(model, data, "causal", history=(rng.normal(size=(20, 1)), rng.normal(size=(20, 1))))
 
 
-def _linear_transition(x, u, k):
-    return 0.9 * x, np.broadcast_to(0.1 * np.eye(x.shape[1]), (len(x), x.shape[1], x.shape[1])).copy()
+_linear_transition = scaled_transition(0.9, 0.1)
 
 
 def test_the_filters_take_inputs_of_width_zero_as_no_inputs(rng):

@@ -547,10 +547,19 @@ def test_the_backward_densities_are_gaussian_log_densities_with_their_own_covari
     np.testing.assert_allclose(_GaussianMixtureDensity(mean, cov).log_pdf(x), expected, rtol=1e-10)
 
 
+def scaled_transition(a, q):
+    """The transition x_t | x_{t-1} ~ N(a x_{t-1}, q I) as the filters call it (moments of N particles)."""
+    def transition(x, u, k):
+        d = x.shape[1]
+        return a * x, np.broadcast_to(q * np.eye(d), (len(x), d, d)).copy()
+
+    return transition
+
+
 @pytest.mark.parametrize("R", [np.array([[1.0, 0.0], [0.5, 1.0]]), np.array([[1.0, 2.0], [2.0, 1.0]])])
 def test_the_particle_filter_refuses_a_noise_matrix_that_is_no_covariance(R, rng):
     """Not symmetric, or symmetric with a negative eigenvalue (either alone is refused)."""
-    transition = lambda x, u, k: (x, np.broadcast_to(np.eye(2), (len(x), 2, 2)).copy())  # noqa: E731
+    transition = scaled_transition(1.0, 1.0)
     with pytest.raises(ValueError, match="R: expected a symmetric positive-definite matrix"):
         particle_filter(transition, np.eye(2), R, rng.normal(size=(5, 2)), None, np.zeros(2), np.ones(2),
                         num_particles=10)
@@ -559,7 +568,7 @@ def test_the_particle_filter_refuses_a_noise_matrix_that_is_no_covariance(R, rng
 def test_backward_simulation_draws_the_last_state_by_the_last_weights(rng):
     """x_T is drawn from the last step's particles by their own weights (without resampling, the bootstrap filter's
     weights differ from step to step, so those of the step before would draw another mixture)."""
-    transition = lambda x, u, k: (0.9 * x, np.broadcast_to(0.5 * np.eye(1), (len(x), 1, 1)).copy())  # noqa: E731
+    transition = scaled_transition(0.9, 0.5)
     y = rng.normal(size=(6, 1)) * 2.0
     fr = particle_filter(transition, np.eye(1), np.array([0.3]), y, None, np.zeros(1), np.ones(1), num_particles=40,
                          rng=1, proposal="bootstrap", ess_threshold=0.0, store_particles=True)
