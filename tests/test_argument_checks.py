@@ -395,7 +395,7 @@ def test_init_params_refuses_initial_values_too_large_for_a_model_file():
 def test_an_lgssm_too_short_to_score_any_state_dimension_says_so(rng):
     """On 35 steps no d_x of "auto" can be scored: the fallback was taken silently and its repr said "chosen"."""
     y, u = rng.normal(size=(35, 1)), rng.normal(size=(35, 1))
-    with pytest.warns(UserWarning, match="LGSSM: no state dimension could be scored: 35 training steps"):
+    with pytest.warns(gp.baselines.UnscoredOrderWarning, match="scored: 35 training steps"):
         model = gp.LGSSM(dim_x="auto").fit(y, u)
     assert repr(model).endswith("[d_x=4, a fallback: none of 1-10 could be scored]")
     # a GP model's floor says it once, in its own words (the LGSSM's warning is its floor's)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from gpssm_np.baselines import ARX, LGSSM, arx_is_stable, arx_simulate, kalman_filter
+from gpssm_np.baselines import ARX, LGSSM, UnscoredOrderWarning, arx_is_stable, arx_simulate, kalman_filter
 from gpssm_np.baselines.arx import arx_regressors
 from gpssm_np.datasets import from_arrays, load
 from gpssm_np.protocols import evaluate
@@ -493,6 +493,6 @@ def test_the_lgssm_defaults_standardise_and_calibrate_and_say_a_fallback_among_t
     config = LGSSM(dim_x="auto").get_config()
     assert config["standardize"] is True and config["calibrate"] is True
     rng = np.random.default_rng(1)
-    with pytest.warns(UserWarning, match="LGSSM: no state dimension could be scored"):
+    with pytest.warns(UnscoredOrderWarning, match="LGSSM: no state dimension could be scored"):
         short = LGSSM(dim_x=[1, 2]).fit(rng.normal(size=(35, 1)), rng.normal(size=(35, 1)))
     assert repr(short).endswith(", a fallback: none of 1-2 could be scored]")

@@ -17,7 +17,7 @@ Z. Ghahramani and G. E. Hinton, "Parameter estimation for linear dynamical syste
 from ..kalman import KalmanResult, kalman_filter, rts_smoother
 from ._base import COV_FLOOR, BaselineSpec
 from .arx import ARX, arx_is_stable, arx_regressors, arx_simulate
-from .lgssm import LGSSM, subspace_states
+from .lgssm import LGSSM, UnscoredOrderWarning, subspace_states
 
 __all__ = ["ARX", "COV_FLOOR", "LGSSM", "BaselineSpec", "KalmanResult", "arx_is_stable", "arx_regressors",
-           "arx_simulate", "kalman_filter", "rts_smoother", "subspace_states"]
+           "UnscoredOrderWarning", "arx_simulate", "kalman_filter", "rts_smoother", "subspace_states"]

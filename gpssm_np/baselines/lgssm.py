@@ -51,8 +51,10 @@ from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
 from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
 
-#: The start of the UserWarning of ``fit`` with ``dim_x="auto"`` when no candidate d_x could be scored.
-UNSCORED = "LGSSM: no state dimension could be scored"
+class UnscoredOrderWarning(UserWarning):
+    """``fit`` with ``dim_x="auto"`` on data too short for the rolling-origin folds to score any candidate d_x: the
+    fallback d_x was chosen without evidence. A class of its own, so that a caller that reports the fallback in its
+    own words (the GP models' floor, ``models/floor.py``) can silence it by category, not by its message."""
 
 
 def _hankel(a, first, rows, cols):
@@ -358,9 +360,10 @@ class LGSSM(LinearBaseline):
             else:
                 chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, candidates)
                 if self.fold_errors_ is None:
-                    warnings.warn(f"{UNSCORED}: {sum(len(y) for y, _ in data)} training steps are too few for the "
-                                  f"rolling-origin folds; d_x = {chosen} is a fallback chosen without evidence",
-                                  UserWarning, stacklevel=2)
+                    warnings.warn(f"LGSSM: no state dimension could be scored: {sum(len(y) for y, _ in data)} training "
+                                  f"steps are too few for the rolling-origin folds; d_x = {chosen} is a fallback "
+                                  "chosen without evidence",
+                                  UnscoredOrderWarning, stacklevel=2)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"

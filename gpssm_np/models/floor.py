@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..baselines.arx import ARX, order_errors
-from ..baselines.lgssm import LGSSM, UNSCORED
+from ..baselines.lgssm import LGSSM, UnscoredOrderWarning
 from ..baselines.lgssm_order import cross_validation_errors
 from ..datasets.folds import mean_error
 from .warm_start import check_outputs
@@ -107,7 +107,7 @@ def fit_kind(kind, ys, us, dim_x=None):
     if kind == "lgssm":
         try:
             with warnings.catch_warnings():  # the GP model's fit says it of its floor (DefaultFit.floor)
-                warnings.filterwarnings("ignore", message=UNSCORED)
+                warnings.simplefilter("ignore", UnscoredOrderWarning)
                 model = LGSSM(dim_x="auto", dim_y=d_y, dim_u=d_u, **AS_FLOOR).fit(ys, us)
         except ValueError as err:  # the user asked for a GP model: say which floor refused the data, and the way out
             raise ValueError(f"{err} (the LGSSM floor of the GP model's linear init; init='arx' keeps the floor to "
