@@ -1,8 +1,10 @@
 """Rolling-origin folds (datasets/folds.py): each fold trains on the past only and forecasts what follows it."""
+import dataclasses
+
 import numpy as np
 import pytest
 
-from gpssm_np.datasets.folds import MIN_LENGTH, fold_errors, horizon_of, origins_of, rolling_origin
+from gpssm_np.datasets.folds import MIN_LENGTH, MIN_PIECE, fold_errors, horizon_of, origins_of, rolling_origin
 
 
 def test_each_fold_trains_on_its_past_and_forecasts_after_its_origin():
@@ -65,3 +67,21 @@ def test_fold_errors_are_per_window_and_inf_where_a_fit_fails():
     assert np.isinf(errors[len(folds[0].windows)]) and errors[0] == pytest.approx(1.0)
     diverged = fold_errors(folds, lambda ys, us: None, lambda model, w: np.full_like(w.y, np.nan))
     assert diverged == [np.inf] * len(perfect)  # a NaN forecast scores inf, which compares as worse
+
+
+def test_the_shortest_sequence_with_windows_and_the_shortest_training_piece():
+    """A sequence of 40 steps (MIN_LENGTH, as docs/guide.md says) holds windows, its first fold training on exactly
+    MIN_PIECE = 20 steps (origin round(first T)); the horizon of any length is at least one step; folds cannot be
+    changed in place (every candidate of a choice is scored on the same ones)."""
+    y = np.arange(40.0)[:, None]
+    folds = rolling_origin([y], [y])
+    assert len(folds[0].ys[0]) == MIN_PIECE == 20 and folds[0].windows[0].start == 20
+    assert horizon_of(40) == 10 and horizon_of(2) == 1
+    assert rolling_origin([y[:39]], [y[:39]]) == []
+    # origins 19, 22, ... of 42 steps at first = 0.45: the 19-step piece is dropped, and with it its fold
+    longer = np.arange(42.0)[:, None]
+    assert rolling_origin([longer], [longer], first=0.45)[0].origins == (22,)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        folds[0].ys = []
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        folds[0].windows[0].start = 0
