@@ -85,3 +85,23 @@ def test_the_shortest_sequence_with_windows_and_the_shortest_training_piece():
         folds[0].ys = []
     with pytest.raises(dataclasses.FrozenInstanceError):
         folds[0].windows[0].start = 0
+
+
+def test_a_forecast_of_another_shape_than_its_window_is_refused():
+    """A (H, 1, 1) forecast of (H, 1) outputs broadcast to (H, H, 1) and was scored; a (H,) one too."""
+    y = np.sin(np.arange(200.0) / 7)[:, None]
+    folds = rolling_origin([y], [y])
+    for wrong in (lambda model, w: w.y[:, :, None], lambda model, w: w.y[:, 0]):
+        with pytest.raises(ValueError, match="forecast_mean: expected a forecast of the window's shape"):
+            fold_errors(folds, lambda ys, us: None, wrong)
+
+
+def test_a_sequence_with_fewer_distinct_origins_repeats_its_last_fold():
+    long, short = np.arange(1000.0)[:, None], np.arange(60.0)[:, None]
+    distinct = origins_of(60, origins=20)
+    assert len(distinct) < len(origins_of(1000, origins=20)) == 20  # rounding merges some of the short one's
+    folds = rolling_origin([long, short], [long, short], origins=20)
+    assert len(folds) == 20
+    for k, fold in enumerate(folds):
+        mine = distinct[min(k, len(distinct) - 1)]
+        assert fold.origins[1] == mine and len(fold.ys[1]) == mine

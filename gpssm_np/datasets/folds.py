@@ -119,15 +119,18 @@ def fold_errors(folds, fit, forecast_mean):
     window of a fold whose fit fails with ValueError or LinAlgError, and for a non-finite forecast).
 
     ``fit(ys, us)`` returns a model fitted to a fold's training part; ``forecast_mean(model, window)`` its point
-    forecast (H, d_y) of ``window`` (a :class:`Window`)."""
+    forecast (H, d_y) of ``window`` (a :class:`Window`); a forecast of another shape is a ValueError."""
     errors = []
     for fold, model, fitted in fold_models(folds, fit):
         if not fitted:
             errors += [np.inf] * len(fold.windows)
             continue
         for window in fold.windows:
+            mean = np.asarray(forecast_mean(model, window))
+            if mean.shape != window.y.shape:  # broadcasting would score a wrong forecast without a word
+                raise ValueError(f"forecast_mean: expected a forecast of the window's shape {window.y.shape}, got "
+                                 f"{mean.shape}")
             with np.errstate(over="ignore", invalid="ignore"):
-                mean = forecast_mean(model, window)
                 error = float(np.sqrt(np.mean((mean - window.y) ** 2)))
             errors.append(error if np.isfinite(error) else np.inf)
     return errors
