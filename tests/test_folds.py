@@ -105,3 +105,10 @@ def test_a_sequence_with_fewer_distinct_origins_repeats_its_last_fold():
     for k, fold in enumerate(folds):
         mine = distinct[min(k, len(distinct) - 1)]
         assert fold.origins[1] == mine and len(fold.ys[1]) == mine
+
+
+def test_a_window_nearer_the_start_than_the_burn_in_reads_all_its_past():
+    y = np.arange(100.0)[:, None]  # origins from step 50, each window's past shorter than the 100-step burn-in
+    for fold in rolling_origin([y], [y]):
+        for w in fold.windows:
+            np.testing.assert_array_equal(w.y_past[:, 0], np.arange(w.start))
