@@ -486,3 +486,20 @@ def test_a_tie_between_the_kinds_goes_to_the_arx_and_the_lower_fold_error_wins()
     tied = choose_floor(y, u, fitted={"arx": (arx, [0.2, 0.3]), "lgssm": (lgssm, [0.2, 0.3])})
     assert tied.kind == "arx" and tied.scores == {"arx": 0.25, "lgssm": 0.25}
     assert choose_floor(y, u, fitted={"arx": (arx, [0.2, 0.31]), "lgssm": (lgssm, [0.2, 0.3])}).kind == "lgssm"
+
+
+def test_the_fallback_floors_and_an_arx_floor_without_inputs():
+    """choose_floor's fallbacks where the folds score nothing (35 steps): the LGSSM at d_x = max(4, d_y), and with
+    the ARX alone, one lag of each; a fixed d_x without inputs: the ARX of d_x / d_y output lags and none of inputs."""
+    from gpssm_np.models.floor import choose_floor
+    rng = np.random.default_rng(0)
+    y, u = rng.normal(size=(35, 2)), rng.normal(size=(35, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fallback = choose_floor([y], [u])
+    assert (fallback.kind, fallback.dim_x) == ("lgssm", 4) and not np.isfinite(fallback.scores["arx"])
+    arx = choose_floor([y], [u], kinds=("arx",))
+    assert (arx.kind, arx.orders, arx.dim_x) == ("arx", (1, 1), 2)
+    long = rng.normal(size=(300, 1))
+    held = choose_floor([long], [np.zeros((300, 0))], kinds=("arx",), dim_x=3)
+    assert held.orders == (3, 0) and held.dim_x == 3
