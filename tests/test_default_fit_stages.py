@@ -39,6 +39,25 @@ def test_the_selection_takes_the_lowest_mean_fold_error_ties_to_the_earlier_step
     assert (row["step"], candidate) == (100, 0)
 
 
+def test_stage_3_keeps_the_best_step_only_beyond_one_standard_error_of_the_exact_floor():
+    floor = [0.30, 0.32, 0.28, 0.31]
+
+    def record(best_step, windows):
+        rows = [{"step": s, "candidates": [0.5, 0.5], "windows": [[0.5] * 4, [0.5] * 4]} for s in (0, 50, 100)]
+        rows[best_step // 50] = {"step": best_step, "candidates": [0.5, float(np.mean(windows))],
+                                 "windows": [[0.5] * 4, windows]}
+        return rows
+
+    fit = pipeline()
+    better = [0.20, 0.23, 0.18, 0.22]  # every window better: t far above 1
+    step, t, candidate = fit.acceptance(record(50, better), floor)
+    assert (step, candidate) == (50, 1) and t == pytest.approx(gp.models.training.paired_t(floor, better))
+    noisy = [0.25, 0.40, 0.20, 0.35]  # better on average, not by one standard error
+    assert fit.acceptance(record(100, noisy), floor)[::2] == (0, 0)
+    assert fit.acceptance(record(0, better), floor) == (0, 0.0, 0)  # the best step is the warm start: no GP part
+    assert fit.acceptance(record(0, better)[:1], floor) == (0, None, 0)  # nothing evaluated after step 0
+
+
 @pytest.mark.parametrize("free_run, far_field", [(True, True), (True, False), (False, True), (False, False)])
 def test_stage_4_passes_only_where_the_free_run_and_the_far_field_guards_both_pass(monkeypatch, free_run, far_field):
     monkeypatch.setattr(default_fit, "free_run_check",
