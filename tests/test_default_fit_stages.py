@@ -58,6 +58,33 @@ def test_stage_3_keeps_the_best_step_only_beyond_one_standard_error_of_the_exact
     assert fit.acceptance(record(0, better)[:1], floor) == (0, None, 0)  # nothing evaluated after step 0
 
 
+@pytest.mark.parametrize("ratios, means, refused", [((1.05, None), (0.5, None), None), ((1.2, 1.0), (0.5, 0.4), "first"),
+                                                     ((1.2, 1.3), (0.4, 0.5), None)])
+def test_stage_1_takes_the_other_kind_only_where_the_chosen_ones_form_misses_by_more_than_a_tenth(
+        monkeypatch, ratios, means, refused):
+    """The form check (FORM_TOLERANCE = 1.1): the chosen kind's form within 1.1 times its linear model's error is
+    kept; beyond it the other kind is the floor if its form forecasts the windows better, else a warning."""
+    rng = np.random.default_rng(0)
+    y, u = rng.standard_normal((300, 1)), rng.standard_normal((300, 1))
+    calls = []
+
+    def held(self, floor, folds):
+        calls.append(floor.kind)
+        k = len(calls) - 1
+        return {"starts": [], "errors": [means[k]], "ratio": ratios[k]}
+
+    monkeypatch.setattr(DefaultFit, "held", held)
+    fit = DefaultFit(model=gp.ODGPSSM(dim_y=1, dim_u=1), plan=Plan())
+    if ratios[1] is not None and ratios[1] > default_fit.FORM_TOLERANCE:
+        with pytest.warns(UserWarning, match="forecasts the folds' windows 1.20 times worse"):
+            floor = fit.floor([y], [u], folds=[])
+    else:
+        floor = fit.floor([y], [u], folds=[])
+    assert len(calls) == (1 if ratios[1] is None else 2)
+    assert fit.refused == (calls[0] if refused else None)
+    assert floor.kind == (calls[1] if refused else calls[0])
+
+
 @pytest.mark.parametrize("free_run, far_field", [(True, True), (True, False), (False, True), (False, False)])
 def test_stage_4_passes_only_where_the_free_run_and_the_far_field_guards_both_pass(monkeypatch, free_run, far_field):
     monkeypatch.setattr(default_fit, "free_run_check",
