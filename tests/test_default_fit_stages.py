@@ -134,3 +134,21 @@ def test_stage_5_calibrates_the_fold_models_at_the_chosen_step():
     factors = fit.calibration(runs, 100)
     assert factors[0] == pytest.approx(widening_factors(np.full((40, 1), 2.0))[0])
     assert factors[0] > 1.0
+
+
+def test_a_candidate_stops_after_patience_evaluations_without_a_lower_error_and_the_halving_reads_its_own_step():
+    def record(*columns):
+        return [{"step": 50 * k, "candidates": list(row)} for k, row in enumerate(zip(*columns))]
+
+    flat = record([1.0, 0.9, 0.9, 0.9], [1.0, 0.9, 0.8, 0.7])  # an equal error is no lower one
+    assert default_fit.live_candidates(flat, 2, patience=2) == [False, True]
+    assert default_fit.live_candidates(flat[:3], 2, patience=2) == [True, True]
+    # halved at step 100: the evaluation at step 100 itself decides (candidate 0 leads there, candidate 1 before it)
+    halved = record([1.0, 0.9, 0.5, 0.5], [1.0, 0.8, 0.85, 0.4])
+    assert default_fit.live_candidates(halved, 2, patience=4, halve_at=100) == [True, False]
+    assert default_fit.live_candidates(halved, 2, patience=4) == [True, True]
+
+
+def test_the_number_of_latent_gps_is_the_state_dimension_up_to_max_5_3_dim_y():
+    assert [default_fit.num_latent_for(d_x, d_y) for d_x, d_y in ((4, 1), (10, 1), (30, 2), (30, 3), (8, 4))] == [
+        4, 5, 6, 9, 8]
