@@ -1,7 +1,8 @@
 """Pieces of the default fit's stages (models/default_fit.py) checked on their own, each against a one-line change
-that the tests of whole fits let through: the windows each fold run is scored on (stage 2), the choice among the
-selection's evaluations (stage 3), how stage 4's two guards combine and what a failed guard returns, and the
-parameters stage 5 calibrates."""
+that the tests of whole fits let through: stage 1's check of the floor's form and the number of latent GPs, the windows
+each fold run is scored on and when a step-size candidate stops (stage 2), the choice among the selection's
+evaluations and the acceptance against the exact floor (stage 3), how stage 4's two guards combine and what a failed
+guard returns, and the parameters stage 5 calibrates."""
 import types
 
 import numpy as np
