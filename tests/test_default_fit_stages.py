@@ -59,7 +59,8 @@ def test_stage_3_keeps_the_best_step_only_beyond_one_standard_error_of_the_exact
     assert fit.acceptance(record(0, better)[:1], floor) == (0, None, 0)  # nothing evaluated after step 0
 
 
-@pytest.mark.parametrize("ratios, means, refused", [((1.05, None), (0.5, None), None), ((1.2, 1.0), (0.5, 0.4), "first"),
+@pytest.mark.parametrize("ratios, means, refused", [((1.05, None), (0.5, None), None),
+                                                     ((1.2, 1.0), (0.5, 0.4), "first"),
                                                      ((1.2, 1.3), (0.4, 0.5), None)])
 def test_stage_1_takes_the_other_kind_only_where_the_chosen_ones_form_misses_by_more_than_a_tenth(
         monkeypatch, ratios, means, refused):
