@@ -154,3 +154,10 @@ def test_a_candidate_stops_after_patience_evaluations_without_a_lower_error_and_
 def test_the_number_of_latent_gps_is_the_state_dimension_up_to_max_5_3_dim_y():
     assert [default_fit.num_latent_for(d_x, d_y) for d_x, d_y in ((4, 1), (10, 1), (30, 2), (30, 3), (8, 4))] == [
         4, 5, 6, 9, 8]
+
+
+def test_the_forms_ratio_to_its_floor():
+    ratio = default_fit.form_ratio
+    assert ratio([0.2, 0.4], [0.1, 0.2]) == pytest.approx(2.0) and ratio([0.5], [0.5]) == 1.0
+    assert ratio([0.2], [0.0]) == 1.0 and ratio([0.2], [np.inf]) == 1.0 and ratio([], []) == 1.0
+    assert ratio([np.inf], [0.1]) == np.inf and ratio([np.nan], [0.1]) == np.inf

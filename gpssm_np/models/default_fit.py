@@ -207,6 +207,15 @@ def passes_ratio(ys, folds):
     return max(1.0, sum(len(y) for y in ys) / fold_steps)
 
 
+def form_ratio(form_errors, linear_errors):
+    """Stage 1's check of the floor's form: the mean of its form's window errors over the mean of the linear model's
+    on the same windows; 1 where there are no windows or the linear model's mean is 0 or not finite (nothing to
+    compare with), inf where the form's is not finite."""
+    form, own = (float(np.mean(e)) if len(e) else 1.0 for e in (form_errors, linear_errors))
+    ratio = form / own if np.isfinite(own) and own > 0 else 1.0
+    return float(ratio) if np.isfinite(ratio) else np.inf
+
+
 def num_latent_for(dim_x, dim_y):
     """Q of the default fit: d_x latent GPs, at most max(5, 3 d_y) (stage 1 of the module docstring)."""
     return min(dim_x, max(5, 3 * dim_y))
@@ -431,9 +440,7 @@ class DefaultFit:
             score = self.window_score(folds, k)
             errors += score.window_scores(self.floor_form(starts[k], fold.ys, fold.us, self.seed + k))
             linear += score.window_scores(starts[k])
-        form, own = (float(np.mean(e)) if e else 1.0 for e in (errors, linear))
-        ratio = form / own if np.isfinite(own) and own > 0 else 1.0
-        return {"starts": starts, "errors": errors, "ratio": float(ratio) if np.isfinite(ratio) else np.inf}
+        return {"starts": starts, "errors": errors, "ratio": form_ratio(errors, linear)}
 
     def window_score(self, folds, k):
         """The causal score (``training.ValidationScore``) of every window after fold ``k``'s origin."""
