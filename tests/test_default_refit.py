@@ -33,7 +33,7 @@ def test_the_refit_takes_r_times_the_selections_steps_on_a_schedule_scaled_alike
     monkeypatch.setattr(default_fit, "GrowingRun", recorded)
     # stage 3 keeps the part at the best step (six Adam steps do not beat the exact floor): the refit is what is tested
     monkeypatch.setattr(default_fit, "paired_t", lambda floor, part: np.inf)
-    plan = dict(max_steps=6, eval_every=2, patience=2, num_samples=4, batch_size=4)
+    plan = dict(max_steps=6, eval_every=3, patience=2, num_samples=4, batch_size=4)  # refit: 3 + 3 + 2 steps
     model = gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, plan=plan, progress=False)
     r = passes_ratio([y], rolling_origin([y], [u], 5)[-2:])  # 200 / 144
     assert model.selection_["step"] == 6 and model.selection_["gp_part"]
