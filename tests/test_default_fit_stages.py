@@ -161,3 +161,17 @@ def test_the_forms_ratio_to_its_floor():
     assert ratio([0.2, 0.4], [0.1, 0.2]) == pytest.approx(2.0) and ratio([0.5], [0.5]) == 1.0
     assert ratio([0.2], [0.0]) == 1.0 and ratio([0.2], [np.inf]) == 1.0 and ratio([], []) == 1.0
     assert ratio([np.inf], [0.1]) == np.inf and ratio([np.nan], [0.1]) == np.inf
+
+
+def test_the_selection_stops_after_patience_evaluations_without_a_lower_mean_error(monkeypatch):
+    y, u, _ = gp.datasets.cascaded_tanks(200, seed=0)
+    evaluate = DefaultFit.evaluate
+
+    def worse_after_step_0(self, step):  # the record as it is, the loop told that nothing beat step 0
+        evaluate(self, step)
+        return 1.0 if step == 0 else 2.0
+
+    monkeypatch.setattr(DefaultFit, "evaluate", worse_after_step_0)
+    m = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0, init="arx")
+    m.fit(y, u, max_steps=20, plan={"eval_every": 2, "patience": 3}, progress=False)
+    assert [r["step"] for r in m.selection_["record"]] == [0, 2, 4, 6]
