@@ -37,6 +37,7 @@ def test_the_refit_takes_r_times_the_selections_steps_on_a_schedule_scaled_alike
     model = gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, plan=plan, progress=False)
     r = passes_ratio([y], rolling_origin([y], [u], 5)[-2:])  # 200 / 144
     assert model.selection_["step"] == 6 and model.selection_["gp_part"]
+    assert [r["step"] for r in model.selection_["record"]] == [0, 3, 6]  # evaluated once at max_steps, not again
     assert model.selection_["refit_steps"] == round(r * 6) == 8 and len(model.history_) == 8
     # the training record says the same, in the validation-block loop's terms
     assert model.refit_["steps"] == 8 and model.lr_scale_ == (model.selection_["lr_scale"] or {})
