@@ -51,6 +51,7 @@ from ..units import Scaling
 from ._base import COV_FLOOR, LinearBaseline
 from .lgssm_order import SELECTION_ITERS, dim_x_candidates, select_dim_x
 
+
 class UnscoredOrderWarning(UserWarning):
     """``fit`` with ``dim_x="auto"`` on data too short for the rolling-origin folds to score any candidate d_x: the
     fallback d_x was chosen without evidence. A class of its own, so that a caller that reports the fallback in its
@@ -362,8 +363,7 @@ class LGSSM(LinearBaseline):
                 if self.fold_errors_ is None:
                     warnings.warn(f"LGSSM: no state dimension could be scored: {sum(len(y) for y, _ in data)} training "
                                   f"steps are too few for the rolling-origin folds; d_x = {chosen} is a fallback "
-                                  "chosen without evidence",
-                                  UnscoredOrderWarning, stacklevel=2)
+                                  "chosen without evidence", UnscoredOrderWarning, stacklevel=2)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"
