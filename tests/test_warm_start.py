@@ -79,7 +79,11 @@ def test_kmeans_and_orthonormal_rows():
     points = np.concatenate([rng.normal(size=(50, 2)) * 0.05 + c for c in ([0, 0], [3, 0], [0, 3])])
     centres = kmeans(points, 3, rng)
     assert sorted(np.round(np.linalg.norm(centres, axis=1)).tolist()) == [0.0, 3.0, 3.0]
-    assert kmeans(points[:2], 5, rng).shape == (5, 2)
+    few = kmeans(points[:2], 5, rng)  # k >= P: the points themselves, then jittered copies of them
+    np.testing.assert_array_equal(few[:2], points[:2])
+    nearest = np.min(np.linalg.norm(few[2:, None] - points[None, :2], axis=2), axis=1)
+    assert few.shape == (5, 2) and np.all((nearest > 0) & (nearest < 1e-2))
+    np.testing.assert_array_equal(kmeans(points[:4], 4, rng), points[:4])  # k = P: the points, in their order
     A = orthonormal_rows(3, 5, rng)
     np.testing.assert_allclose(A @ A.T, np.eye(3), atol=1e-12)
 
