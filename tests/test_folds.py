@@ -1,5 +1,6 @@
 """Rolling-origin folds (datasets/folds.py): each fold trains on the past only and forecasts what follows it."""
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -112,3 +113,16 @@ def test_a_window_nearer_the_start_than_the_burn_in_reads_all_its_past():
     for fold in rolling_origin([y], [y]):
         for w in fold.windows:
             np.testing.assert_array_equal(w.y_past[:, 0], np.arange(w.start))
+
+
+def test_a_forecast_that_overflows_while_it_is_computed_scores_inf_without_a_warning():
+    y = np.sin(np.arange(200.0) / 7)[:, None]
+    folds = rolling_origin([y], [y])
+
+    def diverging(model, w):  # as an unstable model's free run does
+        return np.full_like(w.y, 1e200) * 1e200
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        errors = fold_errors(folds, lambda ys, us: None, diverging)
+    assert errors == [np.inf] * sum(len(f.windows) for f in folds)

@@ -126,11 +126,11 @@ def fold_errors(folds, fit, forecast_mean):
             errors += [np.inf] * len(fold.windows)
             continue
         for window in fold.windows:
-            mean = np.asarray(forecast_mean(model, window))
-            if mean.shape != window.y.shape:  # broadcasting would score a wrong forecast without a word
-                raise ValueError(f"forecast_mean: expected a forecast of the window's shape {window.y.shape}, got "
-                                 f"{mean.shape}")
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverging forecast scores inf, without a warning
+                mean = np.asarray(forecast_mean(model, window))
+                if mean.shape != window.y.shape:  # broadcasting would score a wrong forecast without a word
+                    raise ValueError(f"forecast_mean: expected a forecast of the window's shape {window.y.shape}, "
+                                     f"got {mean.shape}")
                 error = float(np.sqrt(np.mean((mean - window.y) ** 2)))
             errors.append(error if np.isfinite(error) else np.inf)
     return errors
