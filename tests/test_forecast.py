@@ -417,3 +417,43 @@ def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     assert evaluate(model, ds, "paper", num_samples=20) == res
     model.q_x0 = lambda y=None, u=None, full_cov=False: own(y, u, full_cov=False)
     assert evaluate(model, ds, "paper", num_samples=20)["nlpd"] != res["nlpd"]  # the diagonal start differs
+
+
+@pytest.fixture(scope="module")
+def long_test_half():
+    """A Dataset of a stable linear plant whose test half (800 steps) holds more than the six scored windows."""
+    rng = np.random.default_rng(3)
+    u = np.repeat(rng.uniform(-1, 1, 321), 5)[:1600, None]
+    y = np.zeros((1600, 1))
+    for t in range(2, 1600):
+        y[t] = 1.2 * y[t - 1] - 0.5 * y[t - 2] + u[t - 1] + 0.1 * rng.standard_normal()
+    return gp.datasets.from_arrays(y, u, name="long")
+
+
+def test_evaluates_defaults_are_the_first_six_windows_a_burn_in_of_100_steps_and_1000_particles(long_test_half):
+    """What ``evaluate(model, ds, protocol)`` reads when nothing else is given (module docstring of protocols): the
+    first 6 windows of 100 steps at stride 100 (paper, causal), each causal start filtered from the 100 outputs
+    before it, and 1000 particles for every protocol that filters (the GP models' forecasts depend on them)."""
+    ds = long_test_half
+    lgssm = gp.LGSSM(dim_x=2, dim_y=1, dim_u=1).fit(ds.y_train, ds.u_train)
+    for protocol in ("paper", "causal"):
+        res = evaluate(lgssm, ds, protocol)
+        assert res["windows"] == [0, 100, 200, 300, 400, 500] and res["window"] == 100, protocol
+    y_all, u_all = np.concatenate([ds.y_train, ds.y_test]), np.concatenate([ds.u_train, ds.u_test])
+    by_hand = []
+    for s in range(0, 600, 100):
+        g = len(ds.y_train) + s
+        fc = lgssm.forecast(u_all[g:g + 100], y_past=y_all[g - 100:g], u_past=u_all[g - 100:g])
+        by_hand.append(float(np.sqrt(np.mean((fc.mean - ds.y_test[s:s + 100]) ** 2))))
+    np.testing.assert_allclose(evaluate(lgssm, ds, "causal")["per_window"], by_hand, rtol=1e-12)
+    model = small_model()
+    for protocol in ("causal", "simulate", "freerun", "envi"):
+        options = {"max_windows": 1} if protocol == "causal" else {}
+        default = evaluate(model, ds, protocol, num_samples=5, **options)
+        assert default == evaluate(model, ds, protocol, num_samples=5, num_particles=1000, **options), protocol
+    # the linear model's filter forgets its start within 100 steps; the particles keep the burn-in's length
+    assert evaluate(model, ds, "causal", num_samples=5, max_windows=1) == \
+        evaluate(model, ds, "causal", num_samples=5, max_windows=1, burn_in=100)
+    assert [fc.mean.tolist() for _, fc in causal_forecasts(model, ds, num_samples=5, max_windows=1)] == \
+        [fc.mean.tolist() for _, fc in causal_forecasts(model, ds, num_samples=5, max_windows=1, num_particles=1000,
+                                                           burn_in=100)]

@@ -9,7 +9,7 @@ from gpssm_np.datasets.windowing import window_starts
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.floor import choose_floor
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.models.warm_start import emission_basis, kmeans, orthonormal_rows, whitened_basis
+from gpssm_np.models.warm_start import check_outputs, emission_basis, kmeans, orthonormal_rows, whitened_basis
 
 
 def standardised_linear_data(seed=0, T=700, dim_x=3):
@@ -65,6 +65,15 @@ def test_linearly_dependent_outputs_are_named_as_such(second):
                                          r"to 1e-06 of their spread: they are linearly dependent"):
         gp.ODGPSSM(dim_y=2, dim_u=1, seed=0).fit(y, u, max_steps=1, progress=False)
 
+
+
+def test_outputs_off_centre_are_judged_dependent_once_centred():
+    """``check_outputs`` centres the outputs before it judges them: the default fit hands it standardised data, whose
+    means are 0 already, so the centring is seen only on data in their own units (``standardize=False``)."""
+    y, _ = standardised_linear_data()
+    with pytest.raises(ValueError, match=r"^y: the 2 outputs span only 1 dimension"):
+        check_outputs([np.concatenate([y + 3.0, 2 * y + 1], axis=1)])
+    check_outputs([np.concatenate([y + 3.0, y ** 2 + 1], axis=1)])  # not an affine function of the first: passes
 
 def test_a_singular_lag_covariance_is_a_value_error():
     """Lag states without spread (outputs or inputs nearly repeating others) made the ARX floor's basis a raw
