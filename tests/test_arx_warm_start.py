@@ -132,3 +132,12 @@ def test_arx_warm_start_arguments():
         gp.ODGPSSM(dim_x=4, dim_y=2, init="arx", mean_function="zero")
     assert gp.ODGPSSM(dim_y=2, init="linear").dim_x_choice == "auto"
     assert gp.ODGPSSM(dim_x=4, dim_y=1, init="linear").get_config()["init"] == "linear"  # until a fit chooses
+
+
+@pytest.mark.parametrize("na, nb", [(1, 1), (1, 0), (0, 1), (0, 0)])
+def test_an_arx_floor_of_one_lag_holds_one_block_of_states(na, nb):
+    """The observer form holds n = max(na, nb, 1) blocks of d_y states: an ARX of one lag (or of none on one side)
+    is held in d_y states, with the output block driven."""
+    y, u = arx_data()
+    start = floor_warm_start(gp.ARX(na=na, nb=nb, dim_y=2, dim_u=2, standardize=False).fit(y, u), [y], [u])
+    assert start.F.shape == (2, 2) and start.G.shape == (2, 2) and start.driven.tolist() == [True, True]

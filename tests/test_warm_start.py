@@ -67,13 +67,17 @@ def test_linearly_dependent_outputs_are_named_as_such(second):
 
 
 
-def test_outputs_off_centre_are_judged_dependent_once_centred():
-    """``check_outputs`` centres the outputs before it judges them: the default fit hands it standardised data, whose
-    means are 0 already, so the centring is seen only on data in their own units (``standardize=False``)."""
+def test_outputs_off_centre_or_on_other_scales_are_judged_centred_at_unit_spread():
+    """``check_outputs`` centres the outputs and scales each to unit spread before it judges them: the default fit
+    hands it standardised data, whose means are 0 and spreads 1 already, so both are seen only on data in their own
+    units (``standardize=False``)."""
     y, _ = standardised_linear_data()
     with pytest.raises(ValueError, match=r"^y: the 2 outputs span only 1 dimension"):
         check_outputs([np.concatenate([y + 3.0, 2 * y + 1], axis=1)])
     check_outputs([np.concatenate([y + 3.0, y ** 2 + 1], axis=1)])  # not an affine function of the first: passes
+    # each output at unit spread first: independent outputs on scales 1e7 apart are not dependent
+    second = np.random.default_rng(1).normal(size=y.shape)
+    check_outputs([np.concatenate([1e4 * y, 1e-3 * second], axis=1)])
 
 def test_a_singular_lag_covariance_is_a_value_error():
     """Lag states without spread (outputs or inputs nearly repeating others) made the ARX floor's basis a raw
