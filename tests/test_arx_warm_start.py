@@ -141,3 +141,14 @@ def test_an_arx_floor_of_one_lag_holds_one_block_of_states(na, nb):
     y, u = arx_data()
     start = floor_warm_start(gp.ARX(na=na, nb=nb, dim_y=2, dim_u=2, standardize=False).fit(y, u), [y], [u])
     assert start.F.shape == (2, 2) and start.G.shape == (2, 2) and start.driven.tolist() == [True, True]
+
+
+def test_a_two_lag_arx_floors_noise_is_diagonal_in_its_basis():
+    """The lag states' variance floor is set in the whitened basis for every floor of more than one lag (the
+    observer form's floor, written there, has cross terms the GP model's diagonal noise would drop): for n = 2
+    too, E Q E^T is diagonal."""
+    y, u = arx_data()
+    start = floor_warm_start(gp.ARX(na=2, nb=2, dim_y=2, dim_u=2, standardize=False).fit(y, u), [y], [u])
+    noise = start.basis @ start.lgssm.get_learned_params()["Q"] @ start.basis.T
+    assert noise.shape == (4, 4)
+    np.testing.assert_allclose(noise - np.diag(np.diag(noise)), 0.0, atol=1e-15)

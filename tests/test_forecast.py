@@ -388,12 +388,15 @@ def test_methods_that_read_one_sequence_refuse_several(rng):
         mlp.q_x0(two_y, two_u)
 
 
-def test_envi_without_a_history_starts_at_the_end_of_the_training_data(rng):
+@pytest.mark.parametrize("standardize", [True, False])
+def test_envi_without_a_history_starts_at_the_end_of_the_training_data(rng, standardize):
     """The envi protocol on test arrays without a history propagates the transition's mean from the state filtered
     at the end of the model's training data, as a forecast without past data starts there: the same score as with
-    that history given (it fell back to the mean of a sampled free run)."""
+    that history given (it fell back to the mean of a sampled free run). A model fitted with standardize=False keeps
+    its tail in the data's own units, with no statistics to map it back."""
     y, u = 3.0 + 2.0 * rng.normal(size=(160, 1)), rng.normal(size=(160, 1))
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0).fit(
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0,
+                       standardize=standardize).fit(
         y[:100], u[:100], epochs=1, plan=dict(seq_len=10, batch_size=4, num_samples=3), progress=False)
     assert model.DATA_TAIL >= 100  # the whole training series is the tail
     alone = gp.evaluate(model, (y[100:], u[100:]), "envi", num_particles=50)["rmse"]
