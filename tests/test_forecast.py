@@ -404,6 +404,23 @@ def test_envi_without_a_history_starts_at_the_end_of_the_training_data(rng, stan
     assert alone == pytest.approx(given, rel=1e-9)
 
 
+
+def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
+    """The envi protocol's RMSE is that of its point forecast on the standardised scale (test arrays: divided by the
+    model's own standard deviation, here 2), its original-units RMSE that of the forecast in the data's units."""
+    from gpssm_np.protocols import envi_forecast, evaluation_data
+
+    y, u = 3.0 + 2.0 * rng.normal(size=(160, 1)), rng.normal(size=(160, 1))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0).fit(
+        y[:100], u[:100], epochs=1, plan=dict(seq_len=10, batch_size=4, num_samples=3), progress=False)
+    res = gp.evaluate(model, (y[100:], u[100:]), "envi", history=(y[:100], u[:100]), num_particles=50)
+    data = evaluation_data(model, (y[100:], u[100:]), history=(y[:100], u[:100]))
+    error = y[100:] - envi_forecast(model, data, num_particles=50)  # data units
+    scale = model.scaling_.y_std
+    assert abs(scale[0] - 2.0) < 0.5
+    assert res["rmse"] == pytest.approx(float(np.sqrt(np.mean((error / scale) ** 2))), rel=1e-12)
+    assert res["rmse_original_units"] == pytest.approx(float(np.sqrt(np.mean(error ** 2))), rel=1e-12)
+
 def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     """A warm start holds q(x0) with its full covariance (x0_sqrt); the paper protocol drew its forecasts from the
     diagonal of it alone, which moved its NLPD (2.0 against 0.54 on a floor-only default fit of the cascaded

@@ -9,7 +9,9 @@ from gpssm_np.datasets.windowing import window_starts
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.floor import choose_floor
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.models.warm_start import check_outputs, emission_basis, kmeans, orthonormal_rows, whitened_basis
+from gpssm_np.models.warm_start import (_VAR_MIN, check_outputs, emission_basis, floor_warm_start, gp_inputs,
+                                        initial_params, kmeans, orthonormal_rows, stationary_sqrt, whitened_basis)
+from gpssm_np.transforms import positive
 
 
 def standardised_linear_data(seed=0, T=700, dim_x=3):
@@ -330,3 +332,44 @@ def test_smoothed_initial_states_start_each_window_from_the_floors_smoothed_stat
     fitted = gp.ODGPSSM(dim_y=1, dim_u=1, initial_state="smoothed", num_inducing=6, seed=0).fit(
         y, u, max_steps=4, plan={"eval_every": 2, "num_samples": 4, "batch_size": 4})
     assert fitted.selection_["floor"]["dim_x"] == fitted.spec.dim_x and len(fitted.selection_["record"]) >= 2
+
+
+def test_the_lengthscales_start_at_each_gp_inputs_spread_at_least_1e_3():
+    """Without a given ``lengthscale`` each ARD lengthscale starts at the standard deviation of its GP input (the
+    floor's smoothed states and the inputs, ``gp_inputs``) over the training data; an input that never moves gets
+    1e-3, not 0."""
+    y, u = standardised_linear_data(seed=2, T=300)
+    u = np.concatenate([u, np.full_like(u, 0.5)], axis=1)  # a second input that never moves
+    model = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=2, seed=0, standardize=False)
+    start = floor_warm_start(gp.LGSSM(dim_x=3, dim_y=1, dim_u=2, standardize=False).fit(y, u), [y], [u])
+    params = initial_params(model.spec, model.params, start, [u], np.random.default_rng(0))
+    spread = gp_inputs(start, [u]).std(axis=0)
+    assert spread[-1] == 0.0 and np.all(spread[:-1] > 1e-2)
+    expected = np.broadcast_to(np.maximum(spread, 1e-3), params["lengthscale"].shape)
+    np.testing.assert_allclose(positive(params["lengthscale"]), expected, rtol=1e-12)
+
+
+def test_a_stationary_covariance_that_is_not_positive_definite_gets_the_variance_floor():
+    """``stationary_sqrt`` factors the prior's covariance as it is, and only where that fails (a singular one, as a
+    deterministic state gives) with _VAR_MIN added to its diagonal."""
+    cov = np.array([[1.0, 0.3], [0.3, 2.0]])
+    np.testing.assert_array_equal(stationary_sqrt(cov), np.linalg.cholesky(cov))
+    singular = np.ones((2, 2))
+    L = stationary_sqrt(singular)
+    np.testing.assert_allclose(L @ L.T, singular + _VAR_MIN * np.eye(2), rtol=0, atol=1e-15)
+
+
+def test_kmeans_plus_plus_seeds_one_centre_in_each_far_cluster():
+    """The seeding alone (no Lloyd iterations): each further centre is drawn with probability proportional to its
+    squared distance from the nearest centre so far, so three tight clusters far apart get one seed each."""
+    rng = np.random.default_rng(4)
+    clusters = np.array([[10.0, 0.0], [0.0, 10.0], [-10.0, -10.0]])
+    points = np.concatenate([rng.normal(size=(40, 2)) * 0.05 + c for c in clusters])
+    for seed in range(5):
+        seeds = kmeans(points, 3, np.random.default_rng(seed), iterations=0)
+        assert all(np.any(np.all(points == s, axis=1)) for s in seeds)  # seeds are points
+        nearest = np.argmin(np.linalg.norm(seeds[:, None] - clusters[None], axis=2), axis=1)
+        assert sorted(nearest.tolist()) == [0, 1, 2], seed
+    # points all alike leave no distance to draw by: any point then (the centres coincide, no division by 0)
+    alike = np.ones((10, 2))
+    np.testing.assert_array_equal(kmeans(alike, 3, np.random.default_rng(0)), np.ones((3, 2)))
