@@ -496,3 +496,55 @@ def test_the_lgssm_defaults_standardise_and_calibrate_and_say_a_fallback_among_t
     with pytest.warns(UnscoredOrderWarning, match="LGSSM: no state dimension could be scored"):
         short = LGSSM(dim_x=[1, 2]).fit(rng.normal(size=(35, 1)), rng.normal(size=(35, 1)))
     assert repr(short).endswith(", a fallback: none of 1-2 could be scored]")
+
+
+def _rows_by_hand(y, u, na, nb, first):
+    """phi_t = [y_{t-1} .. y_{t-na}, u_t .. u_{t-nb+1}, 1] for t = first..T-1 (the module docstring's regressor), one
+    output and one input, written out step by step."""
+    return np.array([[y[t - i, 0] for i in range(1, na + 1)] + [u[t - j, 0] for j in range(nb)] + [1.0]
+                     for t in range(first, len(y))])
+
+
+def _least_squares_by_hand(rows, targets):
+    theta = np.linalg.lstsq(rows, targets, rcond=None)[0]
+    resid = targets - rows @ theta
+    return theta, np.sum(resid ** 2, axis=0) / (len(rows) - rows.shape[1]) + 1e-8  # COV_FLOOR
+
+
+def test_arx_least_squares_uses_every_row_with_a_full_regressor():
+    """Theta by ordinary least squares over every t >= max(na, nb - 1), sigma^2 with n - p degrees of freedom (plus
+    the covariance floor 1e-8): here nb - 1 = 2 > na = 1, so the first row is t = 2."""
+    y, u = simulate_arx(120, seed=6)
+    m = ARX(na=1, nb=3, standardize=False).fit(y, u)
+    theta, noise_var = _least_squares_by_hand(_rows_by_hand(y, u, 1, 3, 2), y[2:])
+    np.testing.assert_allclose(m.theta_, theta, rtol=1e-10)
+    np.testing.assert_allclose(m.noise_var_, noise_var, rtol=1e-10)
+
+
+def test_the_bic_of_each_candidate_is_its_fit_on_the_common_rows():
+    """``selection="bic"``: each candidate fitted on the rows t >= max_order, BIC = n sum_d log sigma_d^2 + p d_y log n
+    with n those rows (module docstring)."""
+    y, u = simulate_arx(150, seed=7)
+    m = ARX(max_order=2, selection="bic", standardize=False).fit(y, u)
+    n = len(y) - 2
+    for (na, nb), score in m.selection_scores_.items():
+        theta, noise_var = _least_squares_by_hand(_rows_by_hand(y, u, na, nb, 2), y[2:])
+        assert score == pytest.approx(n * np.sum(np.log(noise_var)) + theta.size * np.log(n), rel=1e-10), (na, nb)
+    assert (m.na_, m.nb_) == (2, 2)  # the plant's own orders
+
+
+def test_two_candidate_orders_are_still_chosen_between():
+    """With na given and max_order 1 the candidates are nb = 0 and nb = 1: the folds choose, and the plant, whose input
+    acts at once, needs nb = 1."""
+    y, u = simulate_arx(300, seed=8)
+    m = ARX(na=1, max_order=1, standardize=False).fit(y, u)
+    assert sorted(m.selection_scores_) == [(1, 0), (1, 1)] and m.nb_ == 1
+
+
+def test_as_many_usable_steps_as_coefficients_cannot_be_fitted():
+    """Least squares needs more usable steps than coefficients (n - p degrees of freedom): na = nb = 1 has 3
+    coefficients and 4 steps leave 3 usable ones."""
+    y, u = simulate_arx(5, seed=9)
+    with pytest.raises(ValueError, match="^y: 3 usable steps cannot fit the 3 coefficients"):
+        ARX(na=1, nb=1, standardize=False).fit(y[:4], u[:4])
+    ARX(na=1, nb=1, standardize=False).fit(y, u)  # 4 usable steps

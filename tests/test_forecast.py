@@ -453,7 +453,8 @@ def long_test_half():
 def test_evaluates_defaults_are_the_first_six_windows_a_burn_in_of_100_steps_and_1000_particles(long_test_half):
     """What ``evaluate(model, ds, protocol)`` reads when nothing else is given (module docstring of protocols): the
     first 6 windows of 100 steps at stride 100 (paper, causal), each causal start filtered from the 100 outputs
-    before it, and 1000 particles for every protocol that filters (the GP models' forecasts depend on them)."""
+    before it, the freerun start from the whole training half, 50 forecast samples and 1000 particles for every
+    protocol that filters (the GP models' forecasts depend on both)."""
     ds = long_test_half
     lgssm = gp.LGSSM(dim_x=2, dim_y=1, dim_u=1).fit(ds.y_train, ds.u_train)
     for protocol in ("paper", "causal"):
@@ -471,6 +472,10 @@ def test_evaluates_defaults_are_the_first_six_windows_a_burn_in_of_100_steps_and
         options = {"max_windows": 1} if protocol == "causal" else {}
         default = evaluate(model, ds, protocol, num_samples=5, **options)
         assert default == evaluate(model, ds, protocol, num_samples=5, num_particles=1000, **options), protocol
+    assert evaluate(model, ds, "simulate") == evaluate(model, ds, "simulate", num_samples=50)
+    freerun = model.forecast(ds.u_test, y_past=ds.y_train, u_past=ds.u_train, num_samples=5, num_particles=1000)
+    assert evaluate(model, ds, "freerun", num_samples=5)["rmse"] == \
+        pytest.approx(float(np.sqrt(np.mean((freerun.mean - ds.y_test) ** 2))), rel=1e-12)  # the whole training half
     # the linear model's filter forgets its start within 100 steps; the particles keep the burn-in's length
     assert evaluate(model, ds, "causal", num_samples=5, max_windows=1) == \
         evaluate(model, ds, "causal", num_samples=5, max_windows=1, burn_in=100)

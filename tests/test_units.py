@@ -117,6 +117,8 @@ def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_al
     np.testing.assert_allclose([ds.y_std, ds.u_std], [[5.0], [3.0]], rtol=1e-12)
     assert fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_raw[:n], ds.u_raw[:n]), ds)
     assert not fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_train, ds.u_train), ds)
+    with pytest.warns(UserWarning, match="keeps no statistics of its training data"):  # spreads of 5 and 3, not 1
+        gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(ds.y_train, ds.u_train), ds, "causal")
 
 def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardised_arrays(data):
     """A model fitted with standardize=False keeps no statistics, so evaluate cannot tell the units it was fitted
@@ -251,3 +253,22 @@ def test_statistics_snap_relative_to_the_columns_own_scale():
     arrays = Scaling.of([wide], none).arrays()
     with pytest.raises(ValueError, match="expected positive standard deviations"):
         Scaling.from_arrays(dict(arrays, scaling_y_std=np.zeros(1)))
+
+
+def test_the_scores_of_test_arrays_are_on_the_models_standardised_scale(data):
+    """Test arrays are scored on the scale of the model's own statistics: the RMSE, NLPD and coverage of the forecast
+    and the outputs, each divided by the model's standard deviation of the outputs (about 96 here)."""
+    from gpssm_np.metrics import coverage, nlpd, rmse
+
+    model = fitted("lgssm", *raw_train(data))
+    n = len(data.y_train)
+    y, u = data.y_raw, data.u_raw
+    res = gp.evaluate(model, (y[n:], u[n:]), "simulate", history=(y[:n], u[:n]))
+    fc = model.forecast(u[n + 5:], y_past=y[n:n + 5], u_past=u[n:n + 5])
+    scale = model.scaling_.y_std
+    assert scale[0] > 10.0  # far from 1: a score on another scale would show
+    z, mean, std = y[n + 5:] / scale, fc.mean / scale, fc.std / scale
+    lower, upper = (bound / scale for bound in fc.interval(0.95))
+    assert res["rmse"] == pytest.approx(rmse(z, mean), rel=1e-12)
+    assert res["nlpd"] == pytest.approx(nlpd(z, mean, std), rel=1e-12)
+    assert res["coverage95"] == coverage(z, lower, upper)
