@@ -126,10 +126,11 @@ def arx_output_variances(theta, na, nb, dim_u, noise_cov, steps, lag_cov=None):
 
 def _lstsq(rows, targets):
     """Least-squares coefficients (p, d_y) and the residuals' covariance Sigma (d_y, d_y) with n - p degrees of
-    freedom, :data:`COV_FLOOR` added to its diagonal (the residual variances, summed as squares)."""
+    freedom, :data:`COV_FLOOR` added to its diagonal (the residual variances, summed as squares); n > p rows
+    (``ARX._fit_orders`` refuses fewer)."""
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]
     resid = targets - rows @ theta
-    dof = max(len(rows) - rows.shape[1], 1)
+    dof = len(rows) - rows.shape[1]
     cov = symmetrise(resid.T @ resid / dof)
     np.fill_diagonal(cov, np.sum(resid**2, axis=0) / dof + COV_FLOOR)
     return theta, cov
