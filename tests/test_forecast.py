@@ -474,6 +474,7 @@ def test_evaluates_defaults_are_the_first_six_windows_a_burn_in_of_100_steps_and
         assert default == evaluate(model, ds, protocol, num_samples=5, num_particles=1000, **options), protocol
     assert evaluate(model, ds, "simulate") == evaluate(model, ds, "simulate", num_samples=50)
     freerun = model.forecast(ds.u_test, y_past=ds.y_train, u_past=ds.u_train, num_samples=5, num_particles=1000)
+    assert [evaluate(model, ds, p, num_samples=5)["windows"] for p in ("freerun", "envi")] == [[0], [0]]
     assert evaluate(model, ds, "freerun", num_samples=5)["rmse"] == \
         pytest.approx(float(np.sqrt(np.mean((freerun.mean - ds.y_test) ** 2))), rel=1e-12)  # the whole training half
     # the linear model's filter forgets its start within 100 steps; the particles keep the burn-in's length

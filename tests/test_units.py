@@ -104,20 +104,22 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
 
 
 
-def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_alone_is_told_apart():
-    """A raw series with means 0 (the standardised arrays' means) and spreads of 5 and 3: only the spreads tell which
-    view a model was fitted on (``protocols.fitted_on_raw_series``: the means' and the spreads' distances add)."""
+@pytest.mark.parametrize("y_spread, u_spread", [(5.0, 3.0), (1.5, 1.5)])
+def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_alone_is_told_apart(y_spread, u_spread):
+    """A raw series with means 0 (the standardised arrays' means) and other spreads: only the spreads tell which view
+    a model was fitted on (``protocols.fitted_on_raw_series``: the means' and the spreads' distances add, the
+    standardised view's at spread 1)."""
     from gpssm_np.protocols import fitted_on_raw_series
 
     y, u = linear_plant()
     n = len(y) // 2  # the training part, whose statistics the data set keeps
-    y, u = 5.0 * (y - y[:n].mean()) / y[:n].std(), 3.0 * (u - u[:n].mean()) / u[:n].std()
+    y, u = y_spread * (y - y[:n].mean()) / y[:n].std(), u_spread * (u - u[:n].mean()) / u[:n].std()
     ds = gp.datasets.from_arrays(y, u, train_fraction=0.5, name="centred")
     assert len(ds.y_train) == n and np.allclose([ds.y_mean, ds.u_mean], 0.0, atol=1e-12)
-    np.testing.assert_allclose([ds.y_std, ds.u_std], [[5.0], [3.0]], rtol=1e-12)
+    np.testing.assert_allclose([ds.y_std, ds.u_std], [[y_spread], [u_spread]], rtol=1e-12)
     assert fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_raw[:n], ds.u_raw[:n]), ds)
     assert not fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_train, ds.u_train), ds)
-    with pytest.warns(UserWarning, match="keeps no statistics of its training data"):  # spreads of 5 and 3, not 1
+    with pytest.warns(UserWarning, match="keeps no statistics of its training data"):  # spreads other than 1
         gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(ds.y_train, ds.u_train), ds, "causal")
 
 def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardised_arrays(data):
