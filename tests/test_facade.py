@@ -286,8 +286,9 @@ def test_evaluate_warns_when_the_model_was_fitted_on_other_data(rng, tmp_path):
     assert model.data_name_ == "actuator"
     loaded = gp.load(gp.save(model, tmp_path / "m.npz"))
     assert loaded.data_name_ == "actuator"
-    with pytest.warns(UserWarning, match="fitted on 'actuator' but is evaluated on 'ballbeam'"):
+    with pytest.warns(UserWarning, match="fitted on 'actuator' but is evaluated on 'ballbeam'") as caught:
         gp.evaluate(loaded, ballbeam, "causal", num_samples=3)
+    assert caught[0].filename == __file__  # the warning names the line that called evaluate
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gp.evaluate(loaded, actuator, "causal", num_samples=3)  # the same name: nothing to say

@@ -420,6 +420,7 @@ def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
     assert abs(scale[0] - 2.0) < 0.5
     assert res["rmse"] == pytest.approx(float(np.sqrt(np.mean((error / scale) ** 2))), rel=1e-12)
     assert res["rmse_original_units"] == pytest.approx(float(np.sqrt(np.mean(error ** 2))), rel=1e-12)
+    assert res["rmse_original_units_per_output"] == [res["rmse_original_units"]]
 
 def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     """A warm start holds q(x0) with its full covariance (x0_sqrt); the paper protocol drew its forecasts from the
@@ -460,6 +461,7 @@ def test_evaluates_defaults_are_the_first_six_windows_a_burn_in_of_100_steps_and
     for protocol in ("paper", "causal"):
         res = evaluate(lgssm, ds, protocol)
         assert res["windows"] == [0, 100, 200, 300, 400, 500] and res["window"] == 100, protocol
+        assert res["rmse_per_output"] == pytest.approx([res["rmse"]], rel=1e-14)  # one output: the windows' mean
     y_all, u_all = np.concatenate([ds.y_train, ds.y_test]), np.concatenate([ds.u_train, ds.u_test])
     by_hand = []
     for s in range(0, 600, 100):

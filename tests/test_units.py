@@ -104,23 +104,26 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
 
 
 
-@pytest.mark.parametrize("y_spread, u_spread", [(5.0, 3.0), (1.5, 1.5)])
-def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_alone_is_told_apart(y_spread, u_spread):
-    """A raw series with means 0 (the standardised arrays' means) and other spreads: only the spreads tell which view
-    a model was fitted on (``protocols.fitted_on_raw_series``: the means' and the spreads' distances add, the
-    standardised view's at spread 1)."""
+@pytest.mark.parametrize("shift, y_spread, u_spread", [(0.0, 5.0, 3.0), (0.0, 1.5, 1.5), (3.0, 1.0, 1.0)])
+def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_or_mean_alone_is_told_apart(
+        shift, y_spread, u_spread):
+    """A raw series that differs from the standardised arrays (means 0, spreads 1) by its spreads alone, or by its
+    means alone: ``protocols.fitted_on_raw_series`` still tells which view a model was fitted on (the squared
+    distances of the means and of the spreads add, the standardised view's at mean 0 and spread 1)."""
     from gpssm_np.protocols import fitted_on_raw_series
 
     y, u = linear_plant()
     n = len(y) // 2  # the training part, whose statistics the data set keeps
-    y, u = y_spread * (y - y[:n].mean()) / y[:n].std(), u_spread * (u - u[:n].mean()) / u[:n].std()
+    y = shift + y_spread * (y - y[:n].mean()) / y[:n].std()
+    u = shift + u_spread * (u - u[:n].mean()) / u[:n].std()
     ds = gp.datasets.from_arrays(y, u, train_fraction=0.5, name="centred")
-    assert len(ds.y_train) == n and np.allclose([ds.y_mean, ds.u_mean], 0.0, atol=1e-12)
+    assert len(ds.y_train) == n and np.allclose([ds.y_mean, ds.u_mean], shift, atol=1e-12)
     np.testing.assert_allclose([ds.y_std, ds.u_std], [[y_spread], [u_spread]], rtol=1e-12)
     assert fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_raw[:n], ds.u_raw[:n]), ds)
     assert not fitted_on_raw_series(gp.ARX(na=2, nb=2).fit(ds.y_train, ds.u_train), ds)
-    with pytest.warns(UserWarning, match="keeps no statistics of its training data"):  # spreads other than 1
+    with pytest.warns(UserWarning, match="keeps no statistics of its training data") as caught:  # not the identity
         gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(ds.y_train, ds.u_train), ds, "causal")
+    assert caught[0].filename == __file__  # the warning names the line that called evaluate
 
 def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardised_arrays(data):
     """A model fitted with standardize=False keeps no statistics, so evaluate cannot tell the units it was fitted
