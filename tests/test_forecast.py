@@ -421,6 +421,7 @@ def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
     assert res["rmse"] == pytest.approx(float(np.sqrt(np.mean((error / scale) ** 2))), rel=1e-12)
     assert res["rmse_original_units"] == pytest.approx(float(np.sqrt(np.mean(error ** 2))), rel=1e-12)
     assert res["rmse_original_units_per_output"] == [res["rmse_original_units"]]
+    assert res["rmse_per_output"] == pytest.approx([res["rmse"]], rel=1e-14)
 
 def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     """A warm start holds q(x0) with its full covariance (x0_sqrt); the paper protocol drew its forecasts from the
