@@ -203,6 +203,7 @@ def test_arx_lag_statistics_in_the_learned_params():
 def test_arx_stability_check():
     assert arx_is_stable(np.array([[1.2], [-0.5], [0.3], [0.0]]), 2)
     assert not arx_is_stable(np.array([[1.5], [0.0]]), 1)
+    assert not arx_is_stable(np.array([[1.0], [0.0]]), 1)  # a unit root (a random walk): not stable
     assert arx_is_stable(np.array([[7.0]]), 0)
 
 
