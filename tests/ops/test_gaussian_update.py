@@ -3,6 +3,7 @@ sampling by Cholesky factor, against plain NumPy; their failure index for a matr
 import numpy as np
 import pytest
 
+from gpssm_np.kalman import condition
 from gpssm_np.ops.gaussian_condition import condition_gaussians, condition_gaussians_example
 from gpssm_np.ops.gaussian_sample import sample_gaussians, sample_gaussians_example
 
@@ -27,6 +28,17 @@ def test_condition_reports_the_first_predictive_covariance_that_is_not_positive_
     mean, cov, C, R, y = condition_gaussians_example(rng)
     cov[3] = -10.0 * np.eye(3)
     assert condition_gaussians(mean, cov, C, R, y)[3] == 3
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_kalman_condition_names_the_transition_for_any_failing_gaussian(rng, n):
+    """``kalman.condition`` (the particle filter's unfused proposal) raises where the kernel reports a failure, at the
+    first Gaussian (index 0) too."""
+    mean, cov, C, R, y = condition_gaussians_example(rng)
+    condition(mean, cov, C, R, y)
+    cov[n] = -10.0 * np.eye(3)
+    with pytest.raises(ValueError, match="^transition: expected symmetric positive-definite"):
+        condition(mean, cov, C, R, y)
 
 
 def test_sample_is_mean_plus_cholesky_factor_times_eps(rng):
