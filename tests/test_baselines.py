@@ -549,3 +549,28 @@ def test_as_many_usable_steps_as_coefficients_cannot_be_fitted():
     with pytest.raises(ValueError, match="^y: 3 usable steps cannot fit the 3 coefficients"):
         ARX(na=1, nb=1, standardize=False).fit(y[:4], u[:4])
     ARX(na=1, nb=1, standardize=False).fit(y, u)  # 4 usable steps
+
+
+def test_the_lgssm_takes_a_series_of_exactly_its_fewest_steps():
+    """``min_steps`` is the fewest steps the subspace identification works with: a series of that length is fitted,
+    one step fewer is refused by name; with dim_x="auto" the length is checked before the state dimension's folds, so
+    the refusal comes without the folds' fallback warning."""
+    import warnings
+
+    y, u = simulate_arx(200, seed=10)
+    model = LGSSM(dim_x=2, num_iters=2)
+    n = model.min_steps()
+    model.fit(y[:n], u[:n])
+    with pytest.raises(ValueError, match=f"^y: the series has {n - 1} steps; .* needs at least {n} steps"):
+        LGSSM(dim_x=2, num_iters=2).fit(y[:n - 1], u[:n - 1])
+    auto = LGSSM(dim_x="auto", num_iters=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=f"needs at least {auto.min_steps()} steps"):
+            auto.fit(y[:auto.min_steps() - 1], u[:auto.min_steps() - 1])
+
+
+def test_the_lgssms_random_start_has_spectral_radius_0_9():
+    y, u = simulate_arx(200, seed=11)
+    F = LGSSM(dim_x=3, init="random", seed=4)._random_init([(y, u)])["F"]
+    assert np.max(np.abs(np.linalg.eigvals(F))) == pytest.approx(0.9, rel=1e-12)
