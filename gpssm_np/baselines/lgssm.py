@@ -268,11 +268,12 @@ class LGSSM(LinearBaseline):
             emit.append(X)
             out.append(y[i - 1:i - 1 + len(X)])
         prev, nxt, inp, emit, out = (np.concatenate(a) for a in (prev, nxt, inp, emit, out))
-        FG, Q = _regress(nxt, np.concatenate([prev, inp], axis=1))
+        FG, _ = _regress(nxt, np.concatenate([prev, inp], axis=1))
         F = self.stabilise(FG[:, :self.spec.dim_x])
-        if F is not FG[:, :self.spec.dim_x]:  # refit G and Q given the projected F
-            G, Q = _regress(nxt - prev @ F.T, inp)
-            FG = np.concatenate([F, G], axis=1)
+        # G and Q given F: refitted to a projected F; for the joint fit's F the same regression repeats its G and its
+        # residuals (the joint fit's normal equations), so it runs either way
+        G, Q = _regress(nxt - prev @ F.T, inp)
+        FG = np.concatenate([F, G], axis=1)
         H, R = _regress(out, emit)
         dx = self.spec.dim_x
         floor = COV_FLOOR * np.eye(dx)
