@@ -574,3 +574,19 @@ def test_the_lgssms_random_start_has_spectral_radius_0_9():
     y, u = simulate_arx(200, seed=11)
     F = LGSSM(dim_x=3, init="random", seed=4)._random_init([(y, u)])["F"]
     assert np.max(np.abs(np.linalg.eigvals(F))) == pytest.approx(0.9, rel=1e-12)
+
+
+def test_the_stationary_prior_is_the_smoothed_states_mean_and_covariance():
+    """``set_stationary_prior``: m0 and P0 are the mean and covariance of the smoothed states x_1..x_T of every
+    sequence (each state's smoothed covariance plus the spread of the smoothed means), COV_FLOOR on P0's diagonal."""
+    data = [simulate_arx(150, seed=12), simulate_arx(90, seed=13)]
+    model = LGSSM(dim_x=2, num_iters=3, standardize=False).fit([y for y, _ in data], [u for _, u in data])
+    smoothed = [model._smooth(y, u) for y, u in data]
+    means = np.concatenate([m[1:] for m, _ in smoothed])
+    covs = np.concatenate([c[1:] for _, c in smoothed])
+    m0 = means.mean(axis=0)
+    P0 = covs.mean(axis=0) + np.cov(means.T, bias=True) + 1e-8 * np.eye(2)
+    model.set_stationary_prior(data)
+    params = model.get_learned_params()
+    np.testing.assert_allclose(params["m0"], m0, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(params["P0"], P0, rtol=1e-8, atol=1e-12)
