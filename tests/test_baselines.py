@@ -590,3 +590,16 @@ def test_the_stationary_prior_is_the_smoothed_states_mean_and_covariance():
     params = model.get_learned_params()
     np.testing.assert_allclose(params["m0"], m0, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(params["P0"], P0, rtol=1e-8, atol=1e-12)
+
+
+def test_the_lgssms_em_keeps_f_stable_without_inputs_too():
+    """After each M-step F's outlying eigenvalues are scaled back to ``max_spectral_radius``, on a series without
+    inputs too: there the projected F was dropped (only the input matrix G was refitted to it), and EM returned an
+    explosive F (spectral radius 1.015 on this growing series)."""
+    rng = np.random.default_rng(0)
+    y = np.zeros((200, 1))
+    for t in range(1, 200):
+        y[t] = 1.02 * y[t - 1] + 0.1 * rng.normal()
+    for dim_x in (1, 2):
+        F = LGSSM(dim_x=dim_x, dim_y=1, dim_u=0, num_iters=5).fit(y).get_learned_params()["F"]
+        assert np.max(np.abs(np.linalg.eigvals(F))) == pytest.approx(0.999, rel=1e-12)

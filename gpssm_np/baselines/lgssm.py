@@ -311,10 +311,10 @@ class LGSSM(LinearBaseline):
             Syx = Syx + y.T @ means[1:]
             Syy = Syy + y.T @ y
             n += len(y)
-        FG = normal_solve(Phi, Psi)
-        F = self.stabilise(FG[:, :dx])
-        if F is not FG[:, :dx] and du:  # F was projected: the best G given that F
-            FG = np.concatenate([F, normal_solve(Phi[dx:, dx:], Psi[:, dx:] - F @ Phi[:dx, dx:])], axis=1)
+        F = self.stabilise(normal_solve(Phi, Psi)[:, :dx])
+        # the best G given F: for the joint solution's F its own G (the normal equations), for a projected F refitted
+        G = normal_solve(Phi[dx:, dx:], Psi[:, dx:] - F @ Phi[:dx, dx:]) if du else np.zeros((dx, 0))
+        FG = np.concatenate([F, G], axis=1)
         H = np.linalg.solve(Sxx, Syx.T).T
         Q = Sxx - FG @ Psi.T - Psi @ FG.T + FG @ Phi @ FG.T  # E sum (x_t - [F G] z_t)(x_t - [F G] z_t)^T
         self.params_ = dict(p, F=FG[:, :dx], G=FG[:, dx:], H=H, Q=symmetrise(Q) / n + COV_FLOOR * np.eye(dx),
