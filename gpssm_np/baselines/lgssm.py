@@ -313,7 +313,8 @@ class LGSSM(LinearBaseline):
             n += len(y)
         F = self.stabilise(normal_solve(Phi, Psi)[:, :dx])
         # the best G given F: for the joint solution's F its own G (the normal equations), for a projected F refitted
-        G = normal_solve(Phi[dx:, dx:], Psi[:, dx:] - F @ Phi[:dx, dx:]) if du else np.zeros((dx, 0))
+        # (without inputs an empty (d_x, 0) solve)
+        G = normal_solve(Phi[dx:, dx:], Psi[:, dx:] - F @ Phi[:dx, dx:])
         FG = np.concatenate([F, G], axis=1)
         H = np.linalg.solve(Sxx, Syx.T).T
         Q = Sxx - FG @ Psi.T - Psi @ FG.T + FG @ Phi @ FG.T  # E sum (x_t - [F G] z_t)(x_t - [F G] z_t)^T
