@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from gpssm_np.baselines import ARX, LGSSM, UnscoredOrderWarning, arx_is_stable, arx_simulate, kalman_filter
+from gpssm_np.baselines._base import COV_FLOOR
 from gpssm_np.baselines.arx import arx_regressors
 from gpssm_np.datasets import from_arrays, load
 from gpssm_np.protocols import evaluate
@@ -509,7 +510,7 @@ def _rows_by_hand(y, u, na, nb, first):
 def _least_squares_by_hand(rows, targets):
     theta = np.linalg.lstsq(rows, targets, rcond=None)[0]
     resid = targets - rows @ theta
-    return theta, np.sum(resid ** 2, axis=0) / (len(rows) - rows.shape[1]) + 1e-8  # COV_FLOOR
+    return theta, np.sum(resid ** 2, axis=0) / (len(rows) - rows.shape[1]) + COV_FLOOR
 
 
 def test_arx_least_squares_uses_every_row_with_a_full_regressor():
@@ -585,7 +586,7 @@ def test_the_stationary_prior_is_the_smoothed_states_mean_and_covariance():
     means = np.concatenate([m[1:] for m, _ in smoothed])
     covs = np.concatenate([c[1:] for _, c in smoothed])
     m0 = means.mean(axis=0)
-    P0 = covs.mean(axis=0) + np.cov(means.T, bias=True) + 1e-8 * np.eye(2)
+    P0 = covs.mean(axis=0) + np.cov(means.T, bias=True) + COV_FLOOR * np.eye(2)
     model.set_stationary_prior(data)
     params = model.get_learned_params()
     np.testing.assert_allclose(params["m0"], m0, rtol=1e-10, atol=1e-12)

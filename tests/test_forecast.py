@@ -388,16 +388,22 @@ def test_methods_that_read_one_sequence_refuse_several(rng):
         mlp.q_x0(two_y, two_u)
 
 
+def envi_model(rng, **options):
+    """A 160-step series in units of mean 3 and spread 2, and a small ODGPSSM trained one epoch on its first 100
+    steps (the rest is the envi protocol's test part)."""
+    y, u = 3.0 + 2.0 * rng.normal(size=(160, 1)), rng.normal(size=(160, 1))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0, **options).fit(
+        y[:100], u[:100], epochs=1, plan=dict(seq_len=10, batch_size=4, num_samples=3), progress=False)
+    return y, u, model
+
+
 @pytest.mark.parametrize("standardize", [True, False])
 def test_envi_without_a_history_starts_at_the_end_of_the_training_data(rng, standardize):
     """The envi protocol on test arrays without a history propagates the transition's mean from the state filtered
     at the end of the model's training data, as a forecast without past data starts there: the same score as with
     that history given (it fell back to the mean of a sampled free run). A model fitted with standardize=False keeps
     its tail in the data's own units, with no statistics to map it back."""
-    y, u = 3.0 + 2.0 * rng.normal(size=(160, 1)), rng.normal(size=(160, 1))
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0,
-                       standardize=standardize).fit(
-        y[:100], u[:100], epochs=1, plan=dict(seq_len=10, batch_size=4, num_samples=3), progress=False)
+    y, u, model = envi_model(rng, standardize=standardize)
     assert model.DATA_TAIL >= 100  # the whole training series is the tail
     alone = gp.evaluate(model, (y[100:], u[100:]), "envi", num_particles=50)["rmse"]
     given = gp.evaluate(model, (y[100:], u[100:]), "envi", history=(y[:100], u[:100]), num_particles=50)["rmse"]
@@ -410,9 +416,7 @@ def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
     model's own standard deviation, here 2), its original-units RMSE that of the forecast in the data's units."""
     from gpssm_np.protocols import envi_forecast, evaluation_data
 
-    y, u = 3.0 + 2.0 * rng.normal(size=(160, 1)), rng.normal(size=(160, 1))
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0).fit(
-        y[:100], u[:100], epochs=1, plan=dict(seq_len=10, batch_size=4, num_samples=3), progress=False)
+    y, u, model = envi_model(rng)
     res = gp.evaluate(model, (y[100:], u[100:]), "envi", history=(y[:100], u[:100]), num_particles=50)
     data = evaluation_data(model, (y[100:], u[100:]), history=(y[:100], u[:100]))
     error = y[100:] - envi_forecast(model, data, num_particles=50)  # data units
