@@ -410,7 +410,6 @@ def test_envi_without_a_history_starts_at_the_end_of_the_training_data(rng, stan
     assert alone == pytest.approx(given, rel=1e-9)
 
 
-
 def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
     """The envi protocol's RMSE is that of its point forecast on the standardised scale (test arrays: divided by the
     model's own standard deviation, here 2), its original-units RMSE that of the forecast in the data's units."""

@@ -103,7 +103,6 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
             explicit["rmse_original_units"] * (1.0 if model is raw else data.y_std[0]), rel=1e-9)
 
 
-
 @pytest.mark.parametrize("shift, y_spread, u_spread", [(0.0, 5.0, 3.0), (0.0, 1.5, 1.5), (3.0, 1.0, 1.0)])
 def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_or_mean_alone_is_told_apart(
         shift, y_spread, u_spread):

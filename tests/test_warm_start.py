@@ -68,7 +68,6 @@ def test_linearly_dependent_outputs_are_named_as_such(second):
         gp.ODGPSSM(dim_y=2, dim_u=1, seed=0).fit(y, u, max_steps=1, progress=False)
 
 
-
 def test_outputs_off_centre_or_on_other_scales_are_judged_centred_at_unit_spread():
     """``check_outputs`` centres the outputs and scales each to unit spread before it judges them: the default fit
     hands it standardised data, whose means are 0 and spreads 1 already, so both are seen only on data in their own
