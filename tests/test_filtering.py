@@ -578,3 +578,166 @@ def test_backward_simulation_draws_the_last_state_by_the_last_weights(rng):
     mean, sd = W[-1] @ X, np.sqrt(W[-1] @ (X - W[-1] @ X) ** 2)
     assert abs(W[-2] @ X - mean) > 10 * sd / np.sqrt(M)  # the weights of the step before would show
     assert abs(last.mean() - mean) <= 5 * sd / np.sqrt(M)
+
+
+def test_the_ensemble_kalman_filter_matches_kalman(car):
+    """With many members the ensemble Kalman filter's means, covariances and log-likelihood (each step's Gaussian
+    density of y_t about C times the ensemble mean) are the Kalman filter's, up to Monte Carlo error."""
+    model, y, (kf, log_lik) = car
+    res = model.filter(y, num_particles=4000, rng=0, proposal="enkf")
+    assert_filter_close(res, kf)
+    assert abs(res.log_likelihood - log_lik) < 0.75
+    assert np.all(res.ess == 4000) and not res.resampled.any()
+
+
+def test_the_ensemble_kalman_filter_runs_with_two_members(ar2):
+    """Two members are the fewest whose sample covariance (N - 1 in the denominator) exists."""
+    model, y, _ = ar2
+    res = model.filter(y[:5], num_particles=2, rng=0, proposal="enkf")
+    assert res.particles.shape == (2, 2) and np.all(np.isfinite(res.means))
+
+
+def test_systematic_resampling_never_draws_a_particle_of_zero_weight():
+    """Positions (j + U) / N, U uniform on [0, 1), all lie in (0, 1): none falls on the first particle's empty
+    stretch of the CDF."""
+    log_w = np.array([-np.inf, np.log(0.25), np.log(0.75)])
+    for seed in range(20):
+        idx = systematic_resample(log_w, np.random.default_rng(seed))
+        assert idx.min() >= 1 and len(idx) == 3
+
+
+@pytest.mark.parametrize("proposal", ["bootstrap", "enkf"])
+def test_the_filters_refuse_a_transition_covariance_that_fails_at_the_first_particle(proposal):
+    """The draw from each particle's transition names the transition where the first Gaussian's covariance has no
+    Cholesky factor, as where a later one has none."""
+    def transition(x, u, k):
+        cov = np.tile(np.eye(2), (len(x), 1, 1))
+        cov[0] = -np.eye(2)
+        return 0.5 * x, cov
+
+    with pytest.raises(ValueError, match="transition"):
+        _pf_call(transition=transition, proposal=proposal)
+
+
+def test_the_fused_adapted_step_refuses_a_covariance_that_fails_at_the_first_particle():
+    """A transition with ``propagate`` (the fused adapted step) whose Cholesky fails at particle 0 is refused as the
+    unfused step refuses it."""
+    class Failing:
+        def __call__(self, x, u, k):
+            return x, np.tile(np.eye(2), (len(x), 1, 1))
+
+        def propagate(self, x, log_w, u_t, C, r, y_t):
+            N = len(x)
+            return x, np.zeros((N, 2, 2)), log_w, 0.0, float(N), np.zeros(1), np.ones(1), 0, True
+
+    with pytest.raises(ValueError, match="transition"):
+        _pf_call(transition=Failing())
+
+
+def test_the_initial_particles_follow_the_initial_distribution():
+    """Diagonal variances: each state's draws have the standard deviation given; zero variances, and a singular (here
+    zero) covariance matrix, are allowed and put every particle at the mean; without ``num_particles`` 1000 are
+    drawn."""
+    model = ar2_model()
+    y = np.zeros((1, 1))
+    res = particle_filter(model.transition, model.C, model.r, y, None, np.array([1.0, -2.0]), np.array([4.0, 0.25]),
+                          num_particles=20000, rng=0)
+    np.testing.assert_allclose(res.initial_particles.std(axis=0), [2.0, 0.5], rtol=0.03)
+    np.testing.assert_allclose(res.initial_particles.mean(axis=0), [1.0, -2.0], atol=0.05)
+    for cov in (np.zeros(2), np.zeros((2, 2))):
+        res = particle_filter(model.transition, model.C, model.r, y, None, np.array([1.0, -2.0]), cov, rng=0)
+        assert res.initial_particles.shape == (1000, 2)
+        np.testing.assert_array_equal(res.initial_particles, np.tile([1.0, -2.0], (1000, 1)))
+
+
+@pytest.mark.parametrize("overrides,match", [
+    (dict(x0_cov=None), "x0_mean: expected x0_mean and x0_cov"),
+    (dict(x0_mean=None, x0_particles=np.zeros((10, 2))), "x0_particles: expected either"),
+    (dict(x0_cov=None, x0_particles=np.zeros((10, 2))), "x0_particles: expected either"),
+    (dict(R=[0.0]), "R: expected 1 positive variances"),
+])
+def test_the_particle_filter_names_what_is_missing_or_wrong(overrides, match):
+    with pytest.raises(ValueError, match=match):
+        _pf_call(**overrides)
+
+
+def test_backward_draws_are_unmoved_by_a_common_offset_and_reach_the_last_candidate():
+    """``_sample_rows`` draws each row by its own CDF scaled to its largest entry: rows of log-probabilities near
+    800 (exp overflows) draw exactly as the same rows near 0, and a row whose mass is all on its last entry draws
+    that entry."""
+    from gpssm_np.filtering import _sample_rows
+
+    log_p = np.random.default_rng(1).normal(size=(50, 6))
+    a = _sample_rows(log_p, np.random.default_rng(3))
+    b = _sample_rows(log_p + 800.0, np.random.default_rng(3))
+    np.testing.assert_array_equal(a, b)
+    last = np.full((4, 5), -np.inf)
+    last[:, -1] = 0.0
+    np.testing.assert_array_equal(_sample_rows(last, np.random.default_rng(0)), 4)
+
+
+def test_the_ensemble_kalman_step_by_hand():
+    """One step of three members: x_n = m_n + s eps_n, the gain from the ensemble's sample covariance (N - 1 in the
+    denominator) and each member moved towards its own perturbed observation y + R^(1/2) e_n (eps, then e, drawn
+    from the step's generator); the log-likelihood increment is log N(y; C xbar, C P C^T + R)."""
+    from scipy.stats import multivariate_normal
+
+    from gpssm_np.filtering import _enkf_step
+
+    mean = np.array([[0.0, 1.0], [2.0, -1.0], [1.0, 3.0]])
+    s, C, R, y = 0.3, np.array([[1.0, 0.5]]), np.array([[0.2]]), np.array([0.7])
+    cov = np.tile(s**2 * np.eye(2), (3, 1, 1))
+    x, log_w, _, inc, ess, resampled, carried, _, _ = _enkf_step(mean, cov, np.full(3, -np.log(3)), (C, R, y), 0.5,
+                                                                np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    prior = mean + s * rng.standard_normal((3, 2))
+    dev = prior - prior.mean(axis=0)
+    P = dev.T @ dev / 2
+    S = C @ P @ C.T + R
+    gain = P @ C.T @ np.linalg.inv(S)
+    perturbed = y + rng.standard_normal((3, 1)) * np.sqrt(R[0, 0])
+    np.testing.assert_allclose(x, prior + (perturbed - prior @ C.T) @ gain.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(inc, multivariate_normal(C @ prior.mean(axis=0), S).logpdf(y), rtol=1e-12)
+    assert ess == 3.0 and not resampled and carried is x
+
+
+def test_the_particle_filter_takes_matching_particles_and_refuses_a_wrong_covariance(rng):
+    """x0_particles with the matching num_particles are taken as they are; a full R that is singular, and a full
+    x0_cov of the wrong shape or not symmetric, are refused; x0_cov's tolerance for rounding below zero is relative
+    to its scale (a negative eigenvalue 1e-11 of its largest is rounding)."""
+    x0 = rng.normal(size=(10, 2))
+    res = _pf_call(x0_mean=None, x0_cov=None, x0_particles=x0, num_particles=10)
+    np.testing.assert_array_equal(res.initial_particles, x0)
+    with pytest.raises(ValueError, match="R: expected a symmetric positive-definite matrix"):
+        particle_filter(scaled_transition(1.0, 1.0), np.eye(2), np.ones((2, 2)), rng.normal(size=(5, 2)), None,
+                        np.zeros(2), np.ones(2), num_particles=10)
+    for cov in (np.eye(3), np.array([[1.0, 0.5], [0.0, 1.0]])):
+        with pytest.raises(ValueError, match=r"x0_cov: expected a symmetric \(2, 2\) matrix"):
+            _pf_call(x0_cov=cov)
+    assert np.isfinite(_pf_call(x0_cov=np.diag([1e6, -1e-5])).log_likelihood)
+
+
+_LINEAR = scaled_transition(0.9, 0.1)
+
+
+def test_the_online_particle_filter_takes_a_missing_output(rng):
+    """update(y_t) with NaN (the output missing at that step) predicts without conditioning, as the batch filter."""
+    from gpssm_np.filtering import OnlineParticleFilter
+
+    C, R, y = np.eye(1, 2), np.array([0.1]), np.array([[0.3], [np.nan], [-0.2]])
+    online = OnlineParticleFilter.start(_LINEAR, C, R, np.zeros(2), np.ones(2), 20, rng=7)
+    steps = [online.update(y_t) for y_t in y]
+    batch = particle_filter(_LINEAR, C, R, y, None, np.zeros(2), np.ones(2), num_particles=20, rng=7)
+    assert steps[1].log_likelihood == 0.0
+    np.testing.assert_array_equal(online.particles, batch.particles)
+
+
+def test_backward_simulation_with_the_initial_state_draws_each_step_from_its_particles():
+    """Every column of the trajectories from x_0 on is one of the stored particles of its own step."""
+    model = ar2_model()
+    y = model.simulate(8, np.random.default_rng(4))
+    res = model.filter(y, num_particles=50, rng=0, store_particles=True)
+    full = backward_simulation(model.transition, res, None, 30, rng=1, include_initial=True)
+    assert np.all(np.isin(full[:, 0, 0], res.initial_particles[:, 0]))
+    for k in range(8):
+        assert np.all(np.isin(full[:, k + 1, 0], res.particles_history[k][:, 0]))

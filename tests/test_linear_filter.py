@@ -45,7 +45,13 @@ def test_the_filter_is_the_kalman_filter(floor_model):
     assert np.isnan(result.innovations[[10, 50]]).all() and result.log_likelihood_steps[10] == 0.0
     # the log-likelihood of y in original units: the model units' minus log std per observed entry
     np.testing.assert_allclose(result.log_likelihood, exact.log_likelihood - 98 * np.log(sc.y_std[0]), rtol=1e-10)
-    assert np.all(result.ess == 300) and not result.resampled.any()
+    assert np.all(result.ess == 300) and not result.resampled.any() and result.ess_threshold == 0.0
+    np.testing.assert_allclose(np.exp(result.log_weights).sum(), 1.0, rtol=1e-12)
+    # the filtered output variances in original units, and the innovations about the predicted output means
+    np.testing.assert_allclose(result.output_vars, exact.covs[:, :1, 0] * sc.y_std**2, rtol=1e-12)
+    np.testing.assert_allclose(result.innovations, y - result.predicted_output_means, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result.predicted_output_means, sc.y_to_original(exact.pred_means[:, :1]), rtol=0,
+                               atol=1e-9)
 
 
 def test_a_particle_filter_option_gets_the_particle_filter(floor_model):
@@ -75,6 +81,7 @@ def test_the_filters_particles_are_draws_from_the_exact_filtered_distributions(f
         assert np.all(np.abs(draws.mean(axis=0) - exact.means[k]) <= 5 * sd[k] / np.sqrt(20000) + 1e-12)
         np.testing.assert_allclose(draws.std(axis=0), sd[k], rtol=0.05, atol=1e-12)
     np.testing.assert_allclose(result.particles.mean(axis=0), exact.means[-1], rtol=0, atol=0.05 * sd[-1].max())
+    np.testing.assert_allclose(np.exp(result.log_weights_history).sum(axis=1), 1.0, rtol=1e-12)
     with pytest.raises(ValueError, match="ancestors"):
         ancestral_paths(result)
     paths = backward_simulation(model.transition_moments(), result, sc.u_to_model(u), 3)
