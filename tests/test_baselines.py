@@ -317,6 +317,44 @@ def test_stability_projection(rng):
     assert LGSSM(dim_x=2, max_spectral_radius=None).stabilise(F) is F
 
 
+
+
+def test_lgssm_predictive_moments_in_original_units(rng):
+    """Fitted to 5 y + 3, the model in its standardised units is the one fitted to y (up to rounding), and its
+    predictive output means and covariances are 5 times and 25 times that model's, shifted by 3."""
+    p = random_lgssm(rng, dx=2)
+    y, u = simulate_lgssm(p, 120, rng)
+    base, scaled = (LGSSM(dim_x=2, num_iters=5, calibrate=False).fit(z, u) for z in (y, 5.0 * y + 3.0))
+    x0 = (np.zeros(2), np.eye(2))
+    _, _, mean_b, cov_b = base.predict_moments(u[:10], *x0)
+    _, _, mean_s, cov_s = scaled.predict_moments(u[:10], *x0)
+    np.testing.assert_allclose(mean_s, 5.0 * mean_b + 3.0, rtol=1e-6)
+    np.testing.assert_allclose(cov_s, 25.0 * cov_b, rtol=1e-6)
+
+def test_lgssm_learned_params_are_checked_one_by_one(rng):
+    """Each array of ``set_learned_params`` has its shape and is finite; Q and P0 may be singular (positive
+    semi-definite), R may not."""
+    p = random_lgssm(rng, dx=2)
+    m = LGSSM(dim_x=2)
+    for name, value in (("F", np.eye(3)), ("F", np.full((2, 2), np.nan)), ("m0", np.zeros(3))):
+        with pytest.raises(ValueError, match=rf"params\['{name}'\]: expected a finite array of shape"):
+            m.set_learned_params(dict(p, **{name: value}))
+    singular = np.zeros((2, 2))
+    assert m.set_learned_params(dict(p, Q=singular, P0=singular)).fitted
+    with pytest.raises(ValueError, match=r"params\['R'\]: expected a symmetric positive definite matrix"):
+        m.set_learned_params(dict(p, R=np.zeros((1, 1))))
+
+
+def test_subspace_states_and_block_rows_of_several_sequences(rng):
+    """One state sequence of T_i - 2 i + 1 rows per sequence (here three), i = max(10, d_x + 1) block rows by
+    default, which ``min_steps`` counts (2 i - 1 + max(2, d_x))."""
+    from gpssm_np.baselines.lgssm import subspace_states
+
+    data = [(rng.normal(size=(T, 1)), rng.normal(size=(T, 1))) for T in (40, 55, 70)]
+    states = subspace_states(data, 2, 5)
+    assert [s.shape for s in states] == [(31, 2), (46, 2), (61, 2)]
+    assert LGSSM(dim_x=12).min_steps() == 2 * 13 - 1 + 12 and LGSSM(dim_x=3).min_steps() == 2 * 10 - 1 + 3
+
 def test_lgssm_forecast_moments(rng):
     p = random_lgssm(rng, dx=2, dy=1, du=1)
     m = LGSSM(dim_x=2).set_learned_params(p)
@@ -353,10 +391,12 @@ def test_lgssm_surface_and_errors(rng):
     with pytest.raises(ValueError, match="R"):
         m.set_learned_params(dict(p, R=-np.eye(1)))
     for kwargs, match in [({"method": "sgd"}, "method"), ({"init": "zeros"}, "init"), ({"num_iters": 0}, "num_iters"),
-                          ({"dim_x": 0}, "dim_x"), ({"dim_x": 12, "block_rows": 10}, "block_rows"),
+                          ({"dim_x": 0}, "dim_x"), ({"dim_x": []}, "dim_x"), ({"dim_x": [0, 2]}, "dim_x"),
+                          ({"dim_x": 12, "block_rows": 10}, "block_rows"),
                           ({"max_spectral_radius": -1.0}, "max_spectral_radius")]:
         with pytest.raises(ValueError, match=match):
             LGSSM(**kwargs)
+    assert LGSSM(dim_x=4, dim_y=2, block_rows=2).block_rows == 2  # block_rows d_y = d_x is enough
     with pytest.raises(ValueError, match="the series has 15 steps; .* needs at least 21 steps"):
         LGSSM(dim_x=2, method="subspace").fit(y[:15], u[:15])
 

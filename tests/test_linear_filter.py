@@ -6,7 +6,7 @@ import pytest
 
 import gpssm_np as gp
 from gpssm_np.filtering import ancestral_paths, backward_simulation, kalman_filter_result
-from gpssm_np.kalman import kalman_filter, rts_smoother, step_log_likelihoods
+from gpssm_np.kalman import kalman_filter, rts_smoother, sample_smoothed, step_log_likelihoods
 
 from .test_floor import delayed_plant
 
@@ -132,13 +132,19 @@ def test_the_lgssm_smooths_with_the_surface_of_the_gp_models(floor_model):
     lgssm = gp.LGSSM(dim_x=3, dim_y=1, dim_u=1, num_iters=5, calibrate=False).fit(*delayed_plant(T=200, seed=3))
     means, covs = lgssm.smooth(y, u)
     assert means.shape == (101, 3) and covs.shape == (101, 3, 3)
+    # q(x_0) given a window (no output missing): the smoothed moments of x_0, the state before its first output
+    mean0, cov0 = lgssm.q_x0(y[:10], u[:10], full_cov=True)
+    first = lgssm.smooth(y[:10], u[:10])
+    np.testing.assert_array_equal(mean0, first[0][0])
+    np.testing.assert_array_equal(cov0, first[1][0])
     trajectories = lgssm.smooth(y, u, num_trajectories=4000, seed=1)
     assert trajectories.shape == (4000, 100, 3)
     sd = np.sqrt(np.diagonal(covs[1:], axis1=1, axis2=2))
     assert np.all(np.abs(trajectories.mean(axis=0) - means[1:]) <= 5 * sd / np.sqrt(4000) + 1e-9)
     np.testing.assert_allclose(trajectories.std(axis=0), sd, rtol=0.1, atol=1e-9)
-    np.testing.assert_array_equal(lgssm.smooth(y, u, num_trajectories=5, seed=2),
-                                  lgssm.smooth(y, u, num_trajectories=5, seed=2))
+    # drawn with the generator of seed + 1, as the GP models' backward simulation
+    expected = sample_smoothed(lgssm.params_, lgssm.kalman(*lgssm._window(y, u)), 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(lgssm.smooth(y, u, num_trajectories=5, seed=2), expected)
     with pytest.raises(ValueError, match="num_trajectories"):
         lgssm.smooth(y, u, num_trajectories=0)
 
