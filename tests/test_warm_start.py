@@ -256,6 +256,7 @@ def test_the_loop_keeps_the_average_with_decay_0_99_by_default():
     epochs = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(y, u, epochs=1, seed=5,
                                                                       plan=dict(batch_size=8, num_samples=5))
     steps = len(epochs.history_)
+    assert steps == -(-(300 - 50 + 1) // 8)  # one epoch: every 50-step window of the 300 once, in minibatches of 8
     plain = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6).fit(
         y, u, seed=5, plan=gp.BlockPlan(max_steps=steps, validation=0.0, eval_every=steps, seq_len=50, batch_size=8,
                                         num_samples=5, average=False))
