@@ -107,7 +107,7 @@ def test_bad_candidates_are_named():
 
 def test_the_block_plan_is_frozen_and_its_average_is_checked():
     """A plan is a value (its fields cannot be reassigned); ``average`` False or None means the iterates (None), a
-    decay in (0, 1) is taken, True is no decay."""
+    decay in (0, 1) is taken, True (no decay) is refused."""
     import dataclasses
 
     from gpssm_np.models.training import check_average
@@ -120,8 +120,8 @@ def test_the_block_plan_is_frozen_and_its_average_is_checked():
 
 
 def test_the_kept_step_and_patience_of_the_record():
-    """``selected_step`` is the first step of the lowest score, the last step where nothing was scored; training stops
-    after ``patience`` scores without an improvement (here every score is the same: 1 + patience evaluations)."""
+    """``selected_step`` is the first step of the lowest score, the last step where nothing was scored; a validation
+    block is cut from MIN_VALIDATION steps on; training stops after ``patience`` scores without an improvement."""
     from gpssm_np.datasets.windowing import windows
     from gpssm_np.models.training import selected_step, train_steps
     from gpssm_np.optim import Adam
