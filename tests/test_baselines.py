@@ -317,8 +317,6 @@ def test_stability_projection(rng):
     assert LGSSM(dim_x=2, max_spectral_radius=None).stabilise(F) is F
 
 
-
-
 def test_lgssm_predictive_moments_in_original_units(rng):
     """Fitted to 5 y + 3, the model in its standardised units is the one fitted to y (up to rounding), and its
     predictive output means and covariances are 5 times and 25 times that model's, shifted by 3."""
@@ -330,6 +328,7 @@ def test_lgssm_predictive_moments_in_original_units(rng):
     _, _, mean_s, cov_s = scaled.predict_moments(u[:10], *x0)
     np.testing.assert_allclose(mean_s, 5.0 * mean_b + 3.0, rtol=1e-6)
     np.testing.assert_allclose(cov_s, 25.0 * cov_b, rtol=1e-6)
+
 
 def test_lgssm_learned_params_are_checked_one_by_one(rng):
     """Each array of ``set_learned_params`` has its shape and is finite; Q and P0 may be singular (positive
@@ -354,6 +353,7 @@ def test_subspace_states_and_block_rows_of_several_sequences(rng):
     states = subspace_states(data, 2, 5)
     assert [s.shape for s in states] == [(31, 2), (46, 2), (61, 2)]
     assert LGSSM(dim_x=12).min_steps() == 2 * 13 - 1 + 12 and LGSSM(dim_x=3).min_steps() == 2 * 10 - 1 + 3
+
 
 def test_lgssm_forecast_moments(rng):
     p = random_lgssm(rng, dx=2, dy=1, du=1)

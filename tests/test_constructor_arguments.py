@@ -106,7 +106,6 @@ def test_set_params_with_a_dict_of_arrays_is_the_deprecated_set_learned_params(m
         model.set_learned_params(arrays)  # the new name does not warn
 
 
-
 def test_numpy_numbers_are_taken_as_python_numbers(tmp_path):
     """A NumPy integer (``for q in np.arange(1, 4)``) passed the checks but stayed in the configuration: the default
     fit's fingerprint and ``save`` then failed on a type JSON does not know, after the fit; a NumPy float jitter

@@ -87,7 +87,6 @@ def test_stage_1_takes_the_other_kind_only_where_the_chosen_ones_form_misses_by_
     assert floor.kind == (calls[1] if refused else calls[0])
 
 
-
 def test_stage_1_checks_the_form_on_the_folds_the_selection_trains_on(monkeypatch):
     """Without folds given (``initialise``), stage 1 checks the floor's form on the plan's latest ``gp_folds``
     origins, those ``run`` gives it and the selection trains on."""
@@ -109,6 +108,7 @@ def test_the_selection_stops_at_its_budget_between_evaluations():
     model = gp.ODGPSSM(dim_y=1, dim_u=1, num_inducing=4, seed=0).fit(
         y, u, max_steps=3, plan={"eval_every": 2, "num_samples": 4, "batch_size": 4}, progress=False)
     assert [r["step"] for r in model.selection_["record"]] == [0, 2, 3]
+
 
 @pytest.mark.parametrize("free_run, far_field", [(True, True), (True, False), (False, True), (False, False)])
 def test_stage_4_passes_only_where_the_free_run_and_the_far_field_guards_both_pass(monkeypatch, free_run, far_field):

@@ -72,7 +72,6 @@ def test_before_any_step_the_default_model_is_the_better_linear_model():
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-10 * np.abs(theirs).max())
 
 
-
 @pytest.mark.parametrize("kind", ["arx", "lgssm"])
 def test_a_named_kind_holds_the_floor_to_it(kind):
     """``init="arx"`` or ``"lgssm"`` (``dim_x="auto"``): the default fit with its floor held to that kind at the
@@ -116,6 +115,7 @@ def test_a_fixed_state_dimension_is_the_floors():
     two = np.hstack([y, 0.5 * y + np.random.default_rng(1).standard_normal(y.shape)])
     odd = gp.ODGPSSM(dim_x=3, dim_y=2, dim_u=1, seed=0).initialise(two, u)
     assert odd.selection_["floor"]["kind"] == "lgssm" and set(odd.selection_["floor"]["scores"]) == {"lgssm"}
+
 
 def test_a_list_of_state_dimensions_is_the_floors_choice():
     """``dim_x=[2, 8]``: the default fit with the floor of the lowest fold error over both candidates and both

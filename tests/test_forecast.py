@@ -426,6 +426,7 @@ def test_envi_scores_on_the_standardised_scale_and_in_original_units(rng):
     assert res["rmse_original_units_per_output"] == [res["rmse_original_units"]]
     assert res["rmse_per_output"] == pytest.approx([res["rmse"]], rel=1e-14)
 
+
 def test_the_paper_protocol_starts_from_a_full_free_q_x0_with_its_covariance():
     """A warm start holds q(x0) with its full covariance (x0_sqrt); the paper protocol drew its forecasts from the
     diagonal of it alone, which moved its NLPD (2.0 against 0.54 on a floor-only default fit of the cascaded

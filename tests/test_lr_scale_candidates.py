@@ -119,9 +119,16 @@ def test_the_block_plan_is_frozen_and_its_average_is_checked():
         check_average(True)
 
 
+def test_a_validation_block_of_min_validation_steps_is_cut():
+    """A validation block (and a training part) of exactly MIN_VALIDATION = 20 steps is cut; one step fewer is not."""
+    y40, u40 = np.zeros((40, 1)), np.zeros((40, 1))
+    assert split_validation([y40], [u40], 0.5)[2] == [20] and split_validation([y40[:39]], [u40[:39]], 0.5)[2] == [None]
+    assert split_validation([np.zeros((100, 1))], [np.zeros((100, 1))], 0.2)[2] == [80]
+
+
 def test_the_kept_step_and_patience_of_the_record():
-    """``selected_step`` is the first step of the lowest score, the last step where nothing was scored; a validation
-    block is cut from MIN_VALIDATION steps on; training stops after ``patience`` scores without an improvement."""
+    """``selected_step`` is the first step of the lowest score, the last step where nothing was scored; training stops
+    after ``patience`` scores without an improvement."""
     from gpssm_np.datasets.windowing import windows
     from gpssm_np.models.training import selected_step, train_steps
     from gpssm_np.optim import Adam
@@ -129,10 +136,6 @@ def test_the_kept_step_and_patience_of_the_record():
     record = [{"step": s, "rmse": r} for s, r in ((0, 0.5), (10, 0.4), (20, 0.4), (30, 0.45))]
     assert selected_step(record, 0.0) == 10 and selected_step(record, 0.5) == 0
     assert selected_step([{"step": 0, "rmse": None}, {"step": 10, "rmse": None}], 0.0) == 10
-    # a validation block (and a training part) of exactly MIN_VALIDATION = 20 steps is cut; one step fewer is not
-    y40, u40 = np.zeros((40, 1)), np.zeros((40, 1))
-    assert split_validation([y40], [u40], 0.5)[2] == [20] and split_validation([y40[:39]], [u40[:39]], 0.5)[2] == [None]
-    assert split_validation([np.zeros((100, 1))], [np.zeros((100, 1))], 0.2)[2] == [80]
     y, u = data(300)
     fitted = model()
     x0 = fitted.initialise(y, u)._initialise([y], [u], 20, 1, 0)

@@ -124,6 +124,7 @@ def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_or
         gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(ds.y_train, ds.u_train), ds, "causal")
     assert caught[0].filename == __file__  # the warning names the line that called evaluate
 
+
 def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardised_arrays(data):
     """A model fitted with standardize=False keeps no statistics, so evaluate cannot tell the units it was fitted
     in: it gives it the standardised arrays and says so, unless those are the raw series anyway."""

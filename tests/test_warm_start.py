@@ -80,6 +80,7 @@ def test_outputs_off_centre_or_on_other_scales_are_judged_centred_at_unit_spread
     second = np.random.default_rng(1).normal(size=y.shape)
     check_outputs([np.concatenate([1e4 * y, 1e-3 * second], axis=1)])
 
+
 def test_a_singular_lag_covariance_is_a_value_error():
     """Lag states without spread (outputs or inputs nearly repeating others) made the ARX floor's basis a raw
     LinAlgError."""
