@@ -99,6 +99,8 @@ def test_the_online_filter_reproduces_the_filter(floor_model):
     means = np.concatenate([means, [resumed.update(y_t, u_t)[0] for y_t, u_t in zip(y[60:], u[60:])]])
     np.testing.assert_array_equal(means, result.output_means)
     np.testing.assert_array_equal(resumed.predicted_var, result.predicted_output_vars[-1])
+    np.testing.assert_array_equal(resumed.predicted_mean, result.predicted_output_means[-1])
+    np.testing.assert_array_equal(resumed.innovation, result.innovations[-1])
     assert model.online_filter(proposal="adapted").state()["particles"].shape == (500, model.spec.dim_x)
     for bad in (2, -0.1, "half"):  # not used by the exact filter, refused as the particle filter refuses it
         with pytest.raises(ValueError, match="^ess_threshold: expected a number in \\[0, 1\\]"):

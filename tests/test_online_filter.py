@@ -201,6 +201,8 @@ def test_the_lgssm_offers_the_same_surface_with_its_kalman_filter(dim_u, tmp_pat
         model.online_filter(state={"mean": np.zeros(2)})
     with pytest.raises(ValueError, match="state"):
         model.online_filter(state={"mean": np.zeros(3), "cov": np.eye(3), "step": 0})
+    with pytest.raises(ValueError, match="state: expected a mean"):  # the mean right, the covariance not
+        model.online_filter(state={"mean": np.zeros(2), "cov": np.eye(3), "step": 0})
 
 
 def test_a_state_of_another_model_class_is_refused():
