@@ -13,7 +13,8 @@ its positional argument still sets them, with a DeprecationWarning; ``get_params
 arguments.
 """
 import inspect
-import warnings
+
+from ._warn import warn
 
 
 class ConstructorArguments:
@@ -87,9 +88,9 @@ class ConstructorArguments:
             if len(params_dict) > 1 or params or not isinstance(params_dict[0], dict):
                 raise TypeError("set_params: takes constructor arguments by name, set_params(name=value, ...); "
                                 "the learned arrays are set by set_learned_params(params)")
-            warnings.warn("set_params(params) with a dict of learned arrays is deprecated: use "
-                          "set_learned_params(params); set_params(name=value, ...) sets constructor arguments, as "
-                          "in scikit-learn", DeprecationWarning, stacklevel=2)
+            warn("set_params(params) with a dict of learned arrays is deprecated: use "
+                 "set_learned_params(params); set_params(name=value, ...) sets constructor arguments, as "
+                 "in scikit-learn", DeprecationWarning)
             return self.set_learned_params(params_dict[0])
         if params:
             self._rebuild(**params)

@@ -21,13 +21,13 @@ import re
 import shlex
 import sys
 import time
-import warnings
 
 import numpy as np
 
 from . import _validation as check
 from ._validation import positive_count  # also the examples' type of --seeds
 from ._versions import versions
+from ._warn import warn
 from .datasets.files import DATASET_NAMES
 from .models.registry import AUTHORS_SETTINGS, MODELS  # MODELS: what `fit` trains and saves, every model
 from .protocols import PROTOCOLS
@@ -181,9 +181,9 @@ def _model_data(model, ds, args):
 
     fitted_at = getattr(model, "train_fraction_", None)
     if args.csv is not None and fitted_at is not None and not np.isclose(fitted_at, _train_fraction(args, model)):
-        warnings.warn(f"--train-fraction: the model was fitted on the first {fitted_at:g} of the rows, the data are "
-                      f"split at {_train_fraction(args, model):g}; the scored test part then differs from the fit's "
-                      f"(give --train-fraction {fitted_at:g} to score the fit's test part)", UserWarning, stacklevel=2)
+        warn(f"--train-fraction: the model was fitted on the first {fitted_at:g} of the rows, the data are "
+             f"split at {_train_fraction(args, model):g}; the scored test part then differs from the fit's "
+             f"(give --train-fraction {fitted_at:g} to score the fit's test part)", UserWarning)
     data = evaluation_data(model, ds)  # checks dimensions and names, warns for another data set's name
     return align_dataset(model, ds), data
 

@@ -61,7 +61,6 @@ import copy
 import functools
 import inspect
 import json
-import warnings
 
 import numpy as np
 from autograd import value_and_grad
@@ -69,6 +68,7 @@ from autograd import value_and_grad
 from . import _names, archive
 from . import _validation as check
 from ._progress import check_progress, fit_started
+from ._warn import warn
 from .arguments import ConstructorArguments
 from .datasets.windowing import sequence_lists, windows
 from .filtering import backward_simulation, particle_filter
@@ -696,10 +696,10 @@ class GradientTrainedModel(StateSpaceModel):
             return self._q_x0(y[:complete], u[:complete])
         where = (f"before the first missing output (step {complete + 1})" if len(missing)
                  else "in the sequence")
-        warnings.warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
-                      f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
-                      f"{'is' if complete == 1 else 'are'} {where}; the filter starts from the prior N(0, I) instead",
-                      UserWarning, stacklevel=3)
+        warn(f"y: the recognition network of this {type(self).__name__} reads q(x0) from the first "
+             f"{needed} complete step{'s' if needed > 1 else ''} of a sequence, but only {complete} "
+             f"{'is' if complete == 1 else 'are'} {where}; the filter starts from the prior N(0, I) instead",
+             UserWarning)
         return np.zeros(self.spec.dim_x), np.ones(self.spec.dim_x)
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):

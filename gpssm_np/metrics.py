@@ -1,11 +1,11 @@
 """Point and probabilistic forecast scores (pure NumPy). y, mean, std: arrays of the same shape (T, d_y); a shape
 that differs from y's is refused (NumPy would broadcast a (T, 1) target against a (T,) mean into (T, T))."""
-import warnings
 
 import numpy as np
 from scipy.special import ndtri
 
 from . import _validation as check
+from ._warn import warn
 
 #: The largest factor :func:`widening_factors` puts on a predictive standard deviation.
 MAX_WIDENING = 100.0
@@ -62,9 +62,8 @@ def widening_factors(z):
     at the cap is said in a UserWarning: the intervals then cover less than 95 % of such errors."""
     factors = np.quantile(z, 0.95, axis=0) / ndtri(0.975)
     if np.any(factors > MAX_WIDENING):
-        warnings.warn(f"interval calibration: the held-out forecasts' errors were up to {np.max(factors):.3g} times "
-                      f"their predictive standard deviations (95 % quantile over 1.96); the widening is capped at "
-                      f"{MAX_WIDENING:g}, so the 95 % intervals cover less than 95 % of such errors (forecasts this "
-                      "far off usually mean too little training data for the model's orders)", UserWarning,
-                      stacklevel=2)
+        warn(f"interval calibration: the held-out forecasts' errors were up to {np.max(factors):.3g} times "
+             f"their predictive standard deviations (95 % quantile over 1.96); the widening is capped at "
+             f"{MAX_WIDENING:g}, so the 95 % intervals cover less than 95 % of such errors (forecasts this "
+             "far off usually mean too little training data for the model's orders)", UserWarning)
     return np.clip(factors, 1.0, MAX_WIDENING)

@@ -50,13 +50,13 @@ standardised arrays, with a warning where they are not the raw series. "rmse_ori
 RMSE of each output back with the data set's standard deviations (for test arrays: the model's).
 """
 import logging
-import warnings
 from collections import namedtuple
 
 import numpy as np
 
 from . import _validation as check
 from ._names import align_dataset
+from ._warn import warn
 from .datasets.windowing import window_starts
 from .metrics import coverage, nlpd, rmse
 
@@ -320,10 +320,10 @@ def evaluation_data(model, dataset, history=None):
     dataset = align_dataset(model, dataset)  # columns in the order of the model's channel names (_names)
     standardised = (dataset.y_train, dataset.u_train, dataset.y_test, dataset.u_test)
     if scaling is None and getattr(model, "standardize", True) is False and not _identity_statistics(dataset):
-        warnings.warn(f"model: this {type(model).__name__} keeps no statistics of its training data "
-                      "(standardize=False), so which units it was fitted in cannot be told: it is given the data "
-                      "set's standardised arrays; a model fitted on the raw series is scored with test arrays in its "
-                      "units, dataset=(y_test, u_test) with history=(y_train, u_train)", UserWarning, stacklevel=3)
+        warn(f"model: this {type(model).__name__} keeps no statistics of its training data "
+             "(standardize=False), so which units it was fitted in cannot be told: it is given the data "
+             "set's standardised arrays; a model fitted on the raw series is scored with test arrays in its "
+             "units, dataset=(y_test, u_test) with history=(y_train, u_train)", UserWarning)
     if fitted_on_raw_series(model, dataset):
         raw = [to_original(a) for a, to_original in zip(
             standardised, (dataset.to_original_y, dataset.to_original_u) * 2)]
@@ -374,8 +374,8 @@ def check_data_name(model, dataset):
     its model file. Nothing is said when either name is unknown."""
     fitted_on, name = getattr(model, "data_name_", None), getattr(dataset, "name", None)
     if fitted_on is not None and name is not None and fitted_on != name:
-        warnings.warn(f"dataset: the model was fitted on {fitted_on!r} but is evaluated on {name!r}; its scores "
-                      f"say how a model of {fitted_on!r} forecasts {name!r}", UserWarning, stacklevel=4)
+        warn(f"dataset: the model was fitted on {fitted_on!r} but is evaluated on {name!r}; its scores "
+             f"say how a model of {fitted_on!r} forecasts {name!r}", UserWarning)
 
 
 def evaluate(model, dataset, protocol="causal", num_samples=50, seed=0, history=None, **options):

@@ -535,8 +535,9 @@ def test_the_lgssm_defaults_standardise_and_calibrate_and_say_a_fallback_among_t
     config = LGSSM(dim_x="auto").get_config()
     assert config["standardize"] is True and config["calibrate"] is True
     rng = np.random.default_rng(1)
-    with pytest.warns(UnscoredOrderWarning, match="LGSSM: no state dimension could be scored"):
+    with pytest.warns(UnscoredOrderWarning, match="LGSSM: no state dimension could be scored") as caught:
         short = LGSSM(dim_x=[1, 2]).fit(rng.normal(size=(35, 1)), rng.normal(size=(35, 1)))
+    assert [w.filename for w in caught] == [__file__]  # the warning names the test's line, not the package's
     assert repr(short).endswith(", a fallback: none of 1-2 could be scored]")
 
 

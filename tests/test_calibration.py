@@ -65,8 +65,9 @@ def test_widening_factors_widen_too_narrow_intervals_to_95_percent_and_leave_wid
 
 def test_a_widening_held_at_its_cap_is_said():
     z = np.abs(np.random.default_rng(0).normal(size=(400, 2))) * np.array([1.0, 500.0])
-    with pytest.warns(UserWarning, match="capped at 100"):
+    with pytest.warns(UserWarning, match="capped at 100") as caught:
         factors = widening_factors(z)
+    assert [w.filename for w in caught] == [__file__]
     assert factors[1] == 100.0 and 1.0 <= factors[0] < 1.2
     with warnings.catch_warnings():
         warnings.simplefilter("error")

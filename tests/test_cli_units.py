@@ -89,9 +89,10 @@ def test_other_names_are_an_error_and_another_train_fraction_a_warning(fitted, p
     other = ["--outputs", "level_cm", "pump_V", "--inputs", "temp_C", "heater_kW"]
     assert main(["evaluate", fitted, "--csv", plant_csv, *other, "--protocol", "causal"]) == 2
     assert "the model was fitted on the outputs ['level_cm', 'temp_C']" in capsys.readouterr().err
-    with pytest.warns(UserWarning, match="--train-fraction: the model was fitted on the first 0.5"):
+    with pytest.warns(UserWarning, match="--train-fraction: the model was fitted on the first 0.5") as caught:
         assert main(["evaluate", fitted, "--csv", plant_csv, *CSV, "--train-fraction", "0.7", "--protocol",
                      "causal", "--num-samples", "3"]) == 0
+    assert [w.filename for w in caught] == [__file__]  # the line that called main: every frame below is the package's
 
 
 def test_a_csv_without_rows_is_a_clean_error(tmp_path, capsys):

@@ -95,8 +95,9 @@ def test_set_params_leaves_a_fitted_model_unfitted(rng):
 @pytest.mark.parametrize("model", tiny_models()[:3], ids=lambda m: type(m).__name__)
 def test_set_params_with_a_dict_of_arrays_is_the_deprecated_set_learned_params(model):
     arrays = {name: value + 0.25 for name, value in model.get_learned_params().items()}
-    with pytest.warns(DeprecationWarning, match="set_learned_params"):
+    with pytest.warns(DeprecationWarning, match="set_learned_params") as caught:
         assert model.set_params(arrays) is model
+    assert [w.filename for w in caught] == [__file__]  # the deprecated call's line
     for name, value in model.get_learned_params().items():
         np.testing.assert_array_equal(value, arrays[name])
     with pytest.raises(TypeError, match="by name"):

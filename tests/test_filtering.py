@@ -355,8 +355,9 @@ def test_gpssm_filter_with_recognition_network():
     err = np.abs(res.initial_particles.mean(axis=0) - mean[0])
     assert np.all(err < 4 * np.sqrt(var[0] / 400)) and np.isfinite(res.log_likelihood)
     y[3] = np.nan  # 3 complete steps before the gap, the network needs 4: the filter starts from N(0, I), saying so
-    with pytest.warns(UserWarning, match="prior N"):
+    with pytest.warns(UserWarning, match="prior N") as caught:
         model.filter(y, u, num_particles=50)
+    assert [w.filename for w in caught] == [__file__]  # the line that called filter
     x0 = rng.normal(size=(50, 3))
     res = particle_filter(model.transition_moments(), *model.emission(), y, u, x0_particles=x0, rng=0)
     np.testing.assert_array_equal(res.initial_particles, x0)

@@ -427,8 +427,9 @@ def test_a_series_too_short_for_the_folds_is_said():
     rng = np.random.default_rng(0)
     u = rng.normal(size=(300, 1))
     y = np.convolve(u[:, 0], [0.0, 0.5, 0.3], mode="full")[:300, None] + 0.05 * rng.normal(size=(300, 1))
-    with pytest.warns(UserWarning, match="too few for the rolling-origin folds"):
+    with pytest.warns(UserWarning, match="too few for the rolling-origin folds") as caught:
         short = gp.ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert [w.filename for w in caught] == [__file__]  # the warning names the test's line, not the package's
     assert not np.isfinite(short.selection_["floor"]["scores"][short.selection_["floor"]["kind"]])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -458,8 +459,10 @@ def test_a_floor_the_gp_models_form_cannot_hold_is_not_the_floor():
     chosen = model.selection_["floor"]
     assert chosen["scores"]["lgssm"] < chosen["scores"]["arx"]  # the folds' choice was the LGSSM
     assert chosen["kind"] == "arx" and chosen["refused"] == "lgssm" and chosen["form_ratio"] < 1.2
-    with pytest.warns(UserWarning, match="form of its floor, the lgssm .* times worse than the lgssm itself"):
+    said = "form of its floor, the lgssm .* times worse than the lgssm itself"
+    with pytest.warns(UserWarning, match=said) as caught:
         alone = gp.ODGPSSM(dim_y=2, dim_u=1, init="lgssm").initialise(y, u)
+    assert [w.filename for w in caught] == [__file__]  # the warning names the test's line, not the package's
     assert alone.selection_["floor"]["form_ratio"] > 3 and alone.selection_["floor"]["refused"] is None
     # where the forms hold their floors, nothing changes
     plant_y, plant_u = delayed_plant(T=300)

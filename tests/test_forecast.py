@@ -206,8 +206,9 @@ def test_a_recognition_network_filters_data_with_missing_first_outputs(rng):
         assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[0] == 0.0
         with pytest.warns(UserWarning, match="prior"):
             np.testing.assert_array_equal(np.concatenate(model.filter_start(y, u)), [0, 0, 1, 1])
-        with pytest.warns(UserWarning, match="prior"):
+        with pytest.warns(UserWarning, match="prior") as caught:
             assert np.all(np.isfinite(model.forecast(u[:5], y_past=y, u_past=u, num_samples=3).mean))
+        assert [w.filename for w in caught] == [__file__]  # the forecast's line, as the filter's would be
     y, u = rng.normal(size=(40, 1)), rng.normal(size=(40, 1))
     y[2] = np.nan  # two complete steps: fewer than the MLP's three
     with pytest.warns(UserWarning, match="first 3 complete steps of a sequence, but only 2 are before the first"):

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
 #: Layer of every module, lowest first; a module may import modules of its own layer or of lower ones.
 LAYERS = {
-    0: ("_config", "_validation", "_version", "_progress", "_init", "_names"),
+    0: ("_config", "_validation", "_version", "_progress", "_init", "_names", "_warn"),
     1: ("ops", "ops._compile", "ops._primitive", "ops._tape", "ops._fastmath", "ops._blas", "ops.threads",
         "ops.linalg", "ops.triangular", "ops.kernels", "ops.conditional", "ops.lmc", "ops.likelihood", "ops.lstm",
         "ops.rollout", "ops.enkf", "ops.dmm", "ops.gaussian_condition", "ops.gaussian_sample",

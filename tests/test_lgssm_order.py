@@ -46,8 +46,9 @@ def test_too_short_data_falls_back_to_four_states():
     y, u, _ = datasets.simulate_linear(system, 120, seed=0)
     model = LGSSM(dim_x="auto", dim_y=1, dim_u=1).fit(y[:35], u[:35])  # too short to hold out a window
     assert model.spec.dim_x == 4 and all(np.isinf(v) for v in model.dim_x_scores_.values())
-    with pytest.warns(UserWarning, match="too few for the rolling-origin folds"):  # the default dim_x
+    with pytest.warns(UserWarning, match="too few for the rolling-origin folds") as caught:  # the default dim_x
         gp_model = ODGPSSM(dim_y=1, dim_u=1).fit(y[:35], u[:35], max_steps=2, plan=dict(eval_every=1))
+    assert [w.filename for w in caught] == [__file__]
     assert gp_model.spec.dim_x == 4 and gp_model.get_config()["dim_x"] == 4
     assert gp_model.selection_["floor"]["kind"] == "lgssm" and not gp_model.selection_["gp_part"]
     assert np.all(np.isfinite(gp_model.predict(u[35:], y_past=y[:35], u_past=u[:35])))

@@ -36,12 +36,12 @@ References: P. Van Overschee and B. De Moor, "N4SID", Automatica 30(1), 1994; R.
 J. Time Series Anal. 3(4), 1982; Z. Ghahramani and G. E. Hinton, "Parameter estimation for linear dynamical
 systems", Tech. Rep. CRG-TR-96-2, 1996.
 """
-import warnings
 from dataclasses import replace
 
 import numpy as np
 
 from .. import _validation as check
+from .._warn import warn
 from ..kalman import (as_covariance, forecast_trajectories, kalman_filter, output_variances, predicted_moments,
                       rts_smoother, sample_smoothed)
 from ..filtering import kalman_filter_result
@@ -363,9 +363,9 @@ class LGSSM(LinearBaseline):
             else:
                 chosen, self.dim_x_scores_, self.fold_errors_ = self._select_dim_x(data, candidates)
                 if self.fold_errors_ is None:
-                    warnings.warn(f"LGSSM: no state dimension could be scored: {sum(len(y) for y, _ in data)} training "
-                                  f"steps are too few for the rolling-origin folds; d_x = {chosen} is a fallback "
-                                  "chosen without evidence", UnscoredOrderWarning, stacklevel=2)
+                    warn(f"LGSSM: no state dimension could be scored: {sum(len(y) for y, _ in data)} training "
+                         f"steps are too few for the rolling-origin folds; d_x = {chosen} is a fallback "
+                         "chosen without evidence", UnscoredOrderWarning)
             self.spec = replace(self.spec, dim_x=chosen)
             self._check_block_rows()
         use_subspace = self.method == "subspace" or self.init == "subspace"

@@ -100,7 +100,6 @@ assumption); the number of passes over the data that helps on the folds' shorter
 import copy
 import json
 import os
-import warnings
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -114,6 +113,7 @@ from ..ops import compile_ahead, kernels_on_disk
 from ..ops.threads import blas_single_threaded, run_tasks
 from ..optim import Adam
 from .._config import MAX_REJECTIONS
+from .._warn import warn
 from ..training_loop import GrowingRun, check_fingerprint
 from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guard_result, model_state, restore_model,
                          restore_run, run_state)
@@ -380,9 +380,9 @@ class DefaultFit:
         floor = choose_floor(ys, us, kinds=self.kinds, dim_x=self.dim_x, fitted=self.fitted)
         self.floor_scores, self.fitted = dict(floor.scores), floor.fitted
         if not np.isfinite(floor.scores.get(floor.kind, np.inf)):
-            warnings.warn(f"y: {sum(len(y) for y in ys)} training steps are too few for the rolling-origin folds to "
-                          f"score a linear model (no fold error is finite): the floor, the {floor.kind} of orders "
-                          f"{floor.orders}, is a fallback chosen without evidence", UserWarning, stacklevel=2)
+            warn(f"y: {sum(len(y) for y in ys)} training steps are too few for the rolling-origin folds to "
+                 f"score a linear model (no fold error is finite): the floor, the {floor.kind} of orders "
+                 f"{floor.orders}, is a fallback chosen without evidence", UserWarning)
         held = self.held(floor, folds)
         other = next((kind for kind in self.kinds if kind != floor.kind), None)
         if held["ratio"] > FORM_TOLERANCE and other is not None and self.scored(other):
@@ -396,10 +396,10 @@ class DefaultFit:
             else:
                 self.hold(floor)
         if held["ratio"] > FORM_TOLERANCE:
-            warnings.warn(f"the GP model's form of its floor, the {floor.kind} of orders {floor.orders}, forecasts "
-                          f"the folds' windows {held['ratio']:.2f} times worse than the {floor.kind} itself (diagonal "
-                          "noise cannot hold the floor's, as over nearly collinear outputs): a fit without a GP part "
-                          "returns that form", UserWarning, stacklevel=2)
+            warn(f"the GP model's form of its floor, the {floor.kind} of orders {floor.orders}, forecasts "
+                 f"the folds' windows {held['ratio']:.2f} times worse than the {floor.kind} itself (diagonal "
+                 "noise cannot hold the floor's, as over nearly collinear outputs): a fit without a GP part "
+                 "returns that form", UserWarning)
         self.fold_floors, self.floor_errors, self.form_ratio = held["starts"], held["errors"], held["ratio"]
         report.note(f"floor: {floor.kind} {floor.orders}, d_x = {floor.dim_x} (fold errors: " +
                     ", ".join(f"{k} {v:.4f}" for k, v in floor.scores.items()) + ")")
