@@ -172,6 +172,11 @@ def test_a_candidate_stops_after_patience_evaluations_without_a_lower_error_and_
     halved = record([1.0, 0.9, 0.5, 0.5], [1.0, 0.8, 0.85, 0.4])
     assert default_fit.live_candidates(halved, 2, patience=4, halve_at=100) == [True, False]
     assert default_fit.live_candidates(halved, 2, patience=4) == [True, True]
+    # evaluated every step: halving at step 0 or 1 decides at step 1 (never at step 0, where all score the floor)
+    every_step = [dict(r, step=k) for k, r in enumerate(record([1.0, 0.9, 0.5], [1.0, 0.8, 0.85]))]
+    for halve_at in (0, 1):
+        assert default_fit.live_candidates(every_step, 2, patience=4, halve_at=halve_at) == [False, True]
+    assert default_fit.live_candidates(every_step, 2, patience=4, halve_at=2) == [True, False]
 
 
 def test_the_number_of_latent_gps_is_the_state_dimension_up_to_max_5_3_dim_y():
