@@ -187,12 +187,20 @@ def test_the_loop_keeps_the_best_validation_score_and_is_deterministic():
     assert a.history_ == b.history_
 
 
-def test_restarts_keep_the_run_with_the_best_validation_score():
+def test_restarts_keep_the_run_with_the_best_validation_score(monkeypatch):
     y, u = standardised_linear_data(seed=4, T=300)
     kwargs = dict(max_steps=20, eval_every=10, patience=2, num_samples=5, batch_size=8, refit=False)
     single = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u, plan=gp.BlockPlan(**kwargs))
+    seeds, initialise = [], gp.ODGPSSM._initialise
+
+    def recorded(self, *args):  # the seed each restart starts from
+        seeds.append(args[-1])
+        return initialise(self, *args)
+
+    monkeypatch.setattr(gp.ODGPSSM, "_initialise", recorded)
     best = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6, seed=5).fit(y, u,
                                                                            plan=gp.BlockPlan(**kwargs, restarts=2))
+    assert seeds == [5, 6]
     # restart 0 is the single run; restart 1 starts from seed 6 and is scored with the same validation noise
     assert len(best.restart_scores_) == 2 and best.restart_scores_[0] == min(r["rmse"] for r in single.validation_)
     assert min(r["rmse"] for r in best.validation_) == min(best.restart_scores_)
