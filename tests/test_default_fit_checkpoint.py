@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import gpssm_np as gp
+from gpssm_np import archive
 from gpssm_np.datasets import cascaded_tanks
 from gpssm_np.models import checkpoint, default_fit, floor
 from gpssm_np.models.default_fit import DefaultFit
@@ -173,6 +174,13 @@ def test_a_checkpoint_of_other_data_or_settings_is_refused(tmp_path, monkeypatch
     with pytest.raises(ValueError, match="other data or settings.*layout"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=PLAN, progress=False)
     monkeypatch.undo()
+    # a floor other than this fit's (the fingerprint does not see the floor's code, which could change between
+    # versions): refused before anything is restored
+    state, arrays = archive.read_state(path, checkpoint.CHECKPOINT_KIND)
+    state["floor"] = dict(state["floor"], dim_x=state["floor"]["dim_x"] + 1)
+    archive.write_state(path, checkpoint.CHECKPOINT_KIND, state, arrays)
+    with pytest.raises(ValueError, match="was written after the floor .*'dim_x': [0-9]+.*, this fit chose"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, checkpoint=path, resume=True, plan=PLAN, progress=False)
     with pytest.raises(ValueError, match="resume: needs checkpoint"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, resume=True, plan=PLAN, progress=False)
     model_file = tmp_path / "model.npz"
