@@ -508,6 +508,10 @@ def test_the_simulate_protocol_reads_the_first_n_init_outputs_and_scores_the_res
     result = evaluate(m, ds, "simulate")
     assert result["n_init"] == 5 and result["window"] == len(ds.y_test) - 5
     assert result["rmse"] < 1e-4
+    last = evaluate(m, ds, "simulate", n_init=len(ds.y_test) - 1)  # one step left to simulate
+    assert last["window"] == 1 and last["n_init"] == len(ds.y_test) - 1
+    with pytest.raises(ValueError, match=f"n_init: expected fewer than the {len(ds.y_test)} steps of the test part"):
+        evaluate(m, ds, "simulate", n_init=len(ds.y_test))
 
 
 def test_a_tie_between_arx_orders_goes_to_the_first_candidate_the_fewest_lags(monkeypatch):

@@ -1,5 +1,7 @@
 """Units inside the models (``gpssm_np.units``): fit standardises with its data's statistics, the public methods
 take and return original units, the model file keeps the statistics."""
+import types
+
 import numpy as np
 import pytest
 
@@ -103,12 +105,14 @@ def test_evaluate_gives_a_model_fitted_on_part_of_the_raw_series_the_raw_series(
             explicit["rmse_original_units"] * (1.0 if model is raw else data.y_std[0]), rel=1e-9)
 
 
-@pytest.mark.parametrize("shift, y_spread, u_spread", [(0.0, 5.0, 3.0), (0.0, 1.5, 1.5), (3.0, 1.0, 1.0)])
+@pytest.mark.parametrize("shift, y_spread, u_spread",
+                         [(0.0, 5.0, 3.0), (0.0, 3.0, 5.0), (0.0, 1.5, 1.5), (3.0, 1.0, 1.0)])
 def test_a_raw_series_that_differs_from_its_standardised_arrays_by_its_spread_or_mean_alone_is_told_apart(
         shift, y_spread, u_spread):
     """A raw series that differs from the standardised arrays (means 0, spreads 1) by its spreads alone, or by its
     means alone: ``protocols.fitted_on_raw_series`` still tells which view a model was fitted on (the squared
-    distances of the means and of the spreads add, the standardised view's at mean 0 and spread 1)."""
+    distances of the means and of the spreads add, the standardised view's at mean 0 and spread 1, over outputs and
+    inputs alike, whichever spread is the wider)."""
     from gpssm_np.protocols import fitted_on_raw_series
 
     y, u = linear_plant()
@@ -138,6 +142,12 @@ def test_evaluate_warns_that_a_model_without_statistics_is_given_the_standardise
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gp.evaluate(gp.ARX(na=2, nb=2, standardize=False).fit(plain.y_train, plain.u_train), plain, "causal")
+    # a data set of its own kind that keeps no statistics: nothing to tell apart, nothing said
+    bare = types.SimpleNamespace(**{name: getattr(data, name) for name in ("y_train", "u_train", "y_test", "u_test",
+                                                                            "y_std")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gp.evaluate(model, bare, "causal")
 
 
 @pytest.mark.parametrize("name", ["odgpssm", "lgssm"])
