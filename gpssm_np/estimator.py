@@ -704,7 +704,8 @@ class GradientTrainedModel(StateSpaceModel):
 
     def smooth(self, y, u=None, num_particles=1000, num_trajectories=100, seed=0, init_window=50):
         """Smoothed state trajectories by backward simulation (FFBSi) given y (T, d_y), u (T, d_u) in original
-        units: array (num_trajectories, T, d_x)."""
+        units (NaN outputs are missing, as in :meth:`filter`): array (num_trajectories, T, d_x). The filter draws
+        from ``seed``, the backward pass from ``seed + 1`` (as the LGSSM's smoother)."""
         seed = check.seed(seed)
         y, u = self._y_to_model(y), self._u_to_model(u)
         result = self._filter(self.filter_transition(), y, u, num_particles, seed, init_window, store_particles=True)

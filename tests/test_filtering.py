@@ -340,6 +340,9 @@ def test_gpssm_filter_and_smoother():
 
     traj = backward_simulation(transition, res, u, 20, rng=0)
     assert traj.shape == (20, T, 3) and np.all(np.isfinite(traj))
+    # the model's smoother: that filter (missing outputs and all), then backward draws from seed + 1
+    np.testing.assert_array_equal(model.smooth(y, u, num_particles=300, num_trajectories=20, seed=3),
+                                  backward_simulation(transition, res, u, 20, rng=np.random.default_rng(4)))
     boot = model.filter(y, u, num_particles=300, seed=3, proposal="bootstrap")
     assert np.isfinite(boot.log_likelihood)
     assert abs(boot.log_likelihood - res.log_likelihood) < 0.1 * abs(res.log_likelihood) + 5.0

@@ -1,11 +1,13 @@
 """The step-by-step filter (``model.online_filter``): it reproduces the batch filter bit for bit, serialises and
 restores its state, forecasts without disturbing itself, and works in the units of the data."""
+import inspect
 import json
 
 import numpy as np
 import pytest
 
 import gpssm_np as gp
+from gpssm_np.filtering import particle_filter
 
 from tests.test_units import SCALE, SHIFT, U_SCALE, U_SHIFT, linear_plant
 
@@ -78,6 +80,8 @@ def test_the_default_proposal_follows_filter_method(fitted):
         batch = model.filter(y, u, num_particles=N, seed=SEED)
         f = model.online_filter(num_particles=N, seed=SEED)
         assert f.state()["proposal"] == "enkf"
+        # the other option as filter takes it too: its default resampling threshold
+        assert f.state()["ess_threshold"] == inspect.signature(particle_filter).parameters["ess_threshold"].default
         assert_same_as_batch(run_online(f, y, u), batch)
     finally:
         model.filter_method = "particle"
@@ -164,6 +168,7 @@ def test_a_model_with_a_recognition_network_starts_from_its_prior():
                                                                           plan=dict(seq_len=20, num_samples=3))
     f = model.online_filter(num_particles=50, seed=0)
     assert np.allclose(f.state()["particles"].mean(axis=0), 0.0, atol=0.5)
+    assert f.state()["ess_threshold"] == inspect.signature(particle_filter).parameters["ess_threshold"].default
     mean, var = f.update(y[0], u[0])
     assert mean.shape == (1,) and var.shape == (1,) and np.all(var > 0)
     g = model.online_filter(num_particles=50, seed=0, x0=(np.full(2, 3.0), np.full(2, 1e-6)))
