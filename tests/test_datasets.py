@@ -250,6 +250,12 @@ def test_nested_lists_of_numbers_are_one_sequence(rng):
     assert len(sequence_lists([y.tolist(), y[:12].tolist()], None)[0]) == 2  # a list of nested lists: two
     with pytest.raises(ValueError, match="a list of 1-D entries, was read as one sequence of rows"):
         sequence_lists([y[:, 0], y[:, 1]], [u, u])  # two 1-D outputs: ambiguous with rows, so one sequence
+    with pytest.raises(ValueError, match=r"^u: expected 2 input sequence\(s\) to match y, got 3$"):  # no hint
+        sequence_lists([y, y[:12]], [u, u, u])
+    with pytest.raises(ValueError, match=r"^u\[1\]: "):  # the input sequence named by its index too
+        windows([y, y[:12]], [u, np.zeros((12, 1, 1))], 5)
+    with pytest.raises(ValueError, match="^u: sequence 1 has 11 steps but y's has 12$"):
+        windows([y, y[:12]], [u, u[:11]], 5)
 
 
 # ---------------------------------------------------------------------------------------------------------------
