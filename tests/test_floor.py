@@ -216,8 +216,9 @@ def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
     from gpssm_np.models.guards import free_run_check
     y, u = np.zeros((50, 1)), np.zeros((50, 1))
 
-    def check(model_value, floor_value):
-        return free_run_check(_Constant(model_value), _Constant(floor_value), [y], [u])
+    def check(model_value, floor_value):  # the default fit's factor (2); the stand-ins draw nothing
+        return free_run_check(_Constant(model_value), _Constant(floor_value), [y], [u], gp.Plan().free_run_factor,
+                              seed=0, num_samples=1, num_particles=1)
 
     assert check(0.5, 1.0) == {"model": 0.5, "floor": 1.0, "passed": True}
     assert check(1.9, 1.0)["passed"]  # a detector of divergence: up to twice the floor's error passes

@@ -9,13 +9,14 @@ from ..metrics import rmse
 from ..protocols import N_INIT, simulation
 
 
-def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num_particles=200):
+def free_run_check(model, floor, ys, us, factor, seed, num_samples, num_particles):
     """A guard against a transition whose long free runs leave the data: each training sequence of ``ys``, ``us``
     is simulated from its first :data:`N_INIT` outputs over all the rest (the simulate protocol on the training
     data) by ``model`` and by ``floor``; passed when the model's RMSE is at most ``factor`` times the floor's
-    (summed over sequences; an inf or NaN error fails). A detector of divergence, not a second selection (the folds
-    select): in-sample errors on the training record say little about finer differences. Returns {"model": RMSE,
-    "floor": RMSE, "passed": bool}."""
+    (summed over sequences; an inf or NaN error fails; the default fit's ``Plan.free_run_factor``), the forecasts
+    drawn from ``seed`` with ``num_samples`` runs and ``num_particles`` filter particles. A detector of divergence, not
+    a second selection (the folds select): in-sample errors on the training record say little about finer
+    differences. Returns {"model": RMSE, "floor": RMSE, "passed": bool}."""
     errors = {"model": 0.0, "floor": 0.0}
     for y, u in zip(ys, us):
         if len(y) <= 2 * N_INIT:
@@ -27,7 +28,7 @@ def free_run_check(model, floor, ys, us, factor=2.0, seed=0, num_samples=50, num
     return dict(errors, passed=free_run_passes(errors["model"], errors["floor"], factor))
 
 
-def free_run_passes(model_error, floor_error, factor=2.0):
+def free_run_passes(model_error, floor_error, factor):
     """The rule of :func:`free_run_check` on the two errors: the model's at most ``factor`` times the floor's (False
     for an inf or NaN error)."""
     return bool(model_error <= factor * floor_error)
