@@ -222,8 +222,14 @@ def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
 
     assert check(0.5, 1.0) == {"model": 0.5, "floor": 1.0, "passed": True}
     assert check(1.9, 1.0)["passed"]  # a detector of divergence: up to twice the floor's error passes
-    assert not check(2.1, 1.0)["passed"]
+    assert check(2.0, 1.0)["passed"] and check(3.0, 2.0)["passed"]  # at most twice
+    assert not check(2.1, 1.0)["passed"] and not check(0.9, 0.4)["passed"]
     assert not check(np.inf, 1.0)["passed"] and not check(np.nan, 1.0)["passed"]  # diverged
+    # a sequence of at most 2 N_INIT = 10 steps is not simulated (5 read, 5 or fewer to score); 11 are
+    for T, scored in ((10, 0.0), (11, 0.7)):
+        result = free_run_check(_Constant(0.7), _Constant(0.7), [np.zeros((T, 1))], [np.zeros((T, 1))], 2.0, seed=0,
+                                num_samples=1, num_particles=1)
+        assert result["model"] == result["floor"] == scored
 
 
 class _FarField:
@@ -253,6 +259,11 @@ def test_the_far_field_guard_drops_a_model_whose_filter_diverges_off_the_data():
     assert far_field_check(coupled, coupled)["passed"]  # no less stable than the floor
     unstable = _FarField([[1.1, 0.0], [0.0, 0.5]], np.eye(2))
     assert not far_field_check(unstable, diagonal)["passed"]  # its free run off the data grows
+    marginal = _FarField([[1.0, 0.0], [0.0, 0.5]], np.eye(2))  # radius exactly 1: not below 1, above the floor's
+    assert not far_field_check(marginal, diagonal)["passed"]
+    # R in the gain: with r = 1 and P = I, K = (1/2, 0) and (I - K C) F = diag(a / 2, d)
+    noisy = _FarField([[a, 0.0], [0.0, 0.1]], np.eye(2), r=1.0)
+    assert far_field_radii(noisy) == pytest.approx({"run": a, "filter": a / 2}, rel=1e-12)
 
 
 def test_acceptance_keeps_the_gp_part_only_beyond_one_standard_error():
