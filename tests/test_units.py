@@ -235,7 +235,7 @@ def test_a_constant_column_is_found_through_rounding():
     and a test input 1e-3 off the constant forecast at 1e10. A constant column keeps std 1 however its mean rounds,
     and ``from_arrays`` refuses it as it refuses an exact one."""
     y, u, _ = gp.datasets.cascaded_tanks(400, seed=0)
-    for c in (0.1, 0.3, -2.7, 7e12):
+    for c in (0.1, 0.3, -2.7, 7e12, 0.0):  # an all-zero column too (std 0 at a largest magnitude of 0)
         column = np.full((400, 1), c)
         s = Scaling.of([y], [np.hstack([u, column])])
         assert s.u_std[1] == 1.0 and np.isclose(s.u_mean[1], c, rtol=1e-12, atol=0.0)
