@@ -1,9 +1,9 @@
 """Warnings attributed to the user's code: :func:`warn`.
 
 A warning raised deep in a fit (the default fit's stages call the floor, which calls the LGSSM's order choice) is
-shown by Python at the frame ``stacklevel`` names; a fixed ``stacklevel`` names a line of the package wherever the
-call path is longer than the one it was counted for, and the line of the user's call is what says which of their
-calls warned (and is what ``warnings`` filters by module match against).
+shown by Python at the frame ``stacklevel`` names; a fixed ``stacklevel``, counted for one call path, names a line of
+the package on any longer one. :func:`warn` names the first frame outside the package instead: the user's line,
+which says which of their calls warned (a ``warnings`` filter by module then matches the user's module).
 """
 import os
 import sys
