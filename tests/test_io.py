@@ -223,6 +223,12 @@ def test_a_file_with_the_old_output_scaling_loads_without_it(tmp_path, monkeypat
     with caplog.at_level("WARNING", logger="gpssm_np.units"):
         assert load(tmp_path / "m.npz").scaling_ is None
     assert "set_output_scaling, removed" in caplog.text
+    caplog.clear()
+    rng = np.random.default_rng(0)
+    save(gp.ARX(na=1, nb=1).fit(rng.normal(size=(60, 1)), rng.normal(size=(60, 1))), tmp_path / "new.npz")
+    with caplog.at_level("WARNING", logger="gpssm_np.units"):  # a file with the statistics of now: nothing said
+        assert load(tmp_path / "new.npz").scaling_ is not None
+    assert "set_output_scaling" not in caplog.text
 
 
 def test_a_file_with_an_argument_renamed_since_loads_under_the_new_name(tmp_path, monkeypatch, rng):

@@ -268,6 +268,17 @@ def test_statistics_snap_relative_to_the_columns_own_scale():
     arrays = Scaling.of([wide], none).arrays()
     with pytest.raises(ValueError, match="expected positive standard deviations"):
         Scaling.from_arrays(dict(arrays, scaling_y_std=np.zeros(1)))
+    with_input = dict(arrays, scaling_u_mean=np.zeros(1), scaling_u_std=np.ones(1))
+    with pytest.raises(ValueError, match="expected positive standard deviations"):
+        Scaling.from_arrays(dict(with_input, scaling_u_std=np.zeros(1)))
+    with pytest.raises(ValueError, match="scaling_u_mean"):  # an input's statistics are checked as the outputs' are
+        Scaling.from_arrays(dict(with_input, scaling_u_mean=np.array([np.nan])))
+    # a model file's statistics must fit the model, outputs and inputs each
+    assert Scaling.from_state(dict(with_input), 1, 1).u_std[0] == 1.0
+    for dim_y, dim_u in ((1, 2), (2, 1)):
+        with pytest.raises(ValueError, match=f"^state: a scaling of 1 outputs and 1 inputs, the model has dim_y = "
+                                             f"{dim_y}, dim_u = {dim_u}$"):
+            Scaling.from_state(dict(with_input), dim_y, dim_u)
 
 
 def test_the_scores_of_test_arrays_are_on_the_models_standardised_scale(data):
