@@ -21,11 +21,13 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 
-def _check_float(value, argname, lo, hi, lo_open=True, hi_open=True):
+def _check_float(value, argname, lo, hi, lo_open=True):
+    """``value`` as a float if it is a finite real number (not a bool) in (lo, hi), or [lo, hi) with ``lo_open``
+    False; ValueError naming ``argname`` otherwise."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    ok = ok and (value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
+    ok = ok and (value > lo if lo_open else value >= lo) and value < hi
     if not ok:
-        interval = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+        interval = f"{'(' if lo_open else '['}{lo}, {hi})"
         raise ValueError(f"{argname}: expected a finite number in {interval}, got {value!r}")
     return float(value)
 

@@ -136,9 +136,15 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="params"):
         opt.step({"x": np.zeros(2), "z": np.zeros(1)}, {"x": np.ones(2), "z": np.ones(1)})
     for kwargs, arg in [({"lr": 0.0}, "lr"), ({"beta1": 1.0}, "beta1"), ({"beta2": -0.1}, "beta2"),
-                        ({"beta2": 1.0}, "beta2"), ({"eps": 0.0}, "eps")]:
+                        ({"beta2": 1.0}, "beta2"), ({"eps": 0.0}, "eps"), ({"lr": True}, "lr"),
+                        ({"beta1": -0.1}, "beta1")]:
         with pytest.raises(ValueError, match=arg):
             Adam(**kwargs)
+    assert Adam(beta1=0.0, beta2=0.0).beta2 == 0.0  # the decay rates' interval [0, 1) holds 0
+    with pytest.raises(ValueError, match="^beta2: expected a finite number in \\[0.0, 1.0\\), got 1.0$"):
+        Adam(beta2=1.0)
+    with pytest.raises(ValueError, match="state: unexpected key 'm:'"):  # a moment without a parameter's name
+        Adam().load_state_dict({"t": 1, "m:": np.zeros(1), "v:": np.zeros(1)})
     with pytest.raises(ValueError, match="state"):
         Adam().load_state_dict({"m:x": np.zeros(2)})
     with pytest.raises(ValueError, match="state"):
