@@ -45,13 +45,15 @@ def test_non_finite_step_is_rejected_and_training_recovers():
     assert all(np.all(np.isfinite(v)) for v in model.get_learned_params().values())
 
 
-def test_repeated_non_finite_steps_stop_with_a_clear_error():
+def test_repeated_non_finite_steps_stop_with_a_clear_error(caplog):
     y, u = toy_data()
     model = small_model()
     poison(model, set(range(1, 100)))
     before = model.get_learned_params()
-    with pytest.raises(TrainingError, match="consecutive non-finite"):
-        model.fit(y, u, plan=dict(FIT, max_rejections=4))
+    with pytest.raises(TrainingError, match="after 4 consecutive non-finite steps \\(step 1\\)"):
+        with caplog.at_level("WARNING", logger="gpssm_np.training_loop"):
+            model.fit(y, u, plan=dict(FIT, max_rejections=4))
+    assert caplog.text.count("step rejected") == 4  # the 4th consecutive rejection stops, not an earlier one
     assert model.history_ == []  # a fit that raises leaves the model as it was before the call
     after = model.get_learned_params()
     assert all(np.array_equal(after[name], value) for name, value in before.items())
