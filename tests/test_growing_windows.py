@@ -85,3 +85,35 @@ def test_bad_window_lengths_are_named():
     for bad in (20, (), (0, 40), ("a",)):
         with pytest.raises(ValueError, match="seq_lens"):
             model.training_plan({"seq_lens": bad}, None, None)
+
+
+class _Recorder:
+    """A stand-in model that records which windows each step trains on (window w holds w at its first entry)."""
+
+    params = {"w": np.zeros(1)}
+
+    def __init__(self):
+        self.batches = []
+
+    def get_learned_params(self):
+        return {"w": np.zeros(1)}
+
+    def train_step(self, Y, U, rng, num_samples, num_windows, optimizer, frozen, max_rejections, x0):
+        self.batches.append(sorted(int(w) for w in Y[:, 0, 0]))
+
+
+@pytest.mark.parametrize("num_windows", [8, 10])
+def test_each_pass_trains_on_every_window_once(num_windows):
+    """An AdamRun's pass is one permutation of the windows in minibatches of batch_size (the last one shorter where
+    they do not divide): every window once per pass, a new permutation as the next begins."""
+    from gpssm_np.training_loop import AdamRun
+    model = _Recorder()
+    Y = np.arange(num_windows, dtype=float)[:, None, None] * np.ones((1, 3, 1))
+    run = AdamRun(model, Y, np.zeros((num_windows, 3, 0)), None, np.random.default_rng(0), gp.optim.Adam(), (),
+                  batch_size=4, num_samples=1, max_rejections=1)
+    per_pass = -(-num_windows // 4)
+    run.advance(2 * per_pass)
+    assert [len(b) for b in model.batches] == ([4] * (num_windows // 4) + [num_windows % 4] * (num_windows % 4 > 0)) * 2
+    for k in range(2):
+        assert sorted(sum(model.batches[k * per_pass:(k + 1) * per_pass], [])) == list(range(num_windows))
+    assert model.batches[:per_pass] != model.batches[per_pass:]  # a new permutation
