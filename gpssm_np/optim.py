@@ -18,17 +18,16 @@ import numbers
 
 import numpy as np
 
+from . import _validation as check
+
 logger = logging.getLogger(__name__)
 
 
-def _check_float(value, argname, lo, hi, lo_open=True):
-    """``value`` as a float if it is a finite real number (not a bool) in (lo, hi), or [lo, hi) with ``lo_open``
-    False; ValueError naming ``argname`` otherwise."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    ok = ok and (value > lo if lo_open else value >= lo) and value < hi
-    if not ok:
-        interval = f"{'(' if lo_open else '['}{lo}, {hi})"
-        raise ValueError(f"{argname}: expected a finite number in {interval}, got {value!r}")
+def _decay_rate(value, name):
+    """``value`` as a float if it is a finite real number (not a bool) in [0, 1); ValueError naming ``name``
+    otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
+        raise ValueError(f"{name}: expected a finite number in [0.0, 1.0), got {value!r}")
     return float(value)
 
 
@@ -56,14 +55,14 @@ class Adam:
     """
 
     def __init__(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, clip_norm=None, scales=None):
-        self.lr = _check_float(lr, "lr", 0.0, np.inf)
+        self.lr = check.positive_float(lr, "lr")
         if scales is not None and not isinstance(scales, dict):
             raise ValueError(f"scales: expected a dict of parameter name -> factor, got {type(scales).__name__}")
-        self.scales = {str(k): _check_float(v, f"scales[{k!r}]", 0.0, np.inf) for k, v in (scales or {}).items()}
-        self.beta1 = _check_float(beta1, "beta1", 0.0, 1.0, lo_open=False)
-        self.beta2 = _check_float(beta2, "beta2", 0.0, 1.0, lo_open=False)
-        self.eps = _check_float(eps, "eps", 0.0, np.inf)
-        self.clip_norm = None if clip_norm is None else _check_float(clip_norm, "clip_norm", 0.0, np.inf)
+        self.scales = {str(k): check.positive_float(v, f"scales[{k!r}]") for k, v in (scales or {}).items()}
+        self.beta1 = _decay_rate(beta1, "beta1")
+        self.beta2 = _decay_rate(beta2, "beta2")
+        self.eps = check.positive_float(eps, "eps")
+        self.clip_norm = None if clip_norm is None else check.positive_float(clip_norm, "clip_norm")
         self.t = 0
         self._m = {}
         self._v = {}
