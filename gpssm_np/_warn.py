@@ -15,7 +15,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 def warn(message, category=UserWarning):
     """``warnings.warn(message, category)`` shown at the first frame, going outwards from the caller, whose file is
-    not in the package (the outermost frame where every frame is the package's, as under ``python -m gpssm_np``)."""
+    not in the package (the outermost frame where every frame is the package's)."""
     frame, level = sys._getframe(1), 2  # stacklevel 2: the caller of this function
     while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
