@@ -382,3 +382,78 @@ def test_kmeans_plus_plus_seeds_one_centre_in_each_far_cluster():
     # points all alike leave no distance to draw by: any point then (the centres coincide, no division by 0)
     alike = np.ones((10, 2))
     np.testing.assert_array_equal(kmeans(alike, 3, np.random.default_rng(0)), np.ones((3, 2)))
+
+
+def test_the_block_plan_is_frozen_and_its_average_is_checked():
+    """A plan is a value (its fields cannot be reassigned); ``average`` False or None means the iterates (None), a
+    decay in (0, 1) is taken, True (no decay) is refused."""
+    import dataclasses
+
+    from gpssm_np.models.training import check_average
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        gp.BlockPlan().max_steps = 5
+    assert check_average(None) is None and check_average(False) is None and check_average(0.9) == 0.9
+    with pytest.raises(ValueError, match="average: expected False or a decay in"):
+        check_average(True)
+
+
+def test_a_validation_block_of_min_validation_steps_is_cut():
+    """A validation block (and a training part) of exactly MIN_VALIDATION = 20 steps is cut; one step fewer is not."""
+    y40, u40 = np.zeros((40, 1)), np.zeros((40, 1))
+    assert split_validation([y40], [u40], 0.5)[2] == [20] and split_validation([y40[:39]], [u40[:39]], 0.5)[2] == [None]
+    assert split_validation([np.zeros((100, 1))], [np.zeros((100, 1))], 0.2)[2] == [80]
+
+
+def test_the_kept_step_and_patience_of_the_record():
+    """``selected_step`` is the first step of the lowest score, the last step where nothing was scored; training stops
+    after ``patience`` scores without an improvement."""
+    from gpssm_np.datasets.windowing import windows
+    from gpssm_np.models.training import selected_step, train_steps
+    from gpssm_np.optim import Adam
+
+    record = [{"step": s, "rmse": r} for s, r in ((0, 0.5), (10, 0.4), (20, 0.4), (30, 0.45))]
+    assert selected_step(record, 0.0) == 10 and selected_step(record, 0.5) == 0
+    assert selected_step([{"step": 0, "rmse": None}, {"step": 10, "rmse": None}], 0.0) == 10
+    y, u = standardised_linear_data(seed=4, T=300)
+    fitted = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=6)
+    x0 = fitted.initialise(y, u)._initialise([y], [u], 20, 1, 0)
+    Y, U = windows([y], [u], 20, 1)
+
+    class Scripted:
+        """Scores in the order given, then the last one again."""
+        def __init__(self, *values):
+            self.values = list(values)
+
+        def __bool__(self):
+            return True
+
+        def window_scores(self, m):
+            return [self.values.pop(0) if len(self.values) > 1 else self.values[0]] * 2
+
+    def steps(score, min_delta=0.0):
+        record = train_steps(fitted, Y, U, x0, np.random.default_rng(0), Adam(0.01), (), score, 100, 2, 3, min_delta,
+                             4, 4, 5)
+        return [r["step"] for r in record]
+
+    assert steps(Scripted(1.0)) == [0, 2, 4, 6]
+    assert steps(Scripted(1.0, 0.9, 0.9)) == [0, 2, 4, 6, 8]  # patience counts from the last improvement
+    # improvements by less than min_delta (relative) are none
+    assert steps(Scripted(1.0, 0.99, 0.98, 0.97, 0.96), min_delta=0.05) == [0, 2, 4, 6]
+
+
+def test_the_validation_windows_follow_the_cut_with_their_burn_in():
+    """Windows of min(100, block) steps at a stride of half that from the cut on (and one ending at the block's end,
+    ``window_starts``), each with the (at most) ``burn_in`` outputs and inputs before it as its past."""
+    y = np.arange(400.0)[:, None]
+    u = -y
+    score = ValidationScore([y], [u], [180], burn_in=100)
+    starts = [180, 230, 280, 300]
+    assert [t[3][0, 0] for t in score.tasks] == starts and all(len(t[3]) == 100 for t in score.tasks)
+    for (y_past, u_past, u_w, y_w), g in zip(score.tasks, starts):
+        np.testing.assert_array_equal(y_past[:, 0], np.arange(g - 100, g))
+        np.testing.assert_array_equal(u_past, -y_past)
+        np.testing.assert_array_equal(u_w, -y_w)
+    short = ValidationScore([y[:60]], [u[:60]], [20], burn_in=100)  # a 40-step block: one window, 20 steps before
+    [(y_past, _, _, y_w)] = short.tasks
+    assert len(y_past) == 20 and y_w[:, 0].tolist() == list(range(20, 60))
