@@ -214,10 +214,10 @@ class _Constant:
 
 def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
     from gpssm_np.models.guards import free_run_check
-    y, u = np.zeros((50, 1)), np.zeros((50, 1))
 
-    def check(model_value, floor_value):  # the default fit's factor (2); the stand-ins draw nothing
-        return free_run_check(_Constant(model_value), _Constant(floor_value), [y], [u], gp.Plan().free_run_factor,
+    def check(model_value, floor_value, steps=50):  # the default fit's factor (2); the stand-ins draw nothing
+        y = np.zeros((steps, 1))
+        return free_run_check(_Constant(model_value), _Constant(floor_value), [y], [y], gp.Plan().free_run_factor,
                               seed=0, num_samples=1, num_particles=1)
 
     assert check(0.5, 1.0) == {"model": 0.5, "floor": 1.0, "passed": True}
@@ -226,9 +226,8 @@ def test_the_free_run_guard_drops_a_transition_that_leaves_the_data():
     assert not check(2.1, 1.0)["passed"] and not check(0.9, 0.4)["passed"]
     assert not check(np.inf, 1.0)["passed"] and not check(np.nan, 1.0)["passed"]  # diverged
     # a sequence of at most 2 N_INIT = 10 steps is not simulated (5 read, 5 or fewer to score); 11 are
-    for T, scored in ((10, 0.0), (11, 0.7)):
-        result = free_run_check(_Constant(0.7), _Constant(0.7), [np.zeros((T, 1))], [np.zeros((T, 1))], 2.0, seed=0,
-                                num_samples=1, num_particles=1)
+    for steps, scored in ((10, 0.0), (11, 0.7)):
+        result = check(0.7, 0.7, steps)
         assert result["model"] == result["floor"] == scored
 
 

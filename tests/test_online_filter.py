@@ -12,6 +12,8 @@ from gpssm_np.filtering import particle_filter
 from tests.test_units import SCALE, SHIFT, U_SCALE, U_SHIFT, linear_plant
 
 N, SEED = 300, 5
+#: The batch filter's default resampling threshold, which the online filters take by default too.
+BATCH_ESS_THRESHOLD = inspect.signature(particle_filter).parameters["ess_threshold"].default
 
 
 def plant(T=160, seed=0):
@@ -81,7 +83,7 @@ def test_the_default_proposal_follows_filter_method(fitted):
         f = model.online_filter(num_particles=N, seed=SEED)
         assert f.state()["proposal"] == "enkf"
         # the other option as filter takes it too: its default resampling threshold
-        assert f.state()["ess_threshold"] == inspect.signature(particle_filter).parameters["ess_threshold"].default
+        assert f.state()["ess_threshold"] == BATCH_ESS_THRESHOLD
         assert_same_as_batch(run_online(f, y, u), batch)
     finally:
         model.filter_method = "particle"
@@ -168,7 +170,7 @@ def test_a_model_with_a_recognition_network_starts_from_its_prior():
                                                                           plan=dict(seq_len=20, num_samples=3))
     f = model.online_filter(num_particles=50, seed=0)
     assert np.allclose(f.state()["particles"].mean(axis=0), 0.0, atol=0.5)
-    assert f.state()["ess_threshold"] == inspect.signature(particle_filter).parameters["ess_threshold"].default
+    assert f.state()["ess_threshold"] == BATCH_ESS_THRESHOLD
     mean, var = f.update(y[0], u[0])
     assert mean.shape == (1,) and var.shape == (1,) and np.all(var > 0)
     g = model.online_filter(num_particles=50, seed=0, x0=(np.full(2, 3.0), np.full(2, 1e-6)))
