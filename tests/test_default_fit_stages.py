@@ -187,7 +187,12 @@ def test_the_number_of_latent_gps_is_the_state_dimension_up_to_max_5_3_dim_y():
 def test_the_forms_ratio_to_its_floor():
     ratio = default_fit.form_ratio
     assert ratio([0.2, 0.4], [0.1, 0.2]) == pytest.approx(2.0) and ratio([0.5], [0.5]) == 1.0
-    assert ratio([0.2], [0.0]) == 1.0 and ratio([0.2], [np.inf]) == 1.0 and ratio([], []) == 1.0
+    assert ratio([0.2], [np.inf]) == 1.0 and ratio([], []) == 1.0
+    # a linear error below the form's resolution (an exact fit) counts as the resolution
+    resolution = default_fit.FORM_RESOLUTION
+    assert resolution == pytest.approx(np.sqrt(2e-6))
+    assert ratio([0.2], [0.0]) == pytest.approx(0.2 / resolution) and ratio([1e-4], [1e-15]) < 0.1
+    assert ratio([2 * resolution], [resolution]) == pytest.approx(2.0)
     assert ratio([np.inf], [0.1]) == np.inf and ratio([np.nan], [0.1]) == np.inf
 
 

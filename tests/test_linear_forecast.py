@@ -97,14 +97,14 @@ def test_prssm_is_linear_only_with_its_zero_residual():
     """PRSSM (A = I) is linear Gaussian when q(u) is at its prior with zero mean and the kernel variances at the
     warm start's floor, with each state's process variance raised by that kernel variance; a nonzero q(u) mean, a
     q(u) off its prior or a kernel variance above the floor (a warm start with the GP's share) keeps the particles."""
-    from gpssm_np.models.warm_start import _VAR_MIN, zero_residual_variance
+    from gpssm_np.models.warm_start import VAR_MIN, zero_residual_variance
     from gpssm_np.params import constrain
 
     y, u = delayed_plant(T=400, seed=2)
     model = gp.PRSSM(dim_y=1, dim_u=1, dim_x=2, init="lgssm", seed=0).initialise(y, u)
     spec, params = model.spec, model.params
     assert zero_residual_variance(spec, params) is None  # the warm start's GP share is above the floor
-    floor = positive_inverse(np.full(spec.dim_x, _VAR_MIN))
+    floor = positive_inverse(np.full(spec.dim_x, VAR_MIN))
     model.params = dict(params, variance=floor)
     lg = model.linear_gaussian()
     p = constrain(model.params, spec)

@@ -9,7 +9,7 @@ from gpssm_np.datasets.windowing import window_starts
 from gpssm_np.models.default_fit import DefaultFit
 from gpssm_np.models.floor import choose_floor
 from gpssm_np.models.training import ValidationScore, split_validation
-from gpssm_np.models.warm_start import (_VAR_MIN, check_outputs, emission_basis, floor_warm_start, gp_inputs,
+from gpssm_np.models.warm_start import (VAR_MIN, check_outputs, emission_basis, floor_warm_start, gp_inputs,
                                         initial_params, kmeans, orthonormal_rows, stationary_sqrt, whitened_basis)
 from gpssm_np.transforms import positive
 
@@ -360,12 +360,12 @@ def test_the_lengthscales_start_at_each_gp_inputs_spread_at_least_1e_3():
 
 def test_a_stationary_covariance_that_is_not_positive_definite_gets_the_variance_floor():
     """``stationary_sqrt`` factors the prior's covariance as it is, and only where that fails (a singular one, as a
-    deterministic state gives) with _VAR_MIN added to its diagonal."""
+    deterministic state gives) with VAR_MIN added to its diagonal."""
     cov = np.array([[1.0, 0.3], [0.3, 2.0]])
     np.testing.assert_array_equal(stationary_sqrt(cov), np.linalg.cholesky(cov))
     singular = np.ones((2, 2))
     L = stationary_sqrt(singular)
-    np.testing.assert_allclose(L @ L.T, singular + _VAR_MIN * np.eye(2), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(L @ L.T, singular + VAR_MIN * np.eye(2), rtol=0, atol=1e-15)
 
 
 def test_kmeans_plus_plus_seeds_one_centre_in_each_far_cluster():

@@ -11,9 +11,10 @@ r"""The default fit of the GP models: a short pipeline of named stages, all choi
    (31 to about 40 steps per sequence) get ``choose_floor``'s fallback, and a UserWarning says so; shorter ones are
    a ValueError (the LGSSM's subspace step needs 31 steps; ``init="arx"`` takes fewer). The GP model holds the
    floor with diagonal noise; its form of the floor (a zero GP residual: what the fit returns without a GP part)
-   must forecast the GP folds' windows (stage 2's) within :data:`FORM_TOLERANCE` times the linear model's error.
-   Where it cannot (an LGSSM's correlated noise over nearly collinear outputs: 7 times worse), the other kind is the
-   floor if its form forecasts them better, and a UserWarning says where no form holds (:meth:`DefaultFit.floor`).
+   must forecast the GP folds' windows (stage 2's) within :data:`FORM_TOLERANCE` times the linear model's error
+   (taken at least :data:`FORM_RESOLUTION`, the form's noise resolution). Where it cannot (an LGSSM's correlated
+   noise over nearly collinear outputs: 7 times worse), the other kind is the floor if its form forecasts them
+   better, and a UserWarning says where no form holds (:meth:`DefaultFit.floor`).
 2. **selection**: on each of the ``gp_folds`` latest origins, a copy of the model starts from the floor refitted to
    the data before the origin (``warm_start.floor_warm_start``: the GP residual at zero mean, so it forecasts as
    the floor does) and takes Adam steps on windows of that part, once with each step-size candidate of
@@ -119,6 +120,7 @@ from .checkpoint import (CHECKPOINT_KIND, STAGES, fingerprint, guard_array, guar
                          restore_run, run_state)
 from .floor import FLOOR_KINDS, choose_floor
 from .guards import far_field_check, free_run_check
+from .warm_start import VAR_MIN
 from ..metrics import widening_factors
 from .training import ValidationScore, paired_t, wins
 
@@ -158,6 +160,12 @@ class Plan:
 #: (docs/defaults.md, stage 1), and an LGSSM's over two nearly collinear outputs 6.8-7.0 times worse (research/
 #: ablation_plan.md, "the floor's form against the floor").
 FORM_TOLERANCE = 1.1
+
+#: The smallest linear error stage 1's form check compares with: the standard deviation of the smallest variance the
+#: warm start gives the form (``warm_start.VAR_MIN``), below which a window error says nothing of how the form holds
+#: the floor (an exact ARX of noiseless data scores 1e-15, its form about 1e-4; research/ablation_plan.md, "stage 1's
+#: form check at the form's noise resolution").
+FORM_RESOLUTION = float(np.sqrt(VAR_MIN))
 
 
 def live_candidates(record, candidates, patience, halve_at=None):
@@ -209,10 +217,10 @@ def passes_ratio(ys, folds):
 
 def form_ratio(form_errors, linear_errors):
     """Stage 1's check of the floor's form: the mean of its form's window errors over the mean of the linear model's
-    on the same windows; 1 where there are no windows or the linear model's mean is 0 or not finite (nothing to
-    compare with), inf where the form's is not finite."""
+    on the same windows, the latter taken at least :data:`FORM_RESOLUTION`; 1 where there are no windows or the
+    linear model's mean is not finite (nothing to compare with), inf where the form's is not finite."""
     form, own = (float(np.mean(e)) if len(e) else 1.0 for e in (form_errors, linear_errors))
-    ratio = form / own if np.isfinite(own) and own > 0 else 1.0
+    ratio = form / max(own, FORM_RESOLUTION) if np.isfinite(own) else 1.0
     return float(ratio) if np.isfinite(ratio) else np.inf
 
 
@@ -412,7 +420,7 @@ class DefaultFit:
 
     def floor_record(self, floor):
         """Stage 1's choice as plain JSON types: ``floor.summary()`` with the check of its form (:meth:`held`):
-        "form_ratio" (its form's mean window error over the linear model's; 1 without folds) and "refused" (the kind
+        "form_ratio" (its form's mean window error over the linear model's, :func:`form_ratio`; 1 without folds) and "refused" (the kind
         whose form could not hold it, else None)."""
         return dict(floor.summary(), form_ratio=self.form_ratio, refused=self.refused)
 

@@ -62,7 +62,7 @@ WARM_START_SETS = ("process_noise", "obs_noise", "x0_var", "inducing_range")
 GP_SHARE = 0.5
 
 #: Smallest variance the warm start sets (the positive transform's floor is POSITIVE_FLOOR).
-_VAR_MIN = 2 * POSITIVE_FLOOR
+VAR_MIN = 2 * POSITIVE_FLOOR
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def _in_emission_basis(lgssm, ys, us, basis, driven, bias_input=False):
 def floor_warm_start(floor, ys, us):
     """The :class:`WarmStart` of a fitted linear floor (``models/floor.py``): an ``ARX`` (any na, nb, with its
     intercept) in observer form with n = max(na, nb) blocks (``arx_state_space.observer_form``, its intercept b on
-    the first block) written in the basis of :func:`whitened_basis` (the lag states' variance floor _VAR_MIN set in
+    the first block) written in the basis of :func:`whitened_basis` (the lag states' variance floor VAR_MIN set in
     that basis, so that its process noise is diagonal exactly), or an ``LGSSM`` in the emission basis. Both fitted
     with ``standardize=False`` on ``ys``, ``us`` (model units)."""
     check_outputs(ys)
@@ -190,7 +190,7 @@ def floor_warm_start(floor, ys, us):
     n = max(floor.na_, floor.nb_, 1)
     a, b = np.zeros((n, d_y, d_y)), np.zeros((n, d_y, d_u))
     a[:floor.na_], b[:floor.nb_] = coef["a"], coef["b"]
-    F, G, H, Q, R = observer_form(a, b, floor.noise_var_, undriven_var=_VAR_MIN)  # the GP model's noise floor
+    F, G, H, Q, R = observer_form(a, b, floor.noise_var_, undriven_var=VAR_MIN)  # the GP model's noise floor
     bias = np.zeros(n * d_y)
     bias[:d_y] = coef["c"]
     form = LGSSM(dim_x=n * d_y, dim_y=d_y, dim_u=d_u + 1, standardize=False)
@@ -205,7 +205,7 @@ def floor_warm_start(floor, ys, us):
     if n > 1:  # the lag states' variance floor in the new basis, so that its process noise is diagonal exactly
         E_inv = np.linalg.inv(E)
         Q[d_y:, d_y:] = 0.0
-        Q += symmetrise(E_inv[:, d_y:] @ E_inv[:, d_y:].T) * _VAR_MIN
+        Q += symmetrise(E_inv[:, d_y:] @ E_inv[:, d_y:].T) * VAR_MIN
         form.set_learned_params(dict(form.get_learned_params(), Q=Q)).set_stationary_prior(data)
     return _in_emission_basis(form, ys, with_one, E, np.arange(n * d_y) < d_y, bias_input=True)
 
@@ -272,12 +272,12 @@ def orthonormal_rows(d_x, Q, rng):
 
 
 def stationary_sqrt(cov):
-    """The Cholesky factor of the stationary prior's covariance ``cov`` (d_x, d_x), with _VAR_MIN on the diagonal
+    """The Cholesky factor of the stationary prior's covariance ``cov`` (d_x, d_x), with VAR_MIN on the diagonal
     only when it is not positive definite in floating point (the prior is then kept exactly otherwise)."""
     try:
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
-        return np.linalg.cholesky(cov + _VAR_MIN * np.eye(len(cov)))
+        return np.linalg.cholesky(cov + VAR_MIN * np.eye(len(cov)))
 
 
 def zero_residual_variance(spec, params):
@@ -288,13 +288,13 @@ def zero_residual_variance(spec, params):
     state): q(u) at its whitened prior with zero mean (q_mu = 0, q_sqrt = I), so that the residual's mean is 0 and
     its variance the kernel's k(x, x) = s2_d at every input (both kernels are stationary): each step adds
     N(0, s2_d) to state d, the model is linear Gaussian with process variance q_d + s2_d. The kernel variances must
-    also be at the warm start's floor (_VAR_MIN) or below, as the zero residual writes them: a warm start whose GP
+    also be at the warm start's floor (VAR_MIN) or below, as the zero residual writes them: a warm start whose GP
     share is above that floor holds the same prior but is the start of training, which the default fit's selection
     scores with the particles of its later steps (common random numbers; ``models/default_fit.py``, stage 2)."""
     if not spec.independent:
         return np.zeros(spec.dim_x) if np.all(params["A"] == 0) else None
     at_prior = spec.whiten and np.all(params["q_mu"] == 0) and np.array_equal(params["q_sqrt"], prior_q_sqrt(spec))
-    if not at_prior or np.any(params["variance"] > positive_inverse(_VAR_MIN)):
+    if not at_prior or np.any(params["variance"] > positive_inverse(VAR_MIN)):
         return None
     return positive(params["variance"])
 
@@ -315,7 +315,7 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE, lengthscale=
         raise ValueError("whiten: the LGSSM warm start needs the whitened q(u) (whiten=True)")
     new = dict(params)
     driven = start.driven
-    g = max(gp_share * float(np.min(start.process_var[driven])), _VAR_MIN) if gp_share else 0.0
+    g = max(gp_share * float(np.min(start.process_var[driven])), VAR_MIN) if gp_share else 0.0
     X = gp_inputs(start, us)
     centres = kmeans(X, spec.num_inducing, rng)
     new["Z"] = centres if spec.shared_inducing else np.broadcast_to(centres, params["Z"].shape).copy()
@@ -325,17 +325,17 @@ def initial_params(spec, params, start, us, rng, gp_share=GP_SHARE, lengthscale=
     new["q_sqrt"] = prior_q_sqrt(spec)
     share = np.where(driven, g, 0.0)  # the GP's prior variance on each state
     if spec.independent:
-        new["variance"] = positive_inverse(np.maximum(share, _VAR_MIN))
+        new["variance"] = positive_inverse(np.maximum(share, VAR_MIN))
     else:
         s2 = positive(params["variance"])  # (Q,), equal entries from init_params
         new["A"] = orthonormal_rows(spec.dim_x, spec.num_latent, rng) * np.sqrt(share[:, None] / s2)
     new["F"], new["G"], new["b"] = start.F.copy(), start.G.copy(), start.b.copy()
-    new["process_noise"] = positive_inverse(np.maximum(start.process_var - share, _VAR_MIN))
-    new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, _VAR_MIN))
+    new["process_noise"] = positive_inverse(np.maximum(start.process_var - share, VAR_MIN))
+    new["obs_noise"] = positive_inverse(np.maximum(start.obs_var, VAR_MIN))
     if spec.free_x0:
         new["x0_mean"] = start.x0_mean.copy()
         if spec.x0_covariance == "full":
             new["x0_sqrt"] = stationary_sqrt(start.x0_cov)
         else:
-            new["x0_var"] = positive_inverse(np.maximum(np.diag(start.x0_cov), _VAR_MIN))
+            new["x0_var"] = positive_inverse(np.maximum(np.diag(start.x0_cov), VAR_MIN))
     return new
