@@ -402,3 +402,14 @@ def test_an_lgssm_too_short_to_score_any_state_dimension_says_so(rng):
     with pytest.warns(UserWarning) as caught:
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=10, progress=False)
     assert [str(w.message)[:30] for w in caught] == ["y: 35 training steps are too f"]
+
+
+def test_past_data_that_does_not_fit_the_model_is_named_before_any_change_of_units(rng):
+    """A fitted model converts past data to model units only where its type and shape fit the model: a (T, 1) array
+    for two outputs would broadcast against their means and pass as two outputs, a (T,) array fail inside NumPy, an
+    array of text fail to convert; each is named by the method's own check instead."""
+    y, u = rng.normal(size=(120, 2)), rng.normal(size=(120, 1))
+    model = gp.ARX(dim_y=2, dim_u=1, na=1, nb=1).fit(y, u)
+    for bad in (y[:20, :1], y[:20, 0], y[:20].astype(str)):
+        with pytest.raises(ValueError, match="^y_past: "):
+            model.predict(u[:5], y_past=bad, u_past=u[:20])
