@@ -346,8 +346,9 @@ def test_bad_arguments_of_the_surface_are_value_errors_naming_them(rng):
         for options in ({"num_particles": 0}, {"init_window": -1}):
             with pytest.raises(ValueError, match=next(iter(options))):
                 model.forecast(u[:10], y_past=y[:50], u_past=u[:50], **options)
-    with pytest.raises(ValueError, match="x0: a forecast starts from x0 or from the past data"):
-        lgssm.forecast(u[:10], x0=(np.zeros(2), np.ones(2)), y_past=y[:50], u_past=u[:50])
+    for past in ({"y_past": y[:50], "u_past": u[:50]}, {"y_past": y[:50]}, {"u_past": u[:50]}):
+        with pytest.raises(ValueError, match="x0: a forecast starts from x0 or from the past data"):
+            lgssm.forecast(u[:10], x0=(np.zeros(2), np.ones(2)), **past)
     with pytest.raises(ValueError, match="model: expected a model of the package"):
         gp.evaluate("m", (y, u), "causal")
     with pytest.raises(ValueError, match="lengthscale: expected positive finite values"):

@@ -239,6 +239,9 @@ def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
     assert np.all(np.isfinite(result.means)) and result.log_likelihood_steps[5] == 0.0
     with pytest.raises(ValueError, match="NaN is read as a missing output only by the models' filters"):
         model.elbo(y, u)
+    for fitted in (model, gp.ARX(dim_y=1, dim_u=1), gp.LGSSM(dim_x=1, dim_y=1, dim_u=1)):  # every fit
+        with pytest.raises(ValueError, match="^y: contains NaN or inf; NaN is read as a missing output only"):
+            fitted.fit(y, u, **({"max_steps": 1} if fitted is model else {}))
     with pytest.raises(ValueError, match="y: contains inf"):
         model.filter(np.full((20, 1), np.inf), u)
 
