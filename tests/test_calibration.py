@@ -128,3 +128,14 @@ def test_nlpd_is_the_mean_gaussian_negative_log_density_per_entry():
     rng = np.random.default_rng(0)
     y, mean, std = rng.normal(size=(50, 2)), rng.normal(size=(50, 2)), rng.uniform(0.5, 2.0, size=(50, 2))
     assert nlpd(y, mean, std) == pytest.approx(-np.mean(norm.logpdf(y, mean, std)), rel=1e-12)
+
+
+def test_a_model_files_interval_scale_must_be_one_finite_factor_of_at_least_1_per_output():
+    """``set_extra_state`` (what loading a model file calls) refuses each fault of ``interval_scale`` alone: the
+    wrong count, a non-finite factor, a factor below 1 (a calibration only widens); a factor of exactly 1 is taken."""
+    for bad in ([1.5], [1.5, np.nan], [1.5, 0.99]):
+        with pytest.raises(ValueError, match=r"^state: interval_scale must be 2 finite factors of at least 1"):
+            gp.ARX(dim_y=2, dim_u=1).set_extra_state({"interval_scale": np.array(bad)})
+    model = gp.ARX(dim_y=2, dim_u=1)
+    model.set_extra_state({"interval_scale": np.array([1.0, 1.5])})
+    np.testing.assert_array_equal(model.interval_scale_, [1.0, 1.5])
