@@ -173,6 +173,16 @@ def test_filter_takes_and_returns_raw_units(data, name):
     np.testing.assert_allclose(res_raw.means, res_std.means, rtol=1e-6, atol=1e-8)  # the latent states are the model's
 
 
+def test_one_sequence_given_as_a_batch_of_one_is_converted_as_the_sequence(data):
+    """A (1, T, d) array is the one sequence (T, d) (``_validation.one_sequence``): a fitted model takes it to model
+    units as it takes the sequence, so the filter and the likelihood are the same."""
+    model = fitted("lgssm", *raw_train(data))
+    y, u = data.y_raw[:120], data.u_raw[:120]
+    batch = model.filter(y[None], u[None])
+    np.testing.assert_array_equal(batch.means, model.filter(y, u).means)
+    assert model.log_likelihood(y[None], u[None]) == model.log_likelihood(y, u)
+
+
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_the_model_file_keeps_the_units(data, name, tmp_path):
     """An embedded user needs the model file only: forecasts and the online filter in raw units after loading."""
