@@ -220,8 +220,9 @@ def test_arx_surface_and_errors():
         m.q_x0(y[:10], u[:10])
     with pytest.raises(ValueError, match="x0"):
         m.forecast(u[:5], x0=(np.zeros(1), np.ones(1)))
-    with pytest.raises(ValueError, match="epoch: unknown keyword argument of ARX.fit"):
+    with pytest.raises(ValueError, match="epoch: unknown keyword argument of ARX.fit; expected one of y, u, "):
         m.fit(y, u, epoch=3)
+    np.testing.assert_array_equal(ARX(na=2, nb=1).fit(y=y, u=u).predict(u[:5]), m.predict(u[:5]))  # as keywords
     with pytest.raises(ValueError, match="u_future"):
         m.forecast(None, y_past=y)
     with pytest.raises(ValueError, match="y_past"):
