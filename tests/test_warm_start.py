@@ -148,8 +148,10 @@ def test_linear_mean_parameters_and_settings():
         gp.ODGPSSM(dim_x=3, dim_y=1, settings="paper")
     with pytest.raises(ValueError, match="init"):
         gp.ODGPSSM(dim_x=3, dim_y=1, mean_function="zero", init="lgssm")
-    with pytest.raises(ValueError, match="initial_state"):
-        gp.ODGPSSM(dim_x=3, dim_y=1, settings="authors", initial_state="smoothed")
+    for options in ({"settings": "authors", "initial_state": "smoothed"}, {"initial_state": "filtered"},
+                    {"initial_state": "smoothed", "recognition": "mlp"}):
+        with pytest.raises(ValueError, match="^initial_state: expected 'shared', or 'smoothed' with a warm start"):
+            gp.ODGPSSM(dim_x=3, dim_y=1, **options)
 
 
 def test_split_validation_and_score_read_only_the_past():
