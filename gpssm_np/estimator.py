@@ -378,8 +378,7 @@ class StateSpaceModel(ConstructorArguments, abc.ABC):
                     setattr(self, name, value)
         data_name = state.pop("data_name", None)
         tail_y, tail_u = state.pop("tail_y", None), state.pop("tail_u", None)
-        if tail_y is not None:  # absent from files of models never fitted
-            tail_u = np.zeros((len(tail_y), 0)) if tail_u is None else tail_u
+        if tail_y is not None:  # absent from files of models never fitted; extra_state writes tail_u beside it
             self.data_tail_ = (np.asarray(tail_y, dtype=np.float64).reshape(len(tail_y), self.spec.dim_y),
                                np.asarray(tail_u, dtype=np.float64).reshape(len(tail_y), self.spec.dim_u))
         if "interval_scale" in state:

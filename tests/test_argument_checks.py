@@ -413,3 +413,10 @@ def test_past_data_that_does_not_fit_the_model_is_named_before_any_change_of_uni
     for bad in (y[:20, :1], y[:20, 0], y[:20].astype(str)):
         with pytest.raises(ValueError, match="^y_past: "):
             model.predict(u[:5], y_past=bad, u_past=u[:20])
+
+
+def test_a_fit_given_a_batch_array_names_the_outputs():
+    """Several sequences are a list of (T, d) arrays; one (B, T, d) array of B > 1 is refused, naming y."""
+    batch = np.zeros((2, 50, 1))
+    with pytest.raises(ValueError, match=r"^y: expected a sequence \(T, 1\) or a list of them, got shape \(2, 50, 1\)"):
+        gp.ARX(dim_y=1, dim_u=1, na=1, nb=1).fit(batch, batch)
