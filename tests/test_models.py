@@ -174,3 +174,11 @@ def test_unknown_filter_options_are_named():
         model.filter(np.zeros((5, 1)), np.zeros((5, 1)), bogus=1)
     with pytest.raises(ValueError, match=r"y: contains inf \(NaN marks a missing value here"):
         model.filter(np.array([[0.0], [np.inf], [np.nan]]), np.zeros((3, 1)))
+
+
+def test_the_jitter_rises_tenfold_up_to_max_jitter():
+    """``increase_jitter``: K(Z, Z)'s jitter times 10 while the result is at most ``MAX_JITTER``; False beyond it."""
+    from gpssm_np._config import MAX_JITTER
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, jitter=MAX_JITTER / 10, settings="authors")
+    assert model.increase_jitter() is True and model.spec.jitter == MAX_JITTER  # reaching it is allowed
+    assert model.increase_jitter() is False and model.spec.jitter == MAX_JITTER

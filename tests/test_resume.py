@@ -177,6 +177,18 @@ def test_a_second_fit_starts_afresh(kind):
     assert getattr(twice.spec, "jitter", None) == getattr(fresh.spec, "jitter", None)
 
 
+def test_an_epoch_fit_after_a_validation_block_fit_starts_afresh():
+    """The same for a first fit in the other regime (the validation-block loop, ``GPSSM._fit_block``): its parameters
+    are a fit's, so the epoch loop that follows starts from the model's own initialisation, not from them."""
+    y, u = toy_data()
+    fresh = build("odgpssm").fit(y, u, plan=FIT)
+    twice = build("odgpssm").fit(*toy_data(seed=1), plan=gp.BlockPlan(max_steps=3, seq_len=10, num_samples=4))
+    twice.fit(y, u, plan=FIT)
+    assert twice.history_ == fresh.history_
+    for name, value in fresh.get_learned_params().items():
+        np.testing.assert_array_equal(twice.get_learned_params()[name], value, err_msg=name)
+
+
 @pytest.mark.parametrize("kind", ["odgpssm", "dssm"])
 def test_a_fit_starts_from_parameters_set_before_it(kind):
     """Initial values set with set_learned_params before a fit (as the car-tracking experiment sets its inducing

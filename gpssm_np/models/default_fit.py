@@ -420,8 +420,8 @@ class DefaultFit:
 
     def floor_record(self, floor):
         """Stage 1's choice as plain JSON types: ``floor.summary()`` with the check of its form (:meth:`held`):
-        "form_ratio" (its form's mean window error over the linear model's, :func:`form_ratio`; 1 without folds) and "refused" (the kind
-        whose form could not hold it, else None)."""
+        "form_ratio" (its form's mean window error over the linear model's, :func:`form_ratio`; 1 without folds)
+        and "refused" (the kind whose form could not hold it, else None)."""
         return dict(floor.summary(), form_ratio=self.form_ratio, refused=self.refused)
 
     def hold(self, floor):
