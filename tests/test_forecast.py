@@ -335,10 +335,12 @@ def test_every_model_names_its_forecast_origin_by_one_rule(rng):
     lgssm = gp.LGSSM(dim_x=2, num_iters=2).fit(y, u)
     odgpssm = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors").fit(
         y, u, epochs=1, plan=dict(seq_len=10, batch_size=8, num_samples=3))
-    x0 = (np.zeros(2), np.ones(2))
-    for model, own in ((arx, "training means"), (lgssm, "q(x0)"), (odgpssm, "q(x0)")):
+    floor_only = gp.ODGPSSM(dim_y=1, dim_u=1, seed=0).fit(y, u, max_steps=2, plan={"eval_every": 1}, progress=False)
+    assert floor_only.linear_gaussian() is not None  # its forecasts are the Kalman filter's (GPSSM._forecast)
+    for model, own in ((arx, "training means"), (lgssm, "q(x0)"), (odgpssm, "q(x0)"), (floor_only, "q(x0)")):
         kwargs = dict(num_samples=3, num_particles=20)
         if model is not arx:
+            x0 = (np.zeros(model.spec.dim_x), np.ones(model.spec.dim_x))
             assert model.forecast(u_next, x0=x0, **kwargs).origin == "x0"
         assert model.forecast(u_next, y_past=y[:10], u_past=u[:10], **kwargs).origin == "y_past"
         with pytest.raises(ValueError, match="u_past"):

@@ -182,3 +182,23 @@ def test_the_jitter_rises_tenfold_up_to_max_jitter():
     model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=5, jitter=MAX_JITTER / 10, settings="authors")
     assert model.increase_jitter() is True and model.spec.jitter == MAX_JITTER  # reaching it is allowed
     assert model.increase_jitter() is False and model.spec.jitter == MAX_JITTER
+
+
+def test_pretraining_the_transition_moves_only_its_parameters_and_raises_its_regression_bound(rng):
+    """``pretrain_transition`` (paper Section 4.1): Adam on ``inference.transition_regression_elbo`` of the state
+    pairs; the observation and q(x0) parameters stay; pairs of the wrong width or of unequal shapes
+    are a ValueError naming both arrays."""
+    from gpssm_np.inference import transition_regression_elbo
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0)
+    x_prev, u = rng.normal(size=(20, 2)), rng.normal(size=(20, 1))
+    x_next = 0.8 * x_prev + 0.3 * u
+    before = {name: value.copy() for name, value in model.params.items()}
+    bound = transition_regression_elbo(model.params, model.spec, x_prev, u, x_next)
+    assert model.pretrain_transition(x_prev, x_next, u, iterations=30, lr=0.05) is model
+    assert transition_regression_elbo(model.params, model.spec, x_prev, u, x_next) > bound
+    for name, value in model.params.items():
+        moved = not np.array_equal(value, before[name])
+        assert moved is not name.startswith(("obs_", "x0_")), name  # the transition's all move
+    for bad_prev, bad_next in ((x_prev[:, :1], x_next[:, :1]), (x_prev, x_next[:19])):
+        with pytest.raises(ValueError, match=r"^x_prev, x_next: expected two arrays of shape \(P, 2\)"):
+            model.pretrain_transition(bad_prev, bad_next, u[:len(bad_prev)], iterations=1)
