@@ -229,6 +229,8 @@ def test_training_windows_hold_the_steps_a_recognition_network_reads(rng):
     with pytest.raises(ValueError, match="^seq_len: the recognition network reads the first 12 steps"):
         model.fit(y, u, max_steps=2, plan={"seq_len": 10})
     assert model.training_plan({"seq_len": 12}, max_steps=2).seq_len == 12
+    without = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, settings="authors")  # no network: a window of one step will do
+    assert without.training_plan({"seq_len": 1}).seq_len == 1
 
 
 def test_filter_accepts_missing_outputs_but_training_rejects_them(rng):
