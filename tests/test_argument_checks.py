@@ -279,6 +279,15 @@ def test_plan_numbers_take_numpy_integers(field, value):
     assert getattr(checked, field) == float(value)
 
 
+@pytest.mark.parametrize("field, value", [("validation", True), ("free_run_factor", "2"), ("switch_t", np.True_)])
+def test_plan_numbers_refuse_booleans_and_text(field, value):
+    from gpssm_np.models.default_fit import Plan
+    from gpssm_np.models.training import BlockPlan
+    plan = (BlockPlan if field == "validation" else Plan)(**{field: value})
+    with pytest.raises(ValueError, match=f"^{field}: expected a number "):
+        gp.ODGPSSM(dim_y=1, dim_u=1).training_plan(plan, None, None)
+
+
 @pytest.mark.parametrize("bad", [None, -1, 1.5, "a"])
 def test_filter_and_smooth_name_a_bad_seed(bad, rng):
     """A GP model's and the DSSM's filter and smooth check seed as forecast does (None ran, unreproducibly)."""

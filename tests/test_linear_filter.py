@@ -125,6 +125,9 @@ def test_the_smoother_draws_from_the_exact_smoothing_distribution(floor_model):
     # joint draws: the lag-one covariances Cov(x_t, x_{t-1} | y) are the smoother's (t = 32: index 31 and 30)
     lagged = np.cov(trajectories[:, 31].T, trajectories[:, 30].T)[:d, d:]
     np.testing.assert_allclose(lagged, cross[31], rtol=0, atol=5 * np.outer(sd[31], sd[30]).max() / np.sqrt(4000))
+    # drawn with the generator of seed + 1, as backward simulation's
+    expected = sample_smoothed(params, exact, 5, np.random.default_rng(3))
+    np.testing.assert_array_equal(model.smooth(y, u, num_trajectories=5, seed=2), expected)
 
 
 def test_the_lgssm_smooths_with_the_surface_of_the_gp_models(floor_model):
