@@ -481,15 +481,20 @@ def test_a_floor_the_gp_models_form_cannot_hold_is_not_the_floor():
     assert held["refused"] is None and abs(held["form_ratio"] - 1) < 0.05
 
 
+def noiseless_plant(T=400):
+    """(y, u) of a first-order plant with a saturating input and no noise: an ARX of enough lags fits it exactly."""
+    u = np.sign(np.sin(np.arange(T) / 9.0))[:, None]
+    y = np.zeros((T, 1))
+    for k in range(1, T):
+        y[k] = 0.8 * y[k - 1] + 0.5 * np.tanh(2 * u[k - 1]) + 0.02 * np.sin(k)
+    return y, u
+
+
 def test_the_form_of_an_exact_floor_is_judged_at_the_forms_noise_resolution():
     """On noiseless data the ARX fits exactly (fold error about 1e-15) and its form, whose variances are at least
     ``warm_start.VAR_MIN``, forecasts at about 1e-4: below the form's resolution, so the form holds the floor and
     nothing warns (the ratio against 1e-15 was 1e11)."""
-    t = np.arange(400)
-    u = np.sign(np.sin(t / 9.0))[:, None]
-    y = np.zeros((400, 1))
-    for k in range(1, 400):
-        y[k] = 0.8 * y[k - 1] + 0.5 * np.tanh(2 * u[k - 1]) + 0.02 * np.sin(k)
+    y, u = noiseless_plant()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         chosen = gp.ODGPSSM(dim_y=1, dim_u=1).initialise(y, u).selection_["floor"]

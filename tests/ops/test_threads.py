@@ -11,6 +11,8 @@ import gpssm_np as gp
 from gpssm_np._config import CPU_COUNT
 from gpssm_np.ops.threads import kernel_threads, run_tasks, use_threads
 
+from tests.test_floor import noiseless_plant
+
 two_cores = pytest.mark.skipif(CPU_COUNT < 2, reason="needs two cores to run two tasks side by side")
 
 
@@ -65,11 +67,7 @@ def test_the_first_failing_task_raises_after_every_task_ran():
 
 @two_cores
 def test_a_default_fit_gives_the_same_bits_on_one_and_on_two_threads():
-    t = np.arange(400)
-    u = np.sign(np.sin(t / 9.0))[:, None]
-    y = np.zeros((400, 1))
-    for k in range(1, 400):
-        y[k] = 0.8 * y[k - 1] + 0.5 * np.tanh(2 * u[k - 1]) + 0.02 * np.sin(k)
+    y, u = noiseless_plant()
     fits = []
     for threads in (1, 2):
         with use_threads(threads):
