@@ -99,6 +99,21 @@ def test_same_model_seed_same_parameters():
         assert not np.array_equal(a[name], other[name])
 
 
+def test_the_noise_of_a_seed_is_the_stream_the_results_were_drawn_with():
+    """Every committed fit and score drew its training noise by this stream (docs/results.md: four seeded SFC64
+    streams per step): a change of the chunks, their seeding or the generator would move every number there, so the
+    first and last draw of each array are pinned (the last eps0, eps_h, eps_x value is the last chunk's)."""
+    from gpssm_np.inference import draw_noise
+
+    noise = draw_noise(np.random.default_rng(7), 3, 5, 6, 4, 2, dim_y=2)
+    pinned = {"eps0": (-1.1433553304184223, 2.0238027802715357), "eps_h": (0.1441571398062797, -0.6646316428400211),
+              "eps_x": (-0.18019367586199692, 0.11343096847035977),
+              "eps_y": (0.18680671845701244, 0.04099753016269324)}
+    for name, (first, last) in pinned.items():
+        values = getattr(noise, name).ravel()
+        assert (values[0], values[-1]) == (first, last), name
+
+
 def test_noise_depends_on_the_seed_only_not_on_threads():
     from gpssm_np.inference import draw_noise
     from gpssm_np.ops.threads import use_threads

@@ -441,10 +441,13 @@ def test_smoother_and_gpssm_validation():
     transition = gp.transition_moments()
     with pytest.raises(ValueError, match="x_prev"):
         transition(np.zeros((4, 2)), np.zeros(1), 0)
-    with pytest.raises(ValueError, match="u_t"):
+    with pytest.raises(ValueError, match="u_t: the model has dim_u = 1 inputs, got None"):
         transition(np.zeros((4, 3)), None, 0)
     with pytest.raises(ValueError, match="u_t"):
         transition(np.zeros((4, 3)), np.zeros(2), 0)
+    step = gp.filter_transition()  # its fused step reads u_t without a shape check of its own
+    with pytest.raises(ValueError, match="u_t: the model has dim_u = 1 inputs, got None"):
+        step.propagate(np.zeros((4, 3)), np.full(4, -np.log(4)), None, np.eye(1, 3), np.ones(1), np.zeros(1))
     with pytest.raises(ValueError, match="u"):
         gp.filter(y)
 
