@@ -246,6 +246,25 @@ def test_a_file_with_an_argument_renamed_since_loads_under_the_new_name(tmp_path
     np.testing.assert_array_equal(loaded.forecast(u[:5], seed=1).samples, model.forecast(u[:5], seed=1).samples)
 
 
+def test_a_format_1_file_of_a_linear_model_loads_as_written(tmp_path, rng):
+    """Only GP models convert older formats' parameters (``params_from_format``); a linear model's format-1 file,
+    whose parameters are this format's, loads unchanged."""
+    y, u = rng.normal(size=(150, 1)), rng.normal(size=(150, 1))
+    model = gp.ARX().fit(y, u)
+    path = save(model, tmp_path / "arx.npz")
+
+    def as_format_1(entries):
+        meta = json.loads(str(entries["__meta__"][()]))
+        meta["format_version"] = 1
+        del meta["meta_checksum"]  # format 1 had none
+        entries["__meta__"] = np.array(json.dumps(meta))
+
+    rewrite(path, as_format_1)
+    loaded = load(path)
+    for name, value in model.get_learned_params().items():
+        np.testing.assert_array_equal(loaded.get_learned_params()[name], value)
+
+
 def test_extra_state_goes_through_the_model_hooks(tmp_path, monkeypatch):
     state = {"y_mean": np.array([0.5]), "counts": np.arange(3)}
     restored = {}
@@ -454,6 +473,42 @@ def test_unknown_class_is_refused_listing_known_classes(saved):
     (change_meta(format_version="1"), "format_version"),
 ])
 def test_missing_or_malformed_meta_is_refused(saved, change, message):
+    _, path = saved
+    rewrite(path, change)
+    with pytest.raises(ModelFileError, match=message):
+        load(path)
+
+
+def resealed(change):
+    """An edit of the data entries, then of the metadata, whose two checksums are made again, so that the layout
+    or metadata check behind them is what refuses the file."""
+    def edit(entries):
+        meta = json.loads(str(entries["__meta__"][()]))
+        change(entries, meta)
+        meta["checksum"] = io.checksum(entries)
+        meta["meta_checksum"] = archive.meta_checksum(meta)
+        entries["__meta__"] = np.array(json.dumps(meta))
+
+    return edit
+
+
+def _set_entry(name, value):
+    return lambda entries, meta: entries.__setitem__(name, value)
+
+
+@pytest.mark.parametrize("change, message", [
+    # each fault of a condition alone: a string entry that is no scalar, a scalar that is no string, ...
+    (lambda entries: entries.update({"__meta__": np.array(["{}", "{}"])}), "not a JSON string"),
+    (lambda entries: entries.update({"__meta__": np.array(0.0)}), "not a JSON string"),
+    (resealed(lambda entries, meta: meta.pop("created_at")), "must be a JSON object with the keys"),
+    (change_meta(config=[1, 2]), "'config' must be a JSON object and its 'checksum' a string"),
+    (change_meta(checksum=7), "'config' must be a JSON object and its 'checksum' a string"),
+    (resealed(lambda entries, meta: entries.pop("history/loss")), "'history/loss' entry is missing or not a 1-D"),
+    (resealed(_set_entry("history/loss", np.zeros((2, 1)))), "'history/loss' entry is missing or not a 1-D"),
+    (resealed(_set_entry("history/loss", np.zeros(2, dtype=np.int64))), "'history/loss' entry is missing or not a"),
+    (resealed(_set_entry("notes/x", np.zeros(2))), r"unexpected entries \['notes/x'\]"),
+])
+def test_each_fault_of_the_metadata_and_layout_is_refused_alone(saved, change, message):
     _, path = saved
     rewrite(path, change)
     with pytest.raises(ModelFileError, match=message):
@@ -671,3 +726,11 @@ def test_a_state_file_of_a_newer_or_malformed_format_is_refused(tmp_path, versio
     rewrite(path, change_meta(format_version=version))
     with pytest.raises(ModelFileError, match=f"its format_version {version!r} is not one this gpssm_np reads"):
         archive.read_state(path, "test")
+
+
+@pytest.mark.parametrize("arrays", [{"__meta__": np.zeros(2)}, {"x": np.array([{}], dtype=object)},
+                                    {"x": np.array(["text"])}])
+def test_a_state_file_takes_numeric_arrays_under_other_names_than_its_metadata(tmp_path, arrays):
+    with pytest.raises(ValueError, match="arrays: entry '(__meta__|x)' must be a numeric array"):
+        archive.write_state(tmp_path / "state.npz", "test", {"step": 3}, arrays)
+    assert not (tmp_path / "state.npz").exists()
