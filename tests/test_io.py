@@ -395,6 +395,26 @@ def test_an_array_declared_larger_than_its_data_is_refused_before_it_is_allocate
         archive.read_state(tmp_path / "damaged_state.npz", "test")
 
 
+@pytest.mark.parametrize("version", [(1, 0), (2, 0)])
+def test_an_array_of_either_header_version_declared_a_few_times_its_data_is_refused(tmp_path, version):
+    """The size check reads both header versions (version 2 holds headers beyond 64 KiB) and refuses any shape
+    declaring more bytes than its entry holds, not only one far beyond it: 20 times the data here."""
+    path = archive.write_state(tmp_path / "state.npz", "test", {"step": 1}, {"x": np.zeros((1000, 1))})
+    damaged = tmp_path / "damaged.npz"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(damaged, "w") as target:
+        for name in source.namelist():
+            member = source.read(name)
+            if name == "x.npy":
+                header = {"descr": "<f8", "fortran_order": False, "shape": (20000, 1)}
+                with target.open(name, "w") as f:
+                    getattr(np.lib.format, "write_array_header_%d_%d" % version)(f, header)
+                    f.write(np.zeros(1000).tobytes())
+            else:
+                target.writestr(name, member)
+    with pytest.raises(ModelFileError, match="its entry 'x.npy' declares shape \\(20000, 1\\)"):
+        archive.read_state(damaged, "test")
+
+
 def test_file_that_is_not_an_npz_is_refused(tmp_path):
     path = tmp_path / "notes.npz"
     path.write_text("not a model\n")
@@ -734,3 +754,28 @@ def test_a_state_file_takes_numeric_arrays_under_other_names_than_its_metadata(t
     with pytest.raises(ValueError, match="arrays: entry '(__meta__|x)' must be a numeric array"):
         archive.write_state(tmp_path / "state.npz", "test", {"step": 3}, arrays)
     assert not (tmp_path / "state.npz").exists()
+
+
+def test_a_written_file_has_the_permissions_of_any_new_file(tmp_path, saved):
+    """The temporary file of the atomic write is created private (mode 0o600); the file renamed into place has the
+    mode a plain ``open(path, "w")`` would give it under the process's umask."""
+    _, path = saved
+    plain = tmp_path / "plain.txt"
+    plain.write_text("")
+    assert (os.stat(path).st_mode & 0o777) == (os.stat(plain).st_mode & 0o777)
+    state = archive.write_state(tmp_path / "state.npz", "test", {"step": 1}, {"x": np.zeros(2)})
+    assert (os.stat(state).st_mode & 0o777) == (os.stat(plain).st_mode & 0o777)
+
+
+@pytest.mark.parametrize("odd", [float("nan"), object()])
+def test_arguments_that_are_no_plain_json_leave_the_file_with_the_configuration_alone(tmp_path, monkeypatch, odd):
+    """A constructor argument that JSON cannot hold exactly (a NaN, an object) does not stop the save: the file
+    keeps no "arguments", and the loaded model gives its configuration as its arguments."""
+    model = gp.ARX(dim_y=1, dim_u=1)
+    params = model.get_params()
+    monkeypatch.setattr(gp.ARX, "get_params", lambda self: dict(params, na=odd))
+    path = save(model, tmp_path / "m.npz")
+    monkeypatch.undo()
+    with np.load(path) as npz:
+        assert "arguments" not in json.loads(str(npz["__meta__"][()]))
+    assert load(path).get_params() == model.get_config()
