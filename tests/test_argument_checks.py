@@ -145,7 +145,8 @@ def test_a_checkpoint_in_a_folder_that_cannot_be_written_is_refused(rng, tmp_pat
     import gpssm_np.archive as archive
 
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
-    monkeypatch.setattr(archive.os, "access", lambda path, mode: False)  # the tests may run as root, who writes anywhere
+    # the tests may run as root, who writes anywhere
+    monkeypatch.setattr(archive.os, "access", lambda path, mode: False)
     with pytest.raises(ValueError, match="checkpoint: cannot write to the folder"):
         gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, max_steps=2, checkpoint=tmp_path / "c.ckpt", progress=False)
 
