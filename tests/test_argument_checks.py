@@ -253,6 +253,18 @@ def test_a_step_budget_replaces_a_plan_objects_and_contradicts_a_dicts():
         model.training_plan({"max_steps": 5}, 20)
 
 
+def test_the_regime_without_a_plan_follows_the_settings_and_the_budget_given():
+    """training_plan's rule: the epoch loop when epochs are given or under settings="authors" without a step budget
+    (as an argument or in the dict); a step budget under the authors' settings trains by the validation-block loop,
+    the default settings by the default fit."""
+    authors, default = gp.ODGPSSM(dim_y=1, dim_u=1, settings="authors"), gp.ODGPSSM(dim_y=1, dim_u=1)
+    assert isinstance(authors.training_plan(), gp.EpochPlan)
+    assert isinstance(authors.training_plan({"lr": 0.02}), gp.EpochPlan)
+    assert type(authors.training_plan(max_steps=5)) is type(authors.training_plan({"max_steps": 5})) is gp.BlockPlan
+    assert isinstance(default.training_plan(), gp.Plan) and isinstance(default.training_plan(epochs=2), gp.EpochPlan)
+    assert isinstance(default.training_plan({"epochs": 2}), gp.EpochPlan)
+
+
 def test_a_numpy_float16_train_fraction_splits_as_its_value(rng):
     """The checked share is used as a Python float: a float16 product overflowed (NaN rows) before."""
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))

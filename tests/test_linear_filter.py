@@ -60,6 +60,17 @@ def test_a_particle_filter_option_gets_the_particle_filter(floor_model):
     assert model.filter(y, u, num_particles=50, ess_threshold=0.3).proposal == "adapted"
 
 
+def test_the_filter_keeps_every_steps_particles_only_when_asked(floor_model):
+    """As the particle filter (``store_particles`` False by default): without the option no history is drawn; with
+    it, (T, N, d_x) draws and their uniform log-weights."""
+    model, y, u = floor_model
+    plain = model.filter(y, u, num_particles=30, seed=4)
+    assert plain.particles_history is None and plain.log_weights_history is None
+    kept = model.filter(y, u, num_particles=30, seed=4, store_particles=True)
+    assert kept.proposal == "kalman" and kept.particles_history.shape == (100, 30, model.spec.dim_x)
+    np.testing.assert_array_equal(kept.log_weights_history, np.full((100, 30), -np.log(30)))
+
+
 def test_the_step_log_likelihoods_add_up_to_the_filters(floor_model):
     model, y, u = floor_model
     params, exact = _kalman(model, y, u)
