@@ -265,6 +265,17 @@ def test_the_regime_without_a_plan_follows_the_settings_and_the_budget_given():
     assert isinstance(default.training_plan({"epochs": 2}), gp.EpochPlan)
 
 
+def test_the_validation_block_loop_refuses_a_checkpoint_and_resume_each_alone(tmp_path, rng):
+    """It keeps its best parameters in memory, so it writes no checkpoint and has none to resume from."""
+    y, u = rng.normal(size=(120, 1)), rng.normal(size=(120, 1))
+    model = gp.ODGPSSM(dim_y=1, dim_u=1, init="random")
+    assert isinstance(model.training_plan(), gp.BlockPlan)
+    for options in ({"checkpoint": tmp_path / "run.ckpt"}, {"resume": True}):
+        with pytest.raises(ValueError, match="checkpoint: checkpoints and resume need the default fit"):
+            model.fit(y, u, max_steps=2, progress=False, **options)
+    assert not (tmp_path / "run.ckpt").exists()
+
+
 def test_a_numpy_float16_train_fraction_splits_as_its_value(rng):
     """The checked share is used as a Python float: a float16 product overflowed (NaN rows) before."""
     y, u = rng.normal(size=(200, 1)), rng.normal(size=(200, 1))
