@@ -304,6 +304,19 @@ def test_plan_numbers_take_numpy_integers(field, value):
     assert getattr(checked, field) == float(value)
 
 
+@pytest.mark.parametrize("field, value, expected", [("validation", 1.0, r"in \[0, 1\)"), ("switch_t", -1e-9, ">= 0"),
+                                                    ("free_run_factor", 0.0, "> 0")])
+def test_plan_numbers_at_their_bounds(field, value, expected):
+    """A share takes 0 but not 1, the threshold t 0 but nothing below, the free-run factor anything above 0."""
+    from gpssm_np.models.default_fit import Plan
+    from gpssm_np.models.training import BlockPlan
+    plan_class = BlockPlan if field == "validation" else Plan
+    with pytest.raises(ValueError, match=f"^{field}: expected a number {expected}, got"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).training_plan(plan_class(**{field: value}), None, None)
+    inside = {"validation": 0.999, "switch_t": 0.0, "free_run_factor": 1e-9}[field]
+    assert gp.ODGPSSM(dim_y=1, dim_u=1).training_plan(plan_class(**{field: inside}), None, None)
+
+
 @pytest.mark.parametrize("field, value", [("validation", True), ("free_run_factor", "2"), ("switch_t", np.True_)])
 def test_plan_numbers_refuse_booleans_and_text(field, value):
     from gpssm_np.models.default_fit import Plan
