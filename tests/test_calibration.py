@@ -90,7 +90,7 @@ def test_the_calibration_is_that_of_the_validated_run_and_survives_a_model_file(
     save(model, tmp_path / "m.npz")
     loaded = load(tmp_path / "m.npz")
     np.testing.assert_array_equal(loaded.interval_scale_, model.interval_scale_)
-    with pytest.raises(ValueError, match="calibrate"):
+    with pytest.raises(ValueError, match=r"^calibrate: expected one of \(False, True\), got 'yes'"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate="yes"))
     with pytest.raises(ValueError, match="calibrate"):
         gp.PRSSM(dim_x=2, dim_y=1, dim_u=1).fit(y[:, :1], u, max_steps=1, plan=gp.BlockPlan(calibrate=1))
