@@ -28,8 +28,19 @@ def test_inducing_range_is_a_positive_finite_number(value):
 
 
 def test_inducing_range_sets_the_span_of_the_random_inducing_inputs():
-    Z = gp.ODGPSSM(dim_y=1, dim_u=1, init="random", inducing_range=3, num_inducing=50).get_learned_params()["Z"]
-    assert np.abs(Z).max() <= 3 and np.abs(Z).max() > 2
+    for span in (3, 0.5):  # any positive span, also below 1
+        Z = gp.ODGPSSM(dim_y=1, dim_u=1, init="random", inducing_range=span, num_inducing=50).get_learned_params()["Z"]
+        assert span * 2 / 3 < np.abs(Z).max() <= span
+
+
+@pytest.mark.parametrize("value", [1e-6, "1", np.nan, np.inf, [1.0, -1.0]])
+def test_initial_values_are_positive_finite_numbers_above_the_floor(value):
+    """Each fault alone (text, NaN, infinity, a value at the positivity floor 1e-6 or below it) is refused; just
+    above the floor is taken."""
+    with pytest.raises(ValueError, match="process_noise: expected positive finite values \\(above 1e-06\\)"):
+        gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, init="random", process_noise=value)
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, init="random", process_noise=2e-6)
+    np.testing.assert_allclose(model.constrained_params()["process_var"], 2e-6, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name, value, shape", [("process_noise", [0.1, 0.2], (4,)),

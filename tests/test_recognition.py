@@ -117,6 +117,30 @@ def test_mlp_rejects_short_windows(rng):
         net.q_x0(params, *data(rng, steps=net.num_steps - 1))
 
 
+@pytest.mark.parametrize("net", networks(), ids=lambda n: n.kind)
+def test_each_network_reads_a_window_of_its_minimum_length(net, rng):
+    """The LSTM reads any window (one step too), the MLP one of exactly its num_steps; a training plan's seq_len is
+    held to that minimum (``min_steps``)."""
+    assert net.min_steps == (1 if net.kind == "lstm" else net.num_steps)
+    mean, var = net.q_x0(net.init_params(rng), *data(rng, steps=net.min_steps))
+    assert mean.shape == var.shape == (B, DX) and np.all(np.isfinite(mean))
+
+
+def test_the_mlps_first_layer_starts_within_its_fan_in_bound(rng):
+    """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with fan_in = num_steps (d_y + d_u), the inputs the layer reads."""
+    net = MLPRecognition(DX, DY, DU, num_steps=4, hidden=200)
+    weights = net.init_params(rng)["rec_hidden_W"]
+    bound = 1.0 / np.sqrt(4 * (DY + DU))
+    assert weights.shape == (200, 12) and 0.98 * bound < np.abs(weights).max() <= bound
+
+
+@pytest.mark.parametrize("net", networks(), ids=lambda n: n.kind)
+def test_the_repr_names_the_options(net):
+    expected = {"lstm": "LSTMRecognition(dim_x=4, dim_y=2, dim_u=1, hidden=5, num_layers=2)",
+                "mlp": "MLPRecognition(dim_x=4, dim_y=2, dim_u=1, hidden=6, num_steps=4)"}[net.kind]
+    assert repr(net) == expected
+
+
 def test_bad_arguments_raise(rng):
     net = networks()[0]
     params = net.init_params(rng)
