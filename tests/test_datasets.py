@@ -1,3 +1,4 @@
+import re
 import shutil
 from pathlib import Path
 
@@ -378,6 +379,31 @@ def test_own_data_errors_name_the_argument(tmp_path, rng):
 # ---------------------------------------------------------------------------------------------------------------
 # synthetic data
 # ---------------------------------------------------------------------------------------------------------------
+def test_own_arrays_are_refused_for_each_fault_alone(rng):
+    """The shape check (a 3-D or an empty array, each alone), the name (not text, or empty), the rows each part needs
+    (two training rows are enough, one test row is not), and the list of bad rows (five in full, six cut short)."""
+    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
+    for bad in (np.zeros((60, 1, 1)), np.zeros((0, 1))):
+        with pytest.raises(ValueError, match=re.escape(f"y: expected a non-empty array of shape (N, d) or (N,), got "
+                                                       f"shape {bad.shape}")):
+            datasets.from_arrays(bad)
+    with pytest.raises(ValueError, match="y: 1 rows split at train_fraction=0.5 leave 0 training and 1 test rows"):
+        datasets.from_arrays(y[:1])
+    for name in (5, ""):
+        with pytest.raises(ValueError, match="name: expected a non-empty str"):
+            datasets.from_arrays(y, u, name=name)
+    assert len(datasets.from_arrays(y[:4], u[:4]).y_train) == 2
+    with pytest.raises(ValueError, match="leave 9 training and 1 test rows; each part needs at least 2"):
+        datasets.from_arrays(y[:10], u[:10], train_fraction=0.9)
+    y_bad = y.copy()
+    y_bad[:5] = np.nan
+    with pytest.raises(ValueError, match=re.escape("y: NaN or inf in rows [0, 1, 2, 3, 4]; remove")):
+        datasets.from_arrays(y_bad, u)
+    y_bad[5] = np.inf
+    with pytest.raises(ValueError, match=re.escape("y: NaN or inf in rows [0, 1, 2, 3, 4, ...] (6 rows); remove")):
+        datasets.from_arrays(y_bad, u)
+
+
 def test_car_tracking_shapes_and_model():
     data = car_tracking()
     assert data.x.shape == (121, 4) and data.y.shape == (120, 2)

@@ -104,7 +104,7 @@ def _names(columns, argname, header, path):
     return columns
 
 
-def _data_rows(lines, width, path, first_line=2):
+def _data_rows(lines, width, path, first_line):
     """(rows, line numbers): the data rows of a CSV file's ``lines`` after its header (lists of fields, as
     ``csv.reader`` splits them, quotes honoured) and the file's line number of each (``first_line``: the number of
     the line after the header): blank lines and lines starting with ``#`` left out, every row ``width`` fields
