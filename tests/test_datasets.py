@@ -393,6 +393,7 @@ def test_own_arrays_are_refused_for_each_fault_alone(rng):
         with pytest.raises(ValueError, match="name: expected a non-empty str"):
             datasets.from_arrays(y, u, name=name)
     assert len(datasets.from_arrays(y[:4], u[:4]).y_train) == 2
+    assert datasets.from_arrays(y[:, 0], u[:, 0]).y_train.shape == (30, 1)  # one column may come as (N,)
     with pytest.raises(ValueError, match="leave 9 training and 1 test rows; each part needs at least 2"):
         datasets.from_arrays(y[:10], u[:10], train_fraction=0.9)
     y_bad = y.copy()
@@ -631,6 +632,26 @@ def test_from_csv_names_what_it_cannot_read(tmp_path):
     for delimiter in ("", ";;", None, '"'):
         with pytest.raises(ValueError, match="^delimiter: expected one character"):
             datasets.from_csv(blank, outputs="y", inputs="u", delimiter=delimiter)
+
+
+def test_from_csv_drops_empty_trailing_fields_and_refuses_a_name_given_twice(tmp_path):
+    """A row's empty fields after the last column are dropped (as a spreadsheet's trailing commas); a column named
+    twice, in the header or in the arguments, and a header without rows are refused."""
+    path = tmp_path / "plant.csv"
+    path.write_text("y,u,w\n" + "\n".join(f"{i},{0.5 * i},{i % 3}," + "," * (i % 2) for i in range(20)) + "\n")
+    ds = datasets.from_csv(path, outputs="y", inputs=["u", "w"])
+    assert ds.u_train.shape == (10, 2)
+    path.write_text("y,u,y\n" + "\n".join(f"{i},{i},{i}" for i in range(20)) + "\n")
+    with pytest.raises(ValueError, match=re.escape("path: the header of " + str(path) + " repeats the column names "
+                                                   "['y']")):
+        datasets.from_csv(path, outputs="y")
+    path.write_text("y,u\n" + "\n".join(f"{i},{i}" for i in range(20)) + "\n")
+    with pytest.raises(ValueError, match=re.escape("outputs: the columns ['y'] are named more than once")):
+        datasets.from_csv(path, outputs=["y", "y"])
+    path.write_text("y,u\n")
+    with pytest.raises(ValueError, match=re.escape("has a header and no data rows; expected at least 4 rows (2 for the "
+                                                   "training part and 2 for the test part)")):
+        datasets.from_csv(path, outputs="y")
 
 
 def test_from_csv_refuses_digit_separators_and_other_digits(tmp_path):
