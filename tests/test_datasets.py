@@ -634,6 +634,18 @@ def test_from_csv_names_what_it_cannot_read(tmp_path):
             datasets.from_csv(blank, outputs="y", inputs="u", delimiter=delimiter)
 
 
+def test_a_data_set_shows_its_parts_and_maps_any_shape_of_outputs_back(rng):
+    """The repr names the parts and dimensions (not the arrays); ``to_original_y`` takes one step's outputs (d_y,)
+    as any other leading shape, and refuses a scalar by its argument's name."""
+    ds = datasets.from_arrays(rng.normal(size=(40, 2)), rng.normal(size=(40, 1)), name="plant")
+    assert repr(ds) == "Dataset(name='plant', T_train=20, T_test=20, d_y=2, d_u=1)"
+    np.testing.assert_allclose(ds.to_original_y(np.zeros(2)), ds.y_mean)
+    np.testing.assert_allclose(ds.to_original_y(np.ones((3, 2))), np.tile(ds.y_mean + ds.y_std, (3, 1)))
+    with pytest.raises(ValueError, match=re.escape("y_std_units: expected an array whose last axis has length 2, "
+                                                   "got shape ()")):
+        ds.to_original_y(0.0)
+
+
 def test_from_csv_drops_empty_trailing_fields_and_refuses_a_name_given_twice(tmp_path):
     """A row's empty fields after the last column are dropped (as a spreadsheet's trailing commas); a column named
     twice, in the header or in the arguments, and a header without rows are refused."""
