@@ -503,10 +503,17 @@ def test_quadruple_tanks_rests_at_johanssons_operating_point_and_couples_the_out
 
 
 def test_quadruple_tanks_rejects_a_bad_input_range():
-    with pytest.raises(ValueError, match="input_range"):
-        datasets.quadruple_tanks(10, input_range=(2.0, 1.0))
+    for bad in ((2.0, 1.0), (1.0, 1.0), (-0.5, 1.0), (1.0, np.inf)):
+        with pytest.raises(ValueError, match="input_range: expected 0 <= low < high"):
+            datasets.quadruple_tanks(10, input_range=bad)
+    assert datasets.quadruple_tanks(10, input_range=(0.0, 1.0))[1].min() >= 0.0
     with pytest.raises(ValueError, match="u: expected"):
         datasets.quadruple_tanks(10, u=np.ones((10, 1)))
+    with pytest.raises(ValueError, match="u: expected pump voltages >= 0"):
+        datasets.quadruple_tanks(10, u=np.full((10, 2), -1e-3))
+    off = np.ones((10, 2))
+    off[:3] = 0.0  # pumps off are voltages of 0
+    np.testing.assert_array_equal(datasets.quadruple_tanks(10, u=off)[1], off)
 
 
 @pytest.mark.parametrize("structure", ["hammerstein", "wiener"])
