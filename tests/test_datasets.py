@@ -499,6 +499,7 @@ def test_quadruple_tanks_rests_at_johanssons_operating_point_and_couples_the_out
     step = np.tile([3.0, 4.0], (200, 1))
     step[0] = 3.0
     _, _, h_step = datasets.quadruple_tanks(200, process_std=0.0, obs_std=0.0, u=step)
+    np.testing.assert_allclose(h_step[0], h[0], rtol=1e-6)  # the levels start at the steady state of the first inputs
     assert h_step[-1, 0] > h[0, 0] + 1.0 and h_step[-1, 1] > h[0, 1] + 1.0 and h_step[-1, 3] == pytest.approx(h[0, 3])
 
 
