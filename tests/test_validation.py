@@ -69,7 +69,8 @@ def test_an_initial_state_is_a_mean_and_a_variance_or_a_covariance():
     mean, var = check.x0(([0.0, 1.0], [0.0, 2.0]), 2)  # a variance of 0: a known state
     assert mean.dtype == var.dtype == np.float64
     for bad, message in ((([0.0, 1.0],), "expected a pair"), ((np.zeros(2), np.zeros(3)), "expected \\(mean"),
-                         ((np.zeros(3), np.zeros(2)), "expected \\(mean"), ((np.zeros(2), [1.0, -1e-3]), "non-negative"),
+                         ((np.zeros(3), np.zeros(2)), "expected \\(mean"),
+                         ((np.zeros(2), [1.0, -1e-3]), "non-negative"),
                          ((np.zeros(2), [[1.0, 0.5], [0.4, 1.0]]), "symmetric positive semi-definite"),
                          ((np.zeros(2), [[1.0, 2.0], [2.0, 1.0]]), "symmetric positive semi-definite")):
         with pytest.raises(ValueError, match=f"^x0: .*{message}"):
