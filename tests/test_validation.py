@@ -57,9 +57,11 @@ def test_the_options_an_exact_filter_ignores_are_checked_all_the_same():
 
 def test_one_steps_values_refuse_each_fault_alone():
     np.testing.assert_array_equal(check.step_values([1.0, np.nan], "y_t", 2, "output", allow_nan=True), [1.0, np.nan])
-    for x, allow_nan in ((["a", "b"], False), ([1.0], False), ([1.0, np.nan], False), ([1.0, np.inf], True)):
+    for x, allow_nan in ((["a", "b"], False), ([1.0], False), ([1.0, np.inf], True)):
         with pytest.raises(ValueError, match="^y_t: expected 2 "):
             check.step_values(x, "y_t", 2, "output", allow_nan=allow_nan)
+    with pytest.raises(ValueError, match=r"^y_t: expected 2 finite number\(s\), one per output"):  # NaN: when asked
+        check.step_values([1.0, np.nan], "y_t", 2, "output")
     assert check.step_values(1e150, "u_t", 1, "input")[0] == 1e150
     with pytest.raises(ValueError, match="^u_t: values up to 2e\\+150 in magnitude"):
         check.step_values([-2e150], "u_t", 1, "input")
@@ -112,6 +114,7 @@ def test_one_sequence_refuses_a_list_of_sequences_and_a_batch():
         check.one_sequence(np.zeros((2, 5, 1)), u, 1, 1)
     one, _ = check.one_sequence([[0.0], [1.0]], [[0.0], [0.0]], 1, 1)  # rows as lists: one sequence
     assert one.shape == (2, 1)
+    assert check.one_sequence([y], [u], 1, 1)[0].shape == (5, 1)  # a list of one sequence is that sequence
     with pytest.raises(ValueError, match="^y: contains NaN or inf"):
         check.one_sequence(np.full((5, 1), np.nan), u, 1, 1)
 
