@@ -150,15 +150,3 @@ def test_the_epoch_loops_defaults_are_the_authors_settings():
     plan = EpochPlan()
     for name in ("epochs", "seq_len", "stride", "batch_size", "lr", "num_samples"):
         assert getattr(plan, name) == AUTHORS_SETTINGS[name], name
-
-
-def test_parameters_set_before_an_epoch_fit_are_its_start(rng):
-    """Only a model loaded with a former fit's choices is built again before a fit; parameters set on a model built
-    here (the car-tracking experiment sets its inducing inputs) start the epoch loop, here held fixed through it."""
-    y, u = rng.normal(size=(60, 1)), rng.normal(size=(60, 1))
-    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4, settings="authors", seed=0)
-    params = model.get_learned_params()
-    params["Z"] = np.full_like(params["Z"], 0.25)
-    model.set_learned_params(params)
-    model.fit(y, u, plan={"epochs": 1, "seq_len": 20, "batch_size": 4, "num_samples": 2, "fixed": ("Z",)})
-    np.testing.assert_array_equal(model.get_learned_params()["Z"], 0.25)
