@@ -376,9 +376,6 @@ def test_own_data_errors_name_the_argument(tmp_path, rng):
         datasets.load("pend.csv")
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# synthetic data
-# ---------------------------------------------------------------------------------------------------------------
 def test_own_arrays_are_refused_for_each_fault_alone(rng):
     """The shape check (a 3-D or an empty array, each alone), the name (not text, or empty), the rows each part needs
     (two training rows are enough, one test row is not), and the list of bad rows (five in full, six cut short)."""
@@ -405,6 +402,9 @@ def test_own_arrays_are_refused_for_each_fault_alone(rng):
         datasets.from_arrays(y_bad, u)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# synthetic data
+# ---------------------------------------------------------------------------------------------------------------
 def test_car_tracking_shapes_and_model():
     data = car_tracking()
     assert data.x.shape == (121, 4) and data.y.shape == (120, 2)
@@ -724,8 +724,8 @@ SIMULATED_RECORDS = {
 @pytest.mark.parametrize("name", sorted(SIMULATED_RECORDS))
 def test_the_simulated_plants_are_the_ones_the_results_were_computed_on(name):
     """docs/results.md scores fits to these records: a change of a simulator's equations, constants, input design or
-    random draws would leave its rows describing another plant, so each record is pinned (to 1e-9 relative, which
-    rounding on another machine keeps)."""
+    random draws would leave its rows describing another plant, so each record is pinned (to 1e-9 relative, a
+    tolerance meant for rounding differences between machines)."""
     from gpssm_np.experiments.systems import make_system
 
     if name in ("car_tracking", "kink"):
