@@ -256,11 +256,19 @@ class DefaultFit:
     def run(self, ys, us):
         """Stages 1-5 on ``ys``, ``us`` (lists of (T_i, d), model units); leaves the fitted parameters in the
         model and returns ``selection_``."""
-        self.fingerprint = fingerprint(self.model, ys, us, self.plan, self.seed, self.frozen)
         # the training objective's kernels and the scores' filter step compile in two more processes while this one
         # compiles the floor's (ops/compile_ahead.py); the first evaluation and the first training step wait for them
         self.ahead = compile_ahead.start("enkf") if self.model.objective == "enkf" else compile_ahead.Ahead()
         self.filter_ahead = compile_ahead.start("filter")
+        try:
+            return self.stages(ys, us)
+        finally:  # a child not waited for (no training step, or an error) ends with the fit
+            self.ahead.stop()
+            self.filter_ahead.stop()
+
+    def stages(self, ys, us):
+        """The body of :meth:`run`, once the children compiling kernels have started."""
+        self.fingerprint = fingerprint(self.model, ys, us, self.plan, self.seed, self.frozen)
         saved = None
         if self.resume and self.checkpoint is not None and os.path.exists(self.checkpoint):
             saved = self.read_checkpoint()

@@ -87,8 +87,10 @@ def compile_group(name):
 
 
 class Ahead:
-    """A child compiling a group (``process``), or nothing to wait for (``process`` None). A child nobody waits for
-    (a fit that ends before its first training step) finishes on its own and leaves its kernels in the cache."""
+    """A child compiling a group (``process``), or nothing to wait for (``process`` None). The process that started
+    it ends it by :meth:`wait` before the group's first use, or by :meth:`stop` when it will not use the group (a
+    fit that ends before its first training step, or raises): no child outlives the fit that started it, and none
+    is left to the garbage collector, which would warn that it is still running (``ResourceWarning``)."""
 
     def __init__(self, process=None):
         self.process = process
@@ -102,9 +104,22 @@ class Ahead:
         try:
             return process.wait(timeout) == 0
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            _end(process)
             return False
+
+    def stop(self):
+        """End the child now if it still runs (its kernels are then compiled by whoever needs them next: Numba
+        writes a cache file whole or not at all); later calls, and :meth:`wait`, return at once."""
+        process, self.process = self.process, None
+        if process is not None:
+            _end(process)
+
+
+def _end(process):
+    """Kill ``process`` if it still runs, and reap it."""
+    if process.poll() is None:
+        process.kill()
+    process.wait()
 
 
 def _package_root():

@@ -2,6 +2,7 @@
 step into Numba's on-disk cache while the default fit compiles the rest, and the fit loads them from there; nothing
 starts when they are on disk already or the cache is off, and the default fit waits for each child before the
 kernels it compiles are first used."""
+import gc
 import os
 import subprocess
 import sys
@@ -110,3 +111,51 @@ def test_the_childs_path_gets_the_package_folder_unless_it_is_a_site_packages_fo
     assert compile_ahead._package_root() == root
     monkeypatch.setattr(compile_ahead.site, "getsitepackages", lambda: [root + os.sep])
     assert compile_ahead._package_root() is None  # put first, a site-packages folder would shadow the standard library
+
+
+def sleeping_child():
+    """A child process that would run for a minute: what ``start`` returns on a cold cache, without its work."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+
+def test_stop_ends_a_running_child_and_reaps_one_that_ended():
+    running = sleeping_child()
+    ahead = compile_ahead.Ahead(running)
+    ahead.stop()
+    assert running.returncode is not None and ahead.process is None
+    ahead.stop()  # later calls, and wait, return at once
+    assert not ahead.wait()
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended_ahead = compile_ahead.Ahead(ended)
+    ended.wait()
+    ended_ahead.stop()
+    assert ended.returncode == 0 and ended_ahead.process is None
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_no_child_outlives_a_default_fit_that_ends_before_training_or_raises(monkeypatch, recwarn, failing):
+    # 35 steps are too few for the folds: the fit returns the floor before any evaluation or training step, so it
+    # waits for neither child; a fit that raises in stage 1 neither. Only the children's ids are kept here, so that a
+    # child left running would reach the garbage collector, which warns
+    pids = []
+
+    def start(name):
+        child = sleeping_child()
+        pids.append(child.pid)
+        return compile_ahead.Ahead(child)
+
+    monkeypatch.setattr(compile_ahead, "start", start)
+    if failing:
+        def floor(self, ys, us, folds=None):
+            raise RuntimeError("stage 1 failed")
+        monkeypatch.setattr(gp.models.default_fit.DefaultFit, "floor", floor)
+    y, u, _ = cascaded_tanks(35, seed=4)
+    with pytest.warns(UserWarning, match="too few for the rolling-origin folds") if not failing else \
+            pytest.raises(RuntimeError, match="stage 1 failed"):
+        gp.ODGPSSM(dim_y=1, dim_u=1).fit(y, u, progress=False)
+    gc.collect()
+    assert len(pids) == 2
+    for pid in pids:  # ended and reaped: the id names no process, not even a zombie
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
