@@ -119,3 +119,14 @@ def test_a_tie_between_state_dimensions_goes_to_the_smaller(monkeypatch):
     monkeypatch.setattr(lgssm_order, "cross_validation_errors", lambda data, fit, candidates: errors)
     chosen, scores, chosen_errors = select_dim_x([], None, list(errors), fallback=9)
     assert chosen == 2 and chosen_errors == [0.3, 0.2] and scores[4] == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("num_iters, budget", [(50, 20), (5, 5)])
+def test_the_candidates_are_fitted_with_the_selection_budget_or_the_models_own_if_smaller(num_iters, budget):
+    # the budget of the module docstring: 20 EM iterations, below the final fit's 50
+    system = datasets.random_linear_system(dim_x=2, dim_y=1, dim_u=1, seed=0)
+    y, u, _ = datasets.simulate_linear(system, 200, seed=0)
+    model = LGSSM(dim_x=2, dim_y=1, dim_u=1, num_iters=num_iters)
+    candidate = model.fit_for_selection(3, [y], [u])
+    assert candidate.spec.dim_x == 3 and candidate.get_config()["num_iters"] == budget
+    assert not candidate.standardize and model.get_config()["num_iters"] == num_iters
