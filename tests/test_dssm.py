@@ -242,3 +242,38 @@ def test_a_large_initial_process_std_does_not_overflow(tmp_path):
     assert np.all(np.isfinite(model.params["trans_scale_b"]))
     np.testing.assert_allclose(np.logaddexp(0.0, model.params["trans_scale_b"]) + 1e-4, 800.0, rtol=1e-12)  # STD_FLOOR
     gp.load(gp.save(model, tmp_path / "m.npz"))
+
+
+def test_q_x0_reads_the_whole_window_as_the_elbo_does(rng):
+    # q(x0) comes from h_1, the RNN state after reading the window back to its first step (the ELBO's start; the
+    # reference above writes the same recursion out)
+    m = perturbed(small_model(), rng)
+    y, u = data(rng, B=1, T=5)
+    mean, var = m._q_x0(y[0], u[0])
+    p = m.params
+    h = np.zeros(m.spec.rnn_hidden)
+    for t in range(4, -1, -1):
+        h = np.tanh(p["rnn_in_W"] @ np.concatenate([y[0, t], u[0, t]]) + p["rnn_in_b"] + (p["rnn_hh_W"] @ h if t < 4
+                                                                                            else 0.0))
+    np.testing.assert_allclose(mean, p["x0_mean_W"] @ h + p["x0_mean_b"], rtol=1e-12)
+    np.testing.assert_allclose(var, softplus(p["x0_var_W"] @ h + p["x0_var_b"]) + 1e-4, rtol=1e-12)
+    moved = y.copy()
+    moved[0, 0] += 1.0  # the first step alone
+    assert not np.allclose(m._q_x0(moved[0], u[0])[0], mean)
+
+
+def test_one_complete_step_is_enough_for_the_filters_start(rng, recwarn):
+    m = perturbed(small_model(), rng)
+    y, u = data(rng, B=1, T=5)
+    y = y[0].copy()
+    y[1] = np.nan  # only the first step is complete before a missing output
+    mean, var = m.filter_start(y, u[0])
+    np.testing.assert_array_equal(mean, m._q_x0(y[:1], u[0, :1])[0])
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]
+
+
+def test_the_arguments_at_their_bounds():
+    assert DSSM(**dict(SMALL, dim_y=3)).spec.dim_y == 3  # dim_y = dim_x: C = I
+    with pytest.raises(ValueError, match="init_process_std: expected a value > 0.0001"):
+        DSSM(**dict(SMALL, init_process_std=STD_FLOOR))  # softplus^-1(0) would be -inf
+    assert np.all(np.isfinite(DSSM(**dict(SMALL, init_process_std=2 * STD_FLOOR)).params["trans_scale_b"]))
