@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -23,7 +24,9 @@ def test_info(capsys):
 
 
 def test_demo_quick_writes_png_and_json(tmp_path, capsys):
+    started = time.perf_counter()
     assert main(["demo", "--quick", "--epochs", "30", "--out", str(tmp_path)]) == 0
+    elapsed = time.perf_counter() - started
     printed = capsys.readouterr()
     assert f"writing into {tmp_path}" in printed.err
     assert "smoothed latent states against the true states (lower is better)" in printed.out
@@ -32,6 +35,7 @@ def test_demo_quick_writes_png_and_json(tmp_path, capsys):
     assert set(summary["rmse"]) == {"odgpssm", "prssm"} and summary["epochs"] == 30  # --epochs over --quick's 40
     assert set(summary["rmse"]["odgpssm"]) == {"p1", "p2", "v1", "v2"}
     assert (tmp_path / "car_tracking.png").stat().st_size > 10_000
+    assert 0 < summary["wall_seconds"] < elapsed
 
 
 def test_fit_evaluate_forecast(tmp_path, capsys):
@@ -250,6 +254,24 @@ def test_reproduce_car_names_the_options_it_does_not_take(tmp_path, capsys):
     assert "--models, --jobs: reproduce car trains ODGPSSM and PRSSM" in err and not any(tmp_path.iterdir())
 
 
+def test_reproduce_car_runs_the_experiment_with_its_options(tmp_path, monkeypatch, capsys):
+    from gpssm_np.experiments import car_tracking
+
+    calls = []
+
+    def reproduce(**options):
+        calls.append(options)
+        return ["a.json", "a.png"], {"invocations": [{"reused": 0, "computed": 2, "superseded": 0}]}
+
+    monkeypatch.setattr(car_tracking, "reproduce", reproduce)
+    assert main(["reproduce", "car", "--seeds", "2", "--epochs", "3", "--out", str(tmp_path)]) == 0
+    (options,) = calls
+    assert (options["seeds"], options["epochs"], options["out"]) == (2, 3, str(tmp_path))
+    assert capsys.readouterr().out.splitlines()[-2:] == ["wrote a.json", "wrote a.png"]
+    assert main(["reproduce", "car", "--jobs", "2", "--out", str(tmp_path)]) == 2  # --jobs alone
+    assert "--jobs: reproduce car trains ODGPSSM and PRSSM" in capsys.readouterr().err and len(calls) == 1
+
+
 def test_reproduce_needs_at_least_one_seed(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "table1", "--seeds", "0", "--out", str(tmp_path)])
@@ -307,6 +329,8 @@ def test_output_paths_are_checked_before_the_work(tmp_path, tanks_csv, capsys):
     (tmp_path / "a_file").write_text("x")
     assert main(["forecast", model, *data, "--out", str(tmp_path / "a_file")]) == 2
     assert "--out:" in capsys.readouterr().err
+    assert main(["forecast", model, *data, "--out", str(tmp_path / "a_file" / "fc")]) == 2  # a folder under a file
+    assert f"{str(tmp_path / 'a_file')!r} is not a writable folder" in capsys.readouterr().err
     assert main(["reproduce", "table1", "--datasets", "actuator", "--models", "arx", "--seeds", "1", "--name",
                  "sub/x", "--out", str(tmp_path / "rep")]) == 2
     assert "--name: expected a file stem without a folder" in capsys.readouterr().err
@@ -507,6 +531,39 @@ def test_forecast_without_steps_takes_what_a_short_test_half_has(tmp_path, capsy
     args = ["forecast", str(model), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--out", str(tmp_path / "fc")]
     assert main(args + ["--start", "140"]) == 0  # 8 steps left
     assert json.loads((tmp_path / "fc" / "forecast.json").read_text())["steps"] == 8
+
+
+def test_the_forecast_file_and_figure_hold_the_window_they_name(tmp_path, monkeypatch, capsys):
+    """forecast's JSON and figure against the package's own forecast of the same window: --start, --steps and
+    --burn-in as given (each at its smallest), and by default the protocols' 100 steps after 100 past steps with 50
+    samples; a model on the data set's standardised scale is drawn in the file's units."""
+    import gpssm_np as gp
+    from gpssm_np import plotting
+
+    drawn = []
+    original = plotting.plot_forecast_figure
+    monkeypatch.setattr(plotting, "plot_forecast_figure",
+                        lambda fc, *a, **k: drawn.append((fc.mean, k["y_true"])) or original(fc, *a, **k))
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4)
+    path = gp.save(model, tmp_path / "m.npz")
+    ds = gp.datasets.load("gas_furnace", data_dir=DATA_DIR)
+    y_all, u_all = np.concatenate([ds.y_train, ds.y_test]), np.concatenate([ds.u_train, ds.u_test])
+    args = ["forecast", str(path), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--out", str(tmp_path / "fc")]
+    for options, start, steps, burn_in, samples in ((["--start", "5", "--steps", "1", "--burn-in", "1",
+                                                      "--num-samples", "3"], 5, 1, 1, 3), ([], 0, 100, 100, 50)):
+        drawn.clear()
+        assert main(args + options) == 0
+        written = json.loads((tmp_path / "fc" / "forecast.json").read_text())
+        g = len(ds.y_train) + start
+        expected = model.forecast(u_all[g:g + steps], y_past=y_all[g - burn_in:g], u_past=u_all[g - burn_in:g],
+                                  num_samples=samples, seed=0)
+        assert (written["start"], written["steps"]) == (start, steps)
+        np.testing.assert_allclose(written["standardised"]["truth"], ds.y_test[start:start + steps])
+        np.testing.assert_allclose(written["standardised"]["mean"], expected.mean, rtol=1e-12)
+        np.testing.assert_allclose(written["mean"], ds.to_original_y(expected.mean), rtol=1e-12)
+        (mean, truth), = drawn
+        np.testing.assert_allclose(mean, written["mean"], rtol=1e-12)
+        np.testing.assert_allclose(truth, written["truth"], rtol=1e-12)
 
 
 def test_forecast_draws_every_output(tmp_path, monkeypatch, capsys):
