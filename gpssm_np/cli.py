@@ -236,15 +236,15 @@ def cmd_fit(args):
             print(f"note: {', '.join(ignored)}: the {args.model} model (fitted in closed form or by EM) takes no "
                   "training options; ignored", file=sys.stderr)
     plan = {"seq_len": args.seq_len, "batch_size": args.batch_size, "lr": args.lr, "num_samples": args.num_samples}
-    epochs = args.epochs  # the model's fit checks it (0 is refused there, not replaced by the default)
+    # the model's fit checks it (0 is refused there, not replaced by the default); None leaves the regime to the
+    # model: the authors' epoch loop under --settings authors without --max-steps (training_plan)
+    epochs = args.epochs
     if args.max_steps is not None and isinstance(model, GradientTrainedModel) and not hasattr(model, "training_plan"):
         raise ValueError(f"--max-steps: the {args.model} model trains by epochs (--epochs); --max-steps bounds the GP "
                          "models' default fit")
     if epochs is not None and args.max_steps is not None and isinstance(model, GradientTrainedModel):
         raise ValueError("--max-steps, --epochs: give one: --epochs trains that many epochs (the epoch loop), "
                          "--max-steps bounds the gradient steps of the default fit's runs")
-    if epochs is None and args.settings == "authors" and args.max_steps is None:
-        epochs = AUTHORS_EPOCHS  # the authors' loop by default; with --max-steps, fit's regime for a step budget
     start = time.perf_counter()
     n = len(ds.y_train)  # the file's units: the model keeps the scaling (scaling_) and takes raw data later
     steps = {} if args.max_steps is None else {"max_steps": args.max_steps}  # the GP models' budget in steps

@@ -79,6 +79,8 @@ def test_forecast_beyond_the_test_half_is_an_error(tmp_path, capsys):
     assert main(args + ["--start", "140", "--steps", "20"]) == 2  # the test half has 148 steps
     err = capsys.readouterr().err
     assert "--steps: the test half of gas_furnace has 8 steps from --start 140 on" in err and "got --steps 20" in err
+    assert main(args + ["--start", "148", "--steps", "1"]) == 2  # one past the test half's last step
+    assert "--start: expected an index into the test half (0..147), got 148" in capsys.readouterr().err
     assert main(args + ["--steps", "0"]) == 2 and "--steps" in capsys.readouterr().err
     assert main(args + ["--steps", "-5"]) == 2 and "expected a positive number" in capsys.readouterr().err
     assert not (tmp_path / "fc").exists()
@@ -229,6 +231,28 @@ def test_fit_takes_a_step_budget_under_the_authors_settings_as_fit_does(tmp_path
     assert "--max-steps, --epochs: give one" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("model", ["odgpssm", "dssm"])
+def test_fit_under_the_authors_settings_trains_their_epochs(tmp_path, monkeypatch, capsys, model):
+    # no --epochs and no --max-steps: the authors' 70 epochs of 50-step windows (the model's own regime)
+    import gpssm_np as gp
+    from gpssm_np.training_loop import EpochPlan, epoch_plan
+
+    trained = []
+
+    def fit(self, y, u=None, **options):
+        plan = (self.training_plan(options["plan"], options.get("max_steps"), options["epochs"])
+                if hasattr(self, "training_plan") else epoch_plan(options["plan"], options["epochs"]))
+        trained.append(plan)
+        return self
+
+    monkeypatch.setattr(gp.ODGPSSM, "fit", fit)
+    monkeypatch.setattr(gp.DSSM, "fit", fit)
+    assert main(["fit", "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--settings", "authors", "--model", model,
+                 "--out", str(tmp_path / "m.npz")]) == 0
+    (plan,) = trained
+    assert isinstance(plan, EpochPlan) and (plan.epochs, plan.seq_len) == (70, 50)
+
+
 def test_forecast_needs_a_burn_in(tmp_path, capsys):
     import gpssm_np as gp
 
@@ -270,6 +294,30 @@ def test_reproduce_car_runs_the_experiment_with_its_options(tmp_path, monkeypatc
     assert capsys.readouterr().out.splitlines()[-2:] == ["wrote a.json", "wrote a.png"]
     assert main(["reproduce", "car", "--jobs", "2", "--out", str(tmp_path)]) == 2  # --jobs alone
     assert "--jobs: reproduce car trains ODGPSSM and PRSSM" in capsys.readouterr().err and len(calls) == 1
+
+
+@pytest.mark.parametrize("what, models, datasets, base", [
+    ("table1", ["odgpssm", "prssm", "dssm", "arx", "lgssm"], ["actuator", "ballbeam", "drive", "dryer", "gas_furnace"], "authors"),
+    ("qstudy", [f"odgpssm_q{q}" for q in range(1, 9)], ["actuator", "ballbeam", "drive", "dryer", "gas_furnace"],
+     "authors"),
+    ("mimo", ["odgpssm", "prssm", "arx", "lgssm"], ["cd_player_arm", "winding", "steamgen", "dryer2"], "default")])
+def test_reproduce_runs_each_sweep_with_its_models_data_sets_and_settings(tmp_path, monkeypatch, capsys, what,
+                                                                            models, datasets, base):
+    from gpssm_np.experiments import q_study, table1
+
+    sweeps, figures = [], []
+
+    def sweep(**options):
+        sweeps.append(options)
+        return {"invocations": [{"reused": 0, "computed": 1, "superseded": 0}]}
+
+    monkeypatch.setattr(table1, "sweep", sweep)
+    monkeypatch.setattr(q_study, "write_figure", lambda doc, path: figures.append(path) or path)
+    assert main(["reproduce", what, "--out", str(tmp_path)]) == 0
+    (options,) = sweeps
+    assert (options["models"], options["datasets"], options["base"], options["name"]) == (models, datasets, base, what)
+    assert figures == ([os.path.join(str(tmp_path), "qstudy.png")] if what == "qstudy" else [])
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {os.path.join(str(tmp_path), what + '.md')}"
 
 
 def test_reproduce_needs_at_least_one_seed(tmp_path, capsys):
