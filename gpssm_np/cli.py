@@ -224,7 +224,7 @@ def _writable_folder(out, option="--out"):
 def cmd_fit(args):
     from .estimator import GradientTrainedModel
     from .io import save
-    from .models.default_fit import Plan, floor_rmse
+    from .models.default_fit import Plan
     from .models.registry import RUN_SETTINGS, make_model
 
     ds = _load_data(args)
@@ -261,6 +261,18 @@ def cmd_fit(args):
         model.train_fraction_ = _train_fraction(args)
     replaced = " (replacing the file that was there)" if os.path.exists(out) else ""
     save(model, out)
+    print(f"trained {args.model} on {ds.name} ({fit_summary(model)}) in {time.perf_counter() - start:.1f} s")
+    print(f"wrote {out}{replaced}")
+    return 0
+
+
+def fit_summary(model):
+    """What ``fit`` says of a fitted ``model``: the floor a GP model with a linear init started from, then its
+    training (steps and final loss, EM iterations, or closed form) or, after the default fit, which model it kept
+    and on what evidence."""
+    from .estimator import GradientTrainedModel
+    from .models.default_fit import Plan, floor_rmse
+
     if isinstance(model, GradientTrainedModel):
         loss = (f"{len(model.history_)} steps, final loss {model.history_[-1]:.4f}" if model.history_ else
                 "no training step beat the starting parameters on the validation score; they were kept")
@@ -279,16 +291,14 @@ def cmd_fit(args):
                     f"against the floor's {judged:.4f}")
         elif selection.get("free_run") is not None and not selection["free_run"]["passed"]:
             loss = f"kept: the linear floor (stage 4 dropped the refitted GP part: {_failed_guards(selection)})"
-        elif selection.get("t") is not None and judged is not None:
+        elif selection.get("t") and judged is not None:  # t = 0: no step's fold error below step 0's
             loss = (f"kept: the linear floor (the GP part's best fold RMSE {min(record.values()):.4f} against the "
                     f"floor's {judged:.4f}, lower by {selection['t']:.2f} standard errors of the paired test, "
                     f"more than {Plan().switch_t:g} needed)")
         else:
             loss = ("kept: the linear floor (the GP part did not beat it on the folds"
                     + ("" if judged is None else f", floor's fold RMSE {judged:.4f}") + ")")
-    print(f"trained {args.model} on {ds.name} ({dims}{loss}) in {time.perf_counter() - start:.1f} s")
-    print(f"wrote {out}{replaced}")
-    return 0
+    return dims + loss
 
 
 def _failed_guards(selection):

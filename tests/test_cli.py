@@ -33,6 +33,7 @@ def test_demo_quick_writes_png_and_json(tmp_path, capsys):
     assert "\nbetter: " in printed.out and " mean=" in printed.out
     summary = json.loads((tmp_path / "car_tracking.json").read_text())
     assert set(summary["rmse"]) == {"odgpssm", "prssm"} and summary["epochs"] == 30  # --epochs over --quick's 40
+    assert summary["seed"] == 0  # the default --seed
     assert set(summary["rmse"]["odgpssm"]) == {"p1", "p2", "v1", "v2"}
     assert (tmp_path / "car_tracking.png").stat().st_size > 10_000
     assert 0 < summary["wall_seconds"] < elapsed
@@ -64,6 +65,12 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     assert "error" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["fit", "--dataset", "actuator", "--model", "lstm"])
+
+
+def test_a_command_is_needed(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2 and "the following arguments are required: command" in capsys.readouterr().err
 
 
 def test_python_dash_m_entry_point():
@@ -124,8 +131,11 @@ def test_fit_takes_a_csv_file_and_every_model(tmp_path, tanks_csv, model, capsys
 
     out = tmp_path / "models" / "m.npz"  # a folder that does not exist yet
     csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    started = time.perf_counter()
     assert main(["fit", *csv, "--model", model, "--epochs", "1", "--num-samples", "3", "--out", str(out)]) == 0
-    assert f"trained {model} on tanks" in capsys.readouterr().out
+    elapsed = time.perf_counter() - started
+    said = re.search(rf"trained {model} on tanks \(.*\) in (\d+\.\d) s", capsys.readouterr().out)
+    assert said and float(said[1]) <= elapsed + 0.05  # the fit's own time, rounded to a tenth
     fitted = gp.load(out)
     assert type(fitted).__name__.lower() == model and fitted.data_name_ == "tanks"
     assert (fitted.spec.dim_y, fitted.spec.dim_u) == (1, 1)
@@ -283,9 +293,10 @@ def test_reproduce_car_runs_the_experiment_with_its_options(tmp_path, monkeypatc
 
     calls = []
 
-    def reproduce(**options):
+    def reproduce(return_document=False, **options):
         calls.append(options)
-        return ["a.json", "a.png"], {"invocations": [{"reused": 0, "computed": 2, "superseded": 0}]}
+        paths = ["a.json", "a.png"]
+        return (paths, {"invocations": [{"reused": 0, "computed": 2, "superseded": 0}]}) if return_document else paths
 
     monkeypatch.setattr(car_tracking, "reproduce", reproduce)
     assert main(["reproduce", "car", "--seeds", "2", "--epochs", "3", "--out", str(tmp_path)]) == 0
@@ -297,7 +308,8 @@ def test_reproduce_car_runs_the_experiment_with_its_options(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("what, models, datasets, base", [
-    ("table1", ["odgpssm", "prssm", "dssm", "arx", "lgssm"], ["actuator", "ballbeam", "drive", "dryer", "gas_furnace"], "authors"),
+    ("table1", ["odgpssm", "prssm", "dssm", "arx", "lgssm"], ["actuator", "ballbeam", "drive", "dryer", "gas_furnace"],
+     "authors"),
     ("qstudy", [f"odgpssm_q{q}" for q in range(1, 9)], ["actuator", "ballbeam", "drive", "dryer", "gas_furnace"],
      "authors"),
     ("mimo", ["odgpssm", "prssm", "arx", "lgssm"], ["cd_player_arm", "winding", "steamgen", "dryer2"], "default")])
@@ -316,6 +328,7 @@ def test_reproduce_runs_each_sweep_with_its_models_data_sets_and_settings(tmp_pa
     assert main(["reproduce", what, "--out", str(tmp_path)]) == 0
     (options,) = sweeps
     assert (options["models"], options["datasets"], options["base"], options["name"]) == (models, datasets, base, what)
+    assert options["seeds"] == 5  # the default --seeds
     assert figures == ([os.path.join(str(tmp_path), "qstudy.png")] if what == "qstudy" else [])
     assert capsys.readouterr().out.splitlines()[-1] == f"wrote {os.path.join(str(tmp_path), what + '.md')}"
 
@@ -542,6 +555,21 @@ def test_evaluate_prints_each_protocol_and_names_the_one_the_data_cannot_take(tm
     assert printed.out.startswith("causal ") and "--protocol simulate: n_init" in printed.err
 
 
+def test_evaluate_prints_what_it_writes(tmp_path, tanks_csv, capsys):
+    """Each protocol's line holds the numbers of the file, and "-" for those a protocol has none of (envi's one free
+    run: no NLPD or coverage)."""
+    csv = ["--csv", tanks_csv, "--outputs", "level", "--inputs", "inflow"]
+    model, out = tmp_path / "arx.npz", tmp_path / "eval.json"
+    assert main(["fit", *csv, "--model", "arx", "--out", str(model)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), *csv, "--protocol", "causal", "envi", "--out", str(out)]) == 0
+    causal, envi = capsys.readouterr().out.splitlines()[:2]
+    results = json.loads(out.read_text())["results"]
+    assert f"RMSE {results['causal']['rmse']:.4f} standardised" in causal
+    assert causal.endswith(f"NLPD {results['causal']['nlpd']:.3f}  coverage95 {results['causal']['coverage95']:.2f}")
+    assert results["envi"]["nlpd"] is None and envi.endswith("NLPD -  coverage95 -")
+
+
 def test_out_never_overwrites_the_data_set_file(tmp_path, capsys):
     """``fit``/``evaluate --dataset NAME --out`` onto the data set's own file is refused, as onto a --csv file."""
     import shutil
@@ -597,14 +625,17 @@ def test_the_forecast_file_and_figure_hold_the_window_they_name(tmp_path, monkey
     ds = gp.datasets.load("gas_furnace", data_dir=DATA_DIR)
     y_all, u_all = np.concatenate([ds.y_train, ds.y_test]), np.concatenate([ds.u_train, ds.u_test])
     args = ["forecast", str(path), "--dataset", "gas_furnace", "--data-dir", DATA_DIR, "--out", str(tmp_path / "fc")]
+    # burn-in None: more than the steps before the window, which are all read
     for options, start, steps, burn_in, samples in ((["--start", "5", "--steps", "1", "--burn-in", "1",
-                                                      "--num-samples", "3"], 5, 1, 1, 3), ([], 0, 100, 100, 50)):
+                                                      "--num-samples", "3"], 5, 1, 1, 3), ([], 0, 100, 100, 50),
+                                                    (["--steps", "1", "--burn-in", "100000"], 0, 1, None, 50)):
         drawn.clear()
         assert main(args + options) == 0
         written = json.loads((tmp_path / "fc" / "forecast.json").read_text())
         g = len(ds.y_train) + start
-        expected = model.forecast(u_all[g:g + steps], y_past=y_all[g - burn_in:g], u_past=u_all[g - burn_in:g],
-                                  num_samples=samples, seed=0)
+        past = slice(0 if burn_in is None else g - burn_in, g)
+        expected = model.forecast(u_all[g:g + steps], y_past=y_all[past], u_past=u_all[past], num_samples=samples,
+                                  seed=0)
         assert (written["start"], written["steps"]) == (start, steps)
         np.testing.assert_allclose(written["standardised"]["truth"], ds.y_test[start:start + steps])
         np.testing.assert_allclose(written["standardised"]["mean"], expected.mean, rtol=1e-12)
@@ -620,8 +651,8 @@ def test_forecast_draws_every_output(tmp_path, monkeypatch, capsys):
 
     drawn = []
     original = plotting.plot_forecast_figure
-    monkeypatch.setattr(plotting, "plot_forecast_figure", lambda *a, **k: drawn.append(k["output"]) or original(*a,
-                                                                                                              **k))
+    monkeypatch.setattr(plotting, "plot_forecast_figure", lambda fc, u_future, **k: drawn.append(
+        (k["output"], u_future is not None, k["u_past"] is not None)) or original(fc, u_future, **k))
     y, u, _ = gp.datasets.three_tanks(200, seed=0)
     ds = gp.datasets.from_arrays(y, u, name="three")
     csv = tmp_path / "three.csv"
@@ -629,7 +660,7 @@ def test_forecast_draws_every_output(tmp_path, monkeypatch, capsys):
     data = ["--csv", str(csv), "--outputs", "y1", "y2", "y3", "--inputs", "u1", "u2"]
     assert main(["fit", *data, "--model", "arx", "--out", str(tmp_path / "m.npz")]) == 0 and ds.y_train.shape[1] == 3
     assert main(["forecast", str(tmp_path / "m.npz"), *data, "--steps", "20", "--out", str(tmp_path / "fc")]) == 0
-    assert drawn == [0, 1, 2]
+    assert drawn == [(0, False, False), (1, False, False), (2, True, True)]  # the inputs below the last output
 
 
 def test_fit_says_how_far_a_gp_part_fell_short(tmp_path, capsys):
@@ -645,6 +676,45 @@ def test_fit_says_how_far_a_gp_part_fell_short(tmp_path, capsys):
     chosen = gp.load(tmp_path / "m.npz").selection_
     assert float(found[1]) == round(float(np.mean(chosen["floor_errors"])), 4)
     assert float(found[1]) != round(chosen["record"][0]["rmse"], 4)
+
+
+def test_fit_says_what_it_kept_and_on_what_evidence():
+    import gpssm_np as gp
+    from gpssm_np.cli import fit_summary
+
+    arx, lgssm = gp.ARX(dim_y=1, dim_u=1), gp.LGSSM(dim_x=2, dim_y=1, dim_u=1)
+    assert fit_summary(arx) == "closed form"
+    lgssm.history_ = [3.0, 2.75, 2.5]
+    assert fit_summary(lgssm) == "3 EM iterations, final negative log-likelihood 2.5000"
+    model = gp.ODGPSSM(dim_x=2, dim_y=1, dim_u=1, num_inducing=4)
+    assert fit_summary(model) == ("no training step beat the starting parameters on the validation score; they were "
+                                  "kept")
+    model.history_ = [2.0, 1.5, 1.25]
+    assert fit_summary(model) == "3 steps, final loss 1.2500"
+    floor = {"kind": "arx", "orders": [2, 1]}
+    model.selection_ = {"floor": floor}  # the epoch loop from the floor
+    assert fit_summary(model) == "floor arx (2, 1), d_x = 2, 3 steps, final loss 1.2500"
+    record = [{"step": 0, "rmse": 0.5}, {"step": 50, "rmse": 0.25}, {"step": 100, "rmse": 0.375}]
+    default = {"floor": floor, "record": record, "floor_errors": [0.4, 0.6], "free_run": None}
+    model.selection_ = dict(default, gp_part=True, step=50, t=2.5)
+    assert fit_summary(model) == ("floor arx (2, 1), d_x = 2, kept: the GP part after 50 steps, fold RMSE 0.2500 "
+                                  "against the floor's 0.5000")
+    model.selection_ = dict(default, gp_part=False, step=0, t=0.75)
+    assert fit_summary(model).endswith("kept: the linear floor (the GP part's best fold RMSE 0.2500 against the "
+                                       "floor's 0.5000, lower by 0.75 standard errors of the paired test, more than 1 "
+                                       "needed)")
+    for t in (0.0, None):  # no step below step 0's, or too few evaluations for a test
+        model.selection_ = dict(default, gp_part=False, step=0, t=t)
+        assert fit_summary(model).endswith("kept: the linear floor (the GP part did not beat it on the folds, floor's "
+                                           "fold RMSE 0.5000)")
+    model.selection_ = dict(default, gp_part=False, step=0, t=2.5, free_run={
+        "model": 0.9, "floor": 0.3, "passed": False, "far_field": {"model": {"run": 0.5, "filter": 0.5},
+                                                                 "floor": {"run": 0.5, "filter": 0.5}}})
+    assert fit_summary(model).endswith("kept: the linear floor (stage 4 dropped the refitted GP part: its free run "
+                                       "of the training data, RMSE 0.9 against the floor's 0.3)")
+    model.selection_ = dict(default, gp_part=False, step=0, t=0.5, free_run=dict(model.selection_["free_run"],
+                                                                               passed=True))
+    assert "lower by 0.50 standard errors" in fit_summary(model)  # a guard that passed is not named
 
 
 def test_fit_names_the_guard_that_dropped_the_gp_part():
