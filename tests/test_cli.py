@@ -30,7 +30,9 @@ def test_demo_quick_writes_png_and_json(tmp_path, capsys):
     printed = capsys.readouterr()
     assert f"writing into {tmp_path}" in printed.err
     assert "smoothed latent states against the true states (lower is better)" in printed.out
-    assert "\nbetter: " in printed.out and " mean=" in printed.out
+    better = re.search(r"\nbetter: (\w+) \(mean RMSE over the four states \d\.\d{3} against (\w+) \d\.\d{3}\)",
+                       printed.out)
+    assert better and {better[1], better[2]} == {"odgpssm", "prssm"} and " mean=" in printed.out
     summary = json.loads((tmp_path / "car_tracking.json").read_text())
     assert set(summary["rmse"]) == {"odgpssm", "prssm"} and summary["epochs"] == 30  # --epochs over --quick's 40
     assert summary["seed"] == 0  # the default --seed
@@ -282,6 +284,20 @@ def test_an_interrupted_command_says_so_without_a_traceback(monkeypatch, capsys)
     assert main(["info"]) == 130 and capsys.readouterr().err.strip() == "gpssm-np info: interrupted"
 
 
+@pytest.mark.parametrize("error, code, message", [
+    (MemoryError(), 1, "gpssm-np info: error: not enough memory for the arrays the options ask for"),
+    (ValueError("--seed: bad"), 2, "gpssm-np info: error: --seed: bad"),
+    (OSError("disk full"), 2, "gpssm-np info: error: disk full")])
+def test_each_error_has_its_exit_code_and_message(monkeypatch, capsys, error, code, message):
+    import gpssm_np.cli as cli
+
+    def failing(args):
+        raise error
+
+    monkeypatch.setattr(cli, "cmd_info", failing)
+    assert main(["info"]) == code and capsys.readouterr().err.startswith(message)
+
+
 def test_reproduce_car_names_the_options_it_does_not_take(tmp_path, capsys):
     assert main(["reproduce", "car", "--models", "odgpssm", "--jobs", "2", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -331,6 +347,9 @@ def test_reproduce_runs_each_sweep_with_its_models_data_sets_and_settings(tmp_pa
     assert options["seeds"] == 5  # the default --seeds
     assert figures == ([os.path.join(str(tmp_path), "qstudy.png")] if what == "qstudy" else [])
     assert capsys.readouterr().out.splitlines()[-1] == f"wrote {os.path.join(str(tmp_path), what + '.md')}"
+    assert main(["reproduce", what, "--name", "mine", "--out", str(tmp_path)]) == 0  # a stem of the user's
+    assert sweeps[-1]["name"] == "mine"
+    assert capsys.readouterr().out.endswith(f"wrote {os.path.join(str(tmp_path), 'mine.md')}\n")
 
 
 def test_reproduce_needs_at_least_one_seed(tmp_path, capsys):
