@@ -1,6 +1,7 @@
 """Smoke tests of the reproduction commands: tiny sweeps that check the files they write and resuming."""
 import json
 import logging
+import time
 
 import numpy as np
 import pytest
@@ -130,6 +131,7 @@ def test_gp_part_structure_by_hand():
     assert table1.gp_part_structure({"gp_singular_values": [1.0, 0.5], "process_std": [1.0]})["gp_directions"] == \
         pytest.approx(25 / 17)
     assert table1.gp_part_structure({"model": "arx"}) == {}  # no GP part: no cell in the table
+    assert table1.gp_part_structure({"gp_singular_values": [0.0, 0.0], "process_std": [1.0, 1.0]}) == {}  # 0/0
     rows = [{"dataset": "winding", "model": m, "protocol": "causal", "seed": 0, "rmse": 0.5,
              "gp_singular_values": [2.0, 2.0], "process_std": [0.5, 0.25]} for m in ("odgpssm", "arx")]
     del rows[1]["gp_singular_values"]
@@ -191,3 +193,33 @@ def test_the_tables_show_each_outputs_original_units_and_flag_a_few_seeds_pairs(
     assert "| arx | 1.5 / 20.5 / 300 (each output's mean, n=2) |" in section
     paired = text.split("paired by seed")[1]
     assert "(n=2)" in paired
+
+
+def test_the_mixing_summary_by_hand():
+    # A diag(sqrt(s2)) with A = [[1, 1], [1, -1], [0, 0]] (d_x 3, Q 2) and s2 = (4, 1): columns (2, 2, 0) and
+    # (1, -1, 0), orthogonal, so the singular values are their norms sqrt(8) and sqrt(2)
+    model = gp.ODGPSSM(dim_x=3, dim_y=1, dim_u=1, num_latent=2, num_inducing=4)
+    params = model.constrained_params()
+    changed = dict(params, A=np.array([[1.0, 1.0], [1.0, -1.0], [0.0, 0.0]]), variance=np.array([4.0, 1.0]),
+                         process_var=np.array([0.25, 1.0, 4.0]))
+    model.constrained_params = lambda: changed
+    summary = table1.mixing_summary(model)
+    np.testing.assert_allclose(summary["gp_singular_values"], [np.sqrt(8.0), np.sqrt(2.0)], rtol=1e-12)
+    np.testing.assert_allclose(summary["process_std"], [0.5, 1.0, 2.0], rtol=1e-12)
+    assert table1.mixing_summary(gp.ARX(dim_y=1, dim_u=1)) == {}
+
+
+def test_a_sweep_records_the_times_it_took(tmp_path):
+    """Each run's training and protocol seconds within its own wall time, that within the call's, and the document's
+    wall time the sum over its invocations."""
+    out = str(tmp_path)
+    for seeds in (1, 2):  # the second call adds seed 1
+        started = time.perf_counter()
+        doc = table1.sweep(datasets=["gas_furnace"], models=["arx"], seeds=seeds, settings=TINY, out=out,
+                           data_dir=DATA_DIR)
+        elapsed = time.perf_counter() - started
+        new = [r for r in doc["runs"] if r["seed"] == seeds - 1]
+        for row in new:
+            assert 0 < row["train_seconds"] <= row["seconds"] <= row["provenance"]["wall_seconds"] <= elapsed
+        assert 0 < doc["invocations"][-1]["wall_seconds"] <= elapsed
+    assert doc["wall_seconds"] == pytest.approx(sum(i["wall_seconds"] for i in doc["invocations"]), rel=1e-12)
