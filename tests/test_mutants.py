@@ -1,7 +1,10 @@
 """Tests for one-line changes the rest of the suite let through (issue 30, "mutations the suite misses"): the run
 key of a sweep, the code version's dirty marker, the resumed set of a JSON-lines sweep, and the online Kalman
 filter's predicted output variance."""
+import shutil
+
 import numpy as np
+import pytest
 
 import gpssm_np as gp
 from gpssm_np.experiments import runs, table1
@@ -33,8 +36,19 @@ def test_an_untracked_source_file_marks_the_code_dirty(tmp_path, monkeypatch):
     assert dirty.startswith("abc123+dirty.")
     (tmp_path / "new_module.py").write_text("x = 2\n")  # another uncommitted state: another version
     assert runs.code_version() not in (dirty, "abc123")
-    answers["ls-files"] = b"__pycache__/m.cpython-311.pyc\n"  # compiled files do not count
-    assert runs.code_version() == "abc123"
+    answers["ls-files"] = b"__pycache__/m.cpython-311.pyc\nstale.pyc\n__pycache__/notes.txt\n"  # compiled files and
+    assert runs.code_version() == "abc123"  # the compiler's folder do not count
+    answers["diff"] = b"diff --git a/m.py b/m.py\n-x = 1\n+x = 3\n"  # a change to a tracked file
+    changed = runs.code_version()
+    assert changed.startswith("abc123+dirty.")
+    answers["diff"] = b"diff --git a/m.py b/m.py\n-x = 1\n+x = 4\n"
+    assert runs.code_version() not in (changed, "abc123")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git on this machine")
+def test_git_answers_what_it_prints_and_none_where_it_fails():
+    assert runs._git("--version").startswith(b"git version")
+    assert runs._git("no-such-command") is None
 
 
 def test_a_resumed_jsonl_sweep_recomputes_rows_of_another_commit(tmp_path, monkeypatch):

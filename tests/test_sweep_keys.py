@@ -202,3 +202,50 @@ def test_the_car_summary_is_written_with_each_seed(tmp_path, monkeypatch):
     document = car_tracking.read_document(str(tmp_path / "car_tracking.json"))
     assert {r["seed"] for r in document["runs"]} == {0}
     assert (tmp_path / "car_tracking.md").read_text() == car_tracking.markdown(document)
+
+
+# -- runs.py's sorting of earlier rows, by hand ---------------------------------------------------------------------
+CONFIG, OTHER = {"settings": {"epochs": 2}}, {"settings": {"epochs": 3}}
+
+
+def rows_of(run, code, parts=("causal", "simulate"), config=CONFIG):
+    return [{"run": run, "part": p, "config_key": runs.config_key(config), "code": code} for p in parts]
+
+
+def test_revive_brings_back_superseded_rows_of_this_configuration_and_code_only():
+    back, stay_a, stay_b = rows_of("a", "new"), rows_of("b", "old"), rows_of("c", "new", config=OTHER)
+    current = rows_of("d", "new")
+    rows, superseded = runs.revive({"runs": current, "superseded_runs": back + stay_a + stay_b}, CONFIG, "new")
+    assert rows == current + back and superseded == stay_a + stay_b
+
+
+@pytest.mark.parametrize("this_code_first", [True, False])
+def test_reconcile_keeps_one_finished_run_per_identity_this_codes_first(this_code_first):
+    ours, theirs = rows_of("x", "new"), rows_of("x", "old")  # run x by both codes
+    only_theirs, older = rows_of("y", "old"), rows_of("y", "older")  # run y by two other codes: the first kept
+    unfinished, other_config = rows_of("z", "new", parts=("causal",)), rows_of("w", "new", config=OTHER)
+    rows = (ours + theirs if this_code_first else theirs + ours) + only_theirs + older + unfinished + other_config
+    args = (lambda r: r["run"], lambda r: r["part"], ("causal", "simulate"), CONFIG, "new")
+    kept, superseded, done = runs.reconcile(rows, *args, True, "out.json")
+    assert done == {"x", "y"} and sorted(map(str, kept)) == sorted(map(str, ours + only_theirs))
+    assert sorted(map(str, superseded)) == sorted(map(str, theirs + older + other_config))  # unfinished z dropped
+    with pytest.raises(ValueError, match=r"from other code versions \['old', 'older'\]; this code is new"):
+        runs.reconcile(rows, *args, False, "out.json")
+
+
+def test_a_sweep_file_whose_rows_have_exactly_the_keys_asked_is_read(tmp_path):
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps({"runs": [{"dataset": "d", "model": "m"}], "superseded_runs": []}))
+    assert runs.read_sweep_file(str(path), ("dataset", "model"))["runs"] == [{"dataset": "d", "model": "m"}]
+    with pytest.raises(ValueError, match="not a sweep's JSON file"):
+        runs.read_sweep_file(str(path), ("dataset", "model", "seed"))
+
+
+def test_legacy_rows_take_a_stated_commit_over_the_files():
+    document = {"runs": [{"model": "odgpssm", "seconds": 3.0}, {"model": "prssm", "seconds": 4.0}],
+                "versions": {"git_commit": "file"}, "command": "sweep"}
+    stated = {"odgpssm": {"commit": "stated", "command": "theirs", "source": "docs/results.md"}}
+    odgpssm, prssm = (row["provenance"] for row in runs.legacy_rows(document, CONFIG, stated))
+    assert (odgpssm["commit"], odgpssm["command"]) == ("stated", "theirs") and "from docs/results.md" in odgpssm["note"]
+    assert (prssm["commit"], prssm["command"]) == ("file", "sweep") and "last invocation" in prssm["note"]
+    assert prssm["wall_seconds"] == 4.0
