@@ -1,8 +1,11 @@
 """The ensemble Kalman objective (``objective="enkf"``) through the models, and the ensemble Kalman filter."""
+import time
+
 import numpy as np
 import pytest
 
 import gpssm_np as gp
+from gpssm_np.experiments import runs
 from gpssm_np.filtering import particle_filter
 from gpssm_np.inference import draw_noise
 from gpssm_np.kalman import kalman_filter
@@ -122,11 +125,39 @@ def test_filter_comparison_cell_and_table(tmp_path):
         pytest.skip("GPSSM_NP_DATA is not set")
     # the validation-block loop keeps a GP part (its residual's variance at least): the default fit may return the
     # floor, a linear-Gaussian model that both filters forecast exactly
+    started = time.perf_counter()
     row = filters.run_cell("gas_furnace", 0, "enkf", fit_options={"plan": gp.BlockPlan(max_steps=20, eval_every=10)},
                            num_particles=50)
+    elapsed = time.perf_counter() - started
     assert row["objective"] == "enkf" and set(row) >= {"particle", "enkf", "fit_seconds"}
+    seconds = [row["fit_seconds"]] + [row[method]["seconds"] for method in filters.FILTERS]
+    assert min(seconds) > 0 and sum(seconds) <= elapsed
     for method in filters.FILTERS:
         assert np.isfinite(row[method]["rmse"]) and 0 <= row[method]["coverage95"] <= 1
     assert row["particle"]["rmse"] != row["enkf"]["rmse"]
     table = filters.markdown([row])
     assert "| gas_furnace | enkf | 1 |" in table
+
+
+def test_the_filters_study_runs_every_cell_once_and_writes_its_table(tmp_path, monkeypatch, capsys):
+    """``python -m gpssm_np.experiments.filters``: two seeds by default, both objectives, each cell's row streamed
+    and its table written beside them; each line of the table holds its own cells' means."""
+    from gpssm_np.experiments import filters
+
+    cells = []
+
+    def run_cell(dataset, seed, objective, data_dir=None):
+        cells.append((dataset, seed, objective))
+        score = 1.0 + seed + (objective == "enkf")  # the mean over seeds: 1.5 for prior, 2.5 for enkf
+        return {"dataset": dataset, "seed": seed, "objective": objective, "fit_seconds": 1.0,
+                **{method: {"rmse": score, "nlpd": score, "coverage95": 0.5, "seconds": 1.0}
+                   for method in filters.FILTERS}}
+
+    monkeypatch.setattr(filters, "run_cell", run_cell)
+    filters.main(["--datasets", "dryer", "--out", str(tmp_path)])
+    assert sorted(cells) == sorted(("dryer", s, o) for o in ("enkf", "prior") for s in (0, 1))
+    table = (tmp_path / "filters.md").read_text()
+    assert table == filters.markdown(runs.read_jsonl(str(tmp_path / "filters.jsonl"))) + "\n"
+    assert "| dryer | prior | 2 | 1.5000 | 1.5000 |" in table and "| dryer | enkf | 2 | 2.5000 | 2.5000 |" in table
+    filters.main(["--datasets", "dryer", "--out", str(tmp_path)])  # resumed: nothing computed again
+    assert len(cells) == 4 and table in capsys.readouterr().out
