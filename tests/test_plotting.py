@@ -208,6 +208,30 @@ def test_forecast_figure_shows_the_past_data_and_the_inputs(rng):
     assert {t.get_text() for t in bottom.get_legend().get_texts()} == {"inflow", "valve"}
 
 
+def test_forecast_figure_marks_the_origin_between_the_past_and_the_forecast_on_each_panel(rng):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    axes = plot_forecast_figure(_forecast(rng), rng.normal(size=(20, 1)), y_past=rng.normal(size=(5, 2)),
+                                u_past=rng.normal(size=(5, 1)))
+    for ax in axes:
+        (origin,) = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+        np.testing.assert_array_equal(origin.get_xdata(), [-0.5, -0.5])  # past ends at -1, forecast starts at 0
+
+
+def test_a_forecast_figure_needs_a_forecast():
+    from gpssm_np.plotting import plot_forecast_figure
+
+    for not_a_forecast in (np.zeros((5, 1)), object()):  # an array's mean is a method
+        with pytest.raises(ValueError, match="forecast: expected a gpssm_np.forecast.Forecast"):
+            plot_forecast_figure(not_a_forecast)
+
+
+def test_a_band_of_zero_width_is_drawn(rng):
+    mean = rng.normal(size=6)  # a forecast without spread: lower = upper
+    (band,) = bands(plot_forecast(mean, mean, mean))
+    assert band.get_label() == "95% interval"
+
+
 def test_forecast_figure_without_inputs_or_past_has_one_labelled_panel(rng):
     from gpssm_np.plotting import plot_forecast_figure
 
