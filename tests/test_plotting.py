@@ -96,6 +96,16 @@ def test_plot_states_one_panel_per_dimension_with_bands(rng):
     assert axes[0].get_legend() is not None
 
 
+def test_an_estimate_of_two_steps_given_as_an_array_is_a_mean_not_a_pair(rng):
+    # (mean, std) is a tuple; an array of two rows (T = 2) is one mean, drawn without a band
+    truth = rng.normal(size=(2, 2))
+    axes = plot_states(np.arange(2), truth, {"filter": truth + 1.0, "list": [list(row) for row in truth - 1.0]})
+    for d, ax in enumerate(axes):
+        assert labels(ax) == ["truth", "filter", "list"] and not bands(ax)
+        np.testing.assert_array_equal(ax.get_lines()[1].get_ydata(), truth[:, d] + 1.0)
+        np.testing.assert_array_equal(ax.get_lines()[2].get_ydata(), truth[:, d] - 1.0)
+
+
 def test_plot_states_selected_dims_given_axes_and_names(rng):
     T = 6
     mean = rng.normal(size=(T, 4))
@@ -172,6 +182,9 @@ def test_history_with_validation_scores():
     (curve, star) = right.lines
     np.testing.assert_array_equal(curve.get_xdata(), [0, 2, 4])
     assert star.get_xdata()[0] == 2 and star.get_ydata()[0] == 0.3
+    ax = plot_history([3.0, 2.0], validation=[{"step": 5, "rmse": np.nan}])  # no finite score: the first marked
+    (right,) = [other for other in ax.figure.axes if other is not ax]
+    assert right.lines[1].get_xdata()[0] == 5
 
 
 def _forecast(rng, T=20, d_y=2):
@@ -216,6 +229,15 @@ def test_forecast_figure_marks_the_origin_between_the_past_and_the_forecast_on_e
     for ax in axes:
         (origin,) = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
         np.testing.assert_array_equal(origin.get_xdata(), [-0.5, -0.5])  # past ends at -1, forecast starts at 0
+
+
+def test_a_one_output_forecast_takes_its_past_as_a_vector(rng):
+    from gpssm_np.plotting import plot_forecast_figure
+
+    y_past = rng.normal(size=7)  # (P,) for (P, 1)
+    (ax,) = plot_forecast_figure(_forecast(rng, d_y=1), y_past=y_past)
+    past = next(line for line in ax.get_lines() if line.get_label() == "past data (filtered)")
+    np.testing.assert_array_equal(past.get_ydata(), y_past)
 
 
 def test_a_forecast_figure_needs_a_forecast():
