@@ -129,6 +129,8 @@ def test_plot_states_truth_only():
     ({"truth": np.zeros((5, 2))}, "truth: expected 4 rows"),
     ({"truth": np.zeros((4, 2)), "estimates": {"a": np.zeros((4, 3))}}, r"estimates\['a'\] mean: expected 2 state"),
     ({"estimates": {"a": (np.zeros((4, 2)), -np.ones((4, 2)))}}, r"estimates\['a'\] std: expected non-negative"),
+    ({"estimates": {"a": np.zeros((4, 2)), "b": (np.zeros((4, 3)), np.ones((4, 3)))}},
+     r"estimates\['b'\] mean: expected 2 state dimensions \(as 'a'\), got 3"),  # without truth, the first estimate's
     ({"estimates": [np.zeros((4, 2))]}, "estimates: expected a dict"),
     ({"truth": np.zeros((4, 2)), "dims": [2]}, r"dims: expected state indices in 0\.\.1"),
     ({"truth": np.zeros((4, 2)), "names": ["a"]}, "names: expected 2 names"),
