@@ -94,6 +94,9 @@ def test_plot_states_one_panel_per_dimension_with_bands(rng):
         assert lower_upper.max() == pytest.approx((truth[:, d] + 0.1 + 0.4).max())
         assert ax.get_ylabel() == f"x[{d}]"
     assert axes[0].get_legend() is not None
+    assert [ax.get_xlabel() for ax in axes] == ["", "", "t"]  # on the last panel only
+    (band,) = bands(plot_states(t, truth, {"exact": (truth, np.zeros((T, d_x)))}, dims=[0])[0])  # a std of 0 too
+    assert band.get_label().startswith("exact")
 
 
 def test_an_estimate_of_two_steps_given_as_an_array_is_a_mean_not_a_pair(rng):
@@ -153,6 +156,9 @@ def test_plot_history_raw_and_smoothed(rng):
     np.testing.assert_array_equal(average.get_xdata(), np.arange(5, 21))
     assert average.get_ydata()[0] == pytest.approx(np.mean(history[:5]))
     assert average.get_ydata()[-1] == pytest.approx(np.mean(history[-5:]))
+    for window in (1, 20):  # the bounds of the window: every step alone, all of them
+        _, ax = plt.subplots()
+        assert len(plot_history(history, ax=ax, smooth=window).get_lines()[1].get_xdata()) == 21 - window
 
 
 def test_plot_history_takes_a_model():
