@@ -223,3 +223,47 @@ def test_a_sweep_records_the_times_it_took(tmp_path):
             assert 0 < row["train_seconds"] <= row["seconds"] <= row["provenance"]["wall_seconds"] <= elapsed
         assert 0 < doc["invocations"][-1]["wall_seconds"] <= elapsed
     assert doc["wall_seconds"] == pytest.approx(sum(i["wall_seconds"] for i in doc["invocations"]), rel=1e-12)
+
+
+def test_the_car_tracking_models_start_from_the_true_states():
+    """build_models: inducing inputs at the true states before the 20 pre-training pairs (evenly spaced over 1..T),
+    q(x0) at the first true state with variance 1e-4, and ODGPSSM's A = I + 0.1 noise."""
+    from gpssm_np.datasets import car_tracking as car_data
+    from gpssm_np.experiments import car_tracking
+    from gpssm_np.transforms import positive
+
+    idx = car_tracking.pretraining_indices(120)
+    assert len(idx) == 20 and (idx[0], idx[-1]) == (1, 120) and np.all(np.diff(idx) >= 6)
+    data = car_data(T=120, seed=0)
+    models = car_tracking.build_models(data, seed=0)
+    for model in models.values():
+        params = model.get_learned_params()
+        np.testing.assert_array_equal(params["Z"], data.x[idx - 1])
+        np.testing.assert_array_equal(params["x0_mean"], data.x[0])
+        np.testing.assert_allclose(positive(params["x0_var"]), 1e-4, rtol=1e-10)
+    A = models["odgpssm"].get_learned_params()["A"]
+    assert A.shape == (4, 4) and 0 < np.abs(A - np.eye(4)).max() < 0.5  # noise of scale 0.1 around the identity
+
+
+def test_the_car_tracking_summary_by_hand(tmp_path, monkeypatch):
+    from gpssm_np.experiments import car_tracking
+
+    def fake_rows(seed, epochs, command=None):  # ODGPSSM 0.1 lower than PRSSM on every state and seed
+        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 1.0 + seed
+                                                                    - 0.1 * (name == "odgpssm")),
+                 "seconds": 1.0, "provenance": {}} for name in car_tracking.MODELS], None
+
+    monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
+    car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3)
+    started = time.perf_counter()
+    _, document = car_tracking.reproduce(seeds=3, out=str(tmp_path), epochs=3, return_document=True)
+    assert 0 < document["invocations"][-1]["wall_seconds"] <= time.perf_counter() - started
+    assert document["wall_seconds"] == pytest.approx(sum(i["wall_seconds"] for i in document["invocations"]),
+                                                     rel=1e-12)
+    summary = (tmp_path / "car_tracking.md").read_text()
+    assert summary == car_tracking.markdown(document)
+    assert summary.startswith("Settings (`experiments/car_tracking.py`): 3 epochs on T = 120 steps, 500 particles")
+    assert "| prssm | 2.000 +- 0.816 |" in summary and "| odgpssm | 1.900 +- 0.816 |" in summary  # seeds 0, 1, 2
+    assert "| odgpssm - prssm, paired | -0.100 [-0.100, -0.100] |" in summary
+    assert "wall time 7 s." in car_tracking.markdown(dict(document, wall_seconds=7.4))
+    assert "wall time 0 s." in car_tracking.markdown(dict(document, wall_seconds=None))
