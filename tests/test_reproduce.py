@@ -267,3 +267,16 @@ def test_the_car_tracking_summary_by_hand(tmp_path, monkeypatch):
     assert "| odgpssm - prssm, paired | -0.100 [-0.100, -0.100] |" in summary
     assert "wall time 7 s." in car_tracking.markdown(dict(document, wall_seconds=7.4))
     assert "wall time 0 s." in car_tracking.markdown(dict(document, wall_seconds=None))
+
+
+def test_a_car_tracking_run_scores_each_state_and_times_itself():
+    from gpssm_np.experiments import car_tracking
+
+    started = time.perf_counter()
+    rows, res = car_tracking.run_rows(0, 1, command="test")
+    elapsed = time.perf_counter() - started
+    for row, (name, model) in zip(rows, res["models"].items()):
+        assert row["model"] == name and row["rmse"] == model["rmse"]
+        rmse = np.sqrt(np.mean((model["mean"] - res["truth"]) ** 2, axis=0))  # over time, one per state
+        assert list(model["rmse"].values()) == pytest.approx(rmse, rel=1e-12)
+        assert 0 < row["seconds"] <= row["provenance"]["wall_seconds"] <= elapsed
