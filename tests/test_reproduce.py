@@ -280,3 +280,41 @@ def test_a_car_tracking_run_scores_each_state_and_times_itself():
         rmse = np.sqrt(np.mean((model["mean"] - res["truth"]) ** 2, axis=0))  # over time, one per state
         assert list(model["rmse"].values()) == pytest.approx(rmse, rel=1e-12)
         assert 0 < row["seconds"] <= row["provenance"]["wall_seconds"] <= elapsed
+
+
+def test_a_legacy_car_tracking_file_is_read_with_this_modules_settings_at_its_epochs_and_length(tmp_path):
+    from gpssm_np.experiments import car_tracking, runs
+
+    rows = [{"seed": 0, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 0.5), "seconds": 2.0}
+            for name in car_tracking.MODELS]
+    path = tmp_path / "car_tracking.json"
+    path.write_text(json.dumps({"runs": rows, "epochs": 7, "T": 60, "wall_seconds": 9.0,
+                                "versions": {"git_commit": "abc"}}))
+    document = car_tracking.read_document(str(path))
+    settings = dict(car_tracking.CAR_TRACKING_SETTINGS, epochs=7, T=60)
+    assert document["config"] == {"settings": settings}
+    assert all(r["code"] == "legacy" and r["config_key"] == runs.config_key({"settings": settings})
+               and r["provenance"]["commit"] == "abc" for r in document["runs"])
+    assert document["invocations"] == [{"legacy": True, "wall_seconds": 9.0}]
+    current = dict(document, runs=[dict(r, provenance={"code": "x"}) for r in rows])  # rows of the current form
+    path.write_text(json.dumps(current))
+    assert car_tracking.read_document(str(path)) == current  # read as they are
+    assert car_tracking.read_document(str(tmp_path / "none.json")) is None
+
+
+def test_a_car_tracking_invocation_counts_the_runs_it_reused_from_other_code(tmp_path, monkeypatch):
+    from gpssm_np.experiments import car_tracking, runs
+
+    def fake_rows(seed, epochs, command=None):
+        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 0.5), "seconds": 1.0,
+                 "provenance": {}} for name in car_tracking.MODELS], None
+
+    monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
+    monkeypatch.setattr(runs, "code_version", lambda: "old")
+    car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=3)
+    monkeypatch.setattr(runs, "code_version", lambda: "new")
+    _, document = car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3, allow_mixed_versions=True,
+                                         return_document=True)
+    last = document["invocations"][-1]
+    assert (last["reused"], last["reused_other_code"], last["computed"]) == (1, 1, 1)
+    assert last["command"] == {"function": "gpssm_np.experiments.car_tracking.reproduce", "seeds": 2, "epochs": 3}
