@@ -14,6 +14,15 @@ from tests.data_dir import DATA_DIR
 TINY = {"epochs": 1, "num_samples": 4, "eval_num_samples": 4, "eval_num_particles": 50}
 
 
+def car_rows(seed, rmse=lambda model: 0.5):
+    """The rows of one car-tracking seed as ``car_tracking.run_rows`` makes them (and no results), each model's
+    RMSE ``rmse(model)`` on every state: what the tests of the sweep put in place of training."""
+    from gpssm_np.experiments import car_tracking
+
+    return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, rmse(name)),
+             "seconds": 1.0, "provenance": {}} for name in car_tracking.MODELS], None
+
+
 def test_table1_tiny_sweep_writes_json_and_markdown_and_resumes(tmp_path):
     out = str(tmp_path)
     doc = table1.sweep(datasets=["gas_furnace"], models=["odgpssm", "prssm"], seeds=1, settings=TINY, out=out,
@@ -168,8 +177,7 @@ def test_the_car_tracking_sweep_keeps_each_finished_seed(tmp_path, monkeypatch):
         computed.append(seed)
         if seed == 1:
             raise KeyboardInterrupt
-        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 0.1), "seconds": 1.0,
-                 "provenance": {}} for name in car_tracking.MODELS], None  # a row as run_rows makes it
+        return car_rows(seed, lambda model: 0.1)
 
     monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
     with pytest.raises(KeyboardInterrupt):
@@ -249,9 +257,7 @@ def test_the_car_tracking_summary_by_hand(tmp_path, monkeypatch):
     from gpssm_np.experiments import car_tracking
 
     def fake_rows(seed, epochs, command=None):  # ODGPSSM 0.1 lower than PRSSM on every state and seed
-        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 1.0 + seed
-                                                                    - 0.1 * (name == "odgpssm")),
-                 "seconds": 1.0, "provenance": {}} for name in car_tracking.MODELS], None
+        return car_rows(seed, lambda model: 1.0 + seed - 0.1 * (model == "odgpssm"))
 
     monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
     car_tracking.reproduce(seeds=2, out=str(tmp_path), epochs=3)
@@ -305,11 +311,7 @@ def test_a_legacy_car_tracking_file_is_read_with_this_modules_settings_at_its_ep
 def test_a_car_tracking_invocation_counts_the_runs_it_reused_from_other_code(tmp_path, monkeypatch):
     from gpssm_np.experiments import car_tracking, runs
 
-    def fake_rows(seed, epochs, command=None):
-        return [{"seed": seed, "model": name, "rmse": dict.fromkeys(car_tracking.STATE_NAMES, 0.5), "seconds": 1.0,
-                 "provenance": {}} for name in car_tracking.MODELS], None
-
-    monkeypatch.setattr(car_tracking, "run_rows", fake_rows)
+    monkeypatch.setattr(car_tracking, "run_rows", lambda seed, epochs, command=None: car_rows(seed))
     monkeypatch.setattr(runs, "code_version", lambda: "old")
     car_tracking.reproduce(seeds=1, out=str(tmp_path), epochs=3)
     monkeypatch.setattr(runs, "code_version", lambda: "new")
