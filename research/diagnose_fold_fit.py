@@ -119,24 +119,32 @@ def trace(name, kind, variant, steps, every):
             "windows_out": len(outside.tasks), "windows_in": len(inside.tasks), "trace": rows}
 
 
-def main():
+def trace_parser(variants):
+    """The command line of a script of fold traces: the row file, the data sets, ``--kinds``, ``--variants`` (of
+    ``variants``), ``--steps`` and ``--every``."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("names", nargs="+")
     parser.add_argument("--kinds", nargs="+", default=["lgssm", "arx"])
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", choices=variants, default=list(variants))
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--every", type=int, default=50)
-    args = parser.parse_args()
+    return parser
+
+
+def pending_traces(args):
+    """The (data, kind, variant) of the command line ``args`` (:func:`trace_parser`) without a row in its file."""
     done = done_keys(args.out, "data", "kind", "variant")
-    for name in args.names:
-        for kind in args.kinds:
-            for variant in args.variants:
-                if (name, kind, variant) in done:
-                    continue
-                row = dict(trace(name, kind, variant, args.steps, args.every), commit=head_commit())
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(row) + "\n")
+    return [(name, kind, variant) for name in args.names for kind in args.kinds for variant in args.variants
+            if (name, kind, variant) not in done]
+
+
+def main():
+    args = trace_parser(VARIANTS).parse_args()
+    for name, kind, variant in pending_traces(args):
+        row = dict(trace(name, kind, variant, args.steps, args.every), commit=head_commit())
+        with open(args.out, "a") as f:
+            f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ Run: python research/explore_regression_start.py OUT.jsonl duffing [wiener ...] 
          [--variants default regression_start] [--steps 300] [--every 50]
 This script is the research record's; nothing in the package imports it.
 """
-import argparse
 import json
 
 import numpy as np
@@ -25,7 +24,7 @@ from gpssm_np.ops.kernels import kernel_matrix_reference
 
 import diagnose_fold_fit
 from defaults_check import held_out_cut
-from rows import done_keys, head_commit
+from rows import head_commit
 
 VARIANTS = ("default", "regression_start")
 
@@ -86,32 +85,21 @@ def summary(path, steps=(0, 150, 300)):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out")
-    parser.add_argument("names", nargs="+")
-    parser.add_argument("--kinds", nargs="+", default=["lgssm", "arx"])
-    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--every", type=int, default=50)
+    parser = diagnose_fold_fit.trace_parser(VARIANTS)
     parser.add_argument("--summary", action="store_true", help="print the rows' reading instead of running")
     args = parser.parse_args()
     if args.summary:
         return summary(args.out)
     diagnose_fold_fit.dataset = held_out_cut  # the cut's training part, not the whole training half
-    done = done_keys(args.out, "data", "kind", "variant")
-    for name in args.names:
-        for kind in args.kinds:
-            for variant in args.variants:
-                if (name, kind, variant) in done:
-                    continue
-                undo = regression_start() if variant == "regression_start" else None
-                try:
-                    row = diagnose_fold_fit.trace(name, kind, variant, args.steps, args.every)
-                finally:
-                    if undo is not None:
-                        undo()
-                with open(args.out, "a") as f:
-                    f.write(json.dumps(dict(row, cut=0.7, commit=head_commit())) + "\n")
+    for name, kind, variant in diagnose_fold_fit.pending_traces(args):
+        undo = regression_start() if variant == "regression_start" else None
+        try:
+            row = diagnose_fold_fit.trace(name, kind, variant, args.steps, args.every)
+        finally:
+            if undo is not None:
+                undo()
+        with open(args.out, "a") as f:
+            f.write(json.dumps(dict(row, cut=0.7, commit=head_commit())) + "\n")
 
 
 if __name__ == "__main__":
