@@ -24,10 +24,14 @@ SECONDS_RATIO = 1.25
 RETRIED = {"count": 0}
 
 
+def as_default(rows):
+    """``rows`` ({(cut, seed): row}) with each row's variant "default": a baseline's rows as a decision compares them."""
+    return {cell: dict(r, variant="default") for cell, r in rows.items()}
+
+
 def baseline():
     """{(cut, seed): row} of the current default on seeds 1-4: decision BC's rows (BC is the default fit)."""
-    return {cell: dict(r, variant="default") for cell, r in
-            rows_of(os.path.join(RESULTS, "decision_bc.jsonl"), "BC").items()}
+    return as_default(rows_of(os.path.join(RESULTS, "decision_bc.jsonl"), "BC"))
 
 
 def natural_patch():

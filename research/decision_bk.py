@@ -21,7 +21,7 @@ import decision_av
 from decision_am import run_variant
 from cut_seeds import rows_of
 from decision_bb import cells, decide_on_baseline, steps_rule
-from decision_bd import baseline
+from decision_bd import as_default, baseline
 from rows import worker_main
 
 from gpssm_np.models import default_fit
@@ -149,7 +149,7 @@ def decide(out, collinear_only=False, defaults=False):
         b, d = rows[cell], default[cell]
         print(f"  {cell}: BK GP part {b['gp_part']} t {b['t']}, default GP part {d['gp_part']} t {d['t']}; causal "
               f"{b['causal'] / d['causal']:.4f}, simulate {b['simulate'] / d['simulate']:.4f}")
-    steps_rule("BK", rows, {cell: dict(r, variant="default") for cell, r in default.items()}, STEPS_RATIO)
+    steps_rule("BK", rows, as_default(default), STEPS_RATIO)
     print("\nbeside it, deciding nothing: against decision BC's rows")
     decide_on_baseline(out, "BK", "flipped", "where BK's verdicts equal the default's", STEPS_RATIO,
                        default=baseline())

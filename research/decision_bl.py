@@ -13,18 +13,15 @@ This script is the research record's; nothing in the package imports it.
 """
 import os
 
-import numpy as np
-
 import decision_av
 from cut_seeds import rows_of
 from decision_am import run_variant
 from decision_bb import cells, steps_rule
-from explore_regression_start import residual_regression
+from decision_bd import as_default
+from decision_m import RESULTS
+from explore_regression_start import regression_start
 from rows import worker_main
 
-from gpssm_np.models import gpssm
-
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 VARIANT, CONTROL, HERE = "BL", "default-control", "default-here"
 STEPS_RATIO = 1.25
 MEANS_AT_MOST = {"causal": 0.99, "simulate": 1.00}
@@ -33,33 +30,18 @@ TOUCHED = {"touched": 0}
 
 def baseline():
     """{(cut, seed): row} of the current default on seeds 1-4: decision BK's rows."""
-    return {cell: dict(r, variant="default") for cell, r in
-            rows_of(os.path.join(RESULTS, "decision_bk.jsonl"), "BK").items()}
+    return as_default(rows_of(os.path.join(RESULTS, "decision_bk.jsonl"), "BK"))
 
 
 def patch():
-    """BL's patch: ``GPSSM.start_from_floor`` with a GP part (A not all 0) ends with q_mu at
-    ``explore_regression_start.residual_regression``, in every training run of the default fit; the training steps
-    counted (``decision_av.counting``). Returns the undo."""
-    cls = gpssm.GPSSM
-    saved = cls.__dict__.get("start_from_floor")
-    start_from_floor = cls.start_from_floor
-    undo_counting = decision_av.counting()
-
-    def start(self, floor_model, ys, us, seed, gp_share=gpssm.GP_SHARE):
-        warm = start_from_floor(self, floor_model, ys, us, seed, gp_share)
-        if gp_share and np.any(np.asarray(self.params.get("A", 1.0)) != 0):
-            self.params = dict(self.params, q_mu=residual_regression(self, warm, us))
-            TOUCHED["touched"] += 1
-        return warm
-
-    cls.start_from_floor = start
+    """BL's patch: every start from a floor with a GP part (A not all 0: ``GPSSM.start_from_floor`` with gp_share > 0)
+    ends with q_mu at ``explore_regression_start.residual_regression``, in every training run of the default fit
+    (``explore_regression_start.regression_start``, counting them in TOUCHED); the training steps counted
+    (``decision_av.counting``). Returns the undo."""
+    undo_start, undo_counting = regression_start(TOUCHED), decision_av.counting()
 
     def undo():
-        if saved is None:
-            delattr(cls, "start_from_floor")
-        else:
-            cls.start_from_floor = saved
+        undo_start()
         undo_counting()
     return undo
 
@@ -97,7 +79,7 @@ def decide(out, control=False, defaults=False):
         return
     if any(r[p] != default[cell][p] for cell, r in checked.items() for p in ("causal", "simulate")):
         print("the controls differ from their BK rows: BL is compared with the default refitted here")
-        default = {cell: dict(r, variant="default") for cell, r in rows_of(out, HERE).items()}
+        default = as_default(rows_of(out, HERE))
     steps_rule(VARIANT, rows_of(out, VARIANT), default, STEPS_RATIO, MEANS_AT_MOST)
 
 

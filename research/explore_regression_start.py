@@ -50,14 +50,17 @@ def residual_regression(model, start, us):
     return np.linalg.solve(precision, rhs).reshape(Q, M)
 
 
-def regression_start():
-    """Patch ``GPSSM.start_from_floor`` so that it ends with q_mu at :func:`residual_regression`; returns the undo."""
+def regression_start(counts=None):
+    """Patch ``GPSSM.start_from_floor`` so that a start with a GP part (A not all 0) ends with q_mu at
+    :func:`residual_regression`; ``counts["touched"]`` (where given) counts those starts. Returns the undo."""
     original = GPSSM.start_from_floor
 
     def start_from_floor(self, floor_model, ys, us, seed, **options):
         start = original(self, floor_model, ys, us, seed, **options)
         if np.any(np.asarray(self.params.get("A", 0.0)) != 0):  # a GP part with a prior variance to move
             self.params = dict(self.params, q_mu=residual_regression(self, start, us))
+            if counts is not None:
+                counts["touched"] += 1
         return start
 
     GPSSM.start_from_floor = start_from_floor
