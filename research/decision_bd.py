@@ -25,7 +25,7 @@ RETRIED = {"count": 0}
 
 
 def as_default(rows):
-    """``rows`` ({(cut, seed): row}) with each row's variant "default": a baseline's rows as a decision compares them."""
+    """``rows`` ({(cut, seed): row}) with each row's variant "default": a baseline's rows as decisions compare them."""
     return {cell: dict(r, variant="default") for cell, r in rows.items()}
 
 
