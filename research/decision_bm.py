@@ -7,7 +7,9 @@ machine's CPU, the training steps and "continued" (the refits that started from 
 72 other cells, the default's longest fits first.
 
 Run: python research/decision_bm.py research/results/decision_bm.jsonl --check (and --control: that cell with the
-current default, the plan's amendment); then with --worker 0 --workers 2 and --worker 1 --workers 2; then --decide.
+current default, the plan's first amendment); then with --worker 0 --workers 2 and --worker 1 --workers 2; then, the
+plan's second amendment, the same with --untouched (BM where BK refits no GP part) and with --defaults (the current
+default where BM refits one, variant "default-here"); then --decide.
 This script is the research record's; nothing in the package imports it.
 """
 import os
@@ -23,7 +25,7 @@ from rows import worker_main
 
 from gpssm_np.models import default_fit
 
-VARIANT, CONTROL = "BM", "default-control"
+VARIANT, CONTROL, HERE = "BM", "default-control", "default-here"
 STEPS_RATIO = 0.90
 CONTINUED = {"continued": 0}
 
@@ -90,45 +92,62 @@ def patch():
     return undo
 
 
-def run(out, worker, workers, reverse=False, check=False, control=False):
+def run(out, worker, workers, reverse=False, check=False, control=False, defaults=False, touch=False):
     default = baseline()
-    if control:  # the check cell with the current default (the plan's amendment)
+    counting = (("continued", decision_av.counted(CONTINUED, "continued")),)
+    if control:  # the check cell with the current default (the plan's first amendment)
         run_variant(out, CONTROL, untouched(default)[:1], decision_av.counting, extra=decision_av.step_extra())
         return
-    extra = decision_av.step_extra() + (("continued", decision_av.counted(CONTINUED, "continued")),)
+    if defaults:  # the current default where BM refits a GP part (the second amendment)
+        chosen = [c for c in cells(default) if c in refitted(out, default)][worker::workers]
+        run_variant(out, HERE, chosen, decision_av.counting, reverse=reverse, extra=decision_av.step_extra())
+        return
     skip = set(untouched(default))
-    chosen = untouched(default)[:1] if check else [c for c in cells(default) if c not in skip][worker::workers]
-    run_variant(out, VARIANT, chosen, patch, reverse=reverse, extra=extra)
+    if check or touch:  # BM where BK refits no GP part: the shortest (the check), or all (the second amendment)
+        chosen = untouched(default)[:1] if check else [c for c in cells(default) if c in skip][worker::workers]
+    else:
+        chosen = [c for c in cells(default) if c not in skip][worker::workers]
+    run_variant(out, VARIANT, chosen, patch, reverse=reverse, extra=decision_av.step_extra() + counting)
+
+
+def refitted(out, default):
+    """The cells where BM refits a GP part: those whose BK rows refit one, and those of the others whose BM row here
+    continued a refit."""
+    mine = rows_of(out, VARIANT)
+    return {c for c in default if default[c]["refit_steps"] > 0 or (c in mine and mine[c]["continued"] > 0)}
 
 
 def add_arguments(parser):
     parser.add_argument("--check", action="store_true", help="the shortest cell BM cannot act on")
     parser.add_argument("--control", action="store_true", help="that cell with the current default")
+    parser.add_argument("--defaults", action="store_true", help="the current default where BM refits a GP part")
+    parser.add_argument("--untouched", dest="touch", action="store_true", help="BM where BK refits no GP part")
 
 
-def decide(out, check=False, control=False):
+def decide(out, check=False, control=False, defaults=False, touch=False):
     """The rule of the plan: the check cell against its BK row (and against the current default's fit of it, the
-    plan's amendment), then BM (its rows, and BK's where it cannot act) over BK's rows."""
+    plan's first amendment); BM over BK's rows, deciding nothing; then BM over the default refitted here (the second
+    amendment), where BM continued no refit its own row standing for both."""
     default, rows = baseline(), rows_of(out, VARIANT)
     for cell, r in rows_of(out, CONTROL).items():
         for label, other in (("its BK row", default[cell]), ("its BM row", rows.get(cell))):
             if other is not None:
                 rel = max(abs(r[p] / other[p] - 1) for p in ("causal", "simulate"))
                 print(f"control {cell} (the current default): largest relative difference from {label} {rel:.2e}")
-    for cell in untouched(default):
-        if cell in rows:
-            rel = max(abs(rows[cell][p] / default[cell][p] - 1) for p in ("causal", "simulate"))
-            print(f"check {cell}: continued {rows[cell]['continued']}, largest relative difference from its BK row "
-                  f"{rel:.2e} (0 asked)")
-        else:
-            rows[cell] = dict(default[cell], variant=VARIANT)
-    compared = compare(VARIANT, rows, default)
+    print("-- against BK's rows (deciding nothing; untouched cells not yet fitted here take their BK rows)")
+    compare(VARIANT, {**{c: dict(default[c], variant=VARIANT) for c in untouched(default)}, **rows}, default)
+    print("-- against the default refitted here (the rule)")
+    here = as_default(rows_of(out, HERE))
+    for cell, r in rows.items():
+        if r["continued"] == 0 and cell not in here:
+            here[cell] = dict(r, variant="default")
+    compared = compare(VARIANT, rows, here)
     if compared is None:
         return
     pairs, missing, bounds, means = compared
-    ratio = decision_av.training_steps_ratio(VARIANT, rows, default, pairs)
-    guards = [c for c in rows if c in default and (rows[c]["gp_part"] != default[c]["gp_part"])]
-    print(f"  GP part kept or dropped otherwise than the default's: {sorted(guards)}")
+    ratio = decision_av.training_steps_ratio(VARIANT, rows, here, pairs)
+    changed = sorted(c for c in rows if c in here and rows[c]["gp_part"] != here[c]["gp_part"])
+    print(f"  GP part kept or dropped otherwise than the default's (the guards): {changed}")
     decision_av.steps_verdict(VARIANT, missing, bounds, means, ratio, STEPS_RATIO)
 
 
