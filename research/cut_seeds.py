@@ -25,6 +25,12 @@ def rows_of(path, variant=None, seeds=None):
                 if (variant is None or r.get("variant") == variant) and (seeds is None or r["seed"] in seeds)}
 
 
+def score_difference(*pairs):
+    """The largest relative difference of the causal and simulate scores over the (row, other row) ``pairs``: 0 where
+    two fits gave the same forecasts to every digit."""
+    return max(abs(a[p] / b[p] - 1) for a, b in pairs for p in ("causal", "simulate"))
+
+
 def default_rows():
     """{(cut, seed): row} of the default on seeds 1-4: decision AC's "default" rows (seeds 1, 2) and this script's
     (seeds 3, 4), the baseline of decisions with several seeds per cut."""

@@ -18,7 +18,7 @@ import numpy as np
 
 import gpssm_np as gp
 
-from cut_seeds import rows_of
+from cut_seeds import rows_of, score_difference
 from decision_ac import print_targets, statistics
 from decision_as import LEFT_OUT, SEEDS
 from decision_m import NAMES, RESULTS, held_out_cut
@@ -94,7 +94,7 @@ def check_floors(default, floors):
         if row["gp_part"] or other.get("kept") or name not in floors:
             continue
         mine = floors[name]
-        diff = max(abs(mine[p] / row[p] - 1) for p in ("causal", "simulate"))
+        diff = score_difference((mine, row))
         kinds = "" if mine["floor"] == row["floor"] else f" (kinds {mine['floor']} here, {row['floor']} in the row)"
         if diff > AGREEMENT or kinds:
             print(f"  check: {name} seed {seed}: floor form here differs from the row's by {diff:.2e}{kinds}; "

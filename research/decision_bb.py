@@ -13,7 +13,7 @@ import json
 import os
 
 import decision_av
-from cut_seeds import rows_of
+from cut_seeds import rows_of, score_difference
 from decision_ac import against_default, statistics
 from decision_am import print_changed, run_variant
 from decision_m import NAMES, RESULTS
@@ -108,7 +108,7 @@ def decide_on_baseline(out, variant, touched, untouched_label, steps_ratio, mean
     rows, default = rows_of(out, variant), baseline() if default is None else default
     untouched = [cell for cell, r in rows.items() if r[touched] == 0]
     if untouched:
-        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
+        rel = score_difference(*((rows[c], default[c]) for c in untouched))
         print(f"{len(untouched)} fits {untouched_label}; largest relative difference from the default's rows "
               f"{rel:.2e} (0 asked)")
     steps_rule(variant, rows, default, steps_ratio, means_at_most)

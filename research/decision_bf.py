@@ -22,7 +22,7 @@ This script is the research record's; nothing in the package imports it.
 import numpy as np
 
 import decision_av
-from cut_seeds import rows_of
+from cut_seeds import rows_of, score_difference
 from decision_ac import seconds_ratio, statistics, upper_bound, verdict
 from decision_am import run_variant
 from decision_bb import cells, compare
@@ -158,7 +158,7 @@ def decide(out):
     rows, default = rows_of(out, "BF"), baseline()
     untouched = [cell for cell, r in rows.items() if not r["switched"] and "_natural" not in (r["lr_scale"] or {})]
     if untouched:
-        rel = max(abs(rows[c][p] / default[c][p] - 1) for c in untouched for p in ("causal", "simulate"))
+        rel = score_difference(*((rows[c], default[c]) for c in untouched))
         print(f"{len(untouched)} fits where the challenger neither went on nor was chosen; largest relative "
               f"difference from the default's rows {rel:.2e} (0 expected: the first two candidates' runs are the "
               "default's)")

@@ -14,7 +14,7 @@ This script is the research record's; nothing in the package imports it.
 import os
 
 import decision_av
-from cut_seeds import rows_of
+from cut_seeds import rows_of, score_difference
 from decision_am import run_variant
 from decision_bb import cells, steps_rule
 from decision_bd import as_default
@@ -72,7 +72,7 @@ def decide(out, control=False, defaults=False):
     differ, against the default refitted here)."""
     default, checked = baseline(), rows_of(out, CONTROL)
     for cell, r in sorted(checked.items()):
-        rel = max(abs(r[p] / default[cell][p] - 1) for p in ("causal", "simulate"))
+        rel = score_difference((r, default[cell]))
         print(f"control {cell}: largest relative difference from its BK row {rel:.2e} (0 asked)")
     if len(checked) < 2:
         print("not decided: the controls are not in")

@@ -16,7 +16,7 @@ import os
 from dataclasses import replace
 
 import decision_av
-from cut_seeds import rows_of
+from cut_seeds import rows_of, score_difference
 from decision_am import run_variant
 from decision_bb import cells, compare
 from decision_bd import as_default
@@ -94,7 +94,6 @@ def patch():
 
 def run(out, worker, workers, reverse=False, check=False, control=False, defaults=False, touch=False):
     default = baseline()
-    counting = (("continued", decision_av.counted(CONTINUED, "continued")),)
     if control:  # the check cell with the current default (the plan's first amendment)
         run_variant(out, CONTROL, untouched(default)[:1], decision_av.counting, extra=decision_av.step_extra())
         return
@@ -102,12 +101,13 @@ def run(out, worker, workers, reverse=False, check=False, control=False, default
         chosen = [c for c in cells(default) if c in refitted(out, default)][worker::workers]
         run_variant(out, HERE, chosen, decision_av.counting, reverse=reverse, extra=decision_av.step_extra())
         return
-    skip = set(untouched(default))
-    if check or touch:  # BM where BK refits no GP part: the shortest (the check), or all (the second amendment)
-        chosen = untouched(default)[:1] if check else [c for c in cells(default) if c in skip][worker::workers]
+    spare = untouched(default)  # BM where BK refits no GP part: the shortest (the check), or all (second amendment)
+    if check:
+        chosen = spare[:1]
     else:
-        chosen = [c for c in cells(default) if c not in skip][worker::workers]
-    run_variant(out, VARIANT, chosen, patch, reverse=reverse, extra=decision_av.step_extra() + counting)
+        chosen = [c for c in cells(default) if (c in spare) == touch][worker::workers]
+    extra = decision_av.step_extra() + (("continued", decision_av.counted(CONTINUED, "continued")),)
+    run_variant(out, VARIANT, chosen, patch, reverse=reverse, extra=extra)
 
 
 def refitted(out, default):
@@ -132,8 +132,8 @@ def decide(out, check=False, control=False, defaults=False, touch=False):
     for cell, r in rows_of(out, CONTROL).items():
         for label, other in (("its BK row", default[cell]), ("its BM row", rows.get(cell))):
             if other is not None:
-                rel = max(abs(r[p] / other[p] - 1) for p in ("causal", "simulate"))
-                print(f"control {cell} (the current default): largest relative difference from {label} {rel:.2e}")
+                print(f"control {cell} (the current default): largest relative difference from {label} "
+                      f"{score_difference((r, other)):.2e}")
     print("-- against BK's rows (deciding nothing; untouched cells not yet fitted here take their BK rows)")
     compare(VARIANT, {**{c: dict(default[c], variant=VARIANT) for c in untouched(default)}, **rows}, default)
     print("-- against the default refitted here (the rule)")
