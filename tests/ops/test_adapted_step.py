@@ -4,7 +4,9 @@ chunks of particles and groups of inducing points that do not divide evenly; and
 import numpy as np
 import pytest
 
+from gpssm_np._config import VAR_FLOOR
 from gpssm_np.ops.adapted_step import CHUNK, adapted_step_example, adapted_step_reference, draw, gp_arrays, propagate
+from gpssm_np.ops.kernels import kernel_matrix_reference
 
 
 def run(args, kind="matern52"):
@@ -47,6 +49,17 @@ def test_any_number_of_inducing_points_and_the_zero_mean(rng, M):
     args = list(adapted_step_example(rng, N=130, dx=2, du=1, dy=1, Q=3, M=M))
     args[9], args[10], args[11] = np.zeros((2, 2)), np.zeros((2, 1)), np.zeros(2)
     args[15] = np.array([0.4])
+    assert_matches_reference(tuple(args))
+
+
+def test_the_latent_variance_floor_holds_where_k_B_k_exceeds_the_kernel_variance(rng):
+    # a B this large makes s2 - k^T B k negative near the inducing inputs: there the latent variance is VAR_FLOOR
+    args = list(adapted_step_example(rng, N=130))
+    x, u_t, Z, ell, s2 = args[0], args[2], args[3], args[4], args[5]
+    args[7] = np.tile(40.0 * np.eye(Z.shape[1]), (len(s2), 1, 1))
+    K = kernel_matrix_reference(np.concatenate([x, np.broadcast_to(u_t, (len(x), len(u_t)))], axis=1), Z, ell, s2)
+    var = s2 - np.einsum("qnm,qmk,qnk->nq", K, args[7], K)
+    assert 0 < np.mean(var < VAR_FLOOR) < 1  # the floor active on some particles, not on all
     assert_matches_reference(tuple(args))
 
 
