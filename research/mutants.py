@@ -13,8 +13,7 @@ fit's mutants (29 on) break its rules: the candidates' patience and halving, the
 check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. Against
 the tests of 712b47f one ops/ mutant survived, 21 (the fused particle-filter step without its latent variance
 floor); a test of that floor was added (tests/ops/test_adapted_step.py) before the rows were run, which have all
-41 killed. Rows (JSON lines,
-resumable; one worker at a time, since the copy is shared) in OUT::
+41 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
 
     python research/mutants.py research/results/mutants.jsonl [--summary]
 """
