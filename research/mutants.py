@@ -10,10 +10,12 @@ The ops/ mutants (0-28) aim at what the reference, finite-difference and autogra
 the reverse passes, branches that small examples may not reach (an odd number of inducing points, tapes past the
 memory budget, the latent variance floor, missing outputs) and the ensemble Kalman update's statistics. The default
 fit's mutants (29 on) break its rules: the candidates' patience and halving, the refit's passes, Q, stage 1's form
-check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. Against
+check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. The
+last (41 on) break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
+future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind. Against
 the tests of 712b47f one ops/ mutant survived, 21 (the fused particle-filter step without its latent variance
 floor); a test of that floor was added (tests/ops/test_adapted_step.py) before the rows were run, which have all
-41 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
+50 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
 
     python research/mutants.py research/results/mutants.jsonl [--summary]
 """
@@ -98,9 +100,31 @@ PIPELINE_MUTANTS = [
 PIPELINE_TESTS = ("test_default_fit_stages", "test_floor", "test_default_refit", "test_other_floor", "test_calibration",
                   "test_linear_calibration", "test_lr_scale_candidates", "test_metrics", "test_refit",
                   "test_growing_windows")
+#: What keeps the choices honest: the folds (no fold fitted on its future), the protocols' pasts, and the choice of
+#: the linear models' orders and the floor's kind (module of gpssm_np, original piece, mutated piece).
+HONESTY_MUTANTS = [
+    ("datasets/folds.py", "                train_y.append(y[:origin])\n                train_u.append(u[:origin])",
+     "                train_y.append(y[:origin + 1])\n                train_u.append(u[:origin + 1])"),
+    ("datasets/folds.py", "past = slice(max(0, g - burn_in), g)", "past = slice(max(0, g - burn_in), g + 1)"),
+    ("datasets/folds.py", "for g in range(origin, end, max(1, H // 2)):", "for g in range(origin, end, max(1, H)):"),
+    ("datasets/folds.py", "min(horizon, int((1.0 - first) * length) // 2))",
+     "min(horizon, int((1.0 - first) * length)))"),
+    ("protocols.py", "_past(y_all, u_all, max(0, g - burn_in), g)",
+     "_past(y_all, u_all, max(0, g - burn_in) + 1, g + 1)"),
+    ("protocols.py", "y_past=y[:n_init], u_past=u[:n_init]", "y_past=y[1:n_init + 1], u_past=u[1:n_init + 1]"),
+    ("models/floor.py", "ranked = sorted(models, key=lambda k: (scores[k], FLOOR_KINDS.index(k)))",
+     "ranked = sorted(models, key=lambda k: (-scores[k], FLOOR_KINDS.index(k)))"),
+    ("baselines/lgssm_order.py", "chosen = min(finite, key=lambda d: (scores[d], d))",
+     "chosen = max(finite, key=lambda d: (scores[d], d))"),
+    ("baselines/arx.py", "best = min(self.selection_scores_, key=self.selection_scores_.get)",
+     "best = max(self.selection_scores_, key=self.selection_scores_.get)"),
+]
+#: The test files every honesty mutant runs against.
+HONESTY_TESTS = ("test_folds", "test_no_lookahead", "test_floor", "test_lgssm_order", "test_baselines", "test_forecast")
 #: Every mutant: (path under gpssm_np, original piece, mutated piece, test files under tests).
 MUTANTS = ([(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS]
-           + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS])
+           + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS]
+           + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS])
 
 
 def run_mutant(index, copy):
