@@ -12,10 +12,11 @@ memory budget, the latent variance floor, missing outputs) and the ensemble Kalm
 fit's mutants (29 on) break its rules: the candidates' patience and halving, the refit's passes, Q, stage 1's form
 check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. The
 last (41 on) break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
-future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind. Against
+future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; the
+filters' (50 on) the exact linear forecasts and smoother and the particle filters' resampling rule. Against
 the tests of 712b47f one ops/ mutant survived, 21 (the fused particle-filter step without its latent variance
 floor); a test of that floor was added (tests/ops/test_adapted_step.py) before the rows were run, which have all
-50 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
+56 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
 
     python research/mutants.py research/results/mutants.jsonl [--summary]
 """
@@ -121,10 +122,25 @@ HONESTY_MUTANTS = [
 ]
 #: The test files every honesty mutant runs against.
 HONESTY_TESTS = ("test_folds", "test_no_lookahead", "test_floor", "test_lgssm_order", "test_baselines", "test_forecast")
+#: The filters, smoothers and exact linear forecasts (module of gpssm_np, original piece, mutated piece).
+FILTER_MUTANTS = [
+    ("kalman.py", "gaussian_draws(np.zeros(d), covs[k] - J @ FP, num_samples, rng)",
+     "gaussian_draws(np.zeros(d), covs[k], num_samples, rng)"),
+    ("kalman.py", "+ means[k] + (x - pred_means[k + 1]) @ J.T)", "+ means[k] + (x - means[k + 1]) @ J.T)"),
+    ("kalman.py", "        P = symmetrise(F @ P @ F.T + Q)", "        P = symmetrise(F @ P @ F.T)"),
+    ("kalman.py", "    states += means - states.mean(axis=0)", "    states += 0.0 * means"),
+    ("filtering.py", "resampled = ess < ess_threshold * x.shape[0]",
+     "resampled = ess < 0.5 * ess_threshold * x.shape[0]"),
+    ("filtering.py", "    if ess < ess_threshold * N:", "    if ess < 0.5 * ess_threshold * N:"),
+]
+#: The test files every filter mutant runs against.
+FILTER_TESTS = ("test_linear_filter", "test_linear_forecast", "test_filtering", "test_online_filter",
+                "test_resampling")
 #: Every mutant: (path under gpssm_np, original piece, mutated piece, test files under tests).
 MUTANTS = ([(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS]
            + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS]
-           + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS])
+           + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS]
+           + [(path, old, new, FILTER_TESTS) for path, old, new in FILTER_MUTANTS])
 
 
 def run_mutant(index, copy):
