@@ -9,11 +9,11 @@ mutated kernel is compiled, never loaded); the others share the copy's cache.
 The ops/ mutants (0-28) aim at what the reference, finite-difference and autograd checks could miss: constants of
 the reverse passes, branches that small examples may not reach (an odd number of inducing points, tapes past the
 memory budget, the latent variance floor, missing outputs) and the ensemble Kalman update's statistics. The default
-fit's mutants (29 on) break its rules: the candidates' patience and halving, the refit's passes, Q, stage 1's form
-check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. The
-last (41 on) break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
-future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; the
-filters' (50 on) the exact linear forecasts and smoother and the particle filters' resampling rule. Against
+fit's mutants (29-40) break its rules: the candidates' patience and halving, the refit's passes, Q, stage 1's form
+check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. Mutants
+41-49 break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
+future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; and
+50-55 the exact linear forecasts and smoother and the particle filters' resampling rule. Against
 the tests of 712b47f one ops/ mutant survived, 21 (the fused particle-filter step without its latent variance
 floor); a test of that floor was added (tests/ops/test_adapted_step.py) before the rows were run, which have all
 56 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
