@@ -13,10 +13,12 @@ fit's mutants (29-40) break its rules: the candidates' patience and halving, the
 check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. Mutants
 41-49 break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
 future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; and
-50-55 the exact linear forecasts and smoother and the particle filters' resampling rule. Against
-the tests of 712b47f one ops/ mutant survived, 21 (the fused particle-filter step without its latent variance
-floor); a test of that floor was added (tests/ops/test_adapted_step.py) before the rows were run, which have all
-56 killed. Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT::
+50-55 the exact linear forecasts and smoother and the particle filters' resampling rule; and 56-60 what a
+checkpoint restores. Two survived the tests of their time, each now killed by a test added for it: mutant 21 (the
+fused particle-filter step without its latent variance floor; tests/ops/test_adapted_step.py, before the rows were
+run) and mutant 56 (a resumed default fit back at the step size it had before its rejected steps;
+tests/test_default_fit_checkpoint.py, its row run again after). All 61 rows record a killed mutant. Rows (JSON
+lines, resumable; one worker at a time, since the copy is shared) in OUT::
 
     python research/mutants.py research/results/mutants.jsonl [--summary]
 """
@@ -136,11 +138,26 @@ FILTER_MUTANTS = [
 #: The test files every filter mutant runs against.
 FILTER_TESTS = ("test_linear_filter", "test_linear_forecast", "test_filtering", "test_online_filter",
                 "test_resampling")
+#: What a checkpoint restores (module of gpssm_np, original piece, mutated piece).
+RESUME_MUTANTS = [
+    ("training_loop.py", '        self.optimizer.lr = float(info["lr"])',
+     "        self.optimizer.lr = self.optimizer.lr"),
+    ("training_loop.py", '        self.rng.bit_generator.state = info["rng_state"]',
+     "        self.rng.bit_generator.state"),
+    ("training_loop.py", "        if self.mean is not None:\n            self.mean = {key[5:]",
+     "        if self.mean is None:\n            self.mean = {key[5:]"),
+    ("training_loop.py", 'self.order = np.asarray(arrays["order"], dtype=np.intp) if "order" in arrays else None',
+     "self.order = None"),
+    ("optim.py", "        self.t, self._m, self._v = int(t), m, v", "        self.t, self._m, self._v = 0, m, v"),
+]
+#: The test files every resume mutant runs against.
+RESUME_TESTS = ("test_resume", "test_default_fit_checkpoint", "test_optim")
 #: Every mutant: (path under gpssm_np, original piece, mutated piece, test files under tests).
 MUTANTS = ([(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS]
            + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS]
            + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS]
-           + [(path, old, new, FILTER_TESTS) for path, old, new in FILTER_MUTANTS])
+           + [(path, old, new, FILTER_TESTS) for path, old, new in FILTER_MUTANTS]
+           + [(path, old, new, RESUME_TESTS) for path, old, new in RESUME_MUTANTS])
 
 
 def run_mutant(index, copy):

@@ -1,5 +1,6 @@
 """Checkpoints of the default fit (models/default_fit.py, "Checkpoints"): a fit interrupted after any checkpoint and
-resumed ends bit-identical to an uninterrupted one, in-process and after a ``kill -9`` of a child process."""
+resumed ends bit-identical to an uninterrupted one, in-process and after a ``kill -9`` of a child process, and after
+rejected steps (the halved step size restored)."""
 import contextlib
 import os
 import signal
@@ -59,6 +60,9 @@ def assert_identical(model, reference):
     assert model.training_log_ == reference.training_log_
     assert model.spec == reference.spec
     assert np.array_equal(model.interval_scale_, reference.interval_scale_)
+
+
+WRITE_CHECKPOINT = DefaultFit.write_checkpoint
 
 
 class Interrupted(Exception):
@@ -144,6 +148,35 @@ def test_stage_3b_takes_the_other_kind_as_stage_1_fitted_it(monkeypatch):
     again = fit_3b()
     assert len(kinds_fitted) == 3  # both kinds, then the other one again
     assert_identical(again, reference)
+
+
+def reject_each_runs_second_step(monkeypatch):
+    """Every training run's (each fold run's, the refit's) second step is non-finite once: rejected, with the step
+    size halved, as a NaN loss would make it (``training_loop.train_step``). Decided by the run's own record, so
+    that it falls on the same step however the runs interleave on the threads and after a resume."""
+    loss_of = gp.ODGPSSM.minibatch_loss
+
+    def minibatch_loss(self, *args, **kwargs):
+        loss = loss_of(self, *args, **kwargs)
+        if len(self.history_) == 1 and not self.training_log_["rejected_steps"]:
+            return lambda params: loss(params) * np.nan
+        return loss
+
+    monkeypatch.setattr(gp.ODGPSSM, "minibatch_loss", minibatch_loss)
+
+
+# after the 2nd write: inside the selection; 7th: inside the refit; both after each run's halved step
+@pytest.mark.parametrize("k", [2, 7])
+def test_resume_after_a_rejected_step_keeps_the_halved_step_size(tmp_path, monkeypatch, k):
+    reject_each_runs_second_step(monkeypatch)
+    reference = fit()
+    assert reference.training_log_["rejected_steps"] == [1] and reference.selection_["refit_steps"] > 2
+    path = tmp_path / "fit.ckpt"
+    stop_after(monkeypatch, k)
+    with pytest.raises(Interrupted):
+        fit(checkpoint=path)
+    monkeypatch.setattr(DefaultFit, "write_checkpoint", WRITE_CHECKPOINT)  # the faults stay
+    assert_identical(fit(checkpoint=path, resume=True), reference)
 
 
 def test_resume_twice(tmp_path, monkeypatch, uninterrupted):
