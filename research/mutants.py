@@ -12,15 +12,23 @@ memory budget, the latent variance floor, missing outputs) and the ensemble Kalm
 fit's mutants (29-40) break its rules: the candidates' patience and halving, the refit's passes, Q, stage 1's form
 check, the acceptance's paired test and threshold, stage 4's guards and the calibration's widening only. Mutants
 41-49 break what keeps the choices honest: the folds' training parts and windows (no fold fitted on its
-future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; and
-50-55 the exact linear forecasts and smoother and the particle filters' resampling rule; and 56-60 what a
-checkpoint restores. Two survived the tests of their time, each now killed by a test added for it: mutant 21 (the
-fused particle-filter step without its latent variance floor; tests/ops/test_adapted_step.py, before the rows were
-run) and mutant 56 (a resumed default fit back at the step size it had before its rejected steps;
-tests/test_default_fit_checkpoint.py, its row run again after). All 61 rows record a killed mutant. Rows (JSON
-lines, resumable; one worker at a time, since the copy is shared) in OUT::
+future), the causal and simulate protocols' pasts, and the choice of the orders and of the floor's kind; 50-55
+the exact linear forecasts and smoother and the particle filters' resampling rule; 56-60 what a checkpoint restores;
+61-66 units, the calibration in model files and forecasts, and the online filters' state.
 
-    python research/mutants.py research/results/mutants.jsonl [--summary]
+Three survived the tests of their time, and each is now killed by a test added for it: 21 (the fused particle-filter
+step without its latent variance floor; tests/ops/test_adapted_step.py), 56 (a resumed default fit back at the step
+size it had before its rejected steps; tests/test_default_fit_checkpoint.py) and 65 (the GP models' online filter
+restored from a state with its step count at 0; tests/test_online_filter.py). Their rows were run after the test
+was added.
+
+Rows (JSON lines, resumable; one worker at a time, since the copy is shared) in OUT. Before the pending mutants, the
+tests they run are run unmutated and must pass: a test that errs for want of data would count as a kill, so set
+GPSSM_NP_DATA. The rows of mutants 0-40, 50-52 and 54-62 were written before that control existed and without the
+data; their test files, run unmutated without the data afterwards, pass (but for one test of 41-49's, whose rows
+were therefore run again with the data, as were 53 and 63-66)::
+
+    GPSSM_NP_DATA=../shared/data python research/mutants.py research/results/mutants.jsonl [--summary]
 """
 import argparse
 import json
@@ -152,12 +160,28 @@ RESUME_MUTANTS = [
 ]
 #: The test files every resume mutant runs against.
 RESUME_TESTS = ("test_resume", "test_default_fit_checkpoint", "test_optim")
+#: Units, model files and the online filters (module of gpssm_np, original piece, mutated piece).
+SURFACE_MUTANTS = [
+    ("units.py", "        return a * self.y_std**power", "        return a * self.y_std"),
+    ("units.py", "        return -((~np.isnan(np.asarray(y, dtype=np.float64))) @ np.log(self.y_std))",
+     "        return ((~np.isnan(np.asarray(y, dtype=np.float64))) @ np.log(self.y_std))"),
+    ("forecast.py", "return std if self.std_scale is None else std * self.std_scale", "return std"),
+    ("estimator.py", '        if self.interval_scale_ is not None:\n            state["interval_scale"]',
+     '        if False:\n            state["interval_scale"]'),
+    ("online.py", 'np.asarray(state["log_weights"], dtype=np.float64), rng, state["step"],',
+     'np.asarray(state["log_weights"], dtype=np.float64), rng, 0,'),
+    ("online.py", "        self._step += 1", "        self._step += 2"),
+]
+#: The test files every surface mutant runs against.
+SURFACE_TESTS = ("test_units", "test_io", "test_online_filter", "test_forecast", "test_calibration",
+                 "test_linear_surface")
 #: Every mutant: (path under gpssm_np, original piece, mutated piece, test files under tests).
 MUTANTS = ([(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS]
            + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS]
            + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS]
            + [(path, old, new, FILTER_TESTS) for path, old, new in FILTER_MUTANTS]
-           + [(path, old, new, RESUME_TESTS) for path, old, new in RESUME_MUTANTS])
+           + [(path, old, new, RESUME_TESTS) for path, old, new in RESUME_MUTANTS]
+           + [(path, old, new, SURFACE_TESTS) for path, old, new in SURFACE_MUTANTS])
 
 
 def run_mutant(index, copy):
@@ -172,10 +196,7 @@ def run_mutant(index, copy):
     with open(path, "w") as f:
         f.write(source.replace(old, new))
     try:
-        env = dict(os.environ, PYTHONPATH=copy, OPENBLAS_NUM_THREADS="1", GPSSM_NP_THREADS="1",
-                   GPSSM_NP_NUMBA_CACHE="0" if MUTANTS[index][0].startswith("ops/") else "1")
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "2"]
-                                + [f"tests/{t}.py" for t in tests], cwd=copy, env=env, capture_output=True, text=True)
+        result = run_tests(copy, tests, cache=not MUTANTS[index][0].startswith("ops/"))
     finally:
         with open(path, "w") as f:
             f.write(source)
@@ -194,6 +215,14 @@ def summary(out):
     print(f"killed {sum(r['killed'] for r in rows.values())} of {len(rows)} run ({len(MUTANTS)} mutants)")
 
 
+def run_tests(copy, tests, cache=True):
+    """pytest's result for the ``tests`` (names under tests/) in ``copy``, stopping at the first failure."""
+    env = dict(os.environ, PYTHONPATH=copy, OPENBLAS_NUM_THREADS="1", GPSSM_NP_THREADS="1",
+               GPSSM_NP_NUMBA_CACHE="1" if cache else "0")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "2"]
+                          + [f"tests/{t}.py" for t in tests], cwd=copy, env=env, capture_output=True, text=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out")
@@ -201,13 +230,18 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.summary:
         return summary(args.out)
+    if not os.environ.get("GPSSM_NP_DATA"):
+        raise SystemExit("GPSSM_NP_DATA: set it to the data folder (some tests read the data sets)")
     with tempfile.TemporaryDirectory() as copy:
         for part in ("gpssm_np", "tests"):
             shutil.copytree(os.path.join(ROOT, part), os.path.join(copy, part),
                             ignore=shutil.ignore_patterns("__pycache__"))
-        for index in range(len(MUTANTS)):
-            if index in done_keys(args.out, "mutant"):
-                continue
+        pending = [i for i in range(len(MUTANTS)) if i not in done_keys(args.out, "mutant")]
+        for tests in dict.fromkeys(MUTANTS[i][3] for i in pending):  # the control: unmutated, every test passes
+            control = run_tests(copy, tests)
+            if control.returncode != 0:
+                raise SystemExit(f"the unmutated tests {tests} do not pass here: {control.stdout[-500:]}")
+        for index in pending:
             row = run_mutant(index, copy)
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")

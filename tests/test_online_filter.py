@@ -99,7 +99,9 @@ def test_state_round_trips_through_json_and_a_model_file(fitted, tmp_path):
     text = json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in f.state().items()})
     loaded = gp.load(gp.save(model, tmp_path / "m.npz"))  # all an embedded controller needs, with the state
     g = loaded.online_filter(state=json.loads(text))
+    assert g.step == f.step == 30  # the step count goes on from the state
     rest = run_online(g, y[30:], u[30:])
+    assert g.step == len(y)
     assert_same_as_batch(first, batch, slice(0, 30))
     assert_same_as_batch(rest, batch, slice(30, None))
     assert np.array_equal(g.state()["particles"], batch.particles)
