@@ -176,19 +176,19 @@ SURFACE_MUTANTS = [
 SURFACE_TESTS = ("test_units", "test_io", "test_online_filter", "test_forecast", "test_calibration",
                  "test_linear_surface")
 #: Every mutant: (path under gpssm_np, original piece, mutated piece, test files under tests).
-MUTANTS = ([(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS]
-           + [(path, old, new, PIPELINE_TESTS) for path, old, new in PIPELINE_MUTANTS]
-           + [(path, old, new, HONESTY_TESTS) for path, old, new in HONESTY_MUTANTS]
-           + [(path, old, new, FILTER_TESTS) for path, old, new in FILTER_MUTANTS]
-           + [(path, old, new, RESUME_TESTS) for path, old, new in RESUME_MUTANTS]
-           + [(path, old, new, SURFACE_TESTS) for path, old, new in SURFACE_MUTANTS])
+MUTANTS = [(f"ops/{m}.py", old, new, (f"ops/{t}",)) for m, old, new, t in OPS_MUTANTS] + [
+    (path, old, new, tests)
+    for group, tests in ((PIPELINE_MUTANTS, PIPELINE_TESTS), (HONESTY_MUTANTS, HONESTY_TESTS),
+                         (FILTER_MUTANTS, FILTER_TESTS), (RESUME_MUTANTS, RESUME_TESTS),
+                         (SURFACE_MUTANTS, SURFACE_TESTS))
+    for path, old, new in group]
 
 
 def run_mutant(index, copy):
     """The row of mutant ``index`` in ``copy`` (a folder holding copies of gpssm_np/ and tests/): killed (the tests
     failed), the tests' last line."""
-    path, old, new, tests = MUTANTS[index]
-    path = os.path.join(copy, "gpssm_np", path)
+    name, old, new, tests = MUTANTS[index]
+    path = os.path.join(copy, "gpssm_np", name)
     with open(path) as f:
         source = f.read()
     if source.count(old) != 1:
@@ -196,12 +196,12 @@ def run_mutant(index, copy):
     with open(path, "w") as f:
         f.write(source.replace(old, new))
     try:
-        result = run_tests(copy, tests, cache=not MUTANTS[index][0].startswith("ops/"))
+        result = run_tests(copy, tests, cache=not name.startswith("ops/"))
     finally:
         with open(path, "w") as f:
             f.write(source)
     lines = result.stdout.strip().splitlines()
-    return {"mutant": index, "path": MUTANTS[index][0], "tests": list(tests), "killed": result.returncode != 0,
+    return {"mutant": index, "path": name, "tests": list(tests), "killed": result.returncode != 0,
             "outcome": lines[-1] if lines else result.stderr[-300:], "commit": head_commit()}
 
 
@@ -236,7 +236,8 @@ def main(argv=None):
         for part in ("gpssm_np", "tests"):
             shutil.copytree(os.path.join(ROOT, part), os.path.join(copy, part),
                             ignore=shutil.ignore_patterns("__pycache__"))
-        pending = [i for i in range(len(MUTANTS)) if i not in done_keys(args.out, "mutant")]
+        done = done_keys(args.out, "mutant")
+        pending = [i for i in range(len(MUTANTS)) if i not in done]
         for tests in dict.fromkeys(MUTANTS[i][3] for i in pending):  # the control: unmutated, every test passes
             control = run_tests(copy, tests)
             if control.returncode != 0:
