@@ -1,9 +1,11 @@
 """Compare a rerun of Table 1's sweep with the committed rows, run by run and protocol by protocol.
 
-`python research/compare_table1_rerun.py RERUN.json [--committed docs/results/table1.json]` prints, for every
-(model, data set, seed, protocol) the two files share, the relative difference of each score (standardised RMSE,
-RMSE in original units, NLPD, 95 % coverage, final training loss), then how many are equal to every digit, within
-1e-12 and within 1e-9 relative, the largest difference, and the rerun's protocols the committed rows lack.
+`python research/compare_table1_rerun.py RERUN.json [--committed docs/results/table1.json] [--superseded]` prints,
+for every (model, data set, seed, protocol) the two files share, the relative difference of each score
+(standardised RMSE, RMSE in original units, NLPD, 95 % coverage, final training loss), then how many are equal to
+every digit, within 1e-12 and within 1e-9 relative, the largest difference, and the rerun's protocols the committed
+rows lack.
+``--superseded`` compares with the committed file's ``superseded_runs`` instead (the rows a rerun replaced).
 research/ablation_plan.md, "Table 1's GP models rerun with the authors' settings at the current code".
 """
 import argparse
@@ -42,9 +44,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rerun")
     ap.add_argument("--committed", default="docs/results/table1.json")
+    ap.add_argument("--superseded", action="store_true", help="compare with the rows the rerun replaced")
     args = ap.parse_args()
     with open(args.committed) as f:
-        committed = json.load(f)["runs"]
+        committed = json.load(f)["superseded_runs" if args.superseded else "runs"]
     with open(args.rerun) as f:
         rerun = json.load(f)
     pairs, new = compare(committed, rerun["runs"])
